@@ -1,0 +1,116 @@
+//! # hearth-memory: the agent's BM25 memory
+//!
+//! The memory store of seed 002, as a plain Rust crate that knows nothing about
+//! Cloudflare: the Agent Durable Object hosts it and implements its one storage port
+//! ([`MemoryBackend`]) over SQLite; everything else is tested natively.
+//!
+//! ## What it is
+//!
+//! A [`MemoryStore`] holds [`Entry`]s (monotonic id, unique name, aliases, content,
+//! [`Kind::Note`] or [`Kind::Archive`], creation time). Names and aliases share one
+//! namespace and resolve to the entry. All changes go through [`MemoryStore::apply`] with
+//! the closed set of [`Op`]s (Add, Rename, Alias, Write, Remove); failures are
+//! [`MemoryError`] values, never panics (a panic would abort the whole WASM instance).
+//! [`MemoryStore::search`] ranks entries by BM25 over the tokens of name and content as
+//! one field (aliases resolve but add no tokens) and returns the top `k` the caller asks
+//! for, with scores; [`MemoryStore::explain`] shows how a score was computed.
+//!
+//! ## Lucene parity
+//!
+//! Scores equal Lucene 8's `BM25Similarity` bit for bit (see [`bm25`] and [`norms`]):
+//! the `(k1 + 1)`-free formula, `idf = ln(1 + (N - n + 0.5) / (n + 0.5))`, N and avgdl
+//! counted over documents that have at least one token, document lengths quantised to
+//! Lucene's one-byte norms, Lucene's float/double evaluation order, and a document's term
+//! scores summed in double then rounded to float. Equal scores rank the older entry first
+//! (Lucene: lower doc id). With the Cranfield README's tokenization
+//! ([`Tokenizer::Reference`]) the `cranfield` example reproduces Lucene 8.8.1's
+//! nDCG@10, Recall@100 and MAP. Users get [`Tokenizer::Unicode`] (UAX #29 words,
+//! Unicode lowercasing, no stop words, no stemming), so German, Spanish or Japanese
+//! notes are findable.
+//!
+//! ## Incremental index
+//!
+//! [`Bm25Index`] keeps term → postings with per-term document frequencies and per-slot
+//! one-byte norms. Add appends one posting per distinct term; Remove marks the document's
+//! slot dead and corrects df, N and the length sum from the old text's tokens (re-tokenized,
+//! which costs about what the insert did), leaving the postings to be skipped by search and
+//! swept in bulk once dead postings reach half the live ones; Write and Rename are remove +
+//! add. No operation rebuilds the index.
+//!
+//! ## Persistence
+//!
+//! The seed asks for "an atomic snapshot of the file on each successful apply". Rewriting a
+//! multi-megabyte snapshot per operation would cost milliseconds of CPU and megabytes of
+//! SQLite writes per note, so the snapshot is split into a checkpoint plus a log, as
+//! databases do (two tables; see [`backend`]):
+//!
+//! - each operation writes exactly one log row: the entry's new record (or a tombstone),
+//!   keyed by entry id, as one atomic [`ChangeSet`]. Only after the backend commits does the
+//!   store touch its RAM state, so a failed commit leaves memory and storage as they were;
+//! - every [`MemoryConfig::checkpoint_after`] operations (default 256), or on
+//!   [`MemoryStore::checkpoint`], the whole state (entries and the inverted index) is
+//!   written as one byte stream cut into ≤ 1 MiB chunks (the Durable Object limit is 2 MB
+//!   per value), replacing the old checkpoint and clearing the log in the same change. A
+//!   failed checkpoint is harmless: the log still holds everything.
+//!
+//! [`MemoryStore::open`] reads the checkpoint and the log. The checkpoint's index section
+//! is term-major with length-prefixed, delta-coded posting lists, so a cold load reads the
+//! term dictionary and *skips* the postings: they stay encoded in the shared checkpoint
+//! buffer and each list is decoded the first time a search (or a purge) touches it. No
+//! text is re-tokenized, no per-entry term vector is scattered into lists, no index is
+//! rebuilt; only entries whose name or content changed since the checkpoint (at most
+//! `checkpoint_after` of them) are re-indexed, through the same incremental path as a
+//! write. Persisting per-entry term vectors instead was rejected: rebuilding postings
+//! from them is one hash lookup and one random append per posting (~800,000 at 10,000
+//! notes), an order of magnitude more work than skipping encoded lists. A checkpoint
+//! made with another tokenizer is detected and the index rebuilt from the text once.
+//!
+//! Measured natively at 10,000 notes of 100 tokens (see `examples/memory_bench.rs`; the
+//! workspace builds `opt-level = "z"`, on a shared 2-core machine): add ≈ 20 µs, write
+//! ≈ 35 µs, remove ≈ 13 µs; cold load ≈ 18 ms, dominated by materialising the entries
+//! (7 MB of text into `String`s), the 35,000-term dictionary and the name map, so the
+//! 10 ms-in-WASM target is not met yet (see Limits).
+//!
+//! ## Limits
+//!
+//! - Everything lives in RAM (about 2-3× the text size); fine for tens of thousands of
+//!   notes in a 128 MB isolate, not for millions.
+//! - Names are trimmed and must be non-empty, ≤ 256 bytes, without control characters;
+//!   content ≤ 256 KiB; ≤ 32 aliases per entry (see [`Limits`]).
+//! - No stemming, no phrase or boolean queries, no NFC normalisation (a decomposed "ü"
+//!   does not match a composed one), no fuzzy matching; ideographic text matches per
+//!   character, as Lucene's `StandardTokenizer` does.
+//! - A checkpoint costs O(store size) once every `checkpoint_after` operations; a host
+//!   that wants every request cheap sets it to `None` and checkpoints from an alarm.
+//! - Entry ids are `u64` but a JavaScript host should keep them below 2^53.
+//! - Cold load materialises every entry and the whole term dictionary; the next steps to
+//!   reach 10 ms in WASM are to decode entries lazily from the checkpoint buffer (as
+//!   postings already are) and to keep the dictionary as a sorted array searched in
+//!   place, plus building this crate with `opt-level = 3` (about 25 % faster natively).
+//! - Posting lists are decoded lazily, after the load, so a corrupt list cannot be
+//!   reported as an error: it is truncated at the first malformed posting (no panic).
+
+pub mod backend;
+pub mod bm25;
+mod codec;
+mod config;
+mod entry;
+mod error;
+mod index;
+pub mod norms;
+mod ops;
+mod snapshot;
+mod store;
+pub mod tokenize;
+
+pub use backend::{BackendError, ChangeSet, InMemoryBackend, LogRow, MemoryBackend, Persisted};
+pub use bm25::{Bm25Params, Explanation, DEFAULT_B, DEFAULT_K1};
+pub use codec::CorruptData;
+pub use config::{Limits, MemoryConfig, DEFAULT_CHECKPOINT_AFTER, MAX_CONTENT_BYTES_CEILING};
+pub use entry::{Entry, EntryId, Kind, SearchHit};
+pub use error::MemoryError;
+pub use index::{Bm25Index, DocId};
+pub use ops::Op;
+pub use snapshot::SNAPSHOT_CHUNK_BYTES;
+pub use store::{MemoryStats, MemoryStore};
+pub use tokenize::Tokenizer;

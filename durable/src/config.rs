@@ -1,0 +1,246 @@
+//! The agent's settings, read from the Worker's vars and secrets.
+//!
+//! The default agent `main` uses the names of the architecture page
+//! (`LLM_PROVIDER`, `TELEGRAM_BOT_TOKEN`, ...). More agents are listed in
+//! `AGENTS` (comma-separated, default `main`); each setting can be given per
+//! agent as `{NAME}__{AGENT}` (agent id upper-cased, `-` as `_`), e.g.
+//! `TELEGRAM_BOT_TOKEN__WORK`, and falls back to the plain name. A missing or
+//! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
+//! a clear HTTP error, never a panic.
+
+use r2_layout::AgentId;
+
+/// Where settings come from (the Worker's `Env`, or a map in tests).
+pub trait Vars {
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+impl Vars for std::collections::HashMap<String, String> {
+    fn get(&self, name: &str) -> Option<String> {
+        std::collections::HashMap::get(self, name).cloned()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown agent {0:?} (configured agents: {1})")]
+    UnknownAgent(String, String),
+    #[error("{name} is not set (see .dev.vars.example)")]
+    Missing { name: String },
+    #[error("{name} is invalid: {why}")]
+    Invalid { name: String, why: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    Anthropic,
+    OpenAi,
+}
+
+/// A `channel:id` pair from `OWNER_IDS` / `ALLOW_FROM`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal {
+    pub channel: String,
+    pub id: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmConfig {
+    pub provider: Provider,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub max_tokens: u32,
+    pub timeout_ms: u32,
+    pub max_attempts: u32,
+    pub retry_base_ms: u64,
+    pub retry_max_ms: u64,
+    pub max_tool_rounds: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    pub agent: AgentId,
+    pub llm: LlmConfig,
+    pub owners: Vec<Principal>,
+    pub allow_from: Vec<Principal>,
+    /// IANA time zone for daily notes and schedules (`TIMEZONE`, default UTC).
+    pub timezone: String,
+    pub telegram_api_base: String,
+    pub telegram_bot_token: Option<String>,
+    pub telegram_webhook_secret: Option<String>,
+    pub discord_api_base: String,
+}
+
+/// The list of configured agent ids (`AGENTS`, default `main`).
+pub fn agent_ids(vars: &impl Vars) -> Vec<String> {
+    match vars.get("AGENTS") {
+        Some(list) if !list.trim().is_empty() => list
+            .split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        _ => vec!["main".to_owned()],
+    }
+}
+
+/// Reads one setting for one agent: `{NAME}__{AGENT}` first, then `{NAME}`.
+pub fn setting(vars: &impl Vars, agent: &str, name: &str) -> Option<String> {
+    let suffix: String = agent
+        .chars()
+        .map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() })
+        .collect();
+    vars.get(&format!("{name}__{suffix}"))
+        .or_else(|| vars.get(name))
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+fn number<T: std::str::FromStr>(vars: &impl Vars, agent: &str, name: &str, default: T) -> Result<T, ConfigError> {
+    match setting(vars, agent, name) {
+        None => Ok(default),
+        Some(v) => v.parse().map_err(|_| ConfigError::Invalid {
+            name: name.to_owned(),
+            why: format!("{v:?} is not a number"),
+        }),
+    }
+}
+
+/// Parses `telegram:123,discord:456`.
+pub fn parse_principals(name: &str, raw: &str) -> Result<Vec<Principal>, ConfigError> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let (channel, id) = item.split_once(':').ok_or_else(|| ConfigError::Invalid {
+                name: name.to_owned(),
+                why: format!("{item:?} is not channel:id (e.g. telegram:12345)"),
+            })?;
+            let channel = channel.trim().to_ascii_lowercase();
+            let id = id.trim();
+            if !matches!(channel.as_str(), "telegram" | "discord") || id.is_empty() {
+                return Err(ConfigError::Invalid {
+                    name: name.to_owned(),
+                    why: format!("{item:?}: channel must be telegram or discord, with an id"),
+                });
+            }
+            Ok(Principal { channel, id: id.to_owned() })
+        })
+        .collect()
+}
+
+impl AgentConfig {
+    /// Loads the settings of `agent`, checking that it is a configured agent.
+    pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
+        let ids = agent_ids(vars);
+        if !ids.iter().any(|a| a == agent) {
+            return Err(ConfigError::UnknownAgent(agent.to_owned(), ids.join(",")));
+        }
+        let agent_id = AgentId::parse(agent).map_err(|e| ConfigError::Invalid {
+            name: "AGENTS".into(),
+            why: e.to_string(),
+        })?;
+        let get = |name: &str| setting(vars, agent, name);
+        let provider = match get("LLM_PROVIDER").as_deref().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("anthropic") => Provider::Anthropic,
+            Some("openai") => Provider::OpenAi,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "LLM_PROVIDER".into(),
+                    why: format!("{other:?}: use anthropic or openai"),
+                })
+            }
+        };
+        let (default_base, default_model) = match provider {
+            Provider::Anthropic => ("https://api.anthropic.com", "claude-sonnet-4-5"),
+            Provider::OpenAi => ("https://api.openai.com/v1", "gpt-4o-mini"),
+        };
+        let llm = LlmConfig {
+            provider,
+            base_url: get("LLM_BASE_URL").unwrap_or_else(|| default_base.into()).trim_end_matches('/').to_owned(),
+            model: get("LLM_MODEL").unwrap_or_else(|| default_model.into()),
+            api_key: get("LLM_API_KEY"),
+            max_tokens: number(vars, agent, "LLM_MAX_TOKENS", 4096)?,
+            timeout_ms: number(vars, agent, "LLM_TIMEOUT_MS", 90_000)?,
+            max_attempts: number::<u32>(vars, agent, "LLM_MAX_ATTEMPTS", 4)?.max(1),
+            retry_base_ms: number(vars, agent, "RETRY_BASE_MS", 1_000)?,
+            retry_max_ms: number(vars, agent, "RETRY_MAX_MS", 30_000)?,
+            max_tool_rounds: number::<u32>(vars, agent, "MAX_TOOL_ROUNDS", 8)?.max(1),
+        };
+        Ok(AgentConfig {
+            agent: agent_id,
+            llm,
+            owners: parse_principals("OWNER_IDS", &get("OWNER_IDS").unwrap_or_default())?,
+            allow_from: parse_principals("ALLOW_FROM", &get("ALLOW_FROM").unwrap_or_default())?,
+            timezone: get("TIMEZONE").unwrap_or_else(|| "UTC".into()),
+            telegram_api_base: get("TELEGRAM_API_BASE")
+                .unwrap_or_else(|| "https://api.telegram.org".into())
+                .trim_end_matches('/')
+                .to_owned(),
+            telegram_bot_token: get("TELEGRAM_BOT_TOKEN"),
+            telegram_webhook_secret: get("TELEGRAM_WEBHOOK_SECRET"),
+            discord_api_base: get("DISCORD_API_BASE")
+                .unwrap_or_else(|| "https://discord.com/api/v10".into())
+                .trim_end_matches('/')
+                .to_owned(),
+        })
+    }
+
+    pub fn is_owner(&self, channel: &str, id: &str) -> bool {
+        self.owners.iter().any(|p| p.channel == channel && p.id == id)
+    }
+
+    pub fn is_allowed(&self, channel: &str, id: &str) -> bool {
+        self.allow_from.iter().any(|p| p.channel == channel && p.id == id)
+    }
+
+    /// The owner's id on a channel, for proactive messages (heartbeats).
+    pub fn owner_on(&self, channel: &str) -> Option<&str> {
+        self.owners.iter().find(|p| p.channel == channel).map(|p| p.id.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_for_main() {
+        let c = AgentConfig::load(&vars(&[("OWNER_IDS", "telegram:42")]), "main").unwrap();
+        assert_eq!(c.llm.provider, Provider::Anthropic);
+        assert_eq!(c.llm.base_url, "https://api.anthropic.com");
+        assert!(c.is_owner("telegram", "42"));
+        assert!(!c.is_owner("discord", "42"));
+        assert_eq!(c.telegram_api_base, "https://api.telegram.org");
+    }
+
+    #[test]
+    fn unknown_agents_and_bad_values_are_errors() {
+        assert!(matches!(AgentConfig::load(&vars(&[]), "work"), Err(ConfigError::UnknownAgent(..))));
+        let e = AgentConfig::load(&vars(&[("OWNER_IDS", "12345")]), "main").unwrap_err();
+        assert!(e.to_string().contains("OWNER_IDS"), "{e}");
+        let e = AgentConfig::load(&vars(&[("LLM_PROVIDER", "gemini")]), "main").unwrap_err();
+        assert!(e.to_string().contains("LLM_PROVIDER"));
+        let e = AgentConfig::load(&vars(&[("LLM_TIMEOUT_MS", "soon")]), "main").unwrap_err();
+        assert!(e.to_string().contains("LLM_TIMEOUT_MS"));
+    }
+
+    #[test]
+    fn per_agent_overrides() {
+        let v = vars(&[
+            ("AGENTS", "main, work-2"),
+            ("LLM_MODEL", "m-main"),
+            ("LLM_MODEL__WORK_2", "m-work"),
+            ("LLM_PROVIDER", "openai"),
+        ]);
+        assert_eq!(AgentConfig::load(&v, "main").unwrap().llm.model, "m-main");
+        let w = AgentConfig::load(&v, "work-2").unwrap();
+        assert_eq!(w.llm.model, "m-work");
+        assert_eq!(w.llm.base_url, "https://api.openai.com/v1");
+    }
+}

@@ -1,0 +1,146 @@
+//! Anthropic Messages API encoding (`POST {base}/v1/messages`).
+//!
+//! Prompt caching: tools come first and the system prompt second in
+//! Anthropic's cache order, so one `cache_control` breakpoint on the system
+//! block caches both. The history is encoded deterministically (same input,
+//! same bytes) so consecutive turns share their prefix.
+
+use super::{usage_of as usage, ChatRequest, LlmError, LlmReply, StopReason};
+use crate::config::LlmConfig;
+use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
+use serde_json::{json, Map, Value};
+
+pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
+    let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len() + 1);
+    for m in req.messages {
+        let (role, blocks) = match m {
+            Message::User { content, .. } => ("user", user_blocks(content, req)),
+            Message::Assistant { content, .. } => ("assistant", assistant_blocks(content)),
+            Message::ToolResult { tool_call_id, content, is_error, .. } => {
+                let text: Vec<&str> = content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect();
+                let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": text.join("\n")});
+                if *is_error {
+                    block["is_error"] = Value::Bool(true);
+                }
+                ("user", vec![block])
+            }
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        push_merged(&mut messages, role, blocks);
+    }
+    if let Some(extra) = req.appended_user {
+        push_merged(&mut messages, "user", vec![json!({"type": "text", "text": extra})]);
+    }
+    // The API wants the conversation to open with the user.
+    if messages.first().and_then(|m| m["role"].as_str()) == Some("assistant") {
+        messages.insert(0, json!({"role": "user", "content": [{"type": "text", "text": "(conversation continues)"}]}));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(cfg.model));
+    body.insert("max_tokens".into(), json!(cfg.max_tokens));
+    body.insert(
+        "system".into(),
+        json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]),
+    );
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    Value::Object(body)
+}
+
+/// Consecutive messages of one role are merged: tool results of one round
+/// travel together, and a user message after a failed turn joins the previous.
+fn push_merged(messages: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
+    if let Some(last) = messages.last_mut() {
+        if last["role"] == role {
+            if let Some(arr) = last["content"].as_array_mut() {
+                arr.extend(blocks);
+                return;
+            }
+        }
+    }
+    messages.push(json!({"role": role, "content": blocks}));
+}
+
+fn user_blocks(content: &UserContent, req: &ChatRequest<'_>) -> Vec<Value> {
+    match content {
+        UserContent::Text(t) => vec![json!({"type": "text", "text": t})],
+        UserContent::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                UserBlock::Text { text } => json!({"type": "text", "text": text}),
+                UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
+                    Some(bytes) => json!({"type": "image", "source": {
+                        "type": "base64", "media_type": mime_type, "data": crate::prompt::base64(bytes)}}),
+                    None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
+                },
+                UserBlock::File { mime_type, r2_key, filename } => match req.media.get(r2_key) {
+                    Some(bytes) if mime_type == "application/pdf" => json!({"type": "document", "source": {
+                        "type": "base64", "media_type": mime_type, "data": crate::prompt::base64(bytes)}}),
+                    _ => json!({"type": "text", "text": crate::prompt::file_note(mime_type, filename.as_deref())}),
+                },
+            })
+            .collect(),
+    }
+}
+
+fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
+    content
+        .iter()
+        .filter_map(|b| match b {
+            AssistantBlock::Text { text } if !text.is_empty() => Some(json!({"type": "text", "text": text})),
+            AssistantBlock::ToolCall { id, name, arguments } => {
+                Some(json!({"type": "tool_use", "id": id, "name": name, "input": arguments}))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
+    let content = body["content"]
+        .as_array()
+        .ok_or_else(|| LlmError::Decode("no content array".into()))?;
+    let mut blocks = Vec::new();
+    for b in content {
+        match b["type"].as_str() {
+            Some("text") => blocks.push(AssistantBlock::Text { text: b["text"].as_str().unwrap_or("").to_owned() }),
+            Some("thinking") => {
+                blocks.push(AssistantBlock::Thinking { thinking: b["thinking"].as_str().unwrap_or("").to_owned() })
+            }
+            Some("tool_use") => blocks.push(AssistantBlock::ToolCall {
+                id: b["id"].as_str().unwrap_or("").to_owned(),
+                name: b["name"].as_str().unwrap_or("").to_owned(),
+                arguments: b.get("input").cloned().unwrap_or(Value::Null),
+            }),
+            _ => {}
+        }
+    }
+    let stop = match body["stop_reason"].as_str() {
+        Some("end_turn") | Some("stop_sequence") => StopReason::Stop,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("max_tokens") => StopReason::Length,
+        _ => StopReason::Other,
+    };
+    let u = &body["usage"];
+    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+    Ok(LlmReply {
+        blocks,
+        stop,
+        usage: usage(
+            n("input_tokens"),
+            n("output_tokens"),
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        ),
+        model: body["model"].as_str().unwrap_or("").to_owned(),
+    })
+}

@@ -1,0 +1,230 @@
+//! Ports: the small traits through which the runtime touches the world.
+//!
+//! Each has one production adapter in the Worker (`src/adapters/`) and an
+//! in-memory double in [`crate::testing`] that records calls and can inject
+//! failures, so the state machines are tested without workerd.
+
+use serde::{Deserialize, Serialize};
+
+/// A storage failure (R2 or SQLite). The message is for logs, not users.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("storage: {0}")]
+pub struct StorageError(pub String);
+
+/// Listing entry / head result of an R2 object.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ObjectInfo {
+    pub key: String,
+    pub size: u64,
+    pub etag: String,
+    pub uploaded_ms: i64,
+}
+
+/// An object read whole from R2.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StoredObject {
+    pub info: ObjectInfo,
+    pub body: Vec<u8>,
+    pub content_type: Option<String>,
+    pub custom_metadata: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PutOptions {
+    pub content_type: Option<String>,
+    pub custom_metadata: Vec<(String, String)>,
+}
+
+/// One page of a listing. `prefixes` are the "folders" when a delimiter is used.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListPage {
+    pub objects: Vec<ObjectInfo>,
+    pub prefixes: Vec<String>,
+    pub cursor: Option<String>,
+}
+
+/// The R2 bucket.
+#[allow(async_fn_in_trait)]
+pub trait ObjectStore {
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError>;
+    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError>;
+    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError>;
+    async fn delete(&self, keys: &[String]) -> Result<(), StorageError>;
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError>;
+}
+
+/// A value bound to or read from SQLite.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlValue {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+impl SqlValue {
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            SqlValue::Int(i) => Some(*i),
+            SqlValue::Real(f) => Some(*f as i64),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            SqlValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn into_string(self) -> Option<String> {
+        match self {
+            SqlValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl From<i64> for SqlValue {
+    fn from(v: i64) -> Self {
+        SqlValue::Int(v)
+    }
+}
+impl From<&str> for SqlValue {
+    fn from(v: &str) -> Self {
+        SqlValue::Text(v.to_owned())
+    }
+}
+impl From<String> for SqlValue {
+    fn from(v: String) -> Self {
+        SqlValue::Text(v)
+    }
+}
+
+/// A Durable Object's SQLite database. Synchronous, like `ctx.storage.sql`:
+/// statements run without an `await` between them are committed together,
+/// which is what makes each state transition of the session atomic.
+pub trait Sql {
+    fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError>;
+}
+
+/// An outgoing HTTP request (to the LLM, Telegram, Discord).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    pub method: &'static str,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub timeout_ms: u32,
+}
+
+impl HttpRequest {
+    pub fn post_json(url: String, body: &serde_json::Value, timeout_ms: u32) -> Self {
+        HttpRequest {
+            method: "POST",
+            url,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(body).unwrap_or_default(),
+            timeout_ms,
+        }
+    }
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpResponse {
+    pub status: u16,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    #[error("request timed out")]
+    Timeout,
+    #[error("network error: {0}")]
+    Network(String),
+}
+
+/// Outgoing HTTP.
+#[allow(async_fn_in_trait)]
+pub trait Http {
+    async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError>;
+}
+
+/// Where a reply goes: the channel and the chat, plus whatever the channel
+/// needs to thread it (reply-to message, forum topic, interaction token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ReplyTarget {
+    pub channel: String,
+    pub chat_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// Channel-specific data the core never reads (e.g. a Discord interaction token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    #[error("channel failed: {0}")]
+    Failed(String),
+}
+
+/// The chat channel a session replies on. The adapter owns the channel's
+/// rules (message length, markup, rate limits and their retries).
+#[allow(async_fn_in_trait)]
+pub trait Channel {
+    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError>;
+    /// Show "typing…" while a turn runs; best effort.
+    async fn typing(&self, target: &ReplyTarget);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Everything a Durable Object gives the runtime, bundled so the runtime's
+/// functions take one generic parameter.
+#[allow(async_fn_in_trait)]
+pub trait Platform {
+    type Store: ObjectStore;
+    type Http: Http;
+    type Sql: Sql;
+    type Channel: Channel;
+    fn store(&self) -> &Self::Store;
+    fn http(&self) -> &Self::Http;
+    fn sql(&self) -> &Self::Sql;
+    fn channel(&self) -> &Self::Channel;
+    fn now_ms(&self) -> i64;
+    async fn sleep(&self, ms: u64);
+    /// A fresh random UUID (v4, lowercase hyphenated).
+    fn new_uuid(&self) -> String;
+    fn log(&self, level: LogLevel, msg: &str);
+}

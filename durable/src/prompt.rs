@@ -1,0 +1,229 @@
+//! The workspace, loaded from R2, assembled into the system prompt.
+//!
+//! The order and the privacy rule come from [`r2_layout::workspace::load_plan`];
+//! this module only fetches and renders. Loading is cheap on a warm object:
+//! one listing of the agent's prefix tells which files exist and their etags,
+//! and only files whose etag changed are downloaded again, so an edit made in
+//! R2 from outside shows up on the next turn without re-reading everything.
+//!
+//! The system prompt holds only what is stable for the session; the time goes
+//! into a `<system-reminder>` in the user's message, so the provider's prompt
+//! cache keeps hitting from turn to turn.
+
+use crate::ports::{ObjectStore, StorageError};
+use base64::Engine as _;
+use r2_layout::workspace::{load_plan, Section};
+use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
+use std::collections::HashMap;
+
+/// Per-file budget (seed 000).
+pub const MAX_FILE_CHARS: usize = 12_000;
+/// Whole-workspace budget (seed 000).
+pub const MAX_TOTAL_CHARS: usize = 60_000;
+pub const TRUNCATED_MARKER: &str = "\n[truncated]";
+
+/// Files kept between turns, keyed by R2 key, with the etag they had.
+#[derive(Debug, Default)]
+pub struct WorkspaceCache {
+    files: HashMap<String, (String, std::rc::Rc<str>)>,
+    /// R2 operations made by the last load (for the bench and tests).
+    pub last_load_ops: u32,
+}
+
+/// What one turn's prompt is made of.
+#[derive(Debug, Default, Clone)]
+pub struct Workspace {
+    pub files: HashMap<WorkspaceFile, std::rc::Rc<str>>,
+    pub yesterday: Option<std::rc::Rc<str>>,
+    pub today: Option<std::rc::Rc<str>>,
+}
+
+impl Workspace {
+    pub fn bootstrap(&self) -> bool {
+        self.files.contains_key(&WorkspaceFile::Bootstrap)
+    }
+}
+
+/// Loads the files a session of `scope` may see. `today` and `yesterday` are
+/// `YYYY-MM-DD` in the agent's time zone.
+pub async fn load_workspace<S: ObjectStore>(
+    store: &S,
+    agent: &AgentId,
+    scope: Scope,
+    today: &str,
+    yesterday: &str,
+    cache: &mut WorkspaceCache,
+) -> Result<Workspace, StorageError> {
+    let mut ops = 0;
+    let prefix = keys::agent_prefix(agent);
+    let mut present = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.list(&prefix, Some("/"), cursor.as_deref()).await?;
+        ops += 1;
+        present.extend(page.objects);
+        match page.cursor {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    let mut ws = Workspace::default();
+    let private_ok = scope == Scope::Main;
+    for info in &present {
+        let Some(name) = info.key.strip_prefix(&prefix) else { continue };
+        let Some(file) = WorkspaceFile::from_file_name(name) else { continue };
+        if file.is_private() && !private_ok {
+            continue;
+        }
+        let text = fetch_cached(store, &info.key, &info.etag, cache, &mut ops).await?;
+        if let Some(text) = text {
+            ws.files.insert(file, text);
+        }
+    }
+    if private_ok {
+        // One listing narrowed to the two dates' common prefix finds both notes.
+        let folder = keys::daily_notes_prefix(agent);
+        let common: String = today.chars().zip(yesterday.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect();
+        let page = store.list(&format!("{folder}{common}"), None, None).await?;
+        ops += 1;
+        for info in &page.objects {
+            let slot = if info.key == keys::daily_note(agent, today) {
+                &mut ws.today
+            } else if info.key == keys::daily_note(agent, yesterday) {
+                &mut ws.yesterday
+            } else {
+                continue;
+            };
+            *slot = fetch_cached(store, &info.key, &info.etag, cache, &mut ops).await?;
+        }
+    }
+    cache.last_load_ops = ops;
+    Ok(ws)
+}
+
+async fn fetch_cached<S: ObjectStore>(
+    store: &S,
+    key: &str,
+    etag: &str,
+    cache: &mut WorkspaceCache,
+    ops: &mut u32,
+) -> Result<Option<std::rc::Rc<str>>, StorageError> {
+    if let Some((cached_etag, text)) = cache.files.get(key) {
+        if cached_etag == etag {
+            return Ok(Some(text.clone()));
+        }
+    }
+    *ops += 1;
+    match store.get(key).await? {
+        Some(obj) => {
+            let text: std::rc::Rc<str> = String::from_utf8_lossy(&obj.body).into();
+            cache.files.insert(key.to_owned(), (obj.info.etag.clone(), text.clone()));
+            Ok(Some(text))
+        }
+        None => Ok(None), // deleted between list and get
+    }
+}
+
+/// Facts about the session that do not change from turn to turn.
+#[derive(Debug, Clone)]
+pub struct RuntimeInfo<'a> {
+    pub agent: &'a str,
+    pub session_key: &'a str,
+    pub channel: &'a str,
+    pub model: &'a str,
+    pub timezone: &'a str,
+    pub scope: Scope,
+}
+
+const SCAFFOLD: &str = "You are a personal AI agent running on Hearth. Your workspace files below \
+define who you are, who you serve and how you work; follow them. Reply in the language of the \
+person you talk to. Be concise: your replies are chat messages. Use your tools when they help; \
+`read_file` reads any file of your workspace (e.g. `SOUL.md`, `memory/2026-01-31.md`).";
+
+/// Assembles the system prompt: sections in plan order, each file within its
+/// budget, the whole within the total budget.
+pub fn build_system_prompt(ws: &Workspace, runtime: &RuntimeInfo<'_>) -> String {
+    let plan = load_plan(runtime.scope, ws.bootstrap());
+    let mut out = String::with_capacity(8 * 1024);
+    let mut budget = MAX_TOTAL_CHARS;
+    for section in plan {
+        let body: Option<String> = match section {
+            Section::Scaffold => Some(SCAFFOLD.to_owned()),
+            Section::File(WorkspaceFile::Heartbeat) => ws
+                .files
+                .get(&WorkspaceFile::Heartbeat)
+                .filter(|t| hearth_schedule::heartbeat::is_meaningful(t))
+                .map(|t| t.to_string()),
+            Section::File(f) => ws.files.get(&f).map(|t| t.to_string()),
+            Section::Yesterday => ws.yesterday.as_ref().map(|t| t.to_string()),
+            Section::Today => ws.today.as_ref().map(|t| t.to_string()),
+            Section::Skills => None,
+            Section::Runtime => Some(render_runtime(runtime)),
+        };
+        let Some(body) = body else { continue };
+        let body = truncate_chars(body.trim(), MAX_FILE_CHARS.min(budget));
+        budget = budget.saturating_sub(body.chars().count());
+        out.push_str("## ");
+        out.push_str(section.title());
+        out.push_str("\n\n");
+        out.push_str(&body);
+        out.push_str("\n\n");
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
+fn render_runtime(r: &RuntimeInfo<'_>) -> String {
+    let kind = match r.scope {
+        Scope::Main => "main (your owner's private session)",
+        Scope::Shared => "shared (not your owner's private session: never reveal private notes here)",
+    };
+    format!(
+        "agent={} | session={} | kind={} | channel={} | model={} | timezone={}",
+        r.agent, r.session_key, kind, r.channel, r.model, r.timezone
+    )
+}
+
+/// Cuts `text` to at most `max` characters (never inside a UTF-8 sequence),
+/// marking the cut.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let keep = max.saturating_sub(TRUNCATED_MARKER.chars().count());
+    let end = text.char_indices().nth(keep).map(|(i, _)| i).unwrap_or(text.len());
+    let mut s = text[..end].to_owned();
+    s.push_str(TRUNCATED_MARKER);
+    s
+}
+
+/// The `<system-reminder>` put before the user's text: what changes each turn.
+pub fn system_reminder(now_local: &str) -> String {
+    format!("<system-reminder>Current time: {now_local}</system-reminder>")
+}
+
+pub fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A text stand-in for media the model cannot take.
+pub fn file_note(mime: &str, filename: Option<&str>) -> String {
+    match filename {
+        Some(f) if !f.is_empty() => format!("[attached file {f:?} ({mime}); its content is not available to you]"),
+        _ => format!("[attached file ({mime}); its content is not available to you]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_respects_utf8_and_marks() {
+        let s = "é".repeat(20);
+        let t = truncate_chars(&s, 15);
+        assert_eq!(t.chars().count(), 15);
+        assert!(t.ends_with("[truncated]"));
+        assert_eq!(truncate_chars("short", 15), "short");
+    }
+}

@@ -1,0 +1,208 @@
+//! The session's SQLite tables and every statement that touches them.
+
+use crate::ports::{Sql, SqlValue, StorageError};
+use r2_layout::{Message, Usage};
+
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE IF NOT EXISTS inbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        dedupe_key TEXT NOT NULL UNIQUE,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        received_at INTEGER NOT NULL,
+        finished_at INTEGER)",
+    "CREATE INDEX IF NOT EXISTS inbox_open ON inbox(state, seq)",
+    "CREATE TABLE IF NOT EXISTS history (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        message TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS history_session ON history(session_id, seq)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS usage (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        session_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL)",
+];
+
+/// How long handled deliveries are remembered for de-duplication. Telegram
+/// gives up redelivering after 24 h; a week is a comfortable margin.
+pub const DEDUPE_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// A queued inbound message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboxItem {
+    pub seq: i64,
+    pub payload: String,
+    pub active: bool,
+    pub attempts: i64,
+}
+
+pub struct SessionStore<'a, S: Sql> {
+    sql: &'a S,
+}
+
+fn col_i64(row: &[SqlValue], i: usize) -> i64 {
+    row.get(i).and_then(SqlValue::as_i64).unwrap_or(0)
+}
+
+fn col_string(row: &mut [SqlValue], i: usize) -> String {
+    row.get_mut(i)
+        .map(|v| std::mem::replace(v, SqlValue::Null))
+        .and_then(SqlValue::into_string)
+        .unwrap_or_default()
+}
+
+impl<'a, S: Sql> SessionStore<'a, S> {
+    pub fn new(sql: &'a S) -> Self {
+        SessionStore { sql }
+    }
+
+    pub fn init(&self) -> Result<(), StorageError> {
+        for stmt in SCHEMA {
+            self.sql.exec(stmt, &[])?;
+        }
+        Ok(())
+    }
+
+    /// Queues a delivery. `false` when the same `dedupe_key` was seen before
+    /// (a webhook repeat): acknowledged, not processed again.
+    pub fn enqueue(&self, dedupe_key: &str, payload: &str, now: i64) -> Result<bool, StorageError> {
+        let seen = self.sql.exec("SELECT 1 FROM inbox WHERE dedupe_key = ?", &[dedupe_key.into()])?;
+        if !seen.is_empty() {
+            return Ok(false);
+        }
+        self.sql.exec(
+            "INSERT INTO inbox (dedupe_key, payload, received_at) VALUES (?, ?, ?)",
+            &[dedupe_key.into(), payload.into(), now.into()],
+        )?;
+        Ok(true)
+    }
+
+    /// The oldest message not yet done.
+    pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
+        let mut rows = self.sql.exec(
+            "SELECT seq, payload, state, attempts FROM inbox WHERE state IN ('pending','active') ORDER BY seq LIMIT 1",
+            &[],
+        )?;
+        Ok(rows.pop().map(|mut r| InboxItem {
+            seq: col_i64(&r, 0),
+            payload: col_string(&mut r, 1),
+            active: r.get(2).and_then(SqlValue::as_str) == Some("active"),
+            attempts: col_i64(&r, 3),
+        }))
+    }
+
+    pub fn open_count(&self) -> Result<i64, StorageError> {
+        let rows = self.sql.exec("SELECT COUNT(*) FROM inbox WHERE state IN ('pending','active')", &[])?;
+        Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
+    }
+
+    /// Marks a message active and appends it to the history, in one step.
+    pub fn start(&self, seq: i64, session_id: &str, message: Option<&Message>) -> Result<(), StorageError> {
+        if let Some(m) = message {
+            self.append(session_id, m)?;
+        }
+        self.sql.exec(
+            "UPDATE inbox SET state = 'active', attempts = attempts + 1 WHERE seq = ?",
+            &[seq.into()],
+        )?;
+        Ok(())
+    }
+
+    /// Counts another attempt at an already active message (resumed turn).
+    pub fn retry(&self, seq: i64) -> Result<(), StorageError> {
+        self.sql.exec("UPDATE inbox SET attempts = attempts + 1 WHERE seq = ?", &[seq.into()])?;
+        Ok(())
+    }
+
+    pub fn finish(&self, seq: i64, now: i64) -> Result<(), StorageError> {
+        self.sql.exec(
+            "UPDATE inbox SET state = 'done', payload = '', finished_at = ? WHERE seq = ?",
+            &[now.into(), seq.into()],
+        )?;
+        self.sql.exec(
+            "DELETE FROM inbox WHERE state = 'done' AND finished_at < ?",
+            &[(now - DEDUPE_RETENTION_MS).into()],
+        )?;
+        Ok(())
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StorageError> {
+        let mut rows = self.sql.exec("SELECT value FROM meta WHERE key = ?", &[key.into()])?;
+        Ok(rows.pop().map(|mut r| col_string(&mut r, 0)))
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StorageError> {
+        self.sql.exec(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            &[key.into(), value.into()],
+        )?;
+        Ok(())
+    }
+
+    /// The current session id, created on first use.
+    pub fn session_id(&self, new_uuid: impl FnOnce() -> String, now: i64) -> Result<String, StorageError> {
+        if let Some(id) = self.meta("session_id")? {
+            return Ok(id);
+        }
+        let id = new_uuid();
+        self.set_meta("session_id", &id)?;
+        self.set_meta("created_at", &now.to_string())?;
+        Ok(id)
+    }
+
+    pub fn append(&self, session_id: &str, message: &Message) -> Result<(), StorageError> {
+        let json = serde_json::to_string(message).map_err(|e| StorageError(e.to_string()))?;
+        self.sql.exec(
+            "INSERT INTO history (session_id, message) VALUES (?, ?)",
+            &[session_id.into(), json.into()],
+        )?;
+        self.set_meta("updated_at", &message.timestamp().to_string())
+    }
+
+    /// The session's messages in order. A row that no longer parses is
+    /// skipped, not fatal: one bad row must not silence the agent.
+    pub fn history(&self, session_id: &str) -> Result<Vec<Message>, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT message FROM history WHERE session_id = ? ORDER BY seq",
+            &[session_id.into()],
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut r| serde_json::from_str(&col_string(&mut r, 0)).ok())
+            .collect())
+    }
+
+    pub fn record_usage(&self, now: i64, session_id: &str, model: &str, u: &Usage) -> Result<(), StorageError> {
+        self.sql.exec(
+            "INSERT INTO usage (at, session_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            &[
+                now.into(),
+                session_id.into(),
+                model.into(),
+                (u.input as i64).into(),
+                (u.output as i64).into(),
+                (u.cache_read as i64).into(),
+                (u.cache_write as i64).into(),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Token totals of one session id.
+    pub fn usage_totals(&self, session_id: &str) -> Result<Usage, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_read),0), COALESCE(SUM(cache_write),0) FROM usage WHERE session_id = ?",
+            &[session_id.into()],
+        )?;
+        let r = rows.first().cloned().unwrap_or_default();
+        let n = |i| col_i64(&r, i).max(0) as u64;
+        Ok(crate::llm::usage_of(n(0), n(1), n(2), n(3)))
+    }
+}

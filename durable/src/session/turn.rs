@@ -1,0 +1,214 @@
+//! The turn loop: take queued messages in order and answer each.
+
+use super::store::{InboxItem, SessionStore};
+use crate::clock;
+use crate::config::AgentConfig;
+use crate::llm::{self, ChatRequest, Hydrated, LlmReply};
+use crate::ports::{Channel, LogLevel, Platform, StorageError};
+use crate::prompt::{self, RuntimeInfo, WorkspaceCache};
+use crate::routing::{ChatKind, Inbound, SessionKey};
+use crate::tools::{self, ToolContext};
+use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
+use std::cell::RefCell;
+
+/// A message that failed this many times is given up (and the user told).
+pub const MAX_ATTEMPTS_PER_MESSAGE: i64 = 3;
+
+/// What a session needs besides the platform.
+pub struct SessionDeps<'a> {
+    pub config: &'a AgentConfig,
+    pub key: &'a SessionKey,
+    pub workspace_cache: &'a RefCell<WorkspaceCache>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DrainReport {
+    pub turns: u32,
+    pub llm_calls: u32,
+}
+
+/// Takes every open message, oldest first, and runs its turn. Returns when
+/// the queue is empty. Storage errors stop the drain (the alarm retries);
+/// LLM and channel errors are handled inside the turn.
+pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainReport, StorageError> {
+    let store = SessionStore::new(p.sql());
+    let mut report = DrainReport::default();
+    while let Some(item) = store.next_open()? {
+        let inbound: Option<Inbound> = serde_json::from_str(&item.payload).ok();
+        let Some(inbound) = inbound else {
+            p.log(LogLevel::Error, &format!("dropping unreadable queued message {}", item.seq));
+            store.finish(item.seq, p.now_ms())?;
+            continue;
+        };
+        if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
+            p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
+            let _ = p
+                .channel()
+                .send_text(&inbound.reply_target, "⚠️ I could not process your message after several tries. It is saved in our history.")
+                .await;
+            store.finish(item.seq, p.now_ms())?;
+            continue;
+        }
+        let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
+        begin(p, &store, &item, &inbound, &session_id, deps)?;
+        report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
+        store.finish(item.seq, p.now_ms())?;
+        report.turns += 1;
+    }
+    Ok(report)
+}
+
+/// First attempt: the user's message joins the history as the row goes
+/// active. A resumed attempt finds it there already.
+fn begin<P: Platform, S: crate::ports::Sql>(
+    p: &P,
+    store: &SessionStore<'_, S>,
+    item: &InboxItem,
+    inbound: &Inbound,
+    session_id: &str,
+    deps: &SessionDeps<'_>,
+) -> Result<(), StorageError> {
+    if item.active {
+        p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
+        return store.retry(item.seq);
+    }
+    let now = p.now_ms();
+    let local = clock::datetime_string(now, 0);
+    let tz = &deps.config.timezone;
+    let mut text = inbound.text.clone();
+    if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
+        text = format!("[{}]: {}", inbound.sender_name, text);
+    }
+    let blocks = vec![
+        UserBlock::Text { text: prompt::system_reminder(&format!("{local} UTC (agent time zone: {tz})")) },
+        UserBlock::Text { text },
+    ];
+    let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
+    store.start(item.seq, session_id, Some(&message))
+}
+
+/// One turn: prompt, LLM, tools, reply. Returns the number of LLM calls.
+async fn run_turn<P: Platform, S: crate::ports::Sql>(
+    p: &P,
+    store: &SessionStore<'_, S>,
+    inbound: &Inbound,
+    session_id: &str,
+    deps: &SessionDeps<'_>,
+) -> Result<u32, StorageError> {
+    let cfg = deps.config;
+    let key = deps.key;
+    let scope = key.scope();
+    let target = &inbound.reply_target;
+    p.channel().typing(target).await;
+
+    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), 0);
+    let workspace = {
+        let mut cache = deps.workspace_cache.borrow_mut();
+        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, &mut cache).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                // Better to answer with the core prompt than not at all.
+                p.log(LogLevel::Error, &format!("workspace load failed: {e}"));
+                prompt::Workspace::default()
+            }
+        }
+    };
+    let session_key = key.render();
+    let system = prompt::build_system_prompt(
+        &workspace,
+        &RuntimeInfo {
+            agent: cfg.agent.as_str(),
+            session_key: &session_key,
+            channel: &inbound.channel,
+            model: &cfg.llm.model,
+            timezone: &cfg.timezone,
+            scope,
+        },
+    );
+    let tool_specs = tools::tool_specs(scope);
+    let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope };
+    let mut history = store.history(session_id)?;
+    let media = Hydrated::new();
+    let mut calls = 0;
+    for round in 0..cfg.llm.max_tool_rounds {
+        let req = ChatRequest { system: &system, messages: &history, tools: &tool_specs, media: &media, appended_user: None };
+        calls += 1;
+        let reply: LlmReply = match llm::complete(p, &cfg.llm, &req).await {
+            Ok(r) => r,
+            Err(e) => {
+                p.log(LogLevel::Error, &format!("turn failed: {e}"));
+                send(p, target, &e.user_message()).await;
+                return Ok(calls);
+            }
+        };
+        let now = p.now_ms();
+        store.record_usage(now, session_id, &cfg.llm.model, &reply.usage)?;
+        let assistant = Message::Assistant {
+            content: reply.blocks.clone(),
+            timestamp: now,
+            model: Some(if reply.model.is_empty() { cfg.llm.model.clone() } else { reply.model.clone() }),
+            stop_reason: Some(reply.stop.as_str().to_owned()),
+            usage: Some(reply.usage),
+        };
+        store.append(session_id, &assistant)?;
+        history.push(assistant);
+        let calls_wanted: Vec<(String, String, serde_json::Value)> =
+            reply.tool_calls().map(|(id, n, a)| (id.to_owned(), n.to_owned(), a.clone())).collect();
+        let last_round = round + 1 == cfg.llm.max_tool_rounds;
+        if calls_wanted.is_empty() {
+            let text = reply.text();
+            if text.trim().is_empty() {
+                p.log(LogLevel::Warn, "model returned an empty reply");
+            } else {
+                send(p, target, &text).await;
+            }
+            return Ok(calls);
+        }
+        for (id, name, args) in calls_wanted {
+            let outcome = if last_round {
+                tools::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
+            } else {
+                tools::run_tool(&tool_ctx, &name, &args).await
+            };
+            let result = Message::ToolResult {
+                tool_call_id: id,
+                tool_name: name,
+                content: vec![ResultBlock::Text { text: outcome.text }],
+                is_error: outcome.is_error,
+                timestamp: p.now_ms(),
+            };
+            store.append(session_id, &result)?;
+            history.push(result);
+        }
+        if last_round {
+            break;
+        }
+        p.channel().typing(target).await;
+    }
+    // Rounds used up while the model still wanted tools: say what we have.
+    let partial: String = history
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { content, .. } => content.iter().find_map(|b| match b {
+                AssistantBlock::Text { text } if !text.trim().is_empty() => Some(text.clone()),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let note = if partial.is_empty() {
+        "⚠️ I used all my tool steps for this message without finishing. Ask me to continue.".to_owned()
+    } else {
+        format!("{partial}\n\n(⚠️ I ran out of tool steps for this message.)")
+    };
+    send(p, target, &note).await;
+    Ok(calls)
+}
+
+async fn send<P: Platform>(p: &P, target: &crate::ports::ReplyTarget, text: &str) {
+    if let Err(e) = p.channel().send_text(target, text).await {
+        // The reply is in the history; the channel adapter already retried.
+        p.log(LogLevel::Error, &format!("reply not delivered: {e}"));
+    }
+}

@@ -1,0 +1,236 @@
+//! In-memory doubles of the ports, for native tests. Each records what it was
+//! asked (a "sink") so tests read like specs, and can be told to fail.
+
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+
+/// An R2 bucket in memory. `fail_puts` makes every put fail.
+#[derive(Default)]
+pub struct MemStore {
+    pub objects: RefCell<BTreeMap<String, StoredObject>>,
+    pub ops: RefCell<Vec<String>>,
+    pub fail_puts: Cell<bool>,
+    etag_counter: Cell<u64>,
+}
+
+impl MemStore {
+    pub fn put_text(&self, key: &str, text: &str) {
+        let n = self.etag_counter.get() + 1;
+        self.etag_counter.set(n);
+        self.objects.borrow_mut().insert(
+            key.to_owned(),
+            StoredObject {
+                info: ObjectInfo { key: key.to_owned(), size: text.len() as u64, etag: format!("e{n}"), uploaded_ms: 0 },
+                body: text.as_bytes().to_vec(),
+                ..Default::default()
+            },
+        );
+    }
+    pub fn op_count(&self) -> usize {
+        self.ops.borrow().len()
+    }
+}
+
+impl ObjectStore for MemStore {
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
+        self.ops.borrow_mut().push(format!("get {key}"));
+        Ok(self.objects.borrow().get(key).cloned())
+    }
+    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
+        self.ops.borrow_mut().push(format!("head {key}"));
+        Ok(self.objects.borrow().get(key).map(|o| o.info.clone()))
+    }
+    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
+        self.ops.borrow_mut().push(format!("put {key}"));
+        if self.fail_puts.get() {
+            return Err(StorageError("injected put failure".into()));
+        }
+        let n = self.etag_counter.get() + 1;
+        self.etag_counter.set(n);
+        self.objects.borrow_mut().insert(
+            key.to_owned(),
+            StoredObject {
+                info: ObjectInfo { key: key.to_owned(), size: body.len() as u64, etag: format!("e{n}"), uploaded_ms: 0 },
+                body,
+                content_type: opts.content_type,
+                custom_metadata: opts.custom_metadata,
+            },
+        );
+        Ok(())
+    }
+    async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
+        self.ops.borrow_mut().push(format!("delete {}", keys.join(",")));
+        let mut objs = self.objects.borrow_mut();
+        for k in keys {
+            objs.remove(k);
+        }
+        Ok(())
+    }
+    async fn list(&self, prefix: &str, delimiter: Option<&str>, _cursor: Option<&str>) -> Result<ListPage, StorageError> {
+        self.ops.borrow_mut().push(format!("list {prefix}"));
+        let mut page = ListPage::default();
+        for (k, o) in self.objects.borrow().range(prefix.to_owned()..) {
+            let Some(rest) = k.strip_prefix(prefix) else { break };
+            match delimiter.and_then(|d| rest.find(d).map(|i| (i, d))) {
+                Some((i, d)) => {
+                    let p = format!("{prefix}{}{d}", &rest[..i]);
+                    if !page.prefixes.contains(&p) {
+                        page.prefixes.push(p);
+                    }
+                }
+                None => page.objects.push(o.info.clone()),
+            }
+        }
+        Ok(page)
+    }
+}
+
+/// SQLite in memory through rusqlite: the same SQL as production.
+#[cfg(test)]
+pub struct MemSql {
+    pub conn: rusqlite::Connection,
+    pub fail_writes: Cell<bool>,
+}
+
+#[cfg(test)]
+impl Default for MemSql {
+    fn default() -> Self {
+        MemSql { conn: rusqlite::Connection::open_in_memory().expect("sqlite"), fail_writes: Cell::new(false) }
+    }
+}
+
+#[cfg(test)]
+impl Sql for MemSql {
+    fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
+        use rusqlite::types::{Value as V, ValueRef};
+        let is_write = !query.trim_start().to_ascii_uppercase().starts_with("SELECT");
+        if is_write && self.fail_writes.get() {
+            return Err(StorageError("injected write failure".into()));
+        }
+        let mut stmt = self.conn.prepare(query).map_err(|e| StorageError(e.to_string()))?;
+        let bound: Vec<V> = params
+            .iter()
+            .map(|p| match p {
+                SqlValue::Null => V::Null,
+                SqlValue::Int(i) => V::Integer(*i),
+                SqlValue::Real(f) => V::Real(*f),
+                SqlValue::Text(s) => V::Text(s.clone()),
+                SqlValue::Blob(b) => V::Blob(b.clone()),
+            })
+            .collect();
+        let n = stmt.column_count();
+        let mut rows = stmt.query(rusqlite::params_from_iter(bound)).map_err(|e| StorageError(e.to_string()))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| StorageError(e.to_string()))? {
+            let mut r = Vec::with_capacity(n);
+            for i in 0..n {
+                r.push(match row.get_ref(i).map_err(|e| StorageError(e.to_string()))? {
+                    ValueRef::Null => SqlValue::Null,
+                    ValueRef::Integer(i) => SqlValue::Int(i),
+                    ValueRef::Real(f) => SqlValue::Real(f),
+                    ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
+                });
+            }
+            out.push(r);
+        }
+        Ok(out)
+    }
+}
+
+/// Scripted HTTP: answers from a queue, records every request.
+#[derive(Default)]
+pub struct ScriptedHttp {
+    pub responses: RefCell<VecDeque<Result<HttpResponse, HttpError>>>,
+    pub requests: RefCell<Vec<HttpRequest>>,
+}
+
+impl ScriptedHttp {
+    pub fn push_json(&self, status: u16, body: serde_json::Value) {
+        self.responses.borrow_mut().push_back(Ok(HttpResponse {
+            status,
+            headers: vec![],
+            body: serde_json::to_vec(&body).unwrap_or_default(),
+        }));
+    }
+    pub fn request_json(&self, i: usize) -> serde_json::Value {
+        serde_json::from_slice(&self.requests.borrow()[i].body).unwrap_or_default()
+    }
+}
+
+impl Http for ScriptedHttp {
+    async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        self.requests.borrow_mut().push(req);
+        self.responses
+            .borrow_mut()
+            .pop_front()
+            .unwrap_or_else(|| Err(HttpError::Network("no scripted response".into())))
+    }
+}
+
+/// Records what would have been sent to the chat.
+#[derive(Default)]
+pub struct RecordingChannel {
+    pub sent: RefCell<Vec<(ReplyTarget, String)>>,
+    pub typing: Cell<u32>,
+}
+
+impl Channel for RecordingChannel {
+    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
+        self.sent.borrow_mut().push((target.clone(), text.to_owned()));
+        Ok(())
+    }
+    async fn typing(&self, _target: &ReplyTarget) {
+        self.typing.set(self.typing.get() + 1);
+    }
+}
+
+/// A platform of doubles; time advances only when slept through.
+#[cfg(test)]
+#[derive(Default)]
+pub struct TestPlatform {
+    pub store: MemStore,
+    pub http: ScriptedHttp,
+    pub sql: MemSql,
+    pub channel: RecordingChannel,
+    pub now: Cell<i64>,
+    pub slept: RefCell<Vec<u64>>,
+    pub logs: RefCell<Vec<String>>,
+    uuid_counter: Cell<u64>,
+}
+
+#[cfg(test)]
+impl Platform for TestPlatform {
+    type Store = MemStore;
+    type Http = ScriptedHttp;
+    type Sql = MemSql;
+    type Channel = RecordingChannel;
+    fn store(&self) -> &MemStore {
+        &self.store
+    }
+    fn http(&self) -> &ScriptedHttp {
+        &self.http
+    }
+    fn sql(&self) -> &MemSql {
+        &self.sql
+    }
+    fn channel(&self) -> &RecordingChannel {
+        &self.channel
+    }
+    fn now_ms(&self) -> i64 {
+        self.now.get()
+    }
+    async fn sleep(&self, ms: u64) {
+        self.slept.borrow_mut().push(ms);
+        self.now.set(self.now.get() + ms as i64);
+    }
+    fn new_uuid(&self) -> String {
+        let n = self.uuid_counter.get() + 1;
+        self.uuid_counter.set(n);
+        format!("00000000-0000-4000-8000-{n:012}")
+    }
+    fn log(&self, _level: LogLevel, msg: &str) {
+        self.logs.borrow_mut().push(msg.to_owned());
+    }
+}

@@ -1,0 +1,154 @@
+//! Tools the agent can call during a turn.
+//!
+//! The list is sorted by name and depends only on the session's scope, so it
+//! is the same bytes on every request of a session (prompt caching).
+//! Workspace paths are relative to the agent's own prefix and checked before
+//! any R2 key is built: no `..`, no absolute paths, no backslashes, no control
+//! characters, at most 1024 bytes. Shared sessions cannot read private files.
+
+use crate::llm::ToolSpec;
+use crate::ports::ObjectStore;
+use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
+use serde_json::{json, Value};
+
+/// Largest tool result kept in the history (a row must stay far below 2 MB).
+pub const MAX_RESULT_CHARS: usize = 32_000;
+
+pub fn tool_specs(_scope: Scope) -> Vec<ToolSpec> {
+    let mut tools = vec![ToolSpec {
+        name: "read_file",
+        description: "Read a file of your workspace (e.g. SOUL.md, TOOLS.md, memory/2026-01-31.md). \
+A path ending in '/' (or empty) lists that folder instead.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Path relative to your workspace"}},
+            "required": ["path"]
+        }),
+    }];
+    tools.sort_by_key(|t| t.name);
+    tools
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    fn ok(text: String) -> Self {
+        ToolOutcome { text: crate::prompt::truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
+    }
+    fn err(text: impl Into<String>) -> Self {
+        ToolOutcome { text: text.into(), is_error: true }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("path must be relative to your workspace (no leading '/')")]
+    Absolute,
+    #[error("path may not contain '..', '\\\\' or control characters")]
+    Traversal,
+    #[error("path is longer than 1024 bytes")]
+    TooLong,
+    #[error("{0} is private to your owner's main session")]
+    Private(String),
+}
+
+/// Checks a workspace path given by the model and returns it normalised.
+pub fn check_path(raw: &str, scope: Scope) -> Result<String, PathError> {
+    let path = raw.trim();
+    if path.len() > 1024 {
+        return Err(PathError::TooLong);
+    }
+    if path.starts_with('/') {
+        return Err(PathError::Absolute);
+    }
+    if path.contains('\\') || path.chars().any(char::is_control) || path.split('/').any(|s| s == ".." || s == ".") {
+        return Err(PathError::Traversal);
+    }
+    if scope == Scope::Shared && is_private_path(path) {
+        return Err(PathError::Private(path.to_owned()));
+    }
+    Ok(path.to_owned())
+}
+
+/// MEMORY.md, USER.md and the daily notes (and their folder).
+pub fn is_private_path(path: &str) -> bool {
+    let p = path.trim_start_matches("./");
+    WorkspaceFile::from_file_name(p).is_some_and(|f| f.is_private()) || p == "memory" || p.starts_with("memory/")
+}
+
+pub struct ToolContext<'a, S: ObjectStore> {
+    pub store: &'a S,
+    pub agent: &'a AgentId,
+    pub scope: Scope,
+}
+
+pub async fn run_tool<S: ObjectStore>(ctx: &ToolContext<'_, S>, name: &str, args: &Value) -> ToolOutcome {
+    match name {
+        "read_file" => read_file(ctx, args).await,
+        other => ToolOutcome::err(format!("unknown tool {other:?}")),
+    }
+}
+
+async fn read_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
+    let Some(raw) = args.get("path").and_then(Value::as_str) else {
+        return ToolOutcome::err("missing string argument 'path'");
+    };
+    let path = match check_path(raw, ctx.scope) {
+        Ok(p) => p,
+        Err(e) => return ToolOutcome::err(e.to_string()),
+    };
+    if path.is_empty() || path.ends_with('/') {
+        let prefix = keys::workspace_key(ctx.agent, &path);
+        return match ctx.store.list(&prefix, Some("/"), None).await {
+            Ok(page) => {
+                let mut lines: Vec<String> = page
+                    .prefixes
+                    .iter()
+                    .filter_map(|p| p.strip_prefix(&prefix).map(str::to_owned))
+                    .filter(|p| ctx.scope == Scope::Main || !is_private_path(p.trim_end_matches('/')))
+                    .collect();
+                lines.extend(
+                    page.objects
+                        .iter()
+                        .filter_map(|o| o.key.strip_prefix(&prefix).map(|n| (n, o.size)))
+                        .filter(|(n, _)| ctx.scope == Scope::Main || !is_private_path(&format!("{path}{n}")))
+                        .map(|(n, size)| format!("{n} ({size} bytes)")),
+                );
+                if lines.is_empty() {
+                    ToolOutcome::ok(format!("{path:?} is empty"))
+                } else {
+                    ToolOutcome::ok(lines.join("\n"))
+                }
+            }
+            Err(e) => ToolOutcome::err(format!("could not list {path:?}: {e}")),
+        };
+    }
+    match ctx.store.get(&keys::workspace_key(ctx.agent, &path)).await {
+        Ok(Some(obj)) => ToolOutcome::ok(String::from_utf8_lossy(&obj.body).into_owned()),
+        Ok(None) => ToolOutcome::err(format!("{path} does not exist")),
+        Err(e) => ToolOutcome::err(format!("could not read {path}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traversal_and_privacy() {
+        assert!(check_path("SOUL.md", Scope::Shared).is_ok());
+        assert!(check_path("skills/x/SKILL.md", Scope::Shared).is_ok());
+        for bad in ["../x", "/etc/passwd", "a/../../b", "a\\b", "a\u{7}b", "./SOUL.md"] {
+            assert!(check_path(bad, Scope::Main).is_err(), "{bad:?}");
+        }
+        assert!(check_path(&"a".repeat(1025), Scope::Main).is_err());
+        for private in ["MEMORY.md", "USER.md", "memory/2026-01-01.md", "memory/", "memory"] {
+            assert!(matches!(check_path(private, Scope::Shared), Err(PathError::Private(_))), "{private}");
+            assert!(check_path(private, Scope::Main).is_ok());
+        }
+    }
+}

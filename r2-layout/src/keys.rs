@@ -1,0 +1,198 @@
+//! Key grammar: every R2 key Hearth reads or writes is built here.
+//!
+//! Ids that become part of a key are validated first, so a hostile agent id or
+//! session key can never climb out of its prefix (`..`, `/`, control bytes).
+
+use std::fmt;
+
+/// Why a piece of a key was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("agent id must be 1-64 characters of a-z, 0-9, '-' or '_' (got {0:?})")]
+    BadAgentId(String),
+    #[error("{what} is not a safe key segment: {value:?}")]
+    BadSegment { what: &'static str, value: String },
+}
+
+/// A validated agent id: `[a-z0-9_-]{1,64}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(String);
+
+impl AgentId {
+    pub fn parse(raw: &str) -> Result<Self, KeyError> {
+        let ok = !raw.is_empty()
+            && raw.len() <= 64
+            && raw
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if ok {
+            Ok(Self(raw.to_owned()))
+        } else {
+            Err(KeyError::BadAgentId(raw.to_owned()))
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A segment that goes verbatim into a key (session ids, skill names, file
+/// names): no `/`, no `..`, no control characters, not empty, at most 200 bytes.
+pub fn check_segment(what: &'static str, value: &str) -> Result<(), KeyError> {
+    let bad = value.is_empty()
+        || value.len() > 200
+        || value == "."
+        || value == ".."
+        || value.contains('/')
+        || value.contains('\\')
+        || value.chars().any(char::is_control);
+    if bad {
+        Err(KeyError::BadSegment { what, value: value.to_owned() })
+    } else {
+        Ok(())
+    }
+}
+
+/// `agents/{agentId}/`: the agent's own prefix. Workspace files sit right under it.
+pub fn agent_prefix(agent: &AgentId) -> String {
+    format!("agents/{agent}/")
+}
+
+/// `agents/{agentId}/{path}` for a workspace path already checked by the caller.
+pub fn workspace_key(agent: &AgentId, path: &str) -> String {
+    format!("agents/{agent}/{path}")
+}
+
+/// `agents/{agentId}/memory/`: the daily notes folder.
+pub fn daily_notes_prefix(agent: &AgentId) -> String {
+    format!("agents/{agent}/memory/")
+}
+
+/// `agents/{agentId}/memory/YYYY-MM-DD.md`.
+pub fn daily_note(agent: &AgentId, date: &str) -> String {
+    format!("agents/{agent}/memory/{date}.md")
+}
+
+/// `agents/{agentId}/sessions/`.
+pub fn sessions_prefix(agent: &AgentId) -> String {
+    format!("agents/{agent}/sessions/")
+}
+
+/// `agents/{agentId}/sessions/{sessionId}.jsonl.gz`: the archive written on reset.
+pub fn session_archive(agent: &AgentId, session_id: &str) -> Result<String, KeyError> {
+    check_segment("session id", session_id)?;
+    Ok(format!("agents/{agent}/sessions/{session_id}.jsonl.gz"))
+}
+
+/// `agents/{agentId}/sessions/{sessionId}-part{timestamp}.jsonl.gz`: a compaction part.
+pub fn session_part(agent: &AgentId, session_id: &str, timestamp_ms: i64) -> Result<String, KeyError> {
+    check_segment("session id", session_id)?;
+    Ok(format!("agents/{agent}/sessions/{session_id}-part{timestamp_ms}.jsonl.gz"))
+}
+
+/// `agents/{agentId}/skills/`.
+pub fn agent_skills_prefix(agent: &AgentId) -> String {
+    format!("agents/{agent}/skills/")
+}
+
+/// `agents/{agentId}/skills/{name}/SKILL.md`.
+pub fn agent_skill(agent: &AgentId, name: &str) -> Result<String, KeyError> {
+    check_segment("skill name", name)?;
+    Ok(format!("agents/{agent}/skills/{name}/SKILL.md"))
+}
+
+/// `skills/`: global skills, shared by every agent.
+pub const GLOBAL_SKILLS_PREFIX: &str = "skills/";
+
+/// `skills/{name}/SKILL.md`.
+pub fn global_skill(name: &str) -> Result<String, KeyError> {
+    check_segment("skill name", name)?;
+    Ok(format!("skills/{name}/SKILL.md"))
+}
+
+/// `media/{sessionKey}/`: everything a session received, deleted on reset.
+pub fn media_prefix(session_key: &str) -> String {
+    format!("media/{session_key}/")
+}
+
+/// `media/{sessionKey}/{uuid}.{ext}`.
+pub fn media_object(session_key: &str, uuid: &str, ext: &str) -> Result<String, KeyError> {
+    check_segment("media id", uuid)?;
+    check_segment("extension", ext)?;
+    Ok(format!("media/{session_key}/{uuid}.{ext}"))
+}
+
+/// `_catalog/defaults/workspace/{file}`: the bottom overlay layer (seed 001).
+pub fn catalog_default(file: &str) -> String {
+    format!("_catalog/defaults/workspace/{file}")
+}
+
+/// `_catalog/{template}/workspace/{file}`: the template overlay layer.
+pub fn catalog_template(template: &str, file: &str) -> Result<String, KeyError> {
+    check_segment("template", template)?;
+    Ok(format!("_catalog/{template}/workspace/{file}"))
+}
+
+/// `_catalog/{template}/workspace-versions/{file}@sha256:{hex}`: pinned bytes.
+pub fn catalog_version(template: &str, file: &str, sha256_hex: &str) -> Result<String, KeyError> {
+    check_segment("template", template)?;
+    if sha256_hex.len() != 64 || !sha256_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(KeyError::BadSegment { what: "sha256", value: sha256_hex.to_owned() });
+    }
+    Ok(format!("_catalog/{template}/workspace-versions/{file}@sha256:{sha256_hex}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn main_agent() -> AgentId {
+        AgentId::parse("main").unwrap()
+    }
+
+    #[test]
+    fn agent_ids_are_strict() {
+        assert!(AgentId::parse("main").is_ok());
+        assert!(AgentId::parse("work-2_b").is_ok());
+        for bad in ["", "Main", "../x", "a/b", "a b", &"x".repeat(65)] {
+            assert!(AgentId::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn keys_follow_seed_003() {
+        let a = main_agent();
+        assert_eq!(workspace_key(&a, "SOUL.md"), "agents/main/SOUL.md");
+        assert_eq!(daily_note(&a, "2026-11-22"), "agents/main/memory/2026-11-22.md");
+        assert_eq!(session_archive(&a, "abc").unwrap(), "agents/main/sessions/abc.jsonl.gz");
+        assert_eq!(session_part(&a, "abc", 17).unwrap(), "agents/main/sessions/abc-part17.jsonl.gz");
+        assert_eq!(agent_skill(&a, "notes").unwrap(), "agents/main/skills/notes/SKILL.md");
+        assert_eq!(global_skill("notes").unwrap(), "skills/notes/SKILL.md");
+        assert_eq!(
+            media_object("agent:main:main", "u-1", "jpg").unwrap(),
+            "media/agent:main:main/u-1.jpg"
+        );
+        assert_eq!(catalog_default("SOUL.md"), "_catalog/defaults/workspace/SOUL.md");
+        let hex = "a".repeat(64);
+        assert_eq!(
+            catalog_version("t", "GUARDRAILS.md", &hex).unwrap(),
+            format!("_catalog/t/workspace-versions/GUARDRAILS.md@sha256:{hex}")
+        );
+    }
+
+    #[test]
+    fn segments_cannot_escape() {
+        let a = main_agent();
+        for bad in ["..", "a/b", "a\\b", "", "x\u{0}"] {
+            assert!(session_archive(&a, bad).is_err(), "{bad:?} accepted");
+            assert!(global_skill(bad).is_err());
+        }
+        assert!(catalog_version("t", "G.md", "zz").is_err());
+    }
+}

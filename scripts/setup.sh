@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks to build and run Hearth, and nothing
+# that is already there. Used by `npm run dev`, `npm test` and `npm run bench`.
+# Only the package registries are needed (crates.io, npm).
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+
+say() { printf '[setup] %s\n' "$*"; }
+
+command -v cargo >/dev/null || { echo "[setup] cargo not found: install Rust (https://rustup.rs) first" >&2; exit 1; }
+command -v node >/dev/null || { echo "[setup] node not found: install Node.js 20+ first" >&2; exit 1; }
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+WORKER_BUILD_VERSION=0.8.7
+if ! worker-build --version 2>/dev/null | grep -q "$WORKER_BUILD_VERSION"; then
+  say "installing worker-build $WORKER_BUILD_VERSION (takes several minutes, once)"
+  cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --force
+fi
+
+# wasm-bindgen-cli must be exactly the version of the wasm-bindgen crate in Cargo.lock.
+BINDGEN_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if [ -z "$BINDGEN_VERSION" ]; then
+  echo "[setup] could not read the wasm-bindgen version from Cargo.lock" >&2; exit 1
+fi
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$\| $BINDGEN_VERSION "; then
+  say "installing wasm-bindgen-cli $BINDGEN_VERSION (takes several minutes, once)"
+  # No --locked: its lock file names a crate version that is not on crates.io.
+  cargo install wasm-bindgen-cli --version "$BINDGEN_VERSION" --force
+fi
+
+# npm packages: install when missing or when package.json changed since.
+if [ ! -x node_modules/.bin/wrangler ] || [ ! -x node_modules/.bin/wasm-opt ] \
+   || [ package.json -nt node_modules/.package-lock.json ] \
+   || { [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+  say "installing npm packages"
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+fi

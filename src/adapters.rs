@@ -1,0 +1,193 @@
+//! The core's ports implemented with `worker` types: R2, Durable Object
+//! SQLite, `fetch`, the clock. Nothing here decides anything.
+
+use durable::config::Vars;
+use durable::ports::*;
+use futures::future::{select, Either};
+use std::collections::HashMap;
+use std::time::Duration;
+use worker::{
+    AbortController, Bucket, Date, Delay, Env, Fetch, Headers, HttpMetadata, Method, Request, RequestInit,
+    SqlStorage, SqlStorageValue,
+};
+
+fn storage_err(e: worker::Error) -> StorageError {
+    StorageError(e.to_string())
+}
+
+/// The Worker's vars and secrets.
+pub struct EnvVars<'a>(pub &'a Env);
+
+impl Vars for EnvVars<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        self.0
+            .var(name)
+            .map(|v| v.to_string())
+            .or_else(|_| self.0.secret(name).map(|v| v.to_string()))
+            .ok()
+    }
+}
+
+/// The R2 bucket binding.
+pub struct R2(pub Bucket);
+
+fn info_of(o: &worker::Object) -> ObjectInfo {
+    ObjectInfo { key: o.key(), size: o.size(), etag: o.etag(), uploaded_ms: o.uploaded().as_millis() as i64 }
+}
+
+impl ObjectStore for R2 {
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
+        let Some(obj) = self.0.get(key).execute().await.map_err(storage_err)? else { return Ok(None) };
+        let info = info_of(&obj);
+        let content_type = obj.http_metadata().content_type;
+        let custom_metadata = obj.custom_metadata().unwrap_or_default().into_iter().collect();
+        let body = match obj.body() {
+            Some(b) => b.bytes().await.map_err(storage_err)?,
+            None => Vec::new(),
+        };
+        Ok(Some(StoredObject { info, body, content_type, custom_metadata }))
+    }
+
+    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
+        Ok(self.0.head(key).await.map_err(storage_err)?.as_ref().map(info_of))
+    }
+
+    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
+        let mut b = self.0.put(key, body);
+        if let Some(ct) = opts.content_type {
+            b = b.http_metadata(HttpMetadata { content_type: Some(ct), ..Default::default() });
+        }
+        if !opts.custom_metadata.is_empty() {
+            b = b.custom_metadata(opts.custom_metadata.into_iter().collect::<HashMap<_, _>>());
+        }
+        b.execute().await.map_err(storage_err)?;
+        Ok(())
+    }
+
+    async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
+        // R2 deletes at most 1000 keys per call.
+        for chunk in keys.chunks(1000) {
+            self.0.delete_multiple(chunk.to_vec()).await.map_err(storage_err)?;
+        }
+        Ok(())
+    }
+
+    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
+        let mut b = self.0.list().prefix(prefix);
+        if let Some(d) = delimiter {
+            b = b.delimiter(d);
+        }
+        if let Some(c) = cursor {
+            b = b.cursor(c);
+        }
+        let page = b.execute().await.map_err(storage_err)?;
+        Ok(ListPage {
+            objects: page.objects().iter().map(info_of).collect(),
+            prefixes: page.delimited_prefixes(),
+            cursor: if page.truncated() { page.cursor() } else { None },
+        })
+    }
+}
+
+/// A Durable Object's SQLite database.
+pub struct DoSql(pub SqlStorage);
+
+impl Sql for DoSql {
+    fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
+        let bindings: Vec<SqlStorageValue> = params
+            .iter()
+            .map(|p| match p {
+                SqlValue::Null => SqlStorageValue::Null,
+                SqlValue::Int(i) => SqlStorageValue::Integer(*i),
+                SqlValue::Real(f) => SqlStorageValue::Float(*f),
+                SqlValue::Text(s) => SqlStorageValue::String(s.clone()),
+                SqlValue::Blob(b) => SqlStorageValue::Blob(b.clone()),
+            })
+            .collect();
+        let cursor = self.0.exec(query, Some(bindings)).map_err(storage_err)?;
+        cursor
+            .raw()
+            .map(|row| {
+                row.map_err(storage_err).map(|cols| {
+                    cols.into_iter()
+                        .map(|v| match v {
+                            SqlStorageValue::Null => SqlValue::Null,
+                            SqlStorageValue::Boolean(b) => SqlValue::Int(b as i64),
+                            SqlStorageValue::Integer(i) => SqlValue::Int(i),
+                            SqlStorageValue::Float(f) => SqlValue::Real(f),
+                            SqlStorageValue::String(s) => SqlValue::Text(s),
+                            SqlStorageValue::Blob(b) => SqlValue::Blob(b),
+                        })
+                        .collect()
+                })
+            })
+            .collect()
+    }
+}
+
+/// Outgoing `fetch`, with a time-out that aborts the request.
+pub struct FetchHttp;
+
+impl Http for FetchHttp {
+    async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let net = |e: worker::Error| HttpError::Network(e.to_string());
+        let headers = Headers::new();
+        for (k, v) in &req.headers {
+            headers.set(k, v).map_err(net)?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(Method::from(req.method.to_string())).with_headers(headers);
+        if !req.body.is_empty() {
+            init.with_body(Some(js_sys::Uint8Array::from(req.body.as_slice()).into()));
+        }
+        let request = Request::new_with_init(&req.url, &init).map_err(net)?;
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let fetch = Box::pin(async move {
+            let mut resp = Fetch::Request(request).send_with_signal(&signal).await?;
+            let body = resp.bytes().await?;
+            Ok::<_, worker::Error>((resp.status_code(), resp.headers().entries().collect::<Vec<_>>(), body))
+        });
+        let timeout = Box::pin(Delay::from(Duration::from_millis(req.timeout_ms.max(1) as u64)));
+        match select(fetch, timeout).await {
+            Either::Left((Ok((status, headers, body)), _)) => Ok(HttpResponse {
+                status,
+                headers: headers.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect(),
+                body,
+            }),
+            Either::Left((Err(e), _)) => Err(net(e)),
+            Either::Right(_) => {
+                controller.abort();
+                Err(HttpError::Timeout)
+            }
+        }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    Date::now().as_millis() as i64
+}
+
+pub async fn sleep(ms: u64) {
+    Delay::from(Duration::from_millis(ms)).await
+}
+
+/// A random v4 UUID from the runtime's `crypto.randomUUID()`.
+pub fn new_uuid() -> String {
+    js_sys::Reflect::get(&js_sys::global(), &"crypto".into())
+        .ok()
+        .and_then(|c| {
+            let f = js_sys::Reflect::get(&c, &"randomUUID".into()).ok()?;
+            let f: &js_sys::Function = wasm_bindgen::JsCast::dyn_ref(&f)?;
+            f.call0(&c).ok()?.as_string()
+        })
+        .unwrap_or_else(|| format!("{:x}-fallback", now_ms()))
+}
+
+pub fn log(level: LogLevel, msg: &str) {
+    match level {
+        LogLevel::Info => worker::console_log!("{msg}"),
+        LogLevel::Warn => worker::console_warn!("{msg}"),
+        LogLevel::Error => worker::console_error!("{msg}"),
+    }
+}

@@ -1,0 +1,31 @@
+//! Small HTTP helpers shared by the routes: errors mapped to statuses,
+//! bounded body reads, JSON responses.
+
+use durable::config::ConfigError;
+use worker::{Request, Response, Result};
+
+/// Maps a configuration problem to the status a caller should see.
+pub fn error_response(e: &ConfigError) -> Result<Response> {
+    match e {
+        ConfigError::UnknownAgent(..) => Response::error(e.to_string(), 404),
+        _ => Response::error(format!("configuration error: {e}"), 500),
+    }
+}
+
+/// Reads a body, refusing more than `limit` bytes with a 413.
+pub async fn read_body_limited(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, Result<Response>> {
+    if let Ok(Some(len)) = req.headers().get("content-length") {
+        if len.parse::<usize>().is_ok_and(|n| n > limit) {
+            return Err(Response::error("body too large", 413));
+        }
+    }
+    match req.bytes().await {
+        Ok(b) if b.len() > limit => Err(Response::error("body too large", 413)),
+        Ok(b) => Ok(b),
+        Err(e) => Err(Response::error(format!("could not read body: {e}"), 400)),
+    }
+}
+
+pub fn json_response(value: &serde_json::Value, status: u16) -> Result<Response> {
+    Ok(Response::from_json(value)?.with_status(status))
+}

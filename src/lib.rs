@@ -1,0 +1,40 @@
+//! Hearth's Worker: entry points, routes, channel glue and the Durable
+//! Object classes. Thin by design: decisions live in the `durable` and
+//! `r2-layout` crates, which are tested natively; this crate adapts them to
+//! `worker` types.
+
+mod adapters;
+mod agent_do;
+mod http;
+mod platform;
+mod session_do;
+mod telegram;
+
+pub use agent_do::Agent;
+pub use session_do::Session;
+
+use serde_json::json;
+use worker::{event, Context, Env, Method, Request, Response, Result, ScheduleContext, ScheduledEvent};
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    let path = req.path();
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match (req.method(), segments.as_slice()) {
+        (Method::Get, ["health"]) => {
+            http::json_response(&json!({"ok": true, "name": "hearth", "version": env!("CARGO_PKG_VERSION")}), 200)
+        }
+        (Method::Post, ["telegram", agent]) => {
+            let agent = agent.to_string();
+            telegram::handle_webhook(req, &env, &ctx, &agent).await
+        }
+        (_, ["telegram", _]) => Response::error("use POST", 405),
+        _ => Response::error("not found", 404),
+    }
+}
+
+#[event(scheduled)]
+async fn scheduled(event: ScheduledEvent, _env: Env, _ctx: ScheduleContext) {
+    // Heartbeats fan out to the Agent objects (heartbeat issue); nothing to do yet.
+    adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {}", event.cron()));
+}

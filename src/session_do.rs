@@ -1,0 +1,152 @@
+//! The `Session` Durable Object: one per session key. A thin wrapper: it
+//! queues what the Worker hands it and lets its alarm drain the queue through
+//! [`durable::session`].
+
+use crate::adapters::{self, DoSql, EnvVars, R2};
+use crate::platform::{Channels, DoPlatform};
+use crate::telegram;
+use durable::config::AgentConfig;
+use durable::ports::LogLevel;
+use durable::prompt::WorkspaceCache;
+use durable::routing::{Inbound, SessionKey};
+use durable::session::{drain, SessionDeps, SessionStore};
+use serde::Deserialize;
+use serde_json::json;
+use std::cell::{Cell, RefCell};
+use wasm_bindgen::JsValue;
+use worker::{durable_object, DurableObject, Env, Method, Request, RequestInit, Response, Result, State};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EnqueueBody {
+    session_key: String,
+    inbound: Inbound,
+}
+
+/// Hands a message to its session's object. `Ok(false)`: a repeat, already queued.
+pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> Result<bool> {
+    let name = key.render();
+    let stub = env.durable_object("SESSION")?.id_from_name(&name)?.get_stub()?;
+    let body = json!({"sessionKey": name, "inbound": inbound}).to_string();
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
+    let mut resp = stub.fetch_with_request(Request::new_with_init("https://session/enqueue", &init)?).await?;
+    if resp.status_code() != 200 {
+        return Err(worker::Error::RustError(format!("session answered {}: {}", resp.status_code(), resp.text().await?)));
+    }
+    let v: serde_json::Value = resp.json().await?;
+    Ok(v["queued"].as_bool().unwrap_or(false))
+}
+
+#[durable_object]
+pub struct Session {
+    state: State,
+    env: Env,
+    workspace_cache: RefCell<WorkspaceCache>,
+    schema_ready: Cell<bool>,
+}
+
+impl Session {
+    fn sql(&self) -> DoSql {
+        DoSql(self.state.storage().sql())
+    }
+
+    fn ready_store<'a>(&self, sql: &'a DoSql) -> Result<SessionStore<'a, DoSql>> {
+        let store = SessionStore::new(sql);
+        if !self.schema_ready.get() {
+            store.init().map_err(|e| worker::Error::RustError(e.to_string()))?;
+            self.schema_ready.set(true);
+        }
+        Ok(store)
+    }
+
+    async fn handle_enqueue(&self, mut req: Request) -> Result<Response> {
+        let body: EnqueueBody = match req.json().await {
+            Ok(b) => b,
+            Err(e) => return Response::error(format!("bad enqueue body: {e}"), 400),
+        };
+        if SessionKey::parse(&body.session_key).is_none() {
+            return Response::error("bad session key", 400);
+        }
+        let sql = self.sql();
+        let store = self.ready_store(&sql)?;
+        let err = |e: durable::ports::StorageError| worker::Error::RustError(e.to_string());
+        if store.meta("session_key").map_err(err)?.is_none() {
+            store.set_meta("session_key", &body.session_key).map_err(err)?;
+        }
+        let payload = serde_json::to_string(&body.inbound)?;
+        let queued = store.enqueue(&body.inbound.dedupe_key, &payload, adapters::now_ms()).map_err(err)?;
+        if queued {
+            // The alarm runs the turn; a running alarm picks this up in its loop.
+            self.state.storage().set_alarm(0i64).await?;
+        }
+        Response::from_json(&json!({"queued": queued}))
+    }
+
+    fn status(&self) -> Result<Response> {
+        let sql = self.sql();
+        let store = self.ready_store(&sql)?;
+        let err = |e: durable::ports::StorageError| worker::Error::RustError(e.to_string());
+        let session_id = store.meta("session_id").map_err(err)?;
+        let history = match &session_id {
+            Some(id) => store.history(id).map_err(err)?,
+            None => vec![],
+        };
+        let usage = match &session_id {
+            Some(id) => store.usage_totals(id).map_err(err)?,
+            None => Default::default(),
+        };
+        Response::from_json(&json!({
+            "sessionKey": store.meta("session_key").map_err(err)?,
+            "sessionId": session_id,
+            "open": store.open_count().map_err(err)?,
+            "messages": history,
+            "usage": usage,
+        }))
+    }
+}
+
+impl DurableObject for Session {
+    fn new(state: State, env: Env) -> Self {
+        Session { state, env, workspace_cache: RefCell::default(), schema_ready: Cell::new(false) }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        match (req.method(), req.path().as_str()) {
+            (Method::Post, "/enqueue") => self.handle_enqueue(req).await,
+            (Method::Get, "/status") => self.status(),
+            _ => Response::error("not found", 404),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let sql = self.sql();
+        let store = self.ready_store(&sql)?;
+        let Some(raw_key) = store.meta("session_key").ok().flatten() else {
+            return Response::ok("empty session");
+        };
+        let Some(key) = SessionKey::parse(&raw_key) else {
+            adapters::log(LogLevel::Error, &format!("session has a bad key {raw_key:?}"));
+            return Response::ok("bad key");
+        };
+        let config = match AgentConfig::load(&EnvVars(&self.env), key.agent().as_str()) {
+            Ok(c) => c,
+            Err(e) => {
+                // Messages stay queued; the next message or a fixed config drains them.
+                adapters::log(LogLevel::Error, &format!("cannot run turns for {raw_key}: {e}"));
+                return Response::ok("misconfigured");
+            }
+        };
+        let platform = DoPlatform {
+            store: R2(self.env.bucket("BUCKET")?),
+            sql,
+            channels: Channels { telegram: telegram::api_for(&config) },
+        };
+        let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache };
+        match drain(&platform, &deps).await {
+            Ok(report) => Response::ok(format!("{} turns", report.turns)),
+            // Storage trouble: fail the alarm so the runtime retries it.
+            Err(e) => Err(worker::Error::RustError(format!("drain failed: {e}"))),
+        }
+    }
+}

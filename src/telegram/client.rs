@@ -1,0 +1,116 @@
+//! The Telegram Bot API client: `sendMessage` and friends, with Telegram's
+//! rate limits honoured (`429` with `parameters.retry_after`) and transient
+//! errors retried with backoff.
+
+use super::format::{split_message, to_telegram_html, TELEGRAM_MAX_CHARS};
+use crate::adapters::{self, FetchHttp};
+use durable::ports::{ChannelError, Http, HttpError, HttpRequest, LogLevel, ReplyTarget};
+use durable::retry::Backoff;
+use serde_json::{json, Value};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TgError {
+    /// Telegram answered `ok: false` with a final error.
+    Api { code: u16, description: String },
+    /// Retries used up.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for TgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TgError::Api { code, description } => write!(f, "telegram {code}: {description}"),
+            TgError::Unavailable(e) => write!(f, "telegram unavailable: {e}"),
+        }
+    }
+}
+
+pub struct TelegramApi {
+    pub base: String,
+    pub token: String,
+    pub backoff: Backoff,
+}
+
+impl TelegramApi {
+    pub async fn call(&self, method: &str, body: &Value) -> Result<Value, TgError> {
+        let url = format!("{}/bot{}/{method}", self.base, self.token);
+        let mut made = 0;
+        loop {
+            made += 1;
+            let (why, retry_after) = match FetchHttp.send(HttpRequest::post_json(url.clone(), body, 30_000)).await {
+                Ok(resp) => {
+                    let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                    if (200..300).contains(&resp.status) && v["ok"] != Value::Bool(false) {
+                        return Ok(v["result"].clone());
+                    }
+                    let description = v["description"].as_str().unwrap_or("").to_owned();
+                    if resp.status == 429 || resp.status >= 500 {
+                        let ra = v["parameters"]["retry_after"].as_u64().map(|s| s * 1000);
+                        (format!("{}: {description}", resp.status), ra)
+                    } else {
+                        return Err(TgError::Api { code: resp.status, description });
+                    }
+                }
+                Err(HttpError::Timeout) => ("timed out".to_owned(), None),
+                Err(HttpError::Network(e)) => (e, None),
+            };
+            match self.backoff.delay(made, retry_after) {
+                Some(ms) => {
+                    adapters::log(LogLevel::Warn, &format!("telegram {method} failed ({why}); retry in {ms} ms"));
+                    adapters::sleep(ms).await;
+                }
+                None => return Err(TgError::Unavailable(why)),
+            }
+        }
+    }
+
+    fn target_fields(target: &ReplyTarget, body: &mut Value) {
+        if let Some(t) = target.thread_id.as_deref().and_then(|t| t.parse::<i64>().ok()) {
+            body["message_thread_id"] = json!(t);
+        }
+    }
+
+    /// Sends a whole reply: split into chunks, each as HTML, falling back to
+    /// plain text when Telegram cannot parse the markup. In groups the first
+    /// chunk replies to the user's message.
+    pub async fn send_reply(&self, target: &ReplyTarget, text: &str) -> Result<(), TgError> {
+        for (i, chunk) in split_message(text, TELEGRAM_MAX_CHARS).iter().enumerate() {
+            let mut body = json!({"chat_id": target.chat_id, "text": to_telegram_html(chunk), "parse_mode": "HTML",
+                                  "link_preview_options": {"is_disabled": true}});
+            Self::target_fields(target, &mut body);
+            if i == 0 {
+                if let Some(r) = target.reply_to.as_deref().and_then(|r| r.parse::<i64>().ok()) {
+                    body["reply_parameters"] = json!({"message_id": r, "allow_sending_without_reply": true});
+                }
+            }
+            match self.call("sendMessage", &body).await {
+                Err(TgError::Api { code: 400, .. }) => {
+                    body["text"] = json!(chunk);
+                    body.as_object_mut().map(|o| o.remove("parse_mode"));
+                    self.call("sendMessage", &body).await?;
+                }
+                other => {
+                    other?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn typing(&self, target: &ReplyTarget) {
+        let mut body = json!({"chat_id": target.chat_id, "action": "typing"});
+        Self::target_fields(target, &mut body);
+        // Best effort, one try: typing is cosmetic.
+        let url = format!("{}/bot{}/sendChatAction", self.base, self.token);
+        let _ = FetchHttp.send(HttpRequest::post_json(url, &body, 5_000)).await;
+    }
+
+    pub async fn get_me_username(&self) -> Result<Option<String>, TgError> {
+        let me = self.call("getMe", &json!({})).await?;
+        Ok(me["username"].as_str().map(str::to_owned))
+    }
+}
+
+pub fn channel_error(e: TgError) -> ChannelError {
+    ChannelError::Failed(e.to_string())
+}

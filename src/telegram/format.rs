@@ -1,0 +1,162 @@
+//! Telegram message text: split to the 4096-character limit, and rendered to
+//! the small HTML subset Telegram accepts.
+//!
+//! The HTML is conservative (bold, inline code, code blocks, links) and every
+//! other character is escaped, so the markup almost never fails; when Telegram
+//! still rejects it, the client resends the chunk as plain text.
+
+/// Telegram's limit, counted in UTF-16 code units (what Telegram counts).
+pub const TELEGRAM_MAX_CHARS: usize = 4096;
+
+fn utf16_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// Splits `text` into chunks of at most `limit` UTF-16 units, preferring
+/// paragraph breaks, then line breaks, then spaces; never inside a character.
+pub fn split_message(text: &str, limit: usize) -> Vec<String> {
+    let mut chunks = Vec::new();
+    let mut rest = text.trim();
+    while utf16_len(rest) > limit {
+        // Byte index of the furthest char boundary within the limit.
+        let mut units = 0;
+        let mut hard = 0;
+        for (i, c) in rest.char_indices() {
+            units += c.len_utf16();
+            if units > limit {
+                break;
+            }
+            hard = i + c.len_utf8();
+        }
+        let window = &rest[..hard];
+        let cut = ["\n\n", "\n", " "]
+            .iter()
+            .find_map(|sep| window.rfind(sep).filter(|&i| i > hard / 3))
+            .unwrap_or(hard);
+        let (head, tail) = rest.split_at(cut.max(1).min(rest.len()));
+        if !head.trim().is_empty() {
+            chunks.push(head.trim_end().to_owned());
+        }
+        rest = tail.trim_start();
+    }
+    if !rest.is_empty() {
+        chunks.push(rest.to_owned());
+    }
+    chunks
+}
+
+fn escape(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+}
+
+/// Markdown (as models write it) → Telegram HTML.
+pub fn to_telegram_html(md: &str) -> String {
+    let mut out = String::with_capacity(md.len() + 32);
+    let mut parts = md.split("```");
+    let mut in_code = false;
+    // Odd segments are fenced code when the fence is closed.
+    let fence_count = md.matches("```").count();
+    let mut seen = 0;
+    while let Some(part) = parts.next() {
+        if in_code && seen <= fence_count - (fence_count % 2) {
+            // Drop a language tag on the first line.
+            let body = match part.split_once('\n') {
+                Some((first, rest)) if !first.contains(' ') && !first.is_empty() => rest,
+                _ => part.strip_prefix('\n').unwrap_or(part),
+            };
+            out.push_str("<pre><code>");
+            escape(body.trim_end_matches('\n'), &mut out);
+            out.push_str("</code></pre>");
+        } else {
+            if in_code {
+                out.push_str("```"); // unclosed fence: keep it literally
+            }
+            inline(part, &mut out);
+        }
+        seen += 1;
+        in_code = !in_code;
+    }
+    out
+}
+
+fn inline(s: &str, out: &mut String) {
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('`') {
+            if let Some(end) = r.find('`') {
+                out.push_str("<code>");
+                escape(&r[..end], out);
+                out.push_str("</code>");
+                rest = &r[end + 1..];
+                continue;
+            }
+        }
+        if let Some(r) = rest.strip_prefix("**") {
+            if let Some(end) = r.find("**").filter(|&e| e > 0 && !r[..e].contains('\n')) {
+                out.push_str("<b>");
+                escape(&r[..end], out);
+                out.push_str("</b>");
+                rest = &r[end + 2..];
+                continue;
+            }
+        }
+        if let Some(r) = rest.strip_prefix('[') {
+            if let Some((label, after)) = r.split_once("](") {
+                if let Some((url, tail)) = after.split_once(')') {
+                    if !label.contains('\n') && (url.starts_with("https://") || url.starts_with("http://")) {
+                        out.push_str("<a href=\"");
+                        escape(url, out);
+                        out.push_str("\">");
+                        escape(label, out);
+                        out.push_str("</a>");
+                        rest = tail;
+                        continue;
+                    }
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        let n = c.len_utf8();
+        escape(&rest[..n], out);
+        rest = &rest[n..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_boundaries_within_the_limit() {
+        let para = "word ".repeat(300); // 1500 chars
+        let text = format!("{para}\n\n{para}\n\n{para}");
+        let chunks = split_message(&text, 4096);
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks.iter().all(|c| utf16_len(c) <= 4096));
+        assert_eq!(chunks.join(" ").split_whitespace().count(), 900);
+        let long = "x".repeat(10_000);
+        let chunks = split_message(&long, 4096);
+        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [4096, 4096, 1808]);
+        let emoji = "😀".repeat(3000); // 2 UTF-16 units each
+        assert!(split_message(&emoji, 4096).iter().all(|c| utf16_len(c) <= 4096));
+        assert!(split_message("   ", 4096).is_empty());
+    }
+
+    #[test]
+    fn html_is_escaped_and_simple() {
+        assert_eq!(to_telegram_html("a < b & **c**"), "a &lt; b &amp; <b>c</b>");
+        assert_eq!(to_telegram_html("use `x<y`"), "use <code>x&lt;y</code>");
+        assert_eq!(to_telegram_html("```rust\nfn a() {}\n```"), "<pre><code>fn a() {}</code></pre>");
+        assert_eq!(to_telegram_html("[site](https://e.com/?a=1&b=2)"), "<a href=\"https://e.com/?a=1&amp;b=2\">site</a>");
+        assert_eq!(to_telegram_html("open ``` fence"), "open ``` fence");
+        assert_eq!(to_telegram_html("snake_case and * star"), "snake_case and * star");
+    }
+}

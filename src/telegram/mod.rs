@@ -1,0 +1,121 @@
+//! Telegram: the webhook (`POST /telegram/{agentId}`) and the reply channel.
+
+pub mod client;
+pub mod format;
+pub mod update;
+
+use crate::adapters::{self, EnvVars};
+use crate::http::{error_response, read_body_limited};
+use crate::session_do;
+use client::TelegramApi;
+use durable::config::AgentConfig;
+use durable::ports::{LogLevel, ReplyTarget};
+use durable::retry::Backoff;
+use durable::routing::{route, Route};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use update::{BotIdentity, Update};
+use worker::{Context, Env, Request, Response, Result};
+
+/// Largest update body accepted (Telegram's are a few kB).
+const MAX_UPDATE_BYTES: usize = 1024 * 1024;
+
+thread_local! {
+    /// Bot usernames by bot id, learned once per isolate with `getMe`.
+    static USERNAMES: RefCell<HashMap<i64, String>> = RefCell::new(HashMap::new());
+}
+
+pub fn api_for(cfg: &AgentConfig) -> Option<TelegramApi> {
+    Some(TelegramApi {
+        base: cfg.telegram_api_base.clone(),
+        token: cfg.telegram_bot_token.clone()?,
+        backoff: Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
+    })
+}
+
+/// Constant-time comparison, so the secret cannot be guessed byte by byte.
+pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
+    let mut diff = (given.len() ^ expected.len()) as u8 | (given.len() != expected.len()) as u8;
+    for (i, e) in expected.iter().enumerate() {
+        diff |= e ^ given.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
+    let cfg = match AgentConfig::load(&EnvVars(env), agent) {
+        Ok(c) => c,
+        Err(e) => return error_response(&e),
+    };
+    let Some(secret) = cfg.telegram_webhook_secret.as_deref() else {
+        return Response::error("TELEGRAM_WEBHOOK_SECRET is not set for this agent (see .dev.vars.example)", 500);
+    };
+    let given = req.headers().get("X-Telegram-Bot-Api-Secret-Token")?.unwrap_or_default();
+    if !secrets_match(given.as_bytes(), secret.as_bytes()) {
+        return Response::error("wrong or missing X-Telegram-Bot-Api-Secret-Token", 401);
+    }
+    let body = match read_body_limited(&mut req, MAX_UPDATE_BYTES).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    let update: Update = match serde_json::from_slice(&body) {
+        Ok(u) => u,
+        Err(e) => return Response::error(format!("malformed Telegram update: {e}"), 400),
+    };
+    let Some(api) = api_for(&cfg) else {
+        return Response::error("TELEGRAM_BOT_TOKEN is not set for this agent (see .dev.vars.example)", 500);
+    };
+    let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let mut bot = BotIdentity { id: bot_id, username: USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) };
+    if bot.username.is_none() && update.message().is_some_and(|(m, _)| m.needs_username()) {
+        match api.get_me_username().await {
+            Ok(Some(name)) => {
+                USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
+                bot.username = Some(name);
+            }
+            Ok(None) => {}
+            // Without getMe we cannot tell if we were mentioned: let Telegram redeliver.
+            Err(e) => return Response::error(format!("getMe failed: {e}"), 503),
+        }
+    }
+    let Some(inbound) = update::to_inbound(&update, &bot, adapters::now_ms()) else {
+        return Response::ok("ignored");
+    };
+    match route(&cfg, &inbound) {
+        Route::Turn(key) => match session_do::enqueue(env, &key, &inbound).await {
+            Ok(true) => Response::ok("queued"),
+            Ok(false) => Response::ok("duplicate"),
+            // Not queued: a non-2xx makes Telegram deliver it again, so nothing is lost.
+            Err(e) => Response::error(format!("could not queue the message: {e}"), 503),
+        },
+        Route::Stranger => {
+            adapters::log(LogLevel::Info, &format!("stranger telegram:{} wrote to agent {agent}", inbound.sender_id));
+            let target = ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
+            let text = format!(
+                "I'm a private assistant and only talk to people my owner allows. \
+If you are my owner, add telegram:{} to OWNER_IDS (or ALLOW_FROM).",
+                inbound.sender_id
+            );
+            ctx.wait_until(async move {
+                let _ = api.send_reply(&target, &text).await;
+            });
+            Response::ok("not allowed")
+        }
+        Route::NotAddressed => Response::ok("not addressed"),
+        Route::GroupNotAllowed => Response::ok("group not allowed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::secrets_match;
+
+    #[test]
+    fn secret_comparison() {
+        assert!(secrets_match(b"abc", b"abc"));
+        assert!(!secrets_match(b"abd", b"abc"));
+        assert!(!secrets_match(b"ab", b"abc"));
+        assert!(!secrets_match(b"abcd", b"abc"));
+        assert!(!secrets_match(b"", b"abc"));
+    }
+}

@@ -1,0 +1,131 @@
+// Runs the built Worker (build/index.js + build/index_bg.wasm) in workerd
+// through Miniflare, with real R2 and SQLite-backed Durable Objects, wired to
+// the stand-ins. One instance serves a whole test file.
+import { Miniflare } from "miniflare";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startLlm, startTelegram } from "./standins.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const SECRET = "test-webhook-secret";
+export const OWNER = 4242;
+export const FRIEND = 777;
+export const GROUP = -100123456;
+
+export async function startHearth({ bindings = {}, persist } = {}) {
+  const telegram = await startTelegram();
+  const llm = await startLlm();
+  const mfOptions = (extra = {}) => ({
+    modulesRoot: ROOT,
+    modules: [
+      { type: "ESModule", path: path.join(ROOT, "build/index.js") },
+      { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") },
+    ],
+    compatibilityDate: "2026-04-01",
+    r2Buckets: ["BUCKET"],
+    durableObjects: {
+      SESSION: { className: "Session", useSQLite: true },
+      AGENT: { className: "Agent", useSQLite: true },
+    },
+    bindings: {
+      AGENTS: "main",
+      LLM_PROVIDER: "anthropic",
+      LLM_BASE_URL: llm.base,
+      LLM_MODEL: "claude-test",
+      LLM_API_KEY: "test-llm-key",
+      TELEGRAM_API_BASE: telegram.base,
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_WEBHOOK_SECRET: SECRET,
+      OWNER_IDS: `telegram:${OWNER}`,
+      ALLOW_FROM: `telegram:${FRIEND},telegram:${GROUP}`,
+      RETRY_BASE_MS: "20",
+      RETRY_MAX_MS: "200",
+      ...bindings,
+    },
+    cf: false,
+    ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
+    ...extra,
+  });
+  let mf = new Miniflare(mfOptions());
+  await mf.ready;
+  const h = {
+    telegram,
+    llm,
+    get mf() {
+      return mf;
+    },
+    url: (p) => new URL(p, "http://hearth.test").toString(),
+    async fetch(p, init) {
+      return mf.dispatchFetch(new URL(p, "http://hearth.test").toString(), init);
+    },
+    async bucket() {
+      return mf.getR2Bucket("BUCKET");
+    },
+    async putFile(key, text) {
+      const b = await mf.getR2Bucket("BUCKET");
+      await b.put(key, text);
+    },
+    /** POSTs an update to the Telegram webhook. */
+    async sendUpdate(update, { secret = SECRET, agent = "main", raw } = {}) {
+      return mf.dispatchFetch(`http://hearth.test/telegram/${agent}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(secret === null ? {} : { "X-Telegram-Bot-Api-Secret-Token": secret }) },
+        body: raw ?? JSON.stringify(update),
+      });
+    },
+    /** Waits until `predicate()` is truthy, polling. */
+    async until(predicate, { timeoutMs = 10000, what = "condition" } = {}) {
+      const start = Date.now();
+      for (;;) {
+        const v = await predicate();
+        if (v) return v;
+        if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async reset() {
+      telegram.reset();
+      llm.reset();
+    },
+    async restart() {
+      await mf.dispose();
+      mf = new Miniflare(mfOptions());
+      await mf.ready;
+    },
+    async close() {
+      await mf.dispose();
+      await telegram.close();
+      await llm.close();
+    },
+  };
+  return h;
+}
+
+let updateId = 1;
+let messageId = 1;
+
+/** A Telegram update as the Bot API sends it. */
+export function tgUpdate({ from = OWNER, chat, text, entities, replyTo, edited = false, threadId, extra = {} } = {}) {
+  const chatId = chat ?? from;
+  const isGroup = chatId < 0;
+  const message = {
+    message_id: messageId++,
+    from: { id: from, is_bot: false, first_name: from === OWNER ? "Olga" : "Pat", username: from === OWNER ? "olga" : undefined, language_code: "en" },
+    chat: isGroup
+      ? { id: chatId, title: "Test group", type: "supergroup", ...(threadId ? { is_forum: true } : {}) }
+      : { id: chatId, first_name: "Olga", type: "private" },
+    date: Math.floor(Date.now() / 1000),
+    ...(text !== undefined ? { text } : {}),
+    ...(entities ? { entities } : {}),
+    ...(replyTo ? { reply_to_message: replyTo } : {}),
+    ...(threadId ? { message_thread_id: threadId, is_topic_message: true } : {}),
+    ...extra,
+  };
+  return { update_id: 100000 + updateId++, [edited ? "edited_message" : "message"]: message };
+}
+
+/** The system prompt text of an LLM request, either provider. */
+export function systemText(req) {
+  if (req.provider === "openai") return req.body.messages[0].content;
+  return req.body.system.map((b) => b.text).join("\n");
+}

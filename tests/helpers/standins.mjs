@@ -1,0 +1,218 @@
+// Local stand-ins for the services Hearth cannot reach in tests: the Telegram
+// Bot API and the LLM providers (Anthropic Messages, OpenAI chat completions).
+// They speak the real wire formats, including real error bodies, and record
+// every request so tests can assert on what Hearth sent.
+import http from "node:http";
+
+function listen(handler) {
+  return new Promise((resolve) => {
+    const server = http.createServer(async (req, res) => {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const raw = Buffer.concat(chunks);
+      try {
+        await handler(req, res, raw);
+      } catch (e) {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: String(e) }));
+      }
+    });
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function sendJson(res, status, body, headers = {}) {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** A Telegram Bot API stand-in. `failures` holds scripted answers per method. */
+export async function startTelegram({ token = "123456:TEST-TOKEN", username = "hearth_bot" } = {}) {
+  const botId = Number(token.split(":")[0]);
+  const state = {
+    token,
+    botId,
+    username,
+    requests: [],
+    failures: new Map(), // method -> [{status, body}]
+    fileBytes: new Map(), // file_id -> {bytes, path}
+    nextMessageId: 1000,
+  };
+  const server = await listen(async (req, res, raw) => {
+    const url = new URL(req.url, "http://x");
+    const fileMatch = url.pathname.match(/^\/file\/bot([^/]+)\/(.+)$/);
+    if (fileMatch) {
+      const entry = [...state.fileBytes.values()].find((f) => f.path === fileMatch[2]);
+      state.requests.push({ method: "file", path: fileMatch[2], at: Date.now() });
+      if (!entry) return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      return res.end(entry.bytes);
+    }
+    const m = url.pathname.match(/^\/bot([^/]+)\/(\w+)$/);
+    if (!m) return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
+    const [, tok, method] = m;
+    let body = {};
+    if (raw.length) {
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
+      }
+    }
+    state.requests.push({ method, body, at: Date.now() });
+    if (tok !== state.token) {
+      return sendJson(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
+    }
+    const scripted = state.failures.get(method);
+    if (scripted && scripted.length) {
+      const f = scripted.shift();
+      return sendJson(res, f.status, f.body);
+    }
+    switch (method) {
+      case "getMe":
+        return sendJson(res, 200, {
+          ok: true,
+          result: { id: botId, is_bot: true, first_name: "Hearth", username, can_join_groups: true },
+        });
+      case "sendMessage": {
+        if (!body.text || String(body.text).length === 0) {
+          return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" });
+        }
+        if ([...String(body.text)].length > 4096 && !body.parse_mode) {
+          return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message is too long" });
+        }
+        return sendJson(res, 200, {
+          ok: true,
+          result: {
+            message_id: state.nextMessageId++,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(body.chat_id), type: Number(body.chat_id) < 0 ? "supergroup" : "private" },
+            from: { id: botId, is_bot: true, first_name: "Hearth", username },
+            text: body.text,
+          },
+        });
+      }
+      case "sendChatAction":
+        return sendJson(res, 200, { ok: true, result: true });
+      case "getFile": {
+        const f = state.fileBytes.get(body.file_id);
+        if (!f) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: invalid file_id" });
+        return sendJson(res, 200, {
+          ok: true,
+          result: { file_id: body.file_id, file_unique_id: "u" + body.file_id, file_size: f.bytes.length, file_path: f.path },
+        });
+      }
+      default:
+        return sendJson(res, 200, { ok: true, result: true });
+    }
+  });
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    ...state,
+    state,
+    base,
+    sent: () => state.requests.filter((r) => r.method === "sendMessage"),
+    calls: (method) => state.requests.filter((r) => r.method === method),
+    fail: (method, status, body) => {
+      if (!state.failures.has(method)) state.failures.set(method, []);
+      state.failures.get(method).push({ status, body });
+    },
+    reset: () => {
+      state.requests.length = 0;
+      state.failures.clear();
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+function lastUserText(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== "user") continue;
+    if (typeof m.content === "string") return m.content;
+    const texts = (m.content || []).filter((b) => b.type === "text").map((b) => b.text);
+    if (texts.length) return texts[texts.length - 1];
+  }
+  return "";
+}
+
+/**
+ * An LLM stand-in serving both Anthropic (`/v1/messages`) and OpenAI-compatible
+ * (`/v1/chat/completions`) requests. By default it answers "echo: <last user
+ * text>"; `script` queues answers: {status, body, headers, delayMs} or
+ * {text} / {toolCall: {name, input}}.
+ */
+export async function startLlm() {
+  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0 };
+  const server = await listen(async (req, res, raw) => {
+    const url = new URL(req.url, "http://x");
+    const body = raw.length ? JSON.parse(raw.toString("utf8")) : {};
+    const provider = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : "unknown";
+    const entry = { provider, path: url.pathname, headers: req.headers, body, raw: raw.toString("utf8"), start: Date.now() };
+    state.requests.push(entry);
+    state.inFlight++;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    try {
+      const step = state.script.shift() || {};
+      const delay = step.delayMs ?? state.defaultDelayMs;
+      if (delay) await sleep(delay);
+      if (step.status && step.status !== 200) {
+        return sendJson(res, step.status, step.body ?? errorBody(provider, step.status), step.headers || {});
+      }
+      const messages = provider === "openai" ? body.messages : body.messages;
+      const text = step.text ?? `echo: ${lastUserText(messages || [])}`;
+      if (provider === "openai") {
+        const message = step.toolCall
+          ? { role: "assistant", content: null, tool_calls: [{ id: "call_" + state.requests.length, type: "function", function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.input) } }] }
+          : { role: "assistant", content: text };
+        return sendJson(res, 200, {
+          id: "chatcmpl-" + state.requests.length,
+          object: "chat.completion",
+          model: body.model,
+          choices: [{ index: 0, message, finish_reason: step.toolCall ? "tool_calls" : "stop" }],
+          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 40 } },
+        });
+      }
+      const content = step.toolCall
+        ? [{ type: "tool_use", id: "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
+        : [{ type: "text", text }];
+      return sendJson(res, 200, {
+        id: "msg_" + state.requests.length,
+        type: "message",
+        role: "assistant",
+        model: body.model,
+        content,
+        stop_reason: step.toolCall ? "tool_use" : "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 50 },
+      });
+    } finally {
+      entry.end = Date.now();
+      state.inFlight--;
+    }
+  });
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return {
+    state,
+    base,
+    requests: state.requests,
+    push: (...steps) => state.script.push(...steps),
+    reset: () => {
+      state.requests.length = 0;
+      state.script.length = 0;
+      state.maxInFlight = 0;
+      state.defaultDelayMs = 0;
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+export function errorBody(provider, status) {
+  if (provider === "openai") {
+    return { error: { message: `stand-in error ${status}`, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null } };
+  }
+  const type = status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error";
+  return { type: "error", error: { type, message: `stand-in error ${status}` } };
+}
