@@ -14,5 +14,11 @@ if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "${FORCE_BUILD:-}
     exit 0
   fi
 fi
-echo "[build] worker-build --release"
-worker-build --release
+# HEARTH_BUILD=dev gives a quicker, larger, unoptimised build for iterating.
+if [ "${HEARTH_BUILD:-release}" = "dev" ]; then
+  echo "[build] worker-build --dev"
+  worker-build --dev
+else
+  echo "[build] worker-build --release"
+  worker-build --release
+fi

@@ -4,13 +4,14 @@
 //! `worker` types.
 
 mod adapters;
-mod agent_do;
+mod agent;
+mod api;
 mod http;
 mod platform;
 mod session_do;
 mod telegram;
 
-pub use agent_do::Agent;
+pub use agent::Agent;
 pub use session_do::Session;
 
 use serde_json::json;
@@ -29,6 +30,11 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
             telegram::handle_webhook(req, &env, &ctx, &agent).await
         }
         (_, ["telegram", _]) => Response::error("use POST", 405),
+        (_, ["api", rest @ ..]) => {
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+            api::route(req, &env, &rest).await
+        }
         _ => Response::error("not found", 404),
     }
 }
