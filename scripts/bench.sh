@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `npm run bench`: sizes and speeds, printed as a table (a benchmark, not a test).
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$ROOT"
+bash scripts/setup.sh >&2
+bash scripts/build.sh >&2
+mkdir -p .bench
+wrangler deploy --dry-run --outdir dist > .bench/dry-run.txt 2>&1 || { cat .bench/dry-run.txt >&2; exit 1; }
+node scripts/bench.mjs .bench/dry-run.txt
