@@ -1,46 +1,57 @@
-//! Calendar arithmetic on epoch milliseconds (UTC), without a date crate.
+//! Local time in the agent's time zone (IANA names, daylight saving right),
+//! for daily notes, the time reminder and daily resets. Uses `jiff` with its
+//! bundled tz database, which the schedule crate needs anyway.
 
-/// (year, month 1-12, day 1-31) of a day count since 1970-01-01
-/// (Howard Hinnant's `civil_from_days`).
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+use jiff::{tz::TimeZone, Timestamp, ToSpan, Zoned};
+
+/// The zone for a name; an unknown name falls back to UTC (config loading
+/// already rejects unknown names, so this only guards stale data).
+pub fn zone(name: &str) -> TimeZone {
+    TimeZone::get(name).unwrap_or(TimeZone::UTC)
 }
 
-const DAY_MS: i64 = 86_400_000;
-
-/// `YYYY-MM-DD` of an instant, shifted by `offset_ms` (0 for UTC).
-pub fn date_string(ms: i64, offset_ms: i64) -> String {
-    let (y, m, d) = civil_from_days((ms + offset_ms).div_euclid(DAY_MS));
-    format!("{y:04}-{m:02}-{d:02}")
+pub fn is_valid_zone(name: &str) -> bool {
+    TimeZone::get(name).is_ok()
 }
 
-/// `YYYY-MM-DD HH:MM (Weekday)` of an instant, shifted by `offset_ms`.
-pub fn datetime_string(ms: i64, offset_ms: i64) -> String {
-    let local = ms + offset_ms;
-    let days = local.div_euclid(DAY_MS);
-    let in_day = local.rem_euclid(DAY_MS) / 60_000;
-    const WEEKDAYS: [&str; 7] = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"];
-    format!(
-        "{} {:02}:{:02} ({})",
-        date_string(ms, offset_ms),
-        in_day / 60,
-        in_day % 60,
-        WEEKDAYS[days.rem_euclid(7) as usize]
-    )
+fn zoned(ms: i64, tz: &str) -> Zoned {
+    Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH).to_zoned(zone(tz))
 }
 
-/// Today's and yesterday's dates.
-pub fn today_and_yesterday(ms: i64, offset_ms: i64) -> (String, String) {
-    (date_string(ms, offset_ms), date_string(ms - DAY_MS, offset_ms))
+/// `YYYY-MM-DD` of an instant in `tz`.
+pub fn date_string(ms: i64, tz: &str) -> String {
+    zoned(ms, tz).strftime("%Y-%m-%d").to_string()
+}
+
+/// `HH:MM` of an instant in `tz`.
+pub fn time_string(ms: i64, tz: &str) -> String {
+    zoned(ms, tz).strftime("%H:%M").to_string()
+}
+
+/// `YYYY-MM-DD HH:MM (Weekday) TZ` of an instant in `tz`.
+pub fn datetime_string(ms: i64, tz: &str) -> String {
+    zoned(ms, tz).strftime("%Y-%m-%d %H:%M (%A) %Z").to_string()
+}
+
+/// Today's and yesterday's dates in `tz`.
+pub fn today_and_yesterday(ms: i64, tz: &str) -> (String, String) {
+    let now = zoned(ms, tz);
+    let yesterday = now.checked_sub(1.day()).unwrap_or_else(|_| now.clone());
+    (now.strftime("%Y-%m-%d").to_string(), yesterday.strftime("%Y-%m-%d").to_string())
+}
+
+/// The latest instant at or before `ms` whose local time in `tz` is
+/// `hour:minute` (the daily reset boundary).
+pub fn last_daily_boundary(ms: i64, tz: &str, hour: i8, minute: i8) -> i64 {
+    let now = zoned(ms, tz);
+    let today = now.with().hour(hour).minute(minute).second(0).subsec_nanosecond(0).build();
+    let Ok(today) = today else { return ms };
+    let boundary = if today.timestamp() <= now.timestamp() {
+        today
+    } else {
+        today.checked_sub(1.day()).unwrap_or(today)
+    };
+    boundary.timestamp().as_millisecond()
 }
 
 #[cfg(test)]
@@ -48,10 +59,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn known_dates() {
-        assert_eq!(date_string(0, 0), "1970-01-01");
-        assert_eq!(datetime_string(1_708_300_000_000, 0), "2024-02-18 23:46 (Sunday)");
-        assert_eq!(today_and_yesterday(1_709_251_200_000, 0), ("2024-03-01".into(), "2024-02-29".into()));
-        assert_eq!(date_string(-1, 0), "1969-12-31");
+    fn utc_and_zones() {
+        assert_eq!(date_string(0, "UTC"), "1970-01-01");
+        assert_eq!(datetime_string(1_708_300_000_000, "UTC"), "2024-02-18 23:46 (Sunday) UTC");
+        // 23:46 UTC is already Monday in Paris (UTC+1 in February).
+        assert_eq!(date_string(1_708_300_000_000, "Europe/Paris"), "2024-02-19");
+        assert_eq!(today_and_yesterday(1_709_251_200_000, "UTC"), ("2024-03-01".into(), "2024-02-29".into()));
+        assert_eq!(date_string(0, "Not/AZone"), "1970-01-01");
+        assert!(is_valid_zone("America/New_York") && !is_valid_zone("Mars/Base"));
+    }
+
+    #[test]
+    fn daily_boundary_in_local_time() {
+        // 2026-07-01 03:00 UTC = 05:00 in Paris (summer): the 04:00 boundary was 02:00 UTC.
+        let now = 1_782_874_800_000;
+        assert_eq!(last_daily_boundary(now, "Europe/Paris", 4, 0), now - 3_600_000);
+        // At 01:00 UTC (03:00 Paris) the boundary is the previous day's.
+        let early = now - 2 * 3_600_000;
+        assert_eq!(last_daily_boundary(early, "Europe/Paris", 4, 0), now - 3_600_000 - 86_400_000);
     }
 }

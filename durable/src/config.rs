@@ -58,6 +58,20 @@ pub struct LlmConfig {
     pub max_tool_rounds: u32,
 }
 
+/// When sessions reset on their own, and how much context they may use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LifecycleConfig {
+    /// `RESET_DAILY_AT` (`HH:MM` local): reset when the last activity was
+    /// before the latest such time. Off unless set.
+    pub daily_at: Option<(i8, i8)>,
+    /// `RESET_IDLE_HOURS`: reset after this long without activity. Off unless set.
+    pub idle_hours: Option<u32>,
+    /// `CONTEXT_WINDOW` (tokens, default 200,000).
+    pub context_window: u64,
+    /// `CONTEXT_RESERVE` (tokens kept free for the answer, default 16,000).
+    pub context_reserve: u64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
     pub agent: AgentId,
@@ -70,6 +84,18 @@ pub struct AgentConfig {
     pub telegram_bot_token: Option<String>,
     pub telegram_webhook_secret: Option<String>,
     pub discord_api_base: String,
+    pub lifecycle: LifecycleConfig,
+}
+
+fn parse_hhmm(name: &str, raw: &str) -> Result<(i8, i8), ConfigError> {
+    let bad = || ConfigError::Invalid { name: name.to_owned(), why: format!("{raw:?} is not HH:MM") };
+    let (h, m) = raw.split_once(':').ok_or_else(bad)?;
+    let (h, m): (i8, i8) = (h.trim().parse().map_err(|_| bad())?, m.trim().parse().map_err(|_| bad())?);
+    if (0..24).contains(&h) && (0..60).contains(&m) {
+        Ok((h, m))
+    } else {
+        Err(bad())
+    }
 }
 
 /// The list of configured agent ids (`AGENTS`, default `main`).
@@ -167,12 +193,16 @@ impl AgentConfig {
             retry_max_ms: number(vars, agent, "RETRY_MAX_MS", 30_000)?,
             max_tool_rounds: number::<u32>(vars, agent, "MAX_TOOL_ROUNDS", 8)?.max(1),
         };
+        let timezone = get("TIMEZONE").unwrap_or_else(|| "UTC".into());
+        if !crate::clock::is_valid_zone(&timezone) {
+            return Err(ConfigError::Invalid { name: "TIMEZONE".into(), why: format!("{timezone:?} is not an IANA time zone") });
+        }
         Ok(AgentConfig {
             agent: agent_id,
             llm,
             owners: parse_principals("OWNER_IDS", &get("OWNER_IDS").unwrap_or_default())?,
             allow_from: parse_principals("ALLOW_FROM", &get("ALLOW_FROM").unwrap_or_default())?,
-            timezone: get("TIMEZONE").unwrap_or_else(|| "UTC".into()),
+            timezone,
             telegram_api_base: get("TELEGRAM_API_BASE")
                 .unwrap_or_else(|| "https://api.telegram.org".into())
                 .trim_end_matches('/')
@@ -183,6 +213,18 @@ impl AgentConfig {
                 .unwrap_or_else(|| "https://discord.com/api/v10".into())
                 .trim_end_matches('/')
                 .to_owned(),
+            lifecycle: LifecycleConfig {
+                daily_at: match get("RESET_DAILY_AT").as_deref() {
+                    None | Some("off") | Some("") => None,
+                    Some(v) => Some(parse_hhmm("RESET_DAILY_AT", v)?),
+                },
+                idle_hours: match get("RESET_IDLE_HOURS") {
+                    None => None,
+                    Some(_) => Some(number::<u32>(vars, agent, "RESET_IDLE_HOURS", 0)?).filter(|h| *h > 0),
+                },
+                context_window: number(vars, agent, "CONTEXT_WINDOW", 200_000)?,
+                context_reserve: number(vars, agent, "CONTEXT_RESERVE", 16_000)?,
+            },
         })
     }
 

@@ -9,6 +9,7 @@
 //! Nothing here does I/O: it is grammar, tables and record shapes, so it is
 //! tested natively and costs little in the WASM build.
 
+pub mod archive;
 pub mod keys;
 pub mod message;
 pub mod metadata;

@@ -19,6 +19,12 @@ const SCHEMA: &[&str] = &[
         message TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS history_session ON history(session_id, seq)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS compactions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        archive_name TEXT NOT NULL,
+        archived_at INTEGER NOT NULL,
+        summary TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS usage (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         at INTEGER NOT NULL,
@@ -33,6 +39,14 @@ const SCHEMA: &[&str] = &[
 /// How long handled deliveries are remembered for de-duplication. Telegram
 /// gives up redelivering after 24 h; a week is a comfortable margin.
 pub const DEDUPE_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Where a compacted session's replay starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactMarker {
+    pub archive_name: String,
+    pub archived_at: i64,
+    pub summary: String,
+}
 
 /// A queued inbound message.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +191,59 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             .into_iter()
             .filter_map(|mut r| serde_json::from_str(&col_string(&mut r, 0)).ok())
             .collect())
+    }
+
+    /// The session's messages with their row numbers, in order.
+    pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT seq, message FROM history WHERE session_id = ? ORDER BY seq",
+            &[session_id.into()],
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut r| {
+                let seq = col_i64(&r, 0);
+                serde_json::from_str(&col_string(&mut r, 1)).ok().map(|m| (seq, m))
+            })
+            .collect())
+    }
+
+    /// Records a compaction: the marker, and the compacted rows removed (they
+    /// are in the part archive already). One step, so it is all or nothing.
+    pub fn record_compaction(&self, marker: &CompactMarker, session_id: &str, through_seq: i64) -> Result<(), StorageError> {
+        self.sql.exec(
+            "INSERT INTO compactions (session_id, archive_name, archived_at, summary) VALUES (?, ?, ?, ?)",
+            &[session_id.into(), marker.archive_name.clone().into(), marker.archived_at.into(), marker.summary.clone().into()],
+        )?;
+        self.sql.exec("DELETE FROM history WHERE session_id = ? AND seq <= ?", &[session_id.into(), through_seq.into()])?;
+        Ok(())
+    }
+
+    /// The latest compact marker of a session: the next turn replays from it.
+    pub fn latest_compaction(&self, session_id: &str) -> Result<Option<CompactMarker>, StorageError> {
+        let mut rows = self.sql.exec(
+            "SELECT archive_name, archived_at, summary FROM compactions WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+            &[session_id.into()],
+        )?;
+        Ok(rows.pop().map(|mut r| CompactMarker {
+            archive_name: col_string(&mut r, 0),
+            archived_at: col_i64(&r, 1),
+            summary: col_string(&mut r, 2),
+        }))
+    }
+
+    pub fn compaction_count(&self, session_id: &str) -> Result<i64, StorageError> {
+        let rows = self.sql.exec("SELECT COUNT(*) FROM compactions WHERE session_id = ?", &[session_id.into()])?;
+        Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
+    }
+
+    /// Ends the current session: its history and markers go (the archive
+    /// holds them), and the next message starts a new session id.
+    pub fn clear_session(&self, session_id: &str) -> Result<(), StorageError> {
+        self.sql.exec("DELETE FROM history WHERE session_id = ?", &[session_id.into()])?;
+        self.sql.exec("DELETE FROM compactions WHERE session_id = ?", &[session_id.into()])?;
+        self.sql.exec("DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at')", &[])?;
+        Ok(())
     }
 
     pub fn record_usage(&self, now: i64, session_id: &str, model: &str, u: &Usage) -> Result<(), StorageError> {

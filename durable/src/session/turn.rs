@@ -73,14 +73,13 @@ fn begin<P: Platform, S: crate::ports::Sql>(
         return store.retry(item.seq);
     }
     let now = p.now_ms();
-    let local = clock::datetime_string(now, 0);
-    let tz = &deps.config.timezone;
+    let local = clock::datetime_string(now, &deps.config.timezone);
     let mut text = inbound.text.clone();
     if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
         text = format!("[{}]: {}", inbound.sender_name, text);
     }
     let blocks = vec![
-        UserBlock::Text { text: prompt::system_reminder(&format!("{local} UTC (agent time zone: {tz})")) },
+        UserBlock::Text { text: prompt::system_reminder(&local) },
         UserBlock::Text { text },
     ];
     let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
@@ -101,7 +100,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let target = &inbound.reply_target;
     p.channel().typing(target).await;
 
-    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), 0);
+    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
     let workspace = {
         let mut cache = deps.workspace_cache.borrow_mut();
         match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, &mut cache).await {

@@ -1,0 +1,96 @@
+//! Session archives: one [`Message`] per line, gzip-compressed
+//! (`sessions/{sessionId}.jsonl.gz` and `-part{ts}.jsonl.gz`, seed 003).
+//! A person reads one with `gunzip -c x.jsonl.gz | jq .`.
+
+use crate::message::Message;
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::io::{Read, Write};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("archive is not valid gzip: {0}")]
+    Gzip(String),
+    #[error("archive line {line} is not a message: {why}")]
+    Line { line: usize, why: String },
+    #[error("archive is larger than {0} bytes uncompressed")]
+    TooLarge(usize),
+}
+
+/// Largest archive decoded whole (guards a hostile or corrupt object).
+pub const MAX_DECODED_BYTES: usize = 64 * 1024 * 1024;
+
+/// Encodes messages as gzipped JSONL.
+pub fn encode(messages: &[Message]) -> Vec<u8> {
+    let mut gz = GzEncoder::new(Vec::with_capacity(messages.len() * 64), Compression::new(6));
+    for m in messages {
+        // Serialising our own enum cannot fail; a failed write into a Vec neither.
+        if let Ok(line) = serde_json::to_string(m) {
+            let _ = gz.write_all(line.as_bytes());
+            let _ = gz.write_all(b"\n");
+        }
+    }
+    gz.finish().unwrap_or_default()
+}
+
+/// Decodes a gzipped JSONL archive back into messages.
+pub fn decode(bytes: &[u8]) -> Result<Vec<Message>, ArchiveError> {
+    let mut text = String::new();
+    GzDecoder::new(bytes)
+        .take(MAX_DECODED_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| ArchiveError::Gzip(e.to_string()))?;
+    if text.len() > MAX_DECODED_BYTES {
+        return Err(ArchiveError::TooLarge(MAX_DECODED_BYTES));
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| ArchiveError::Line { line: i + 1, why: e.to_string() }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{AssistantBlock, ResultBlock};
+
+    #[test]
+    fn round_trip_and_line_shape() {
+        let msgs = vec![
+            Message::user_text("Hello", 1708300000000),
+            Message::Assistant {
+                content: vec![AssistantBlock::Text { text: "Hi there!".into() }],
+                timestamp: 1708300001000,
+                model: None,
+                stop_reason: None,
+                usage: None,
+            },
+            Message::ToolResult {
+                tool_call_id: "call_abc".into(),
+                tool_name: "Bash".into(),
+                content: vec![ResultBlock::Text { text: "output".into() }],
+                is_error: false,
+                timestamp: 1708300002000,
+            },
+        ];
+        let gz = encode(&msgs);
+        assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
+        assert_eq!(decode(&gz).unwrap(), msgs);
+        let mut text = String::new();
+        GzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
+        assert_eq!(text.lines().next().unwrap(), r#"{"role":"user","content":"Hello","timestamp":1708300000000}"#);
+        assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn bad_archives_are_errors() {
+        assert!(matches!(decode(b"not gzip"), Err(ArchiveError::Gzip(_))));
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all(b"{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1}\nnope\n").unwrap();
+        let bytes = gz.finish().unwrap();
+        assert!(matches!(decode(&bytes), Err(ArchiveError::Line { line: 2, .. })));
+        assert_eq!(decode(&encode(&[])).unwrap(), vec![]);
+    }
+}
