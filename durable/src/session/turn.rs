@@ -4,6 +4,7 @@ use super::store::{InboxItem, SessionStore};
 use crate::clock;
 use crate::config::AgentConfig;
 use crate::llm::{self, ChatRequest, Hydrated, LlmReply};
+use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
 use crate::prompt::{self, RuntimeInfo, WorkspaceCache};
 use crate::routing::{ChatKind, Inbound, SessionKey};
@@ -50,7 +51,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
-        begin(p, &store, &item, &inbound, &session_id, deps)?;
+        let recall = if item.active { None } else { memory::recall(p.memory(), deps.key, &inbound.text).await };
+        begin(p, &store, &item, &inbound, &session_id, deps, recall)?;
         report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
@@ -67,6 +69,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     inbound: &Inbound,
     session_id: &str,
     deps: &SessionDeps<'_>,
+    recall: Option<String>,
 ) -> Result<(), StorageError> {
     if item.active {
         p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
@@ -79,10 +82,9 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
         text = format!("[{}]: {}", inbound.sender_name, text);
     }
-    let blocks = vec![
-        UserBlock::Text { text: prompt::system_reminder(&format!("{local} UTC (agent time zone: {tz})")) },
-        UserBlock::Text { text },
-    ];
+    let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&format!("{local} UTC (agent time zone: {tz})")) }];
+    blocks.extend(recall.map(|text| UserBlock::Text { text }));
+    blocks.push(UserBlock::Text { text });
     let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
     store.start(item.seq, session_id, Some(&message))
 }
@@ -127,6 +129,14 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     );
     let tool_specs = tools::tool_specs(scope);
     let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope };
+    let memory_ctx = memory::tools::MemoryToolContext {
+        agent: &cfg.agent,
+        store: memory::store_for(key),
+        scope,
+        model: &cfg.llm.model,
+        workspace: &workspace,
+        now_ms: p.now_ms(),
+    };
     let mut history = store.history(session_id)?;
     let media = Hydrated::new();
     let mut calls = 0;
@@ -167,6 +177,8 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
                 tools::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
+            } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
+                outcome
             } else {
                 tools::run_tool(&tool_ctx, &name, &args).await
             };
