@@ -3,7 +3,10 @@
 
 use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::telegram::client::{channel_error, TelegramApi};
-use durable::ports::{Channel, ChannelError, LogLevel, Platform, ReplyTarget};
+use durable::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
+use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform, ReplyTarget};
+use wasm_bindgen::JsValue;
+use worker::{Env, Method, Request, RequestInit};
 
 /// Replies go back on the channel the message came from.
 pub struct Channels {
@@ -26,10 +29,31 @@ impl Channel for Channels {
     }
 }
 
+/// The agent's memory: calls go to its Agent object (`AGENT.idFromName(agent)`).
+pub struct AgentMemory {
+    pub env: Env,
+    pub agent: String,
+}
+
+impl MemoryService for AgentMemory {
+    async fn call(&self, call: &MemoryCall) -> Result<MemoryReply, MemoryCallError> {
+        let down = |e: worker::Error| MemoryCallError::Unavailable(e.to_string());
+        let stub = self.env.durable_object("AGENT").map_err(down)?.id_from_name(&self.agent).map_err(down)?.get_stub().map_err(down)?;
+        let body = serde_json::to_string(call).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
+        let req = Request::new_with_init("https://agent/memory/call", &init).map_err(down)?;
+        let mut resp = stub.fetch_with_request(req).await.map_err(down)?;
+        let bytes = resp.bytes().await.map_err(down)?;
+        decode_reply(resp.status_code(), &bytes)
+    }
+}
+
 pub struct DoPlatform {
     pub store: R2,
     pub sql: DoSql,
     pub channels: Channels,
+    pub memory: AgentMemory,
 }
 
 impl Platform for DoPlatform {
@@ -37,6 +61,10 @@ impl Platform for DoPlatform {
     type Http = FetchHttp;
     type Sql = DoSql;
     type Channel = Channels;
+    type Memory = AgentMemory;
+    fn memory(&self) -> &AgentMemory {
+        &self.memory
+    }
     fn store(&self) -> &R2 {
         &self.store
     }

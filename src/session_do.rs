@@ -141,6 +141,7 @@ impl DurableObject for Session {
             store: R2(self.env.bucket("BUCKET")?),
             sql,
             channels: Channels { telegram: telegram::api_for(&config) },
+            memory: crate::platform::AgentMemory { env: self.env.clone(), agent: key.agent().as_str().to_owned() },
         };
         let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache };
         match drain(&platform, &deps).await {

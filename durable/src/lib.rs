@@ -15,10 +15,12 @@
 //! - [`prompt`]: the workspace loaded from R2 and assembled into a system prompt.
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
 //! - [`tools`]: the tools the agent can call.
+//! - [`memory`]: the BM25 memory (crate `hearth-memory`) as the Agent object hosts it.
 
 pub mod clock;
 pub mod config;
 pub mod llm;
+pub mod memory;
 pub mod ports;
 pub mod prompt;
 pub mod retry;

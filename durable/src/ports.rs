@@ -111,6 +111,16 @@ impl From<String> for SqlValue {
 /// which is what makes each state transition of the session atomic.
 pub trait Sql {
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError>;
+
+    /// Runs `statements` in order, all or nothing. Adapters that can roll back
+    /// override this (the Agent object: `transactionSync`; tests: a savepoint);
+    /// this default runs them one by one and stops at the first failure.
+    fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {
+        for (query, params) in &statements {
+            self.exec(query, params)?;
+        }
+        Ok(())
+    }
 }
 
 /// An outgoing HTTP request (to the LLM, Telegram, Discord).
@@ -203,6 +213,28 @@ pub trait Channel {
     async fn typing(&self, target: &ReplyTarget);
 }
 
+/// The agent's BM25 memory, hosted by the Agent object: a session reaches it
+/// through this port (see [`crate::memory`]).
+#[allow(async_fn_in_trait)]
+pub trait MemoryService {
+    async fn call(&self, call: &crate::memory::MemoryCall) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError>;
+
+    /// Stores a compaction or reset summary as an Archive entry of `store`
+    /// (a taken name gets a numeric suffix). Returns the entry's name.
+    async fn add_archive(&self, store: &str, name: &str, summary: &str, created_at: i64) -> Result<String, crate::memory::MemoryCallError> {
+        let call = crate::memory::MemoryCall::AddArchive {
+            store: store.to_owned(),
+            name: name.to_owned(),
+            summary: summary.to_owned(),
+            created_at,
+        };
+        match self.call(&call).await? {
+            crate::memory::MemoryReply::Applied { name: Some(name), .. } => Ok(name),
+            other => Err(crate::memory::MemoryCallError::Unavailable(format!("unexpected reply {other:?}"))),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogLevel {
     Info,
@@ -218,10 +250,13 @@ pub trait Platform {
     type Http: Http;
     type Sql: Sql;
     type Channel: Channel;
+    type Memory: MemoryService;
     fn store(&self) -> &Self::Store;
     fn http(&self) -> &Self::Http;
     fn sql(&self) -> &Self::Sql;
     fn channel(&self) -> &Self::Channel;
+    /// The agent's memory (in the Agent object).
+    fn memory(&self) -> &Self::Memory;
     fn now_ms(&self) -> i64;
     async fn sleep(&self, ms: u64);
     /// A fresh random UUID (v4, lowercase hyphenated).

@@ -137,6 +137,54 @@ impl Sql for MemSql {
         }
         Ok(out)
     }
+
+    fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {
+        let sp = |q: &str| self.conn.execute_batch(q).map_err(|e| StorageError(e.to_string()));
+        sp("SAVEPOINT exec_atomic")?;
+        for (query, params) in &statements {
+            if let Err(e) = self.exec(query, params) {
+                sp("ROLLBACK TO exec_atomic; RELEASE exec_atomic")?;
+                return Err(e);
+            }
+        }
+        sp("RELEASE exec_atomic")
+    }
+}
+
+/// The Agent object's memory in process: a real [`crate::memory::MemoryHub`]
+/// over its own SQLite, reached through the same JSON as in production.
+#[cfg(test)]
+pub struct InProcessMemory {
+    pub hub: RefCell<crate::memory::MemoryHub<MemSql>>,
+    pub sql: std::rc::Rc<MemSql>,
+    pub calls: RefCell<Vec<crate::memory::MemoryCall>>,
+    pub unavailable: Cell<bool>,
+}
+
+#[cfg(test)]
+impl Default for InProcessMemory {
+    fn default() -> Self {
+        let sql = std::rc::Rc::new(MemSql::default());
+        InProcessMemory {
+            hub: RefCell::new(crate::memory::MemoryHub::new(sql.clone())),
+            sql,
+            calls: RefCell::default(),
+            unavailable: Cell::new(false),
+        }
+    }
+}
+
+#[cfg(test)]
+impl MemoryService for InProcessMemory {
+    async fn call(&self, call: &crate::memory::MemoryCall) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError> {
+        self.calls.borrow_mut().push(call.clone());
+        if self.unavailable.get() {
+            return Err(crate::memory::MemoryCallError::Unavailable("injected".into()));
+        }
+        let body = serde_json::to_vec(call).unwrap_or_default();
+        let (status, reply) = self.hub.borrow_mut().call_json(&body);
+        crate::memory::decode_reply(status, &serde_json::to_vec(&reply).unwrap_or_default())
+    }
 }
 
 /// Scripted HTTP: answers from a queue, records every request.
@@ -194,6 +242,7 @@ pub struct TestPlatform {
     pub http: ScriptedHttp,
     pub sql: MemSql,
     pub channel: RecordingChannel,
+    pub memory: InProcessMemory,
     pub now: Cell<i64>,
     pub slept: RefCell<Vec<u64>>,
     pub logs: RefCell<Vec<String>>,
@@ -206,6 +255,10 @@ impl Platform for TestPlatform {
     type Http = ScriptedHttp;
     type Sql = MemSql;
     type Channel = RecordingChannel;
+    type Memory = InProcessMemory;
+    fn memory(&self) -> &InProcessMemory {
+        &self.memory
+    }
     fn store(&self) -> &MemStore {
         &self.store
     }

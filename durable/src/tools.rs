@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 /// Largest tool result kept in the history (a row must stay far below 2 MB).
 pub const MAX_RESULT_CHARS: usize = 32_000;
 
-pub fn tool_specs(_scope: Scope) -> Vec<ToolSpec> {
+pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec {
         name: "read_file",
         description: "Read a file of your workspace (e.g. SOUL.md, TOOLS.md, memory/2026-01-31.md). \
@@ -25,6 +25,7 @@ A path ending in '/' (or empty) lists that folder instead.",
             "required": ["path"]
         }),
     }];
+    tools.extend(crate::memory::tools::specs(scope));
     tools.sort_by_key(|t| t.name);
     tools
 }

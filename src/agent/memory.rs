@@ -1,12 +1,130 @@
 //! The agent's BM25 memory, hosted in the Agent object (memory issue).
+//!
+//! The stores (one per scope: `main`, each group, each DM peer; see
+//! [`durable::memory`]) are opened lazily from the object's SQLite and kept in
+//! RAM across requests. Routes (reached only through the `AGENT` binding):
+//! - `POST /memory/call`: a [`durable::memory::MemoryCall`] as JSON (what the
+//!   Session objects send through [`crate::platform::AgentMemory`]);
+//! - `POST /memory/op` `{store, op}`, `POST /memory/search` `{store, query, k}`,
+//!   `POST /memory/get` `{store, name}`, `GET /memory/stats?store=`: the same calls
+//!   by name, for the admin API and the bench.
+//!
+//! Checkpoints happen in [`maintenance`], which the Agent object's alarm calls,
+//! so requests only ever write one log row (a request checkpoints inline only
+//! after [`durable::memory::INLINE_CHECKPOINT_AFTER`] rows, if no alarm ran).
 
 use super::Agent;
-use worker::{Request, Response, Result};
+use crate::adapters::{self, DoSql};
+use durable::memory::MemoryHub;
+use durable::ports::{LogLevel, Sql, SqlValue, StorageError};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::worker_sys::DurableObjectState;
+use worker::{Method, Request, Response, Result, State};
 
-/// In-object state of the memory feature (loaded stores, caches).
+/// In-object state of the memory feature: the loaded stores.
 #[derive(Default)]
-pub struct MemoryHost {}
+pub struct MemoryHost {
+    hub: RefCell<Option<MemoryHub<AgentSql>>>,
+}
 
-pub async fn handle(_agent: &Agent, _req: Request) -> Result<Response> {
-    Response::error("memory is not available yet", 404)
+/// The object's SQLite, with change sets committed through `transactionSync`
+/// (all statements or none).
+pub struct AgentSql {
+    state: JsValue,
+    sql: DoSql,
+}
+
+impl AgentSql {
+    fn new(state: &State) -> Self {
+        AgentSql { state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(), sql: DoSql(state.storage().sql()) }
+    }
+}
+
+fn js_error(e: JsValue) -> StorageError {
+    StorageError(
+        e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
+    )
+}
+
+impl Sql for AgentSql {
+    fn exec(&self, query: &str, params: &[SqlValue]) -> std::result::Result<Vec<Vec<SqlValue>>, StorageError> {
+        self.sql.exec(query, params)
+    }
+
+    fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> std::result::Result<(), StorageError> {
+        let raw = self.state.clone();
+        let work = Closure::once_into_js(move || -> std::result::Result<(), JsValue> {
+            let state = State::from(raw.unchecked_into::<DurableObjectState>());
+            let sql = DoSql(state.storage().sql());
+            for (query, params) in &statements {
+                // Throwing makes transactionSync roll back every statement so far.
+                sql.exec(query, params).map_err(|e| JsValue::from(js_sys::Error::new(&e.0)))?;
+            }
+            Ok(())
+        });
+        let storage = js_sys::Reflect::get(&self.state, &"storage".into()).map_err(js_error)?;
+        let tx = js_sys::Reflect::get(&storage, &"transactionSync".into()).map_err(js_error)?;
+        let tx: &js_sys::Function = tx.dyn_ref().ok_or_else(|| StorageError("transactionSync is missing".into()))?;
+        tx.call1(&storage, &work).map(|_| ()).map_err(js_error)
+    }
+}
+
+fn with_hub<T>(agent: &Agent, f: impl FnOnce(&mut MemoryHub<AgentSql>) -> T) -> T {
+    let mut slot = agent.memory.hub.borrow_mut();
+    let hub = slot.get_or_insert_with(|| MemoryHub::new(Rc::new(AgentSql::new(&agent.state))));
+    f(hub)
+}
+
+fn respond(status: u16, body: Value) -> Result<Response> {
+    Ok(Response::from_json(&body)?.with_status(status))
+}
+
+pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
+    let path = req.path();
+    let call = path.trim_start_matches("/memory/").to_owned();
+    let body: Vec<u8> = match (req.method(), call.as_str()) {
+        (Method::Post, "call") => req.bytes().await?,
+        (Method::Post, "op" | "search" | "get") => {
+            let mut v: Value = match req.json().await {
+                Ok(v) => v,
+                Err(e) => return respond(400, json!({"ok": false, "error": "rejected", "message": e.to_string()})),
+            };
+            if let Some(o) = v.as_object_mut() {
+                o.insert("call".into(), Value::String(call.clone()));
+                if call == "search" && !o.contains_key("k") {
+                    o.insert("k".into(), json!(10));
+                }
+            }
+            serde_json::to_vec(&v)?
+        }
+        (Method::Get, "stats") => {
+            let url = req.url()?;
+            let store = url.query_pairs().find(|(k, _)| k == "store").map(|(_, v)| v.into_owned());
+            let Some(store) = store else {
+                let loaded = with_hub(agent, |hub| hub.loaded());
+                return respond(200, json!({"ok": true, "loaded": loaded}));
+            };
+            serde_json::to_vec(&json!({"call": "stats", "store": store}))?
+        }
+        _ => return Response::error("not found", 404),
+    };
+    let (status, reply) = with_hub(agent, |hub| hub.call_json(&body));
+    if status == 503 {
+        adapters::log(LogLevel::Error, &format!("memory call failed: {reply}"));
+    }
+    respond(status, reply)
+}
+
+/// Checkpoints the loaded stores that have a log: cheap to call often. The
+/// Agent object's alarm (owned by `schedule.rs`) calls this.
+pub async fn maintenance(agent: &Agent) {
+    match with_hub(agent, |hub| hub.maintenance()) {
+        Ok(done) if !done.is_empty() => adapters::log(LogLevel::Info, &format!("memory checkpointed: {}", done.join(", "))),
+        Ok(_) => {}
+        Err(e) => adapters::log(LogLevel::Error, &format!("memory checkpoint failed: {e}")),
+    }
 }

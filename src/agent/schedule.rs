@@ -13,5 +13,6 @@ pub async fn handle(_agent: &Agent, _req: Request) -> Result<Response> {
 }
 
 pub async fn alarm(_agent: &Agent) -> Result<Response> {
+    super::memory::maintenance(_agent).await;
     Response::ok("nothing scheduled")
 }

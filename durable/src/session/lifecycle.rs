@@ -11,7 +11,7 @@ use super::store::{CompactMarker, SessionStore};
 use super::turn::{Prepared, SessionDeps};
 use crate::clock;
 use crate::llm::{self, ChatRequest, Hydrated};
-use crate::ports::{LogLevel, ObjectStore, Platform, PutOptions, Sql, StorageError};
+use crate::ports::{LogLevel, MemoryService, ObjectStore, Platform, PutOptions, Sql, StorageError};
 use r2_layout::metadata::{ArchiveMetadata, PartMetadata};
 use r2_layout::{archive, keys, Message};
 
@@ -326,6 +326,11 @@ pub async fn compact<P: Platform>(p: &P, deps: &SessionDeps<'_>, prepared: &Prep
         }
     }
     let archive_name = part_key.rsplit('/').next().unwrap_or(&part_key).to_owned();
+    // The summary stays searchable in the memory of the session's own scope.
+    let entry = format!("archive {archive_name}");
+    if let Err(e) = p.memory().add_archive(&crate::memory::store_for(deps.key), &entry, &summary, now).await {
+        p.log(LogLevel::Warn, &format!("compaction summary not added to memory: {e}"));
+    }
     store.record_compaction(&CompactMarker { archive_name, archived_at: now, summary }, session_id, through_seq)?;
     Ok(Some(Compacted { part_key, compacted_messages: prefix.len() }))
 }
@@ -389,7 +394,8 @@ mod tests {
         let msgs: Vec<Message> = (0..6).map(|i| Message::user_text("y".repeat(1000), i)).collect();
         let out = trim_to_fit(&msgs, "", 0, 600);
         assert!(out[0].text().contains("left out"));
-        assert_eq!(out.len(), 2);
+        assert_eq!(out.len(), 3, "note + the two newest messages that fit");
+        assert!(estimate_tokens("", &out[1..], 0) <= 600);
         assert_eq!(trim_to_fit(&msgs, "", 0, 100_000).len(), 6);
     }
 }

@@ -8,6 +8,7 @@
 //! active, so a turn cut short by eviction resumes from the history and
 //! nothing is said twice or lost.
 
+pub mod lifecycle;
 pub mod store;
 pub mod turn;
 
@@ -15,4 +16,4 @@ pub mod turn;
 mod tests;
 
 pub use store::{InboxItem, SessionStore};
-pub use turn::{drain, DrainReport, SessionDeps};
+pub use turn::{drain, prepare, DrainReport, Prepared, SessionDeps};

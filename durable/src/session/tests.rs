@@ -1,6 +1,7 @@
 //! The turn loop against in-memory doubles: what a user would notice.
 
 use super::*;
+use super::turn::is_reset_command;
 use crate::config::AgentConfig;
 use crate::prompt::WorkspaceCache;
 use crate::routing::{ChatKind, Inbound, SessionKey};
@@ -209,4 +210,99 @@ fn openai_encoding_round_trips_tools() {
     let store = SessionStore::new(&f.p.sql);
     let totals = store.usage_totals(&store.meta("session_id").unwrap().unwrap()).unwrap();
     assert_eq!((totals.input, totals.cache_read, totals.output), (10, 4, 3));
+}
+
+fn sent_last(f: &Fixture) -> String {
+    f.sent().last().cloned().unwrap_or_default()
+}
+
+#[test]
+fn reset_archives_the_history_then_clears_it() {
+    let f = Fixture::new();
+    f.p.store.put_text("media/agent:main:main/a.jpg", "jpeg");
+    f.p.http.push_json(200, anthropic_text("hi"));
+    f.enqueue(&inbound(1, "remember tea"));
+    f.drain();
+    let sid = SessionStore::new(&f.p.sql).meta("session_id").unwrap().unwrap();
+    f.p.http.push_json(200, anthropic_text("- Ana likes tea"));
+    f.enqueue(&inbound(2, "/reset"));
+    f.drain();
+    assert!(sent_last(&f).contains("archived our conversation (2 messages)"), "{:?}", f.sent());
+    let key = format!("agents/main/sessions/{sid}.jsonl.gz");
+    let obj = f.p.store.objects.borrow().get(&key).cloned().expect("archive written");
+    let msgs = r2_layout::archive::decode(&obj.body).unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert!(msgs[0].text().contains("remember tea"));
+    let meta: HashMap<_, _> = obj.custom_metadata.into_iter().collect();
+    assert_eq!(meta["messageCount"], "2");
+    assert_eq!(meta["sessionKey"], "agent:main:main");
+    assert_eq!(meta["agentId"], "main");
+    assert!(!f.p.store.objects.borrow().contains_key("media/agent:main:main/a.jpg"), "media deleted");
+    let note = f.p.store.objects.borrow().get("agents/main/memory/1970-01-01.md").cloned().expect("daily note");
+    let note = String::from_utf8(note.body).unwrap();
+    assert!(note.contains("### Extracted before reset (00:00)") && note.contains("- Ana likes tea"), "{note}");
+    let store = SessionStore::new(&f.p.sql);
+    assert_eq!(store.meta("session_id").unwrap(), None, "a new session starts with the next message");
+    // The extraction request reused the conversation and appended its instruction last.
+    let extraction = f.p.http.request_json(1);
+    let msgs = extraction["messages"].as_array().unwrap();
+    assert!(msgs.last().unwrap()["content"].to_string().contains("about to be archived"));
+}
+
+#[test]
+fn a_failed_archive_write_keeps_everything() {
+    let f = Fixture::new();
+    f.p.http.push_json(200, anthropic_text("hi"));
+    f.enqueue(&inbound(1, "precious"));
+    f.drain();
+    f.p.store.fail_puts.set(true);
+    f.enqueue(&inbound(2, "/new"));
+    f.drain();
+    assert!(sent_last(&f).contains("nothing was deleted"));
+    assert_eq!(f.history().len(), 2);
+    // Retry once storage is back.
+    f.p.store.fail_puts.set(false);
+    f.p.http.push_json(200, anthropic_text("NONE"));
+    f.enqueue(&inbound(3, "/reset"));
+    f.drain();
+    assert!(sent_last(&f).contains("2 messages"));
+}
+
+#[test]
+fn an_overflowing_history_is_compacted_once_and_replayed_from_the_summary() {
+    let mut f = Fixture::new();
+    for i in 0..6 {
+        f.p.http.push_json(200, anthropic_text(&"answer ".repeat(120)));
+        f.enqueue(&inbound(10 + i, &format!("question {i} {}", "words ".repeat(120))));
+        f.drain();
+    }
+    // Now the next request no longer fits.
+    f.cfg.lifecycle.context_window = 2_000;
+    f.cfg.lifecycle.context_reserve = 200;
+    let requests_before = f.p.http.requests.borrow().len();
+    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\n- Ana asks many questions"));
+    f.p.http.push_json(200, anthropic_text("fine"));
+    f.enqueue(&inbound(99, "and now?"));
+    f.drain();
+    let parts: Vec<String> = f.p.store.objects.borrow().keys().filter(|k| k.contains("-part")).cloned().collect();
+    assert!(!parts.is_empty(), "part archive written");
+    let reqs = f.p.http.requests.borrow().len();
+    assert_eq!(reqs, requests_before + 2, "one compaction call, then the turn");
+    let compaction = f.p.http.request_json(requests_before);
+    let cmsgs = compaction["messages"].as_array().unwrap();
+    assert!(cmsgs.last().unwrap()["content"].to_string().contains("being compacted"));
+    let last = f.p.http.request_json(reqs - 1);
+    let first_msg = last["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(first_msg.contains("We talked about questions 0-3."), "{first_msg}");
+    let daily = f.p.store.objects.borrow().get("agents/main/memory/1970-01-01.md").cloned().expect("daily note");
+    assert!(String::from_utf8(daily.body).unwrap().contains("Extracted from context compaction"));
+}
+
+#[test]
+fn reset_commands_are_recognised() {
+    assert!(is_reset_command("/reset"));
+    assert!(is_reset_command("/new@hearth_bot please"));
+    assert!(is_reset_command("/RESET"));
+    assert!(!is_reset_command("/resetting"));
+    assert!(!is_reset_command("please /reset"));
 }

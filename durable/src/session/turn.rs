@@ -1,11 +1,13 @@
 //! The turn loop: take queued messages in order and answer each.
 
+use super::lifecycle::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use crate::clock;
 use crate::config::AgentConfig;
-use crate::llm::{self, ChatRequest, Hydrated, LlmReply};
+use crate::llm::{self, ChatRequest, Hydrated, LlmReply, ToolSpec};
+use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
-use crate::prompt::{self, RuntimeInfo, WorkspaceCache};
+use crate::prompt::{self, RuntimeInfo, Workspace, WorkspaceCache};
 use crate::routing::{ChatKind, Inbound, SessionKey};
 use crate::tools::{self, ToolContext};
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
@@ -49,13 +51,107 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         }
+        if !item.active {
+            if is_reset_command(&inbound.text) {
+                store.start(item.seq, "", None)?;
+                let text = match reset_now(p, deps, &inbound.channel, ResetReason::Command).await? {
+                    Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
+                    Ok(o) => format!(
+                        "🧹 Fresh start. I archived our conversation ({} messages){}.",
+                        o.messages,
+                        if o.memories > 0 { format!(" and noted {} things to remember", o.memories) } else { String::new() }
+                    ),
+                    Err(e) => {
+                        p.log(LogLevel::Error, &format!("reset failed: {e}"));
+                        "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
+                    }
+                };
+                send(p, &inbound.reply_target, &text).await;
+                store.finish(item.seq, p.now_ms())?;
+                report.turns += 1;
+                continue;
+            }
+            let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok());
+            if let Some(reason) = lifecycle::policy_reset_due(deps, last_activity, p.now_ms()) {
+                if let Err(e) = reset_now(p, deps, &inbound.channel, reason).await? {
+                    // The old session goes on; the next message tries again.
+                    p.log(LogLevel::Error, &format!("{reason:?} reset failed, history kept: {e}"));
+                }
+            }
+        }
         let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
-        begin(p, &store, &item, &inbound, &session_id, deps)?;
+        let recall = if item.active { None } else { memory::recall(p.memory(), deps.key, &inbound.text).await };
+        begin(p, &store, &item, &inbound, &session_id, deps, recall)?;
         report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
     }
     Ok(report)
+}
+
+/// `/reset` or `/new`, possibly addressed as `/reset@botname`.
+pub fn is_reset_command(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let cmd = first.split('@').next().unwrap_or("");
+    cmd.eq_ignore_ascii_case("/reset") || cmd.eq_ignore_ascii_case("/new")
+}
+
+/// Runs a reset; the outer `Result` is storage trouble (the alarm retries),
+/// the inner one an archive failure the user is told about.
+async fn reset_now<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    channel: &str,
+    reason: ResetReason,
+) -> Result<Result<lifecycle::ResetOutcome, ResetError>, StorageError> {
+    let prepared = prepare(p, deps, channel).await;
+    match lifecycle::reset(p, deps, &prepared, reason).await {
+        Ok(o) => Ok(Ok(o)),
+        Err(ResetError::Storage(e)) => Err(e),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// The stable part of every request of a session: system prompt and tools.
+pub struct Prepared {
+    pub system: String,
+    pub tools: Vec<ToolSpec>,
+    pub workspace: Workspace,
+    /// Bytes the tool definitions add to a request (for the context estimate).
+    pub tools_len: usize,
+}
+
+/// Loads the workspace and builds the system prompt and tool list.
+pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) -> Prepared {
+    let cfg = deps.config;
+    let scope = deps.key.scope();
+    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
+    let workspace = {
+        let mut cache = deps.workspace_cache.borrow_mut();
+        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, &mut cache).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                // Better to answer with the core prompt than not at all.
+                p.log(LogLevel::Error, &format!("workspace load failed: {e}"));
+                Workspace::default()
+            }
+        }
+    };
+    let session_key = deps.key.render();
+    let system = prompt::build_system_prompt(
+        &workspace,
+        &RuntimeInfo {
+            agent: cfg.agent.as_str(),
+            session_key: &session_key,
+            channel,
+            model: &cfg.llm.model,
+            timezone: &cfg.timezone,
+            scope,
+        },
+    );
+    let tools = tools::tool_specs(scope);
+    let tools_len = tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len() + 32).sum();
+    Prepared { system, tools, workspace, tools_len }
 }
 
 /// First attempt: the user's message joins the history as the row goes
@@ -67,6 +163,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     inbound: &Inbound,
     session_id: &str,
     deps: &SessionDeps<'_>,
+    recall: Option<String>,
 ) -> Result<(), StorageError> {
     if item.active {
         p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
@@ -78,10 +175,9 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
         text = format!("[{}]: {}", inbound.sender_name, text);
     }
-    let blocks = vec![
-        UserBlock::Text { text: prompt::system_reminder(&local) },
-        UserBlock::Text { text },
-    ];
+    let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&local) }];
+    blocks.extend(recall.map(|text| UserBlock::Text { text }));
+    blocks.push(UserBlock::Text { text });
     let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
     store.start(item.seq, session_id, Some(&message))
 }
@@ -99,38 +195,41 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let scope = key.scope();
     let target = &inbound.reply_target;
     p.channel().typing(target).await;
-
-    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
-    let workspace = {
-        let mut cache = deps.workspace_cache.borrow_mut();
-        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, &mut cache).await {
-            Ok(ws) => ws,
-            Err(e) => {
-                // Better to answer with the core prompt than not at all.
-                p.log(LogLevel::Error, &format!("workspace load failed: {e}"));
-                prompt::Workspace::default()
-            }
-        }
-    };
-    let session_key = key.render();
-    let system = prompt::build_system_prompt(
-        &workspace,
-        &RuntimeInfo {
-            agent: cfg.agent.as_str(),
-            session_key: &session_key,
-            channel: &inbound.channel,
-            model: &cfg.llm.model,
-            timezone: &cfg.timezone,
-            scope,
-        },
-    );
-    let tool_specs = tools::tool_specs(scope);
+    let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
     let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope };
-    let mut history = store.history(session_id)?;
+    let memory_ctx = memory::tools::MemoryToolContext {
+        agent: &cfg.agent,
+        store: memory::store_for(key),
+        scope,
+        model: &cfg.llm.model,
+        workspace: &workspace,
+        now_ms: p.now_ms(),
+    };
+    let mut history = lifecycle::conversation(store, session_id)?;
     let media = Hydrated::new();
     let mut calls = 0;
+    let mut compacted = false;
+    let budget = lifecycle::budget(deps);
     for round in 0..cfg.llm.max_tool_rounds {
-        let req = ChatRequest { system: &system, messages: &history, tools: &tool_specs, media: &media, appended_user: None };
+        if lifecycle::estimate_tokens(&system, &history, tools_len) > budget && !compacted {
+            // Once per turn: compaction never loops.
+            compacted = true;
+            let prepared = Prepared { system: system.clone(), tools: tool_specs.clone(), workspace: Workspace::default(), tools_len };
+            if let Some(c) = lifecycle::compact(p, deps, &prepared, session_id).await? {
+                calls += 1;
+                p.log(LogLevel::Info, &format!("compacted {} messages into {}", c.compacted_messages, c.part_key));
+                history = lifecycle::conversation(store, session_id)?;
+            }
+        }
+        let trimmed;
+        let messages: &[Message] = if lifecycle::estimate_tokens(&system, &history, tools_len) > budget {
+            p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");
+            trimmed = lifecycle::trim_to_fit(&history, &system, tools_len, budget);
+            &trimmed
+        } else {
+            &history
+        };
+        let req = ChatRequest { system: &system, messages, tools: &tool_specs, media: &media, appended_user: None };
         calls += 1;
         let reply: LlmReply = match llm::complete(p, &cfg.llm, &req).await {
             Ok(r) => r,
@@ -166,6 +265,8 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
                 tools::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
+            } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
+                outcome
             } else {
                 tools::run_tool(&tool_ctx, &name, &args).await
             };

@@ -1,0 +1,363 @@
+//! The memory service against SQLite in memory (rusqlite): persistence,
+//! atomicity, scopes, tool JSON, recall and the turn loop.
+
+use super::tools::{self as mtools, MemoryToolContext};
+use super::*;
+use crate::ports::{StorageError, SqlValue};
+use crate::prompt::Workspace;
+use crate::testing::{InProcessMemory, MemSql};
+use futures::executor::block_on;
+use hearth_memory::{MemoryBackend, SNAPSHOT_CHUNK_BYTES};
+use r2_layout::{AgentId, Scope, WorkspaceFile};
+use serde_json::{json, Value};
+use std::cell::Cell;
+
+/// SQLite that fails the n-th write statement from now (counting from 0),
+/// with the same savepoint rollback as `MemSql::exec_atomic`.
+#[derive(Default)]
+struct FlakySql {
+    inner: MemSql,
+    fail_in: Cell<Option<usize>>,
+}
+
+impl Sql for FlakySql {
+    fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
+        if !query.trim_start().to_ascii_uppercase().starts_with("SELECT") {
+            if let Some(n) = self.fail_in.get() {
+                if n == 0 {
+                    self.fail_in.set(None);
+                    return Err(StorageError("injected failure".into()));
+                }
+                self.fail_in.set(Some(n - 1));
+            }
+        }
+        self.inner.exec(query, params)
+    }
+    fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {
+        let sp = |q: &str| self.inner.conn.execute_batch(q).map_err(|e| StorageError(e.to_string()));
+        sp("SAVEPOINT t")?;
+        for (q, p) in &statements {
+            if let Err(e) = self.exec(q, p) {
+                sp("ROLLBACK TO t; RELEASE t")?;
+                return Err(e);
+            }
+        }
+        sp("RELEASE t")
+    }
+}
+
+fn add(name: &str, content: &str) -> Op {
+    Op::Add { name: name.into(), content: content.into(), kind: Kind::Note, created_at: 1 }
+}
+
+fn count(sql: &impl Sql, table: &str) -> i64 {
+    sql.exec(&format!("SELECT COUNT(*) FROM {table}"), &[]).unwrap()[0][0].as_i64().unwrap()
+}
+
+fn hub_on<S: Sql>(sql: &Rc<S>) -> MemoryHub<S> {
+    let cfg = MemoryConfig { checkpoint_after: None, ..MemoryConfig::default() };
+    MemoryHub::with_config(sql.clone(), cfg)
+}
+
+fn names(hub: &mut MemoryHub<impl Sql>, store: &str, q: &str) -> Vec<String> {
+    match hub.call(MemoryCall::Search { store: store.into(), query: q.into(), k: 10, kind: None }).unwrap() {
+        MemoryReply::Hits { hits } => hits.into_iter().map(|h| h.entry.name).collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn store_survives_a_restart_with_log_and_checkpoint() {
+    let sql = Rc::new(MemSql::default());
+    {
+        let mut hub = hub_on(&sql);
+        let s = hub.store("main").unwrap();
+        s.apply(add("tea", "Olga drinks oolong tea")).unwrap();
+        s.apply(add("cat", "The cat is called Miso")).unwrap();
+        s.checkpoint().unwrap();
+        s.apply(add("bike", "A blue bicycle, Miso sits in its basket")).unwrap();
+        s.apply(Op::Alias { name: "cat".into(), alias: "miso".into() }).unwrap();
+        s.apply(Op::Remove { name: "tea".into() }).unwrap();
+    }
+    assert_eq!(count(&*sql, "memory_log"), 3, "three entries changed since the checkpoint");
+    let mut hub = hub_on(&sql); // a cold object on the same database
+    assert_eq!(names(&mut hub, "main", "miso"), vec!["cat", "bike"]);
+    assert!(names(&mut hub, "main", "oolong").is_empty());
+    let s = hub.store("main").unwrap();
+    assert_eq!(s.get("miso").map(|e| e.name.as_str()), Some("cat"));
+    let next = s.apply(add("new", "x")).unwrap();
+    assert_eq!(next, 4, "ids are never reused");
+}
+
+#[test]
+fn checkpoint_rows_stay_under_the_row_limit_and_reload() {
+    let sql = Rc::new(MemSql::default());
+    let mut hub = hub_on(&sql);
+    let s = hub.store("main").unwrap();
+    let text = "lorem ipsum dolor sit amet ".repeat(4000); // ~108 KB each
+    for i in 0..30 {
+        s.apply(add(&format!("n{i}"), &format!("{text} unique{i}"))).unwrap();
+    }
+    s.checkpoint().unwrap();
+    let chunks = sql.exec("SELECT length(chunk) FROM memory_snapshot WHERE store = 'main'", &[]).unwrap();
+    assert!(chunks.len() >= 3, "a 3 MB checkpoint is cut in chunks");
+    assert!(chunks.iter().all(|r| r[0].as_i64().unwrap() as usize <= SNAPSHOT_CHUNK_BYTES));
+    assert!(chunks.iter().all(|r| r[0].as_i64().unwrap() < 2_000_000));
+    assert_eq!(count(&*sql, "memory_log"), 0);
+    let mut hub = hub_on(&sql);
+    assert_eq!(names(&mut hub, "main", "unique17"), vec!["n17"]);
+}
+
+#[test]
+fn a_failed_write_leaves_the_previous_state_in_ram_and_storage() {
+    let sql = Rc::new(FlakySql::default());
+    let mut hub = hub_on(&sql);
+    let s = hub.store("main").unwrap();
+    s.apply(add("tea", "oolong")).unwrap();
+    sql.fail_in.set(Some(0));
+    let e = s.apply(add("coffee", "espresso")).unwrap_err();
+    assert!(e.to_string().contains("injected"), "{e}");
+    assert!(s.get("coffee").is_none());
+    assert!(s.search("espresso", 5).is_empty());
+    // The name is still free and the next write works.
+    s.apply(add("coffee", "espresso")).unwrap();
+    drop(hub);
+    let mut hub = hub_on(&sql);
+    assert_eq!(names(&mut hub, "main", "espresso oolong").len(), 2);
+}
+
+#[test]
+fn a_checkpoint_failing_midway_rolls_back_every_statement() {
+    let sql = Rc::new(FlakySql::default());
+    let mut hub = hub_on(&sql);
+    let s = hub.store("main").unwrap();
+    let big = "word ".repeat(200_000 / 5);
+    for i in 0..12 {
+        s.apply(add(&format!("n{i}"), &format!("{big} tag{i}"))).unwrap();
+    }
+    s.checkpoint().unwrap();
+    s.apply(add("late", "after the checkpoint")).unwrap();
+    let before_chunks = count(&sql.inner, "memory_snapshot");
+    assert!(before_chunks >= 2);
+    // clear log, delete chunks, insert chunk 0 succeed; inserting chunk 1 fails.
+    sql.fail_in.set(Some(3));
+    assert!(s.checkpoint().is_err());
+    assert_eq!(count(&sql.inner, "memory_snapshot"), before_chunks, "old checkpoint intact");
+    assert_eq!(count(&sql.inner, "memory_log"), 1, "log not cleared");
+    drop(hub);
+    let mut hub = hub_on(&sql);
+    assert_eq!(names(&mut hub, "main", "checkpoint"), vec!["late"]);
+    assert_eq!(names(&mut hub, "main", "tag5"), vec!["n5"]);
+}
+
+#[test]
+fn backend_load_reports_a_missing_chunk() {
+    let sql = Rc::new(MemSql::default());
+    backend::init_schema(&*sql).unwrap();
+    let mut b = SqlMemoryBackend::new(sql.clone(), "main");
+    b.commit(&hearth_memory::ChangeSet { replace_snapshot: Some(vec![vec![1], vec![2], vec![3]]), ..Default::default() })
+        .unwrap();
+    sql.exec("DELETE FROM memory_snapshot WHERE seq = 1", &[]).unwrap();
+    assert!(b.load().is_err());
+}
+
+#[test]
+fn stores_are_separate_per_scope() {
+    use crate::routing::SessionKey;
+    let k = |s: &str| store_for(&SessionKey::parse(s).unwrap());
+    assert_eq!(k("agent:main:main"), "main");
+    assert_eq!(k("agent:main:heartbeat"), "main");
+    assert_eq!(k("agent:main:telegram:group:-100"), "group:telegram:-100");
+    assert_eq!(k("agent:main:telegram:group:-100:topic:7"), "group:telegram:-100");
+    assert_eq!(k("agent:main:telegram:dm:77"), "dm:telegram:77");
+    assert_eq!(k("agent:main:job:daily"), "job:daily");
+
+    let sql = Rc::new(MemSql::default());
+    let mut hub = hub_on(&sql);
+    hub.call(MemoryCall::Op { store: "main".into(), op: add("secret", "the vault code is 1234") }).unwrap();
+    hub.call(MemoryCall::Op { store: "group:telegram:-100".into(), op: add("secret", "group plans for the vault") })
+        .unwrap();
+    assert!(names(&mut hub, "group:telegram:-100", "code 1234").iter().all(|n| n == "secret"));
+    match hub.call(MemoryCall::Get { store: "group:telegram:-100".into(), name: "secret".into() }).unwrap() {
+        MemoryReply::Entry { entry: Some(e) } => assert!(!e.content.contains("1234")),
+        other => panic!("{other:?}"),
+    }
+    assert!(names(&mut hub, "dm:telegram:77", "vault").is_empty());
+}
+
+#[test]
+fn json_calls_and_errors_round_trip() {
+    let sql = Rc::new(MemSql::default());
+    let mut hub = MemoryHub::new(sql);
+    let (status, v) = hub.call_json(br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"oolong","kind":"note","created_at":5}}"#);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v, json!({"ok": true, "reply": "applied", "id": 1, "name": "tea"}));
+    let (status, v) = hub.call_json(br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"x","kind":"note","created_at":5}}"#);
+    assert_eq!(status, 422);
+    let err = decode_reply(status, &serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(matches!(&err, MemoryCallError::Rejected(m) if m.contains("already used")), "{err:?}");
+    let (status, _) = hub.call_json(b"{nonsense");
+    assert_eq!(status, 400);
+    let (status, v) = hub.call_json(br#"{"call":"search","store":"main","query":"OOLONG","k":3}"#);
+    assert_eq!(status, 200);
+    let reply = decode_reply(status, &serde_json::to_vec(&v).unwrap()).unwrap();
+    let MemoryReply::Hits { hits } = reply else { panic!() };
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].entry.created_at, 5);
+    assert!(hits[0].score > 0.0);
+    let (status, _) = hub.call_json(br#"{"call":"stats","store":""}"#);
+    assert_eq!(status, 422, "empty store name refused");
+}
+
+#[test]
+fn archives_get_unique_names_and_are_searchable() {
+    let m = InProcessMemory::default();
+    let n1 = block_on(m.add_archive("main", "compaction 2026-05-01", "We planned the trip to Lisbon", 10)).unwrap();
+    let n2 = block_on(m.add_archive("main", "compaction 2026-05-01", "Booked the Lisbon hotel", 11)).unwrap();
+    assert_eq!(n1, "compaction 2026-05-01");
+    assert_eq!(n2, "compaction 2026-05-01 (2)");
+    let r = block_on(m.call(&MemoryCall::Search { store: "main".into(), query: "lisbon".into(), k: 5, kind: Some(Kind::Archive) }))
+        .unwrap();
+    let MemoryReply::Hits { hits } = r else { panic!() };
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.entry.kind == Kind::Archive));
+}
+
+#[test]
+fn maintenance_checkpoints_stores_with_a_log() {
+    let sql = Rc::new(MemSql::default());
+    let mut hub = MemoryHub::new(sql.clone());
+    for i in 0..MAINTENANCE_CHECKPOINT_AFTER {
+        hub.call(MemoryCall::Op { store: "main".into(), op: add(&format!("n{i}"), "x") }).unwrap();
+    }
+    hub.call(MemoryCall::Op { store: "dm:telegram:5".into(), op: add("a", "b") }).unwrap();
+    assert_eq!(hub.maintenance().unwrap(), vec!["main".to_owned()]);
+    assert_eq!(count(&*sql, "memory_log"), 1, "only the small store's row is left");
+    assert!(count(&*sql, "memory_snapshot") >= 1);
+}
+
+fn ctx<'a>(agent: &'a AgentId, store: &str, scope: Scope, ws: &'a Workspace) -> MemoryToolContext<'a> {
+    MemoryToolContext { agent, store: store.into(), scope, model: "m", workspace: ws, now_ms: 42 }
+}
+
+fn run(m: &InProcessMemory, c: &MemoryToolContext<'_>, tool: &str, args: Value) -> (Value, bool) {
+    let o = block_on(mtools::run(m, c, tool, &args)).expect("a memory tool");
+    (serde_json::from_str(&o.text).unwrap_or(Value::String(o.text.clone())), o.is_error)
+}
+
+#[test]
+fn tools_store_find_and_edit_notes_in_the_sessions_store_only() {
+    let m = InProcessMemory::default();
+    let agent = AgentId::parse("main").unwrap();
+    let ws = Workspace::default();
+    let main = ctx(&agent, "main", Scope::Main, &ws);
+    let group = ctx(&agent, "group:telegram:-1", Scope::Shared, &ws);
+
+    let (v, e) = run(&m, &main, "memory_add", json!({"name": "olga-coffee", "content": "Olga takes her coffee with oat milk"}));
+    assert!(!e, "{v}");
+    assert_eq!(v["name"], "olga-coffee");
+    let (v, e) = run(&m, &main, "memory_add", json!({"name": "olga-coffee", "content": "again"}));
+    assert!(e && v.as_str().unwrap().contains("already used"), "{v}");
+    let (v, e) = run(&m, &main, "memory_alias", json!({"name": "olga-coffee", "alias": "coffee"}));
+    assert!(!e, "{v}");
+    let (v, _) = run(&m, &main, "memory_search", json!({"query": "oat milk"}));
+    assert_eq!(v["hits"][0]["name"], "olga-coffee");
+    assert_eq!(v["hits"][0]["aliases"], json!(["coffee"]));
+    assert_eq!(v["hits"][0]["created_at"], 42);
+    let (v, e) = run(&m, &main, "memory_write", json!({"name": "coffee", "content": "Olga now drinks tea"}));
+    assert!(!e, "{v}");
+    let (v, _) = run(&m, &main, "memory_get", json!({"name": "coffee"}));
+    assert_eq!(v["content"], "Olga now drinks tea");
+    let (v, e) = run(&m, &main, "memory_rename", json!({"name": "coffee", "new_name": "olga-drinks"}));
+    assert!(!e, "{v}");
+    assert_eq!(v["name"], "olga-drinks");
+
+    // The group's store is another store.
+    let (v, _) = run(&m, &group, "memory_search", json!({"query": "olga tea"}));
+    assert_eq!(v["hits"], json!([]));
+    let (v, e) = run(&m, &group, "memory_get", json!({"name": "olga-drinks"}));
+    assert!(e, "{v}");
+    let (v, e) = run(&m, &group, "what_do_i_know", json!({}));
+    assert!(e, "{v}");
+
+    let (v, e) = run(&m, &main, "memory_remove", json!({"name": "olga-drinks"}));
+    assert!(!e, "{v}");
+    let (v, e) = run(&m, &main, "memory_remove", json!({"name": "olga-drinks"}));
+    assert!(e && v.as_str().unwrap().contains("no entry"), "{v}");
+    let (v, e) = run(&m, &main, "memory_add", json!({"name": "x"}));
+    assert!(e && v.as_str().unwrap().contains("content"), "{v}");
+    assert!(block_on(mtools::run(&m, &main, "read_file", &json!({}))).is_none());
+
+    m.unavailable.set(true);
+    let (v, e) = run(&m, &main, "memory_search", json!({"query": "x"}));
+    assert!(e && v.as_str().unwrap().contains("unavailable"), "{v}");
+}
+
+#[test]
+fn tool_list_is_sorted_and_depends_on_scope_only() {
+    let main: Vec<_> = crate::tools::tool_specs(Scope::Main).iter().map(|t| t.name).collect();
+    let shared: Vec<_> = crate::tools::tool_specs(Scope::Shared).iter().map(|t| t.name).collect();
+    let mut sorted = main.clone();
+    sorted.sort();
+    assert_eq!(main, sorted);
+    for t in ["memory_add", "memory_alias", "memory_get", "memory_remove", "memory_rename", "memory_search", "memory_write", "my_stats", "who_am_i"] {
+        assert!(main.contains(&t) && shared.contains(&t), "{t}");
+    }
+    assert!(main.contains(&"what_do_i_know") && !shared.contains(&"what_do_i_know"));
+    assert_eq!(main, crate::tools::tool_specs(Scope::Main).iter().map(|t| t.name).collect::<Vec<_>>());
+}
+
+#[test]
+fn self_report_tools() {
+    let m = InProcessMemory::default();
+    let agent = AgentId::parse("main").unwrap();
+    let mut ws = Workspace::default();
+    ws.files.insert(WorkspaceFile::Identity, "- **Name:** Ember\n- **Creature:** _(pick something)_\n- **Emoji:** 🔥".into());
+    ws.files.insert(WorkspaceFile::Soul, "S".repeat(5000).into());
+    let mut memory_md = String::from("Intro line\n## People\n");
+    for i in 0..15 {
+        memory_md.push_str(&format!("- person {i}\n"));
+    }
+    memory_md.push_str("## Open questions\n- What carrier?\n");
+    for s in 0..40 {
+        memory_md.push_str(&format!("## Topic {s}\n- {}\n", "y".repeat(200)));
+    }
+    ws.files.insert(WorkspaceFile::Memory, memory_md.into());
+    let main = ctx(&agent, "main", Scope::Main, &ws);
+
+    let (v, _) = run(&m, &main, "who_am_i", json!({}));
+    assert_eq!(v["agent_id"], "main");
+    assert_eq!(v["identity"], json!({"name": "Ember", "emoji": "🔥"}));
+    assert!(v["soul_excerpt"].as_str().unwrap().chars().count() <= 2048);
+
+    let (v, _) = run(&m, &main, "what_do_i_know", json!({"filter": "people"}));
+    assert_eq!(v["sections"].as_array().unwrap().len(), 1);
+    assert_eq!(v["sections"][0]["bullets"].as_array().unwrap().len(), 10);
+    assert_eq!(v["truncated"], true);
+    let (v, _) = run(&m, &main, "what_do_i_know", json!({"filter": "open"}));
+    assert_eq!(v["sections"], json!([{"heading": "Open questions", "bullets": ["What carrier?"]}]));
+    let o = block_on(mtools::run(&m, &main, "what_do_i_know", &json!({}))).unwrap();
+    assert!(o.text.len() <= 6144, "{}", o.text.len());
+    let v: Value = serde_json::from_str(&o.text).unwrap();
+    assert_eq!(v["truncated"], true);
+
+    run(&m, &main, "memory_add", json!({"name": "a", "content": "b"}));
+    let (v, _) = run(&m, &main, "my_stats", json!({}));
+    assert_eq!(v["memories_stored"], 1);
+    assert_eq!(v["workspace_files_present"], json!(["IDENTITY.md", "MEMORY.md", "SOUL.md"]));
+}
+
+#[test]
+fn recall_is_main_scope_only() {
+    use crate::routing::SessionKey;
+    let m = InProcessMemory::default();
+    block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") })).unwrap();
+    let main = SessionKey::parse("agent:main:main").unwrap();
+    let group = SessionKey::parse("agent:main:telegram:group:-5").unwrap();
+    let r = block_on(recall(&m, &main, "what is the vault code?")).unwrap();
+    assert!(r.starts_with("<system-reminder>") && r.contains("[vault] The vault code is 7781"), "{r}");
+    let calls = m.calls.borrow().len();
+    assert!(block_on(recall(&m, &group, "what is the vault code?")).is_none());
+    assert_eq!(m.calls.borrow().len(), calls, "a group session does not even ask");
+    assert!(block_on(recall(&m, &main, "nothing matches")).is_none());
+}
