@@ -28,8 +28,20 @@ impl Vars for EnvVars<'_> {
     }
 }
 
-/// The R2 bucket binding.
-pub struct R2(pub Bucket);
+/// The R2 bucket binding. `fault_put_prefix` is a chaos switch for tests
+/// and drills (`HEARTH_FAULT_R2_PUT_PREFIX`): puts under it fail, as a
+/// failing R2 would, so "nothing is lost" can be shown in workerd.
+pub struct R2 {
+    pub bucket: Bucket,
+    pub fault_put_prefix: Option<String>,
+}
+
+impl R2 {
+    pub fn from_env(env: &Env) -> worker::Result<Self> {
+        let fault_put_prefix = EnvVars(env).get("HEARTH_FAULT_R2_PUT_PREFIX").filter(|p| !p.is_empty());
+        Ok(R2 { bucket: env.bucket("BUCKET")?, fault_put_prefix })
+    }
+}
 
 fn info_of(o: &worker::Object) -> ObjectInfo {
     ObjectInfo { key: o.key(), size: o.size(), etag: o.etag(), uploaded_ms: o.uploaded().as_millis() as i64 }
@@ -37,7 +49,7 @@ fn info_of(o: &worker::Object) -> ObjectInfo {
 
 impl ObjectStore for R2 {
     async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
-        let Some(obj) = self.0.get(key).execute().await.map_err(storage_err)? else { return Ok(None) };
+        let Some(obj) = self.bucket.get(key).execute().await.map_err(storage_err)? else { return Ok(None) };
         let info = info_of(&obj);
         let content_type = obj.http_metadata().content_type;
         let custom_metadata = obj.custom_metadata().unwrap_or_default().into_iter().collect();
@@ -49,11 +61,14 @@ impl ObjectStore for R2 {
     }
 
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
-        Ok(self.0.head(key).await.map_err(storage_err)?.as_ref().map(info_of))
+        Ok(self.bucket.head(key).await.map_err(storage_err)?.as_ref().map(info_of))
     }
 
     async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
-        let mut b = self.0.put(key, body);
+        if self.fault_put_prefix.as_deref().is_some_and(|p| key.starts_with(p)) {
+            return Err(StorageError(format!("injected R2 put failure for {key}")));
+        }
+        let mut b = self.bucket.put(key, body);
         if let Some(ct) = opts.content_type {
             b = b.http_metadata(HttpMetadata { content_type: Some(ct), ..Default::default() });
         }
@@ -67,13 +82,13 @@ impl ObjectStore for R2 {
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
         // R2 deletes at most 1000 keys per call.
         for chunk in keys.chunks(1000) {
-            self.0.delete_multiple(chunk.to_vec()).await.map_err(storage_err)?;
+            self.bucket.delete_multiple(chunk.to_vec()).await.map_err(storage_err)?;
         }
         Ok(())
     }
 
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
-        let mut b = self.0.list().prefix(prefix);
+        let mut b = self.bucket.list().prefix(prefix);
         if let Some(d) = delimiter {
             b = b.delimiter(d);
         }

@@ -5,7 +5,8 @@
 use crate::adapters::EnvVars;
 use crate::telegram::secrets_match;
 use durable::config::Vars;
-use worker::{Env, Request, Response, Result};
+use crate::http::call_object;
+use worker::{Env, Method, Request, Response, Result};
 
 /// Checks the bearer token. `Err` is the response to send (401/503).
 fn authorize(req: &Request, env: &Env) -> std::result::Result<(), Result<Response>> {
@@ -26,8 +27,77 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
     if let Err(resp) = authorize(&req, env) {
         return resp;
     }
-    match segments {
-        ["agents"] => Response::from_json(&durable::config::agent_ids(&EnvVars(env))),
+    let agents = durable::config::agent_ids(&EnvVars(env));
+    if let ["agents", agent, ..] = segments {
+        if !agents.iter().any(|a| a == agent) {
+            return Response::error(format!("unknown agent {agent:?}"), 404);
+        }
+    }
+    match (req.method(), segments) {
+        (Method::Get, ["agents"]) => Response::from_json(&agents),
+        (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
+        (Method::Get, ["agents", agent, "sessions", key]) => session_call(env, agent, key, Method::Get, "/status").await,
+        (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
+            session_call(env, agent, key, Method::Post, "/reset").await
+        }
         _ => Response::error("not found", 404),
     }
+}
+
+/// Live sessions (from the Agent object's registry) and archives (from R2).
+async fn list_sessions(env: &Env, agent: &str) -> Result<Response> {
+    let (_, live) = call_object(env, "AGENT", agent, Method::Get, "/sessions/list", None).await?;
+    let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let bucket = env.bucket("BUCKET")?;
+    let mut archives = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut b = bucket.list().prefix(r2_layout::keys::sessions_prefix(&agent_id)).include(vec![worker::Include::CustomMetadata]);
+        if let Some(c) = &cursor {
+            b = b.cursor(c);
+        }
+        let page = b.execute().await?;
+        for o in page.objects() {
+            archives.push(serde_json::json!({
+                "key": o.key(), "size": o.size(), "uploaded": o.uploaded().as_millis(),
+                "metadata": o.custom_metadata().unwrap_or_default(),
+            }));
+        }
+        match (page.truncated(), page.cursor()) {
+            (true, Some(c)) => cursor = Some(c),
+            _ => break,
+        }
+    }
+    Response::from_json(&serde_json::json!({"live": live, "archives": archives}))
+}
+
+/// Forwards to a session's object, after checking the key belongs to `agent`.
+async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &str) -> Result<Response> {
+    let key = urlencoding_decode(key);
+    match durable::routing::SessionKey::parse(&key) {
+        Some(k) if k.agent().as_str() == agent => {}
+        _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
+    }
+    let (status, body) = call_object(env, "SESSION", &key, method, path, None).await?;
+    Ok(Response::from_json(&body)?.with_status(status))
+}
+
+/// Session keys contain ':' which clients may percent-encode.
+fn urlencoding_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

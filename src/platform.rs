@@ -18,6 +18,11 @@ impl Channel for Channels {
         match (target.channel.as_str(), &self.telegram) {
             ("telegram", Some(api)) => api.send_reply(target, text).await.map_err(channel_error),
             ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
+            // Admin-initiated work (an API reset) has no chat to answer in.
+            ("admin", _) => {
+                adapters::log(LogLevel::Info, &format!("admin: {text}"));
+                Ok(())
+            }
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
         }
     }

@@ -83,6 +83,48 @@ impl Session {
         Response::from_json(&json!({"queued": queued}))
     }
 
+    /// An admin reset goes through the queue like a `/reset` command, so it
+    /// runs after any message already waiting and never during a turn.
+    async fn admin_reset(&self) -> Result<Response> {
+        let sql = self.sql();
+        let store = self.ready_store(&sql)?;
+        let err = |e: durable::ports::StorageError| worker::Error::RustError(e.to_string());
+        let Some(key) = store.meta("session_key").map_err(err)? else {
+            return Response::error("no such session", 404);
+        };
+        let inbound = Inbound {
+            dedupe_key: format!("admin:reset:{}", adapters::new_uuid()),
+            channel: "admin".into(),
+            kind: durable::routing::ChatKind::Direct,
+            chat_id: String::new(),
+            sender_id: "admin".into(),
+            sender_name: "admin".into(),
+            text: "/reset".into(),
+            addressed: true,
+            thread_id: None,
+            reply_target: durable::ports::ReplyTarget { channel: "admin".into(), ..Default::default() },
+            received_at: adapters::now_ms(),
+            media: vec![],
+        };
+        store.enqueue(&inbound.dedupe_key, &serde_json::to_string(&inbound)?, adapters::now_ms()).map_err(err)?;
+        self.state.storage().set_alarm(0i64).await?;
+        Ok(Response::from_json(&json!({"queued": true, "sessionKey": key}))?.with_status(202))
+    }
+
+    /// Tells the Agent object this session exists (for listing); best effort.
+    async fn touch_registry(&self, key: &SessionKey) {
+        let sql = self.sql();
+        let store = SessionStore::new(&sql);
+        let body = json!({
+            "sessionKey": key.render(),
+            "sessionId": store.meta("session_id").ok().flatten(),
+            "updatedAt": store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
+        });
+        if let Err(e) = crate::http::call_object(&self.env, "AGENT", key.agent().as_str(), Method::Post, "/sessions/touch", Some(&body)).await {
+            adapters::log(LogLevel::Warn, &format!("session registry not updated: {e}"));
+        }
+    }
+
     fn status(&self) -> Result<Response> {
         let sql = self.sql();
         let store = self.ready_store(&sql)?;
@@ -115,6 +157,7 @@ impl DurableObject for Session {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/enqueue") => self.handle_enqueue(req).await,
             (Method::Get, "/status") => self.status(),
+            (Method::Post, "/reset") => self.admin_reset().await,
             _ => Response::error("not found", 404),
         }
     }
@@ -138,14 +181,17 @@ impl DurableObject for Session {
             }
         };
         let platform = DoPlatform {
-            store: R2(self.env.bucket("BUCKET")?),
+            store: R2::from_env(&self.env)?,
             sql,
             channels: Channels { telegram: telegram::api_for(&config) },
             memory: crate::platform::AgentMemory { env: self.env.clone(), agent: key.agent().as_str().to_owned() },
         };
         let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache };
         match drain(&platform, &deps).await {
-            Ok(report) => Response::ok(format!("{} turns", report.turns)),
+            Ok(report) => {
+                self.touch_registry(&key).await;
+                Response::ok(format!("{} turns", report.turns))
+            }
             // Storage trouble: fail the alarm so the runtime retries it.
             Err(e) => Err(worker::Error::RustError(format!("drain failed: {e}"))),
         }

@@ -7,6 +7,7 @@
 
 mod memory;
 mod schedule;
+mod sessions;
 
 use crate::adapters::DoSql;
 use serde_json::json;
@@ -40,6 +41,9 @@ impl DurableObject for Agent {
         }
         if path.starts_with("/memory/") {
             return memory::handle(self, req).await;
+        }
+        if path.starts_with("/sessions/") {
+            return sessions::handle(self, req).await;
         }
         if path.starts_with("/schedule/") {
             return schedule::handle(self, req).await;

@@ -155,7 +155,8 @@ export async function startLlm() {
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
     try {
-      const step = state.script.shift() || {};
+      // A responder answers by content (e.g. compaction requests); else the script.
+      const step = (state.responder && state.responder(body, provider)) || state.script.shift() || {};
       const delay = step.delayMs ?? state.defaultDelayMs;
       if (delay) await sleep(delay);
       if (step.status && step.status !== 200) {
@@ -204,6 +205,7 @@ export async function startLlm() {
       state.script.length = 0;
       state.maxInFlight = 0;
       state.defaultDelayMs = 0;
+      state.responder = null;
     },
     close: () => new Promise((r) => server.close(r)),
   };
