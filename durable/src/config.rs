@@ -70,6 +70,8 @@ pub struct AgentConfig {
     pub telegram_bot_token: Option<String>,
     pub telegram_webhook_secret: Option<String>,
     pub discord_api_base: String,
+    /// Vision and transcription settings (`LLM_VISION`, `TRANSCRIBE_*`).
+    pub media: crate::media::MediaConfig,
 }
 
 /// The list of configured agent ids (`AGENTS`, default `main`).
@@ -183,6 +185,7 @@ impl AgentConfig {
                 .unwrap_or_else(|| "https://discord.com/api/v10".into())
                 .trim_end_matches('/')
                 .to_owned(),
+            media: crate::media::MediaConfig::load(vars, agent)?,
         })
     }
 

@@ -15,10 +15,12 @@
 //! - [`prompt`]: the workspace loaded from R2 and assembled into a system prompt.
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
 //! - [`tools`]: the tools the agent can call.
+//! - [`media`]: attachments stored in R2, hydrated into LLM calls, deleted on reset.
 
 pub mod clock;
 pub mod config;
 pub mod llm;
+pub mod media;
 pub mod ports;
 pub mod prompt;
 pub mod retry;

@@ -3,7 +3,8 @@
 use super::store::{InboxItem, SessionStore};
 use crate::clock;
 use crate::config::AgentConfig;
-use crate::llm::{self, ChatRequest, Hydrated, LlmReply};
+use crate::llm::{self, ChatRequest, LlmReply};
+use crate::media::{self, MediaCache};
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
 use crate::prompt::{self, RuntimeInfo, WorkspaceCache};
 use crate::routing::{ChatKind, Inbound, SessionKey};
@@ -19,6 +20,8 @@ pub struct SessionDeps<'a> {
     pub config: &'a AgentConfig,
     pub key: &'a SessionKey,
     pub workspace_cache: &'a RefCell<WorkspaceCache>,
+    /// Media bytes kept between LLM calls (byte-budgeted LRU).
+    pub media_cache: &'a RefCell<MediaCache>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -50,7 +53,13 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
-        begin(p, &store, &item, &inbound, &session_id, deps)?;
+        // Attachments are fetched and stored once, before the message is started.
+        let attached = if item.active {
+            Vec::new()
+        } else {
+            media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
+        };
+        begin(p, &store, &item, &inbound, &session_id, deps, attached)?;
         report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
@@ -67,6 +76,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     inbound: &Inbound,
     session_id: &str,
     deps: &SessionDeps<'_>,
+    attached: Vec<UserBlock>,
 ) -> Result<(), StorageError> {
     if item.active {
         p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
@@ -79,10 +89,12 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
         text = format!("[{}]: {}", inbound.sender_name, text);
     }
-    let blocks = vec![
-        UserBlock::Text { text: prompt::system_reminder(&format!("{local} UTC (agent time zone: {tz})")) },
-        UserBlock::Text { text },
-    ];
+    let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&format!("{local} UTC (agent time zone: {tz})")) }];
+    let only_media = !attached.is_empty() && text.trim().is_empty();
+    blocks.extend(attached);
+    if !only_media {
+        blocks.push(UserBlock::Text { text });
+    }
     let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
     store.start(item.seq, session_id, Some(&message))
 }
@@ -128,12 +140,15 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let tool_specs = tools::tool_specs(scope);
     let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope };
     let mut history = store.history(session_id)?;
-    let media = Hydrated::new();
     let mut calls = 0;
     for round in 0..cfg.llm.max_tool_rounds {
-        let req = ChatRequest { system: &system, messages: &history, tools: &tool_specs, media: &media, appended_user: None };
         calls += 1;
-        let reply: LlmReply = match llm::complete(p, &cfg.llm, &req).await {
+        let result = {
+            let view = media::prepare(p, cfg, deps.media_cache, &history).await;
+            let req = ChatRequest { system: &system, messages: &view.messages, tools: &tool_specs, media: &view.media, appended_user: None };
+            llm::complete(p, &cfg.llm, &req).await
+        };
+        let reply: LlmReply = match result {
             Ok(r) => r,
             Err(e) => {
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
