@@ -17,7 +17,8 @@ import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "../helpers/hearth.m
 import { jpegBytes, photoUpdate, serveFile, sessionStatus } from "../helpers/media.mjs";
 
 const MB = 1024 * 1024;
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// The minimum of the repetitions: the machine is shared, so noise only adds time.
+const best = (xs) => Math.min(...xs);
 
 async function withHearth(fn) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hearth-bench-media-"));
@@ -67,17 +68,17 @@ async function hydrationFor(sizeMb, reps) {
       cold.push(await timedTurn(h, text(OWNER, `cold ${i}`), OWNER));
     }
     const s = await sessionStatus(h, "agent:main:main");
-    const b = median(base);
+    const b = best(base);
     return {
       sizeMb,
       baselineMs: b,
       ingestMs: ingest,
-      warmMs: median(warm),
-      coldMs: median(cold),
-      coldBaselineMs: median(coldBase),
+      warmMs: best(warm),
+      coldMs: best(cold),
+      coldBaselineMs: best(coldBase),
       ingestMsPerMb: +((ingest - b) / sizeMb).toFixed(1),
-      warmHydrationMsPerMb: +((median(warm) - b) / sizeMb).toFixed(1),
-      coldHydrationMsPerMb: +((median(cold) - median(coldBase)) / sizeMb).toFixed(1),
+      warmHydrationMsPerMb: +((best(warm) - b) / sizeMb).toFixed(1),
+      coldHydrationMsPerMb: +((best(cold) - best(coldBase)) / sizeMb).toFixed(1),
       r2ReadsAfterLastRestart: s.media.r2Reads,
     };
   });
@@ -87,7 +88,7 @@ async function hydrationFor(sizeMb, reps) {
 let coldGroupCounter = 0;
 async function coldText(h) {
   const t = `@hearth_bot cold ${coldGroupCounter++}`;
-  return timedTurn(h, tgUpdate({ from: FRIEND, chat: GROUP, text: t, entities: [{ type: "mention", offset: 0, length: 10 }] }), GROUP);
+  return timedTurn(h, tgUpdate({ from: FRIEND, chat: GROUP, text: t, entities: [{ type: "mention", offset: 0, length: 11 }] }), GROUP);
 }
 
 /** 10 turns referencing 2 images (sent in turns 1 and 2), then a restart and 5 more. */
@@ -112,7 +113,7 @@ async function hitRate() {
   });
 }
 
-export async function benchMedia({ sizesMb = [1, 3], reps = 3 } = {}) {
+export async function benchMedia({ sizesMb = [1, 3], reps = 5 } = {}) {
   const hydration = [];
   for (const s of sizesMb) hydration.push(await hydrationFor(s, reps));
   return { hydration, lru: await hitRate() };
