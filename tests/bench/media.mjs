@@ -119,6 +119,20 @@ export async function benchMedia({ sizesMb = [1, 3], reps = 5 } = {}) {
   return { hydration, lru: await hitRate() };
 }
 
+/** Rows for `npm run bench` (scripts/bench.mjs). */
+export async function bench() {
+  const { hydration, lru } = await benchMedia();
+  const rows = [];
+  for (const x of hydration) {
+    rows.push({ name: `media ${x.sizeMb} MB image: ingest (getFile + download + R2 put), per MB`, value: `${x.ingestMsPerMb} ms/MB` });
+    rows.push({ name: `media ${x.sizeMb} MB image: hydration from cache (base64 + JSON), per MB`, value: `${x.warmHydrationMsPerMb} ms/MB` });
+    rows.push({ name: `media ${x.sizeMb} MB image: hydration cold (R2 read + base64 + JSON), per MB`, value: `${x.coldHydrationMsPerMb} ms/MB` });
+  }
+  rows.push({ name: "media LRU hit rate, 10 turns over 2 images", value: `${(lru.first10.hitRate * 100).toFixed(1)} % (${lru.first10.hits} hits, ${lru.first10.r2Reads} R2 reads)` });
+  rows.push({ name: "media LRU hit rate, 5 turns after a cold start", value: `${(lru.after_restart_5.hitRate * 100).toFixed(1)} % (${lru.after_restart_5.hits} hits, ${lru.after_restart_5.r2Reads} R2 reads)` });
+  return rows;
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const out = await benchMedia();
   console.log(JSON.stringify(out, null, 2));
