@@ -32,6 +32,14 @@ impl Channel for Channels {
             api.typing(target).await;
         }
     }
+
+    async fn fetch_media(&self, channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+        match (channel, &self.telegram) {
+            ("telegram", Some(api)) => api.download_file(handle, max_bytes).await,
+            ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
+            (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
+        }
+    }
 }
 
 /// The agent's memory: calls go to its Agent object (`AGENT.idFromName(agent)`).

@@ -7,6 +7,7 @@ use crate::platform::{Channels, DoPlatform};
 use crate::telegram;
 use durable::config::AgentConfig;
 use durable::ports::LogLevel;
+use durable::media::MediaCache;
 use durable::prompt::WorkspaceCache;
 use durable::routing::{Inbound, SessionKey};
 use durable::session::{drain, SessionDeps, SessionStore};
@@ -43,6 +44,7 @@ pub struct Session {
     state: State,
     env: Env,
     workspace_cache: RefCell<WorkspaceCache>,
+    media_cache: RefCell<MediaCache>,
     schema_ready: Cell<bool>,
 }
 
@@ -144,13 +146,14 @@ impl Session {
             "open": store.open_count().map_err(err)?,
             "messages": history,
             "usage": usage,
+            "media": media_status(&self.media_cache.borrow()),
         }))
     }
 }
 
 impl DurableObject for Session {
     fn new(state: State, env: Env) -> Self {
-        Session { state, env, workspace_cache: RefCell::default(), schema_ready: Cell::new(false) }
+        Session { state, env, workspace_cache: RefCell::default(), media_cache: RefCell::default(), schema_ready: Cell::new(false) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -186,7 +189,7 @@ impl DurableObject for Session {
             channels: Channels { telegram: telegram::api_for(&config) },
             memory: crate::platform::AgentMemory { env: self.env.clone(), agent: key.agent().as_str().to_owned() },
         };
-        let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache };
+        let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache, media_cache: &self.media_cache };
         match drain(&platform, &deps).await {
             Ok(report) => {
                 self.touch_registry(&key).await;
@@ -196,4 +199,10 @@ impl DurableObject for Session {
             Err(e) => Err(worker::Error::RustError(format!("drain failed: {e}"))),
         }
     }
+}
+
+/// The media cache's counters since this object started (for tests and ops).
+fn media_status(c: &MediaCache) -> serde_json::Value {
+    json!({"r2Reads": c.stats.r2_reads, "cacheHits": c.stats.hits, "evictions": c.stats.evictions,
+           "cachedBytes": c.bytes(), "cachedItems": c.len()})
 }

@@ -85,6 +85,8 @@ pub struct AgentConfig {
     pub telegram_webhook_secret: Option<String>,
     pub discord_api_base: String,
     pub lifecycle: LifecycleConfig,
+    /// Vision and transcription settings (`LLM_VISION`, `TRANSCRIBE_*`).
+    pub media: crate::media::MediaConfig,
 }
 
 fn parse_hhmm(name: &str, raw: &str) -> Result<(i8, i8), ConfigError> {
@@ -225,6 +227,7 @@ impl AgentConfig {
                 context_window: number(vars, agent, "CONTEXT_WINDOW", 200_000)?,
                 context_reserve: number(vars, agent, "CONTEXT_RESERVE", 16_000)?,
             },
+            media: crate::media::MediaConfig::load(vars, agent)?,
         })
     }
 

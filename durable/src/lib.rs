@@ -16,11 +16,13 @@
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
 //! - [`tools`]: the tools the agent can call.
 //! - [`memory`]: the BM25 memory (crate `hearth-memory`) as the Agent object hosts it.
+//! - [`media`]: attachments stored in R2, hydrated into LLM calls, deleted on reset.
 
 pub mod clock;
 pub mod config;
 pub mod llm;
 pub mod memory;
+pub mod media;
 pub mod ports;
 pub mod prompt;
 pub mod retry;

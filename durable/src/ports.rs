@@ -202,6 +202,9 @@ pub struct ReplyTarget {
 pub enum ChannelError {
     #[error("channel failed: {0}")]
     Failed(String),
+    /// An attachment larger than the caller's limit (its size in bytes).
+    #[error("file too large ({0} bytes)")]
+    TooLarge(u64),
 }
 
 /// The chat channel a session replies on. The adapter owns the channel's
@@ -211,6 +214,13 @@ pub trait Channel {
     async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError>;
     /// Show "typing…" while a turn runs; best effort.
     async fn typing(&self, target: &ReplyTarget);
+    /// Downloads an inbound attachment by its channel handle (a Telegram
+    /// `file_id`: getFile, then the file URL). More than `max_bytes` is
+    /// [`ChannelError::TooLarge`], ideally known before downloading.
+    async fn fetch_media(&self, channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+        let _ = (handle, max_bytes);
+        Err(ChannelError::Failed(format!("channel {channel:?} cannot fetch media")))
+    }
 }
 
 /// The agent's BM25 memory, hosted by the Agent object: a session reaches it

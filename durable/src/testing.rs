@@ -11,6 +11,8 @@ pub struct MemStore {
     pub objects: RefCell<BTreeMap<String, StoredObject>>,
     pub ops: RefCell<Vec<String>>,
     pub fail_puts: Cell<bool>,
+    /// Objects + prefixes per listing page, like R2's `limit` (0: all in one page).
+    pub page_size: Cell<usize>,
     etag_counter: Cell<u64>,
 }
 
@@ -67,11 +69,23 @@ impl ObjectStore for MemStore {
         }
         Ok(())
     }
-    async fn list(&self, prefix: &str, delimiter: Option<&str>, _cursor: Option<&str>) -> Result<ListPage, StorageError> {
+    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
         self.ops.borrow_mut().push(format!("list {prefix}"));
         let mut page = ListPage::default();
-        for (k, o) in self.objects.borrow().range(prefix.to_owned()..) {
+        // The cursor is the last key of the previous page.
+        let start = cursor.unwrap_or(prefix).to_owned();
+        let limit = self.page_size.get();
+        let mut last: Option<&String> = None;
+        for (k, o) in self.objects.borrow().range(start..) {
+            if Some(k.as_str()) == cursor {
+                continue;
+            }
             let Some(rest) = k.strip_prefix(prefix) else { break };
+            if limit > 0 && page.objects.len() + page.prefixes.len() >= limit {
+                page.cursor = last.cloned();
+                break;
+            }
+            last = Some(k);
             match delimiter.and_then(|d| rest.find(d).map(|i| (i, d))) {
                 Some((i, d)) => {
                     let p = format!("{prefix}{}{d}", &rest[..i]);
@@ -222,6 +236,9 @@ impl Http for ScriptedHttp {
 pub struct RecordingChannel {
     pub sent: RefCell<Vec<(ReplyTarget, String)>>,
     pub typing: Cell<u32>,
+    /// Attachments it can serve, by handle; every fetch is recorded.
+    pub media: RefCell<std::collections::HashMap<String, Vec<u8>>>,
+    pub fetched: RefCell<Vec<String>>,
 }
 
 impl Channel for RecordingChannel {
@@ -231,6 +248,14 @@ impl Channel for RecordingChannel {
     }
     async fn typing(&self, _target: &ReplyTarget) {
         self.typing.set(self.typing.get() + 1);
+    }
+    async fn fetch_media(&self, _channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+        self.fetched.borrow_mut().push(handle.to_owned());
+        match self.media.borrow().get(handle) {
+            Some(b) if b.len() as u64 > max_bytes => Err(ChannelError::TooLarge(b.len() as u64)),
+            Some(b) => Ok(b.clone()),
+            None => Err(ChannelError::Failed(format!("no file {handle}"))),
+        }
     }
 }
 

@@ -105,6 +105,49 @@ impl TelegramApi {
         let _ = FetchHttp.send(HttpRequest::post_json(url, &body, 5_000)).await;
     }
 
+    /// Downloads a file by `file_id`: `getFile` for its path (and size), then
+    /// `GET {base}/file/bot{token}/{file_path}`. Larger than `max_bytes`
+    /// (Telegram's own limit is 20 MB) is refused before the download.
+    pub async fn download_file(&self, file_id: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+        let file = match self.call("getFile", &json!({"file_id": file_id})).await {
+            Ok(f) => f,
+            Err(TgError::Api { code: 400, description }) if description.contains("too big") => {
+                return Err(ChannelError::TooLarge(max_bytes + 1))
+            }
+            Err(e) => return Err(channel_error(e)),
+        };
+        if let Some(size) = file["file_size"].as_u64().filter(|s| *s > max_bytes) {
+            return Err(ChannelError::TooLarge(size));
+        }
+        let path = file["file_path"]
+            .as_str()
+            .ok_or_else(|| ChannelError::Failed("getFile gave no file_path".into()))?;
+        let url = format!("{}/file/bot{}/{path}", self.base, self.token);
+        let mut made = 0;
+        loop {
+            made += 1;
+            let req = HttpRequest { method: "GET", url: url.clone(), headers: vec![], body: vec![], timeout_ms: 120_000 };
+            let why = match FetchHttp.send(req).await {
+                Ok(resp) if resp.status == 200 => {
+                    if resp.body.len() as u64 > max_bytes {
+                        return Err(ChannelError::TooLarge(resp.body.len() as u64));
+                    }
+                    return Ok(resp.body);
+                }
+                Ok(resp) if resp.status == 429 || resp.status >= 500 => format!("HTTP {}", resp.status),
+                Ok(resp) => return Err(ChannelError::Failed(format!("file download: HTTP {}", resp.status))),
+                Err(e) => e.to_string(),
+            };
+            match self.backoff.delay(made, None) {
+                Some(ms) => {
+                    adapters::log(LogLevel::Warn, &format!("telegram file download failed ({why}); retry in {ms} ms"));
+                    adapters::sleep(ms).await;
+                }
+                None => return Err(ChannelError::Failed(format!("file download: {why}"))),
+            }
+        }
+    }
+
     pub async fn get_me_username(&self) -> Result<Option<String>, TgError> {
         let me = self.call("getMe", &json!({})).await?;
         Ok(me["username"].as_str().map(str::to_owned))

@@ -40,7 +40,8 @@ export async function startHearth({ bindings = {}, persist } = {}) {
       ALLOW_FROM: `telegram:${FRIEND},telegram:${GROUP}`,
       RETRY_BASE_MS: "20",
       RETRY_MAX_MS: "200",
-      ...bindings,
+      // A function gets the stand-ins, for settings that name their addresses.
+      ...(typeof bindings === "function" ? bindings({ llm, telegram }) : bindings),
     },
     cf: false,
     ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),

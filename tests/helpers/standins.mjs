@@ -145,9 +145,14 @@ function lastUserText(messages) {
  * {text} / {toolCall: {name, input}}.
  */
 export async function startLlm() {
-  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0 };
+  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript" };
   const server = await listen(async (req, res, raw) => {
     const url = new URL(req.url, "http://x");
+    // OpenAI-compatible speech to text: a multipart upload (`file`, `model`), recorded raw.
+    if (url.pathname.endsWith("/audio/transcriptions")) {
+      state.transcriptions.push({ headers: req.headers, raw, at: Date.now() });
+      return sendJson(res, 200, { text: state.transcript });
+    }
     const body = raw.length ? JSON.parse(raw.toString("utf8")) : {};
     const provider = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : "unknown";
     const entry = { provider, path: url.pathname, headers: req.headers, body, raw: raw.toString("utf8"), start: Date.now() };
@@ -203,6 +208,7 @@ export async function startLlm() {
     reset: () => {
       state.requests.length = 0;
       state.script.length = 0;
+      state.transcriptions.length = 0;
       state.maxInFlight = 0;
       state.defaultDelayMs = 0;
       state.responder = null;

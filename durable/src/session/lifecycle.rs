@@ -52,21 +52,6 @@ pub enum ResetError {
     Storage(#[from] StorageError),
 }
 
-/// Deletes every object under `prefix`, across all pages of the listing.
-pub async fn delete_prefix<S: ObjectStore>(store: &S, prefix: &str) -> Result<usize, StorageError> {
-    let mut deleted = 0;
-    // Deleting shifts the listing, so always list from the start.
-    loop {
-        let page = store.list(prefix, None, None).await?;
-        if page.objects.is_empty() {
-            return Ok(deleted);
-        }
-        let keys: Vec<String> = page.objects.into_iter().map(|o| o.key).collect();
-        deleted += keys.len();
-        store.delete(&keys).await?;
-    }
-}
-
 /// Appends extracted memories to a daily note under a timestamped header.
 async fn append_daily<S: ObjectStore>(store: &S, key: &str, header: &str, lines: &[String]) -> Result<(), StorageError> {
     let mut text = match store.get(key).await? {
@@ -145,7 +130,8 @@ pub async fn reset<P: Platform>(
     let cfg = deps.config;
     let session_key = deps.key.render();
     let Some(session_id) = store.meta("session_id")? else {
-        let media_deleted = delete_prefix(p.store(), &keys::media_prefix(&session_key)).await?;
+        let media_deleted = crate::media::delete_session_media(p.store(), &session_key).await?;
+        deps.media_cache.borrow_mut().forget_prefix(&keys::media_prefix(&session_key));
         return Ok(ResetOutcome { media_deleted, ..Default::default() });
     };
     let rows: Vec<Message> = store.history_rows(&session_id)?.into_iter().map(|(_, m)| m).collect();
@@ -196,7 +182,8 @@ pub async fn reset<P: Platform>(
             Err(e) => p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {e}")),
         }
     }
-    outcome.media_deleted = delete_prefix(p.store(), &keys::media_prefix(&session_key)).await?;
+    outcome.media_deleted = crate::media::delete_session_media(p.store(), &session_key).await?;
+    deps.media_cache.borrow_mut().forget_prefix(&keys::media_prefix(&session_key));
     store.clear_session(&session_id)?;
     p.log(LogLevel::Info, &format!("session {session_key} reset ({reason:?}): {} messages archived", outcome.messages));
     Ok(outcome)

@@ -53,19 +53,20 @@ struct Fixture {
     cfg: AgentConfig,
     key: SessionKey,
     cache: RefCell<WorkspaceCache>,
+    media_cache: RefCell<crate::media::MediaCache>,
 }
 
 impl Fixture {
     fn new() -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
-        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default() }
+        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default(), media_cache: RefCell::default() }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap()
     }
     fn drain(&self) -> DrainReport {
-        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache };
+        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, media_cache: &self.media_cache };
         block_on(drain(&self.p, &deps)).unwrap()
     }
     fn history(&self) -> Vec<Message> {

@@ -4,7 +4,8 @@ use super::lifecycle::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use crate::clock;
 use crate::config::AgentConfig;
-use crate::llm::{self, ChatRequest, Hydrated, LlmReply, ToolSpec};
+use crate::llm::{self, ChatRequest, LlmReply, ToolSpec};
+use crate::media::{self, MediaCache};
 use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
 use crate::prompt::{self, RuntimeInfo, Workspace, WorkspaceCache};
@@ -21,6 +22,8 @@ pub struct SessionDeps<'a> {
     pub config: &'a AgentConfig,
     pub key: &'a SessionKey,
     pub workspace_cache: &'a RefCell<WorkspaceCache>,
+    /// Media bytes kept between LLM calls (byte-budgeted LRU).
+    pub media_cache: &'a RefCell<MediaCache>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -81,7 +84,13 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         }
         let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
         let recall = if item.active { None } else { memory::recall(p.memory(), deps.key, &inbound.text).await };
-        begin(p, &store, &item, &inbound, &session_id, deps, recall)?;
+        // Attachments are fetched and stored once, before the message is started.
+        let attached = if item.active {
+            Vec::new()
+        } else {
+            media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
+        };
+        begin(p, &store, &item, &inbound, &session_id, deps, recall, attached)?;
         report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
@@ -164,6 +173,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     session_id: &str,
     deps: &SessionDeps<'_>,
     recall: Option<String>,
+    attached: Vec<UserBlock>,
 ) -> Result<(), StorageError> {
     if item.active {
         p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
@@ -177,7 +187,11 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     }
     let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&local) }];
     blocks.extend(recall.map(|text| UserBlock::Text { text }));
-    blocks.push(UserBlock::Text { text });
+    let only_media = !attached.is_empty() && text.trim().is_empty();
+    blocks.extend(attached);
+    if !only_media {
+        blocks.push(UserBlock::Text { text });
+    }
     let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
     store.start(item.seq, session_id, Some(&message))
 }
@@ -206,7 +220,6 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
         now_ms: p.now_ms(),
     };
     let mut history = lifecycle::conversation(store, session_id)?;
-    let media = Hydrated::new();
     let mut calls = 0;
     let mut compacted = false;
     let budget = lifecycle::budget(deps);
@@ -229,9 +242,13 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
         } else {
             &history
         };
-        let req = ChatRequest { system: &system, messages, tools: &tool_specs, media: &media, appended_user: None };
         calls += 1;
-        let reply: LlmReply = match llm::complete(p, &cfg.llm, &req).await {
+        let result = {
+            let view = media::prepare(p, cfg, deps.media_cache, messages).await;
+            let req = ChatRequest { system: &system, messages: &view.messages, tools: &tool_specs, media: &view.media, appended_user: None };
+            llm::complete(p, &cfg.llm, &req).await
+        };
+        let reply: LlmReply = match result {
             Ok(r) => r,
             Err(e) => {
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
