@@ -146,6 +146,7 @@ impl Session {
             "open": store.open_count().map_err(err)?,
             "messages": history,
             "usage": usage,
+            "workspaceR2Ops": self.workspace_cache.borrow().last_load_ops,
             "media": media_status(&self.media_cache.borrow()),
         }))
     }

@@ -20,12 +20,14 @@
 
 pub mod clock;
 pub mod config;
+pub mod identity;
 pub mod llm;
 pub mod memory;
 pub mod media;
 pub mod ports;
 pub mod prompt;
 pub mod retry;
+pub mod skills;
 pub mod routing;
 pub mod session;
 pub mod tools;

@@ -10,7 +10,9 @@
 //! into a `<system-reminder>` in the user's message, so the provider's prompt
 //! cache keeps hitting from turn to turn.
 
-use crate::ports::{ObjectStore, StorageError};
+use crate::identity::parse_identity;
+use crate::ports::{ObjectInfo, ObjectStore, StorageError};
+use crate::skills::{self, Skill};
 use base64::Engine as _;
 use r2_layout::workspace::{load_plan, Section};
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
@@ -22,12 +24,27 @@ pub const MAX_FILE_CHARS: usize = 12_000;
 pub const MAX_TOTAL_CHARS: usize = 60_000;
 pub const TRUNCATED_MARKER: &str = "\n[truncated]";
 
+/// How long listings of folders that change rarely (daily notes, skills) are
+/// reused. The agent's own top-level files are listed on every turn.
+pub const FOLDER_LISTING_TTL_MS: i64 = 60_000;
+
 /// Files kept between turns, keyed by R2 key, with the etag they had.
 #[derive(Debug, Default)]
 pub struct WorkspaceCache {
     files: HashMap<String, (String, std::rc::Rc<str>)>,
+    /// Folder listings by prefix, with the time they were made.
+    listings: HashMap<String, (i64, Vec<ObjectInfo>)>,
+    /// Parsed skills by key and etag (a bad skill is remembered as `None`).
+    skills: HashMap<String, (String, Option<Skill>)>,
     /// R2 operations made by the last load (for the bench and tests).
     pub last_load_ops: u32,
+}
+
+impl WorkspaceCache {
+    /// Forgets cached listings, e.g. after this object wrote a daily note.
+    pub fn invalidate_listings(&mut self) {
+        self.listings.clear();
+    }
 }
 
 /// What one turn's prompt is made of.
@@ -36,6 +53,10 @@ pub struct Workspace {
     pub files: HashMap<WorkspaceFile, std::rc::Rc<str>>,
     pub yesterday: Option<std::rc::Rc<str>>,
     pub today: Option<std::rc::Rc<str>>,
+    /// Every readable skill, local shadowing global, sorted by name.
+    pub skills: Vec<Skill>,
+    /// Problems worth a log line (e.g. a malformed skill that was skipped).
+    pub warnings: Vec<String>,
 }
 
 impl Workspace {
@@ -52,6 +73,7 @@ pub async fn load_workspace<S: ObjectStore>(
     scope: Scope,
     today: &str,
     yesterday: &str,
+    now_ms: i64,
     cache: &mut WorkspaceCache,
 ) -> Result<Workspace, StorageError> {
     let mut ops = 0;
@@ -84,9 +106,8 @@ pub async fn load_workspace<S: ObjectStore>(
         // One listing narrowed to the two dates' common prefix finds both notes.
         let folder = keys::daily_notes_prefix(agent);
         let common: String = today.chars().zip(yesterday.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect();
-        let page = store.list(&format!("{folder}{common}"), None, None).await?;
-        ops += 1;
-        for info in &page.objects {
+        let notes = list_cached(store, &format!("{folder}{common}"), now_ms, cache, &mut ops).await?;
+        for info in &notes {
             let slot = if info.key == keys::daily_note(agent, today) {
                 &mut ws.today
             } else if info.key == keys::daily_note(agent, yesterday) {
@@ -97,8 +118,81 @@ pub async fn load_workspace<S: ObjectStore>(
             *slot = fetch_cached(store, &info.key, &info.etag, cache, &mut ops).await?;
         }
     }
+    ws.skills = load_skills(store, agent, now_ms, cache, &mut ops, &mut ws.warnings).await?;
     cache.last_load_ops = ops;
     Ok(ws)
+}
+
+/// A listing reused for [`FOLDER_LISTING_TTL_MS`].
+async fn list_cached<S: ObjectStore>(
+    store: &S,
+    prefix: &str,
+    now_ms: i64,
+    cache: &mut WorkspaceCache,
+    ops: &mut u32,
+) -> Result<Vec<ObjectInfo>, StorageError> {
+    if let Some((at, objects)) = cache.listings.get(prefix) {
+        if now_ms - at < FOLDER_LISTING_TTL_MS && now_ms >= *at {
+            return Ok(objects.clone());
+        }
+    }
+    let mut objects = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.list(prefix, None, cursor.as_deref()).await?;
+        *ops += 1;
+        objects.extend(page.objects);
+        match page.cursor {
+            Some(c) if !c.is_empty() && Some(&c) != cursor.as_ref() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    cache.listings.insert(prefix.to_owned(), (now_ms, objects.clone()));
+    Ok(objects)
+}
+
+/// Agent-local and global skills, each SKILL.md parsed once per etag.
+async fn load_skills<S: ObjectStore>(
+    store: &S,
+    agent: &AgentId,
+    now_ms: i64,
+    cache: &mut WorkspaceCache,
+    ops: &mut u32,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Skill>, StorageError> {
+    let mut found = [Vec::new(), Vec::new()];
+    for (i, (prefix, local)) in [(keys::agent_skills_prefix(agent), true), (keys::GLOBAL_SKILLS_PREFIX.to_owned(), false)]
+        .into_iter()
+        .enumerate()
+    {
+        for info in list_cached(store, &prefix, now_ms, cache, ops).await? {
+            let Some(dir) = info.key.strip_prefix(&prefix).and_then(|r| r.strip_suffix("/SKILL.md")) else { continue };
+            if dir.contains('/') {
+                continue;
+            }
+            let parsed = match cache.skills.get(&info.key) {
+                Some((etag, parsed)) if *etag == info.etag => parsed.clone(),
+                _ => {
+                    *ops += 1;
+                    let parsed = match store.get(&info.key).await? {
+                        Some(obj) => match skills::parse_skill(dir, &info.key, local, &String::from_utf8_lossy(&obj.body)) {
+                            Ok(s) => Some(s),
+                            Err(e) => {
+                                warnings.push(format!("skipping skill {}: {e}", info.key));
+                                None
+                            }
+                        },
+                        None => None,
+                    };
+                    cache.skills.insert(info.key.clone(), (info.etag.clone(), parsed.clone()));
+                    parsed
+                }
+            };
+            found[i].extend(parsed);
+        }
+    }
+    let [local, global] = found;
+    Ok(skills::merge(local, global))
 }
 
 async fn fetch_cached<S: ObjectStore>(
@@ -133,6 +227,8 @@ pub struct RuntimeInfo<'a> {
     pub model: &'a str,
     pub timezone: &'a str,
     pub scope: Scope,
+    /// Names of the session's tools (skills needing others are left out).
+    pub tool_names: &'a [&'a str],
 }
 
 const SCAFFOLD: &str = "You are a personal AI agent running on Hearth. Your workspace files below \
@@ -154,10 +250,20 @@ pub fn build_system_prompt(ws: &Workspace, runtime: &RuntimeInfo<'_>) -> String 
                 .get(&WorkspaceFile::Heartbeat)
                 .filter(|t| hearth_schedule::heartbeat::is_meaningful(t))
                 .map(|t| t.to_string()),
+            Section::File(WorkspaceFile::Identity) => ws.files.get(&WorkspaceFile::Identity).map(|t| {
+                let body = crate::identity::without_placeholders(t);
+                match parse_identity(t).persona_line() {
+                    Some(line) => format!("{line}\n\n{}", body.trim()),
+                    None => body,
+                }
+            }),
             Section::File(f) => ws.files.get(&f).map(|t| t.to_string()),
             Section::Yesterday => ws.yesterday.as_ref().map(|t| t.to_string()),
             Section::Today => ws.today.as_ref().map(|t| t.to_string()),
-            Section::Skills => None,
+            Section::Skills => {
+                let eligible = skills::eligible(&ws.skills, runtime.tool_names);
+                (!eligible.is_empty()).then(|| skills::render(&eligible))
+            }
             Section::Runtime => Some(render_runtime(runtime)),
         };
         let Some(body) = body else { continue };

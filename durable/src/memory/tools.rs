@@ -208,30 +208,8 @@ async fn get<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &V
     }
 }
 
-/// IDENTITY.md's bullet fields (`- **Name:** Kate`), skipping `_(placeholders)_`.
-pub fn parse_identity(text: &str) -> serde_json::Map<String, Value> {
-    let mut out = serde_json::Map::new();
-    for line in text.lines() {
-        let line = line.trim().trim_start_matches(['-', '*']).trim();
-        let Some(rest) = line.strip_prefix("**") else { continue };
-        let Some((key, value)) = rest.split_once(":**") else { continue };
-        let key = key.trim().to_lowercase();
-        let value = value.trim();
-        if !["name", "creature", "vibe", "emoji", "avatar"].contains(&key.as_str()) {
-            continue;
-        }
-        let placeholder = value.is_empty()
-            || (value.starts_with("_(") && value.ends_with(")_"))
-            || (value.starts_with('(') && value.ends_with(')'));
-        if !placeholder {
-            out.insert(key, Value::String(value.to_owned()));
-        }
-    }
-    out
-}
-
 fn who_am_i(ctx: &MemoryToolContext<'_>) -> ToolOutcome {
-    let identity = ctx.workspace.files.get(&WorkspaceFile::Identity).map(|t| parse_identity(t)).unwrap_or_default();
+    let identity = ctx.workspace.files.get(&WorkspaceFile::Identity).map(|t| crate::identity::parse_identity(t)).unwrap_or_default();
     let soul = ctx.workspace.files.get(&WorkspaceFile::Soul).map(|t| truncate_chars(t, SOUL_EXCERPT_CHARS));
     ok(json!({
         "agent_id": ctx.agent.as_str(),

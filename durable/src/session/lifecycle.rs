@@ -174,7 +174,10 @@ pub async fn reset<P: Platform>(
                     let date = clock::date_string(last_activity, &cfg.timezone);
                     let header = format!("### Extracted before reset ({})", clock::time_string(now, &cfg.timezone));
                     match append_daily(p.store(), &keys::daily_note(&cfg.agent, &date), &header, &lines).await {
-                        Ok(()) => outcome.memories = lines.len(),
+                        Ok(()) => {
+                            outcome.memories = lines.len();
+                            deps.workspace_cache.borrow_mut().invalidate_listings();
+                        }
                         Err(e) => p.log(LogLevel::Error, &format!("could not save extracted memories: {e}")),
                     }
                 }
@@ -308,8 +311,9 @@ pub async fn compact<P: Platform>(p: &P, deps: &SessionDeps<'_>, prepared: &Prep
     if !memories.is_empty() {
         let date = clock::date_string(now, &cfg.timezone);
         let header = format!("### Extracted from context compaction ({})", clock::time_string(now, &cfg.timezone));
-        if let Err(e) = append_daily(p.store(), &keys::daily_note(&cfg.agent, &date), &header, &memories).await {
-            p.log(LogLevel::Error, &format!("could not save compaction memories: {e}"));
+        match append_daily(p.store(), &keys::daily_note(&cfg.agent, &date), &header, &memories).await {
+            Ok(()) => deps.workspace_cache.borrow_mut().invalidate_listings(),
+            Err(e) => p.log(LogLevel::Error, &format!("could not save compaction memories: {e}")),
         }
     }
     let archive_name = part_key.rsplit('/').next().unwrap_or(&part_key).to_owned();

@@ -137,7 +137,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
     let workspace = {
         let mut cache = deps.workspace_cache.borrow_mut();
-        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, &mut cache).await {
+        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &mut cache).await {
             Ok(ws) => ws,
             Err(e) => {
                 // Better to answer with the core prompt than not at all.
@@ -146,6 +146,11 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             }
         }
     };
+    for w in &workspace.warnings {
+        p.log(LogLevel::Warn, w);
+    }
+    let tools = tools::tool_specs(scope);
+    let tool_names: Vec<&str> = tools.iter().map(|t| t.name).collect();
     let session_key = deps.key.render();
     let system = prompt::build_system_prompt(
         &workspace,
@@ -156,9 +161,9 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             model: &cfg.llm.model,
             timezone: &cfg.timezone,
             scope,
+            tool_names: &tool_names,
         },
     );
-    let tools = tools::tool_specs(scope);
     let tools_len = tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len() + 32).sum();
     Prepared { system, tools, workspace, tools_len }
 }
@@ -210,7 +215,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let target = &inbound.reply_target;
     p.channel().typing(target).await;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
-    let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope };
+    let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope, skills: &workspace.skills };
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: memory::store_for(key),
@@ -279,6 +284,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
             return Ok(calls);
         }
+        let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| matches!(n.as_str(), "write_file" | "edit_file" | "delete_file"));
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
                 tools::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
@@ -296,6 +302,10 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             };
             store.append(session_id, &result)?;
             history.push(result);
+        }
+        if wrote_workspace {
+            // Folder listings are cached for a minute; our own writes show at once.
+            deps.workspace_cache.borrow_mut().invalidate_listings();
         }
         if last_round {
             break;

@@ -6,7 +6,11 @@
 //! any R2 key is built: no `..`, no absolute paths, no backslashes, no control
 //! characters, at most 1024 bytes. Shared sessions cannot read private files.
 
+mod skill;
+pub mod write;
+
 use crate::llm::ToolSpec;
+use crate::skills::Skill;
 use crate::ports::ObjectStore;
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use serde_json::{json, Value};
@@ -25,6 +29,10 @@ A path ending in '/' (or empty) lists that folder instead.",
             "required": ["path"]
         }),
     }];
+    tools.push(skill::spec());
+    if scope == Scope::Main {
+        tools.extend(write::specs());
+    }
     tools.extend(crate::memory::tools::specs(scope));
     tools.sort_by_key(|t| t.name);
     tools
@@ -37,10 +45,10 @@ pub struct ToolOutcome {
 }
 
 impl ToolOutcome {
-    fn ok(text: String) -> Self {
+    pub(crate) fn ok(text: String) -> Self {
         ToolOutcome { text: crate::prompt::truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
     }
-    fn err(text: impl Into<String>) -> Self {
+    pub(crate) fn err(text: impl Into<String>) -> Self {
         ToolOutcome { text: text.into(), is_error: true }
     }
 }
@@ -85,11 +93,20 @@ pub struct ToolContext<'a, S: ObjectStore> {
     pub store: &'a S,
     pub agent: &'a AgentId,
     pub scope: Scope,
+    pub skills: &'a [Skill],
 }
 
 pub async fn run_tool<S: ObjectStore>(ctx: &ToolContext<'_, S>, name: &str, args: &Value) -> ToolOutcome {
     match name {
         "read_file" => read_file(ctx, args).await,
+        "load_skill" => skill::load_skill(ctx, args).await,
+        // Write tools exist only in main sessions; a shared session asking is refused.
+        "write_file" | "edit_file" | "delete_file" if ctx.scope != Scope::Main => {
+            ToolOutcome::err("writing the workspace is only allowed in your owner's private session")
+        }
+        "write_file" => write::write_file(ctx, args).await,
+        "edit_file" => write::edit_file(ctx, args).await,
+        "delete_file" => write::delete_file(ctx, args).await,
         other => ToolOutcome::err(format!("unknown tool {other:?}")),
     }
 }

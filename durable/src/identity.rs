@@ -1,0 +1,101 @@
+//! IDENTITY.md: five optional persona fields in a bullet list (seed 000).
+//!
+//! ```text
+//! - **Name:** Kate
+//! - **Emoji:** 🐙
+//! ```
+//! Template placeholders in parentheses (`_(pick something)_`) are skipped,
+//! so an unedited template never leaks into the persona.
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Identity {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creature: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vibe: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emoji: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avatar: Option<String>,
+}
+
+fn is_placeholder(v: &str) -> bool {
+    let v = v.trim_matches(|c| c == '_' || c == '*').trim();
+    v.is_empty() || (v.starts_with('(') && v.ends_with(')'))
+}
+
+/// Parses `- **Key:** value` (also `- Key: value`, `**Key**: value`).
+pub fn parse_identity(text: &str) -> Identity {
+    let mut id = Identity::default();
+    for line in text.lines() {
+        let line = line.trim().trim_start_matches(['-', '*', '+']).trim();
+        let plain = line.replace("**", "");
+        let Some((key, value)) = plain.split_once(':') else { continue };
+        let value = value.trim();
+        if is_placeholder(value) {
+            continue;
+        }
+        let slot = match key.trim().to_ascii_lowercase().as_str() {
+            "name" => &mut id.name,
+            "creature" => &mut id.creature,
+            "vibe" => &mut id.vibe,
+            "emoji" => &mut id.emoji,
+            "avatar" => &mut id.avatar,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(value.to_owned());
+        }
+    }
+    id
+}
+
+/// IDENTITY.md without its unfilled template lines (`- **Avatar:** _(...)_`),
+/// so placeholders never reach the prompt.
+pub fn without_placeholders(text: &str) -> String {
+    text.lines()
+        .filter(|line| {
+            let plain = line.trim().trim_start_matches(['-', '*', '+']).replace("**", "");
+            !matches!(plain.split_once(':'), Some((_, v)) if is_placeholder(v.trim()) && !v.trim().is_empty())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl Identity {
+    /// The one-line persona: `name=Kate, creature=octopus, vibe=warm, emoji=🐙`.
+    pub fn persona_line(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            ("name", &self.name),
+            ("creature", &self.creature),
+            ("vibe", &self.vibe),
+            ("emoji", &self.emoji),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_and_placeholders() {
+        let id = parse_identity(
+            "# Identity\n- **Name:** Kate\n- **Creature:** octopus\n- **Vibe:** warm but sharp\n- **Emoji:** 🐙\n- **Avatar:** _(pick something)_\n",
+        );
+        assert_eq!(id.name.as_deref(), Some("Kate"));
+        assert_eq!(id.avatar, None);
+        assert_eq!(id.persona_line().unwrap(), "name=Kate, creature=octopus, vibe=warm but sharp, emoji=🐙");
+        let plain = parse_identity("Name: Bo\n* Emoji: 🔥\nVibe: (your vibe)");
+        assert_eq!((plain.name.as_deref(), plain.emoji.as_deref(), plain.vibe), (Some("Bo"), Some("🔥"), None));
+        assert_eq!(parse_identity("nothing here").persona_line(), None);
+        assert_eq!(parse_identity("- **Avatar:** https://x/y.png").avatar.as_deref(), Some("https://x/y.png"));
+        assert_eq!(without_placeholders("# Id\n- **Name:** Kate\n- **Avatar:** _(pick)_\nNote: (aside)"), "# Id\n- **Name:** Kate");
+    }
+}
