@@ -27,6 +27,7 @@ pub mod ports;
 pub mod prompt;
 pub mod retry;
 pub mod routing;
+pub mod scheduled;
 pub mod session;
 pub mod tools;
 

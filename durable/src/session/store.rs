@@ -180,6 +180,13 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         self.set_meta("updated_at", &message.timestamp().to_string())
     }
 
+    /// Drops the history of `session_id`; usage rows stay. Heartbeat and job
+    /// runs start from the workspace alone (see `crate::scheduled`).
+    pub fn clear_history(&self, session_id: &str) -> Result<(), StorageError> {
+        self.sql.exec("DELETE FROM history WHERE session_id = ?", &[session_id.into()])?;
+        Ok(())
+    }
+
     /// The session's messages in order. A row that no longer parses is
     /// skipped, not fatal: one bad row must not silence the agent.
     pub fn history(&self, session_id: &str) -> Result<Vec<Message>, StorageError> {
