@@ -181,6 +181,7 @@ impl Session {
             "messages": history,
             "usage": usage,
             "media": media_status(&self.media_cache.borrow()),
+            "usageAll": store.usage_totals_all().map_err(err)?,
         }))
     }
 }

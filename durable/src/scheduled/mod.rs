@@ -221,17 +221,6 @@ pub fn job_inbound(slot_id: String, job: &hearth_schedule::CronJob, now_ms: i64)
     system_inbound(slot_id, "job", text, format!("job:{}", job.name), now_ms)
 }
 
-/// `YYYY-MM-DD HH:MM` of `ms` in the heartbeat's zone.
-fn local_time(ms: i64, cfg: &HeartbeatConfig) -> String {
-    match jiff::Timestamp::from_millisecond(ms) {
-        Ok(ts) => {
-            let z = ts.to_zoned(cfg.time_zone().clone());
-            format!("{} {}", z.strftime("%Y-%m-%d %H:%M"), cfg.time_zone().iana_name().unwrap_or("UTC"))
-        }
-        Err(_) => ms.to_string(),
-    }
-}
-
 /// Reads a workspace file as text; `None` when absent.
 async fn read_text<O: ObjectStore>(store: &O, key: &str) -> Result<Option<String>, StorageError> {
     Ok(store.get(key).await?.map(|o| String::from_utf8_lossy(&o.body).into_owned()))
@@ -336,7 +325,7 @@ async fn run_heartbeat<O: ObjectStore, S: Sql, Q: SessionQueue>(
         return Ok(HeartbeatOutcome::NotDue);
     }
     let key = SessionKey::Heartbeat(cfg.agent.clone());
-    let inbound = heartbeat_inbound(id.clone(), &local_time(now_ms, hb), now_ms);
+    let inbound = heartbeat_inbound(id.clone(), &crate::clock::datetime_string(now_ms, &cfg.timezone), now_ms);
     match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: true, fresh: true }).await {
         Ok(EnqueueOutcome::Queued) | Ok(EnqueueOutcome::Repeat) => Ok(HeartbeatOutcome::Queued),
         Ok(EnqueueOutcome::Busy) => {

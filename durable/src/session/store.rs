@@ -269,6 +269,18 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok(())
     }
 
+    /// Token totals of every session id this object has had (heartbeat and
+    /// job sessions are counted whole, across resets).
+    pub fn usage_totals_all(&self) -> Result<Usage, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_read),0), COALESCE(SUM(cache_write),0) FROM usage",
+            &[],
+        )?;
+        let r = rows.first().cloned().unwrap_or_default();
+        let n = |i| col_i64(&r, i).max(0) as u64;
+        Ok(crate::llm::usage_of(n(0), n(1), n(2), n(3)))
+    }
+
     /// Token totals of one session id.
     pub fn usage_totals(&self, session_id: &str) -> Result<Usage, StorageError> {
         let rows = self.sql.exec(
