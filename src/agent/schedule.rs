@@ -86,7 +86,7 @@ pub async fn alarm(agent: &Agent) -> Result<Response> {
             return Response::ok("misconfigured");
         }
     };
-    let r2 = R2(agent.env.bucket("BUCKET")?);
+    let r2 = R2::from_env(&agent.env)?;
     let queue = DoQueue(&agent.env);
     let mut runs = 0;
     while let Some(now) = store.pending_tick().map_err(rust_err)? {
@@ -137,7 +137,7 @@ async fn status(agent: &Agent, store: &ScheduleStore<'_, adapters::DoSql>) -> Re
         .map_err(rust_err)?
         .and_then(|v| v.parse::<i64>().ok())
         .unwrap_or_else(adapters::now_ms);
-    let r2 = R2(agent.env.bucket("BUCKET")?);
+    let r2 = R2::from_env(&agent.env)?;
     let (file, file_error) = read_cron(&r2, &cfg).await.map_err(rust_err)?;
     let last_slots = store.last_job_slots().map_err(rust_err)?;
     let last_of = |n: &str| last_slots.iter().find(|(j, _)| j == n).map(|(_, s)| *s);
