@@ -40,6 +40,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
             session_call(env, agent, key, Method::Post, "/reset").await
         }
+        (Method::Get, ["agents", agent, "schedule"]) => crate::agent::schedule::admin_status(env, agent).await,
         _ => Response::error("not found", 404),
     }
 }

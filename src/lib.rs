@@ -40,7 +40,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 }
 
 #[event(scheduled)]
-async fn scheduled(event: ScheduledEvent, _env: Env, _ctx: ScheduleContext) {
-    // Heartbeats fan out to the Agent objects (heartbeat issue); nothing to do yet.
-    adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {}", event.cron()));
+async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
+    // Only tells each Agent object that time passed; the objects do the work.
+    adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {} at {}", event.cron(), event.schedule()));
+    agent::schedule::fan_out(&env, event.schedule() as i64).await;
 }

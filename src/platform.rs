@@ -11,11 +11,40 @@ use worker::{Env, Method, Request, RequestInit};
 /// Replies go back on the channel the message came from.
 pub struct Channels {
     pub telegram: Option<TelegramApi>,
+    pub notify: Notify,
+}
+
+/// The `notify` channel (heartbeat and job output): to the first owner,
+/// without `HEARTBEAT_OK` and repeats (`durable::scheduled::notify`).
+pub struct Notify {
+    pub owner: Option<durable::config::Principal>,
+    /// The replying session's SQLite (remembers what was sent).
+    pub sql: DoSql,
 }
 
 impl Channel for Channels {
     async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
-        match (target.channel.as_str(), &self.telegram) {
+        let owner_target;
+        let notify = target.channel == durable::scheduled::NOTIFY_CHANNEL;
+        let target = if notify {
+            use durable::scheduled::notify::{decide, NotifyDecision};
+            let now = adapters::now_ms();
+            let failed = |e: durable::ports::StorageError| ChannelError::Failed(e.to_string());
+            match decide(&self.notify.sql, self.notify.owner.as_ref(), text, now).map_err(failed)? {
+                NotifyDecision::Send(t) => {
+                    owner_target = t;
+                    &owner_target
+                }
+                NotifyDecision::NoOwner => return Err(ChannelError::Failed("OWNER_IDS is empty: no one to notify".into())),
+                other => {
+                    adapters::log(LogLevel::Info, &format!("notification not sent ({other:?}): {} chars", text.len()));
+                    return Ok(());
+                }
+            }
+        } else {
+            target
+        };
+        let sent = match (target.channel.as_str(), &self.telegram) {
             ("telegram", Some(api)) => api.send_reply(target, text).await.map_err(channel_error),
             ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
             // Admin-initiated work (an API reset) has no chat to answer in.
@@ -24,7 +53,11 @@ impl Channel for Channels {
                 Ok(())
             }
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
+        };
+        if notify && sent.is_ok() {
+            let _ = durable::scheduled::notify::record(&self.notify.sql, text, adapters::now_ms());
         }
+        sent
     }
 
     async fn typing(&self, target: &ReplyTarget) {

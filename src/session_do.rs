@@ -22,21 +22,43 @@ use worker::{durable_object, DurableObject, Env, Method, Request, RequestInit, R
 struct EnqueueBody {
     session_key: String,
     inbound: Inbound,
+    /// Heartbeat/job options (`ifIdle`, `fresh`), see `durable::scheduled`.
+    #[serde(default)]
+    if_idle: bool,
+    #[serde(default)]
+    fresh: bool,
 }
 
 /// Hands a message to its session's object. `Ok(false)`: a repeat, already queued.
 pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> Result<bool> {
+    let v = enqueue_with(env, key, inbound, Default::default()).await?;
+    Ok(v["queued"].as_bool().unwrap_or(false))
+}
+
+/// [`enqueue`] with options; answers the object's JSON (`queued`, `busy`).
+pub async fn enqueue_with(
+    env: &Env,
+    key: &SessionKey,
+    inbound: &Inbound,
+    opts: durable::scheduled::EnqueueOptions,
+) -> Result<serde_json::Value> {
     let name = key.render();
     let stub = env.durable_object("SESSION")?.id_from_name(&name)?.get_stub()?;
-    let body = json!({"sessionKey": name, "inbound": inbound}).to_string();
+    let body = json!({"sessionKey": name, "inbound": inbound, "ifIdle": opts.if_idle, "fresh": opts.fresh}).to_string();
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
     let mut resp = stub.fetch_with_request(Request::new_with_init("https://session/enqueue", &init)?).await?;
     if resp.status_code() != 200 {
         return Err(worker::Error::RustError(format!("session answered {}: {}", resp.status_code(), resp.text().await?)));
     }
-    let v: serde_json::Value = resp.json().await?;
-    Ok(v["queued"].as_bool().unwrap_or(false))
+    resp.json().await
+}
+
+/// A session object's `/status` (the admin view reads its usage).
+pub async fn status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
+    let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
+    let mut resp = stub.fetch_with_str("https://session/status").await?;
+    resp.json().await
 }
 
 #[durable_object]
@@ -75,6 +97,18 @@ impl Session {
         let err = |e: durable::ports::StorageError| worker::Error::RustError(e.to_string());
         if store.meta("session_key").map_err(err)?.is_none() {
             store.set_meta("session_key", &body.session_key).map_err(err)?;
+        }
+        if body.if_idle || body.fresh {
+            // Heartbeat/job runs: skip when mid-turn, start from an empty history.
+            let open = store.open_count().map_err(err)?;
+            if body.if_idle && open > 0 {
+                return Response::from_json(&json!({"queued": false, "busy": true}));
+            }
+            if body.fresh && open == 0 {
+                if let Some(id) = store.meta("session_id").map_err(err)? {
+                    store.clear_history(&id).map_err(err)?;
+                }
+            }
         }
         let payload = serde_json::to_string(&body.inbound)?;
         let queued = store.enqueue(&body.inbound.dedupe_key, &payload, adapters::now_ms()).map_err(err)?;
@@ -148,6 +182,7 @@ impl Session {
             "usage": usage,
             "workspaceR2Ops": self.workspace_cache.borrow().last_load_ops,
             "media": media_status(&self.media_cache.borrow()),
+            "usageAll": store.usage_totals_all().map_err(err)?,
         }))
     }
 }
@@ -187,7 +222,10 @@ impl DurableObject for Session {
         let platform = DoPlatform {
             store: R2::from_env(&self.env)?,
             sql,
-            channels: Channels { telegram: telegram::api_for(&config) },
+            channels: Channels {
+                telegram: telegram::api_for(&config),
+                notify: crate::platform::Notify { owner: config.owners.first().cloned(), sql: self.sql() },
+            },
             memory: crate::platform::AgentMemory { env: self.env.clone(), agent: key.agent().as_str().to_owned() },
         };
         let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache, media_cache: &self.media_cache };

@@ -29,6 +29,7 @@ pub mod prompt;
 pub mod retry;
 pub mod skills;
 pub mod routing;
+pub mod scheduled;
 pub mod session;
 pub mod tools;
 

@@ -6,7 +6,7 @@
 //! Requests are routed by path prefix: `/memory/...` and `/schedule/...`.
 
 mod memory;
-mod schedule;
+pub(crate) mod schedule;
 mod sessions;
 
 use crate::adapters::DoSql;

@@ -180,6 +180,13 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         self.set_meta("updated_at", &message.timestamp().to_string())
     }
 
+    /// Drops the history of `session_id`; usage rows stay. Heartbeat and job
+    /// runs start from the workspace alone (see `crate::scheduled`).
+    pub fn clear_history(&self, session_id: &str) -> Result<(), StorageError> {
+        self.sql.exec("DELETE FROM history WHERE session_id = ?", &[session_id.into()])?;
+        Ok(())
+    }
+
     /// The session's messages in order. A row that no longer parses is
     /// skipped, not fatal: one bad row must not silence the agent.
     pub fn history(&self, session_id: &str) -> Result<Vec<Message>, StorageError> {
@@ -260,6 +267,18 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             ],
         )?;
         Ok(())
+    }
+
+    /// Token totals of every session id this object has had (heartbeat and
+    /// job sessions are counted whole, across resets).
+    pub fn usage_totals_all(&self) -> Result<Usage, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT COALESCE(SUM(input),0), COALESCE(SUM(output),0), COALESCE(SUM(cache_read),0), COALESCE(SUM(cache_write),0) FROM usage",
+            &[],
+        )?;
+        let r = rows.first().cloned().unwrap_or_default();
+        let n = |i| col_i64(&r, i).max(0) as u64;
+        Ok(crate::llm::usage_of(n(0), n(1), n(2), n(3)))
     }
 
     /// Token totals of one session id.

@@ -1,0 +1,247 @@
+//! The tick against in-memory doubles: slots claimed once, no LLM work when
+//! there is nothing to do, jobs at the right instant, notifications filtered.
+
+use super::*;
+use crate::config::Principal;
+use crate::testing::{MemSql, MemStore};
+use futures::executor::block_on;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+#[derive(Default)]
+struct MemQueue {
+    queued: RefCell<Vec<(String, Inbound, EnqueueOptions)>>,
+    busy: Cell<bool>,
+    fail: Cell<bool>,
+}
+
+impl SessionQueue for MemQueue {
+    async fn enqueue(&self, key: &SessionKey, inbound: &Inbound, opts: EnqueueOptions) -> Result<EnqueueOutcome, StorageError> {
+        if self.fail.get() {
+            return Err(StorageError("session unreachable".into()));
+        }
+        if opts.if_idle && self.busy.get() {
+            return Ok(EnqueueOutcome::Busy);
+        }
+        let mut q = self.queued.borrow_mut();
+        if q.iter().any(|(_, i, _)| i.dedupe_key == inbound.dedupe_key) {
+            return Ok(EnqueueOutcome::Repeat);
+        }
+        q.push((key.render(), inbound.clone(), opts));
+        Ok(EnqueueOutcome::Queued)
+    }
+}
+
+fn utc(y: i16, mo: i8, d: i8, h: i8, mi: i8) -> i64 {
+    jiff::civil::date(y, mo, d).at(h, mi, 0, 0).to_zoned(jiff::tz::TimeZone::UTC).unwrap().timestamp().as_millisecond()
+}
+
+struct Fx {
+    store: MemStore,
+    sql: MemSql,
+    queue: MemQueue,
+    cfg: ScheduleConfig,
+    logs: RefCell<Vec<String>>,
+}
+
+impl Fx {
+    fn new(vars: &[(&str, &str)]) -> Self {
+        let v: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Fx {
+            store: MemStore::default(),
+            sql: MemSql::default(),
+            queue: MemQueue::default(),
+            cfg: ScheduleConfig::load(&v, "main").unwrap(),
+            logs: RefCell::default(),
+        }
+    }
+    fn tick(&self, now: i64) -> TickReport {
+        let log = |_: LogLevel, m: &str| self.logs.borrow_mut().push(m.to_owned());
+        block_on(tick(&self.store, &self.sql, &self.queue, &self.cfg, now, &log)).unwrap()
+    }
+    fn keys(&self) -> Vec<String> {
+        self.queue.queued.borrow().iter().map(|(k, i, _)| format!("{k} {}", i.dedupe_key)).collect()
+    }
+}
+
+const HB: &str = "agents/main/HEARTBEAT.md";
+
+#[test]
+fn settings_and_their_errors() {
+    let f = Fx::new(&[("HEARTBEAT_ACTIVE_HOURS", "08:00-22:00"), ("TIMEZONE", "Europe/Paris")]);
+    let hb = f.cfg.heartbeat.as_ref().unwrap();
+    assert_eq!(hb.interval_minutes(), 30);
+    assert!(f.cfg.heartbeat_enabled);
+    let v: HashMap<String, String> = [("HEARTBEAT_INTERVAL_MINUTES", "soon"), ("HEARTBEAT_ENABLED", "false")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let c = ScheduleConfig::load(&v, "main").unwrap();
+    assert!(c.heartbeat.unwrap_err().contains("HEARTBEAT_INTERVAL_MINUTES"));
+    assert!(!c.heartbeat_enabled);
+    assert!(ScheduleConfig::load(&v, "other").is_err());
+    let f = Fx::new(&[("TIMEZONE", "Mars/Olympus")]);
+    assert_eq!(f.tick(utc(2026, 1, 5, 10, 0)).heartbeat.label().split(':').next(), Some("misconfigured"));
+}
+
+#[test]
+fn heartbeat_runs_once_per_slot_in_its_own_session() {
+    let f = Fx::new(&[]);
+    f.store.put_text(HB, "- [ ] check the inbox");
+    let t = utc(2026, 1, 5, 10, 0);
+    assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Queued);
+    // Same slot: a repeat trigger, a later tick in the slot.
+    assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::NotDue);
+    assert_eq!(f.tick(t + 5 * 60_000).heartbeat, HeartbeatOutcome::NotDue);
+    assert_eq!(f.keys(), [format!("agent:main:heartbeat heartbeat:{t}")]);
+    let (_, inbound, opts) = f.queue.queued.borrow()[0].clone();
+    assert_eq!(inbound.reply_target.channel, "notify");
+    assert_eq!(inbound.channel, "system");
+    assert!(inbound.text.contains("HEARTBEAT_OK"));
+    assert_eq!(opts, EnqueueOptions { if_idle: true, fresh: true });
+    // Next slot.
+    assert_eq!(f.tick(t + 30 * 60_000).heartbeat, HeartbeatOutcome::Queued);
+    assert_eq!(f.keys().len(), 2);
+}
+
+#[test]
+fn no_work_without_something_to_do() {
+    let f = Fx::new(&[("HEARTBEAT_ACTIVE_HOURS", "08:00-22:00"), ("TIMEZONE", "Europe/Paris")]);
+    let t = utc(2026, 1, 5, 10, 0);
+    assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Skipped("absent".into()));
+    f.store.put_text(HB, "# Heartbeat\n\n<!-- add tasks here -->\n- [ ]\n");
+    assert_eq!(f.tick(t + 60_000).heartbeat, HeartbeatOutcome::Skipped("empty".into()));
+    f.store.put_text(HB, "- [x] done already");
+    assert_eq!(f.tick(t + 120_000).heartbeat, HeartbeatOutcome::Skipped("all_done".into()));
+    // A skipped slot is not claimed: filling the file in runs it on the next tick.
+    f.store.put_text(HB, "- [ ] water the plants");
+    let ops = f.store.op_count();
+    assert_eq!(f.tick(utc(2026, 1, 5, 22, 30)).heartbeat, HeartbeatOutcome::Inactive); // 23:30 Paris
+    assert_eq!(f.store.op_count() - ops, 1, "only cron.json is read outside active hours");
+    assert!(f.queue.queued.borrow().is_empty());
+    assert_eq!(f.tick(utc(2026, 1, 6, 7, 0)).heartbeat, HeartbeatOutcome::Queued); // 08:00 Paris
+}
+
+#[test]
+fn a_busy_heartbeat_session_skips_and_releases_the_slot() {
+    let f = Fx::new(&[]);
+    f.store.put_text(HB, "check the weather and tell me if it rains");
+    let t = utc(2026, 1, 5, 10, 0);
+    f.queue.busy.set(true);
+    assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Busy);
+    f.queue.busy.set(false);
+    assert_eq!(f.tick(t + 5 * 60_000).heartbeat, HeartbeatOutcome::Queued);
+    // A failing Session: the tick errs (alarm retries) and the slot stays free.
+    f.queue.fail.set(true);
+    let log = |_: LogLevel, _: &str| {};
+    assert!(block_on(tick(&f.store, &f.sql, &f.queue, &f.cfg, t + 30 * 60_000, &log)).is_err());
+    f.queue.fail.set(false);
+    assert_eq!(f.tick(t + 35 * 60_000).heartbeat, HeartbeatOutcome::Queued);
+}
+
+fn paris_jobs(f: &Fx) {
+    f.store.put_text(
+        "agents/main/cron.json",
+        r#"[{"name":"morning","message":"Brief me","cron":"0 8 * * *","timezone":"Europe/Paris"},
+            {"name":"broken","message":"x","cron":"every day"},
+            {"name":"hourly","message":"Check","cron":"0 * * * *"}]"#,
+    );
+}
+
+/// Ticks every 5 minutes over [from, to] and returns the ticks where `job` was queued.
+fn ticks_queuing(f: &Fx, job: &str, from: i64, to: i64) -> Vec<i64> {
+    let mut hits = vec![];
+    let mut t = from;
+    while t <= to {
+        let r = f.tick(t);
+        if r.jobs_queued.iter().any(|id| id.starts_with(&format!("job:{job}:"))) {
+            hits.push(t);
+        }
+        t += 5 * 60_000;
+    }
+    hits
+}
+
+#[test]
+fn a_paris_job_fires_once_at_the_right_utc_tick_across_dst() {
+    // Winter (UTC+1): 07:00 UTC. Summer (from 29 March, UTC+2): 06:00 UTC. Back on 25 October.
+    // Each day on a fresh object, so no missed slot of the day between is caught up.
+    let days = [(3, 28, 7), (3, 30, 6), (10, 24, 6), (10, 26, 7)];
+    for (mo, d, hour) in days {
+        let f = Fx::new(&[]);
+        paris_jobs(&f);
+        let hits = ticks_queuing(&f, "morning", utc(2026, mo, d, 5, 0), utc(2026, mo, d, 8, 0));
+        assert_eq!(hits, [utc(2026, mo, d, hour, 0)], "2026-{mo}-{d}");
+        let q = f.queue.queued.borrow();
+        let morning: Vec<_> = q.iter().filter(|(k, _, _)| k == "agent:main:job:morning").collect();
+        assert_eq!(morning.len(), 1);
+        assert_eq!(morning[0].1.dedupe_key, format!("job:morning:{}", utc(2026, mo, d, hour, 0)));
+        assert!(morning[0].1.text.contains("Brief me"));
+        assert_eq!(morning[0].1.reply_target.extra.as_deref(), Some("job:morning"));
+    }
+    // Ticking straight through the change: one run a day, the day's right instant.
+    let f = Fx::new(&[]);
+    paris_jobs(&f);
+    let hits = ticks_queuing(&f, "morning", utc(2026, 3, 28, 5, 0), utc(2026, 3, 30, 8, 0));
+    assert_eq!(hits, [utc(2026, 3, 28, 7, 0), utc(2026, 3, 29, 6, 0), utc(2026, 3, 30, 6, 0)]);
+}
+
+#[test]
+fn missed_slots_run_once_and_bad_jobs_are_reported_not_fatal() {
+    let f = Fx::new(&[]);
+    paris_jobs(&f);
+    let r = f.tick(utc(2026, 2, 1, 5, 0));
+    assert_eq!(r.job_errors.len(), 1);
+    assert!(r.job_errors[0].contains("broken"), "{:?}", r.job_errors);
+    assert_eq!(f.logs.borrow().iter().filter(|l| l.contains("broken")).count(), 1);
+    // Two days without ticks: each job runs once, for its latest slot.
+    let r = f.tick(utc(2026, 2, 3, 9, 30));
+    let mut ids = r.jobs_queued.clone();
+    ids.sort();
+    assert_eq!(ids, [format!("job:hourly:{}", utc(2026, 2, 3, 9, 0)), format!("job:morning:{}", utc(2026, 2, 3, 7, 0))]);
+    // The error is logged once, not on every tick.
+    f.tick(utc(2026, 2, 3, 9, 35));
+    assert_eq!(f.logs.borrow().iter().filter(|l| l.contains("broken")).count(), 1);
+    // A late, older trigger does not reopen slots; a redelivered one does nothing.
+    assert!(f.tick(utc(2026, 2, 3, 9, 0)).jobs_queued.is_empty());
+    assert!(f.tick(utc(2026, 2, 3, 9, 30)).jobs_queued.is_empty());
+    // Not an array: one error, no jobs, no panic.
+    f.store.put_text("agents/main/cron.json", "{\"name\": 1}");
+    let r = f.tick(utc(2026, 2, 3, 10, 0));
+    assert!(r.jobs_queued.is_empty());
+    assert!(r.job_errors[0].starts_with("cron.json"), "{:?}", r.job_errors);
+}
+
+#[test]
+fn a_claimed_job_slot_is_not_run_again_even_if_the_tick_state_is_lost() {
+    let f = Fx::new(&[]);
+    paris_jobs(&f);
+    let t = utc(2026, 2, 1, 7, 0);
+    f.tick(t - 5 * 60_000);
+    assert_eq!(f.tick(t).jobs_queued.len(), 2);
+    ScheduleStore::new(&f.sql).delete("last_tick").unwrap();
+    assert!(f.tick(t).jobs_queued.is_empty());
+    assert_eq!(ScheduleStore::new(&f.sql).last_job_slots().unwrap().len(), 2);
+}
+
+#[test]
+fn next_heartbeat_skips_inactive_hours() {
+    let c = HeartbeatConfig::new(30, Some("08:00-22:00"), Some("Europe/Paris")).unwrap();
+    assert_eq!(next_heartbeat(utc(2026, 1, 5, 10, 10), &c), Some(utc(2026, 1, 5, 10, 30)));
+    assert_eq!(next_heartbeat(utc(2026, 1, 5, 21, 10), &c), Some(utc(2026, 1, 6, 7, 0)));
+}
+
+#[test]
+fn notify_drops_ok_and_repeats_and_targets_the_owner() {
+    let sql = MemSql::default();
+    let owner = Principal { channel: "telegram".into(), id: "42".into() };
+    let now = 1_780_000_000_000;
+    assert_eq!(notify::decide(&sql, Some(&owner), " HEARTBEAT_OK. ", now).unwrap(), notify::NotifyDecision::Silent);
+    assert_eq!(notify::decide(&sql, Some(&owner), "All quiet. HEARTBEAT_OK", now).unwrap(), notify::NotifyDecision::Silent);
+    let d = notify::decide(&sql, Some(&owner), "Rain at 3pm", now).unwrap();
+    assert_eq!(d, notify::NotifyDecision::Send(ReplyTarget { channel: "telegram".into(), chat_id: "42".into(), ..Default::default() }));
+    notify::record(&sql, "Rain at 3pm", now).unwrap();
+    assert_eq!(notify::decide(&sql, Some(&owner), "Rain  at 3pm\n", now + 3_600_000).unwrap(), notify::NotifyDecision::Duplicate);
+    assert!(matches!(notify::decide(&sql, Some(&owner), "Rain at 3pm", now + 7 * 3_600_000).unwrap(), notify::NotifyDecision::Send(_)));
+    assert_eq!(notify::decide(&sql, None, "Something", now).unwrap(), notify::NotifyDecision::NoOwner);
+}
