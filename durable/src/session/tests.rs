@@ -278,7 +278,7 @@ fn an_overflowing_history_is_compacted_once_and_replayed_from_the_summary() {
         f.drain();
     }
     // Now the next request no longer fits.
-    f.cfg.lifecycle.context_window = 2_000;
+    f.cfg.lifecycle.context_window = 4_000;
     f.cfg.lifecycle.context_reserve = 200;
     let requests_before = f.p.http.requests.borrow().len();
     f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\n- Ana asks many questions"));

@@ -215,7 +215,6 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let target = &inbound.reply_target;
     p.channel().typing(target).await;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
-    let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope, skills: &workspace.skills };
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: memory::store_for(key),
@@ -291,6 +290,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
                 outcome
             } else {
+                let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope, skills: &workspace.skills, session_id, live: &history };
                 tools::run_tool(&tool_ctx, &name, &args).await
             };
             let result = Message::ToolResult {

@@ -7,6 +7,7 @@
 //! characters, at most 1024 bytes. Shared sessions cannot read private files.
 
 mod skill;
+pub mod transcripts;
 pub mod write;
 
 use crate::llm::ToolSpec;
@@ -32,6 +33,7 @@ A path ending in '/' (or empty) lists that folder instead.",
     tools.push(skill::spec());
     if scope == Scope::Main {
         tools.extend(write::specs());
+        tools.push(transcripts::spec());
     }
     tools.extend(crate::memory::tools::specs(scope));
     tools.sort_by_key(|t| t.name);
@@ -94,6 +96,9 @@ pub struct ToolContext<'a, S: ObjectStore> {
     pub agent: &'a AgentId,
     pub scope: Scope,
     pub skills: &'a [Skill],
+    /// The live session: its id and messages so far.
+    pub session_id: &'a str,
+    pub live: &'a [r2_layout::Message],
 }
 
 pub async fn run_tool<S: ObjectStore>(ctx: &ToolContext<'_, S>, name: &str, args: &Value) -> ToolOutcome {
@@ -104,6 +109,10 @@ pub async fn run_tool<S: ObjectStore>(ctx: &ToolContext<'_, S>, name: &str, args
         "write_file" | "edit_file" | "delete_file" if ctx.scope != Scope::Main => {
             ToolOutcome::err("writing the workspace is only allowed in your owner's private session")
         }
+        "session_logs" if ctx.scope != Scope::Main => {
+            ToolOutcome::err("transcripts are only available in your owner's private session")
+        }
+        "session_logs" => transcripts::session_logs(ctx, args).await,
         "write_file" => write::write_file(ctx, args).await,
         "edit_file" => write::edit_file(ctx, args).await,
         "delete_file" => write::delete_file(ctx, args).await,

@@ -1,0 +1,138 @@
+//! `session_logs` (seed 000): the agent reads its own transcripts, the live
+//! session and the archives in R2 (`agents/{id}/sessions/`), scoped to its
+//! own agent. Offered only in the owner's main session: archives hold every
+//! conversation, and a group must not read the owner's.
+//!
+//! Defaults and caps per the seed: 50 entries per call (max 500), 200
+//! characters per preview (max 4,000); `recent` without `session_id` is the
+//! current session.
+
+use super::{ToolContext, ToolOutcome};
+use crate::ports::ObjectStore;
+use r2_layout::{archive, keys, Message};
+use serde_json::{json, Value};
+
+pub const DEFAULT_LIMIT: usize = 50;
+pub const MAX_LIMIT: usize = 500;
+pub const DEFAULT_PREVIEW: usize = 200;
+pub const MAX_PREVIEW: usize = 4_000;
+/// Archives scanned by one `search`, newest first (bounds the call's cost).
+pub const SEARCH_ARCHIVES: usize = 20;
+
+pub fn spec() -> crate::llm::ToolSpec {
+    crate::llm::ToolSpec {
+        name: "session_logs",
+        description: "Read your own conversation transcripts: action list_sessions, read_session (session_id, offset), \
+search (query), or recent (session_id optional: defaults to this session). Optional limit (default 50, max 500) \
+and max_chars per entry preview (default 200, max 4000).",
+        input_schema: json!({"type": "object", "properties": {
+            "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
+            "session_id": {"type": "string"}, "query": {"type": "string"},
+            "offset": {"type": "integer"}, "limit": {"type": "integer"}, "max_chars": {"type": "integer"}},
+            "required": ["action"]}),
+    }
+}
+
+fn preview(m: &Message, max: usize) -> String {
+    let t = m.text();
+    crate::prompt::truncate_chars(t.trim(), max)
+}
+
+fn entry(i: usize, m: &Message, max: usize) -> Value {
+    let role = match m {
+        Message::User { .. } => "user",
+        Message::Assistant { .. } => "assistant",
+        Message::ToolResult { .. } => "toolResult",
+    };
+    json!({"i": i, "role": role, "timestamp": m.timestamp(), "content": preview(m, max)})
+}
+
+/// Archive session ids (file names without `.jsonl.gz`), newest first.
+async fn archive_ids<S: ObjectStore>(ctx: &ToolContext<'_, S>) -> Result<Vec<(String, u64, i64)>, String> {
+    let prefix = keys::sessions_prefix(ctx.agent);
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = ctx.store.list(&prefix, None, cursor.as_deref()).await.map_err(|e| e.to_string())?;
+        for o in page.objects {
+            if let Some(id) = o.key.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".jsonl.gz")) {
+                out.push((id.to_owned(), o.size, o.uploaded_ms));
+            }
+        }
+        match page.cursor {
+            Some(c) if Some(&c) != cursor.as_ref() => cursor = Some(c),
+            _ => break,
+        }
+    }
+    out.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0)));
+    Ok(out)
+}
+
+async fn messages_of<S: ObjectStore>(ctx: &ToolContext<'_, S>, id: &str) -> Result<Vec<Message>, String> {
+    if id == ctx.session_id {
+        return Ok(ctx.live.to_vec());
+    }
+    r2_layout::keys::check_segment("session id", id).map_err(|e| e.to_string())?;
+    let key = format!("{}{id}.jsonl.gz", keys::sessions_prefix(ctx.agent));
+    match ctx.store.get(&key).await.map_err(|e| e.to_string())? {
+        Some(o) => archive::decode(&o.body).map_err(|e| e.to_string()),
+        None => Err(format!("no session {id:?} (see list_sessions)")),
+    }
+}
+
+pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
+    let limit = args.get("limit").and_then(Value::as_u64).map(|n| n as usize).unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let max = args.get("max_chars").and_then(Value::as_u64).map(|n| n as usize).unwrap_or(DEFAULT_PREVIEW).clamp(1, MAX_PREVIEW);
+    let result = match args.get("action").and_then(Value::as_str) {
+        Some("list_sessions") => archive_ids(ctx).await.map(|ids| {
+            let mut sessions = vec![json!({"session_id": ctx.session_id, "live": true, "messages": ctx.live.len()})];
+            sessions.extend(ids.into_iter().take(limit).map(|(id, size, at)| json!({"session_id": id, "live": false, "bytes": size, "archived_at": at})));
+            json!({"ok": true, "sessions": sessions})
+        }),
+        Some(action @ ("read_session" | "recent")) => {
+            let id = args.get("session_id").and_then(Value::as_str).unwrap_or(ctx.session_id);
+            match messages_of(ctx, id).await {
+                Ok(msgs) => {
+                    let start = if action == "recent" {
+                        msgs.len().saturating_sub(limit)
+                    } else {
+                        args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize
+                    };
+                    let entries: Vec<Value> = msgs.iter().enumerate().skip(start).take(limit).map(|(i, m)| entry(i, m, max)).collect();
+                    Ok(json!({"ok": true, "session_id": id, "total": msgs.len(), "entries": entries}))
+                }
+                Err(e) => Err(e),
+            }
+        }
+        Some("search") => {
+            let Some(query) = args.get("query").and_then(Value::as_str).map(str::to_lowercase).filter(|q| !q.trim().is_empty()) else {
+                return ToolOutcome::err("search needs a non-empty 'query'");
+            };
+            let mut hits = Vec::new();
+            let mut ids = vec![ctx.session_id.to_owned()];
+            match archive_ids(ctx).await {
+                Ok(a) => ids.extend(a.into_iter().take(SEARCH_ARCHIVES).map(|(id, _, _)| id)),
+                Err(e) => return ToolOutcome::err(e),
+            }
+            for id in ids {
+                let Ok(msgs) = messages_of(ctx, &id).await else { continue };
+                for (i, m) in msgs.iter().enumerate() {
+                    if hits.len() >= limit {
+                        break;
+                    }
+                    if m.text().to_lowercase().contains(&query) {
+                        let mut e = entry(i, m, max);
+                        e["session_id"] = json!(id);
+                        hits.push(e);
+                    }
+                }
+            }
+            Ok(json!({"ok": true, "hits": hits}))
+        }
+        _ => Err("action must be list_sessions, read_session, search or recent".into()),
+    };
+    match result {
+        Ok(v) => ToolOutcome::ok(v.to_string()),
+        Err(e) => ToolOutcome::err(json!({"ok": false, "error": e}).to_string()),
+    }
+}
