@@ -125,7 +125,7 @@ describe("media", () => {
     assert.deepEqual([s.media.r2Reads, s.media.cacheHits], [0, 2]);
 
     // A cold object (restart: the in-memory cache is gone, R2 and SQLite stay).
-    await h.restart();
+    await h.restart({ settle: ["agent:main:telegram:dm:777"] });
     h.reset();
     h.llm.push({ toolCall: read }, { text: "still seen" });
     await h.sendUpdate(tgUpdate({ from: FRIEND, text: "what was in the photo?" }));

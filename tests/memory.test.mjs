@@ -85,7 +85,7 @@ describe("memory", () => {
   });
 
   test("the store survives a restart; a later turn of the owner finds the note by search and by recall", async () => {
-    await h.restart();
+    await h.restart({ settle: ["agent:main:main", "agent:main:telegram:group:-100123456"] });
     h.llm.push({ toolCall: { name: "memory_search", input: { query: "vault" } } }, { text: "found it" });
     const reqs = await turn(tgUpdate({ text: "what is the vault code?" }), OWNER);
     assert.equal(reqs.length, 2);

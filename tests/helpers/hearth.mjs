@@ -88,7 +88,22 @@ export async function startHearth({ bindings = {}, persist } = {}) {
       telegram.reset();
       llm.reset();
     },
-    async restart() {
+    /** A session object's /status (history, open queue, usage), read directly. */
+    async sessionStatus(sessionKey) {
+      const ns = await mf.getDurableObjectNamespace("SESSION");
+      const res = await ns.get(ns.idFromName(sessionKey)).fetch("https://session/status");
+      return res.json();
+    },
+    /** Waits until the named sessions have no queued or running turn. */
+    async settle(...sessionKeys) {
+      for (const key of sessionKeys) {
+        await h.until(async () => (await h.sessionStatus(key)).open === 0, { what: `${key} idle` });
+      }
+    },
+    /** Disposes workerd and starts it again on the same persisted state;
+     * waits for running turns first, so the restart tests persistence, not a race. */
+    async restart({ settle = [] } = {}) {
+      await h.settle(...settle);
       await mf.dispose();
       mf = new Miniflare(mfOptions());
       await mf.ready;

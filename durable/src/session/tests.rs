@@ -307,3 +307,18 @@ fn reset_commands_are_recognised() {
     assert!(!is_reset_command("/resetting"));
     assert!(!is_reset_command("please /reset"));
 }
+
+#[test]
+fn a_turn_interrupted_after_its_answer_resends_it_without_another_llm_call() {
+    let f = Fixture::new();
+    f.p.http.push_json(200, anthropic_text("the answer"));
+    f.enqueue(&inbound(1, "question"));
+    f.drain();
+    // Simulate eviction after the answer was stored and sent, before `finish`.
+    let payload = serde_json::to_string(&inbound(1, "question")).unwrap();
+    f.p.sql.conn.execute("UPDATE inbox SET state = 'active', payload = ?1", [payload]).unwrap();
+    f.drain();
+    assert_eq!(f.p.http.requests.borrow().len(), 1, "no second LLM call");
+    assert_eq!(f.sent(), ["the answer", "the answer"], "delivered at least once");
+    assert_eq!(SessionStore::new(&f.p.sql).open_count().unwrap(), 0);
+}

@@ -91,11 +91,42 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
         };
         begin(p, &store, &item, &inbound, &session_id, deps, recall, attached)?;
+        if let Some(answer) = answered_before_interruption(&store, &item, &session_id)? {
+            // Evicted between the answer and its bookkeeping: deliver it
+            // (at least once) instead of paying for the turn again.
+            send(p, &inbound.reply_target, &answer).await;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
         report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
     }
     Ok(report)
+}
+
+/// For a resumed message: the final answer already in the history, if the
+/// turn got that far (the last message is an assistant reply with text and
+/// no tool calls).
+fn answered_before_interruption<S: crate::ports::Sql>(
+    store: &SessionStore<'_, S>,
+    item: &InboxItem,
+    session_id: &str,
+) -> Result<Option<String>, StorageError> {
+    if !item.active {
+        return Ok(None);
+    }
+    let rows = store.history_rows(session_id)?;
+    Ok(match rows.last() {
+        Some((_, Message::Assistant { content, .. }))
+            if !content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. })) =>
+        {
+            let text = rows.last().map(|(_, m)| m.text()).unwrap_or_default();
+            (!text.trim().is_empty()).then_some(text)
+        }
+        _ => None,
+    })
 }
 
 /// `/reset` or `/new`, possibly addressed as `/reset@botname`.
