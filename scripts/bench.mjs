@@ -59,6 +59,8 @@ async function featureBenches() {
   const dir = path.join(ROOT, "tests/bench");
   if (!fs.existsSync(dir)) return;
   for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
+    // Scripts without a bench() export run on their own (scripts/bench.sh).
+    if (!/export async function bench\(/.test(fs.readFileSync(path.join(dir, f), "utf8"))) continue;
     try {
       const mod = await import(pathToFileURL(path.join(dir, f)));
       if (typeof mod.bench !== "function") continue;

@@ -194,6 +194,10 @@ pub async fn reset<P: Platform>(
 
 /// Whether a policy reset is due before the next message.
 pub fn policy_reset_due(deps: &SessionDeps<'_>, last_activity: Option<i64>, now: i64) -> Option<ResetReason> {
+    // Heartbeat and job sessions start each run fresh already.
+    if matches!(deps.key, crate::routing::SessionKey::Heartbeat(_) | crate::routing::SessionKey::Job { .. }) {
+        return None;
+    }
     let last = last_activity?;
     let lc = &deps.config.lifecycle;
     if let Some((h, m)) = lc.daily_at {

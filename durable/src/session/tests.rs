@@ -322,3 +322,34 @@ fn a_turn_interrupted_after_its_answer_resends_it_without_another_llm_call() {
     assert_eq!(f.sent(), ["the answer", "the answer"], "delivered at least once");
     assert_eq!(SessionStore::new(&f.p.sql).open_count().unwrap(), 0);
 }
+
+#[test]
+fn daily_and_idle_policies_reset_before_the_next_message() {
+    let mut f = Fixture::new();
+    f.cfg.lifecycle.daily_at = Some((4, 0));
+    f.p.http.push_json(200, anthropic_text("evening answer"));
+    f.p.now.set(20 * 3_600_000); // 1970-01-01 20:00 UTC
+    f.enqueue(&inbound(1, "late question"));
+    f.drain();
+    let first_sid = SessionStore::new(&f.p.sql).meta("session_id").unwrap().unwrap();
+    // Next morning after 04:00: the old session is archived first.
+    f.p.now.set(24 * 3_600_000 + 5 * 3_600_000);
+    f.p.http.push_json(200, anthropic_text("NONE")); // extraction
+    f.p.http.push_json(200, anthropic_text("morning answer"));
+    f.enqueue(&inbound(2, "good morning"));
+    f.drain();
+    assert!(f.p.store.objects.borrow().contains_key(&format!("agents/main/sessions/{first_sid}.jsonl.gz")));
+    let h = f.history();
+    assert_eq!(h.len(), 2, "the new session holds only today's exchange");
+    assert!(h[0].text().contains("good morning"));
+    // Idle: 3 hours without activity with a 2-hour policy.
+    f.cfg.lifecycle.daily_at = None;
+    f.cfg.lifecycle.idle_hours = Some(2);
+    f.p.now.set(f.p.now.get() + 3 * 3_600_000);
+    f.p.http.push_json(200, anthropic_text("NONE"));
+    f.p.http.push_json(200, anthropic_text("after a pause"));
+    f.enqueue(&inbound(3, "back"));
+    f.drain();
+    assert_eq!(f.history().len(), 2);
+    assert_eq!(f.p.store.objects.borrow().keys().filter(|k| k.starts_with("agents/main/sessions/")).count(), 2);
+}
