@@ -21,4 +21,13 @@ if [ "${HEARTH_BUILD:-release}" = "dev" ]; then
 else
   echo "[build] worker-build --release"
   worker-build --release
+  # worker-build keeps the wasm name section (~340 kB raw) for stack traces;
+  # the upload is smaller without it. HEARTH_KEEP_NAMES=1 keeps it for debugging.
+  if [ -z "${HEARTH_KEEP_NAMES:-}" ]; then
+    wasm-opt build/index_bg.wasm --strip-debug --strip-producers \
+      --enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory \
+      --enable-multivalue --enable-reference-types --enable-exception-handling \
+      -o build/index_bg.wasm
+    echo "[build] stripped names: $(wc -c < build/index_bg.wasm) bytes"
+  fi
 fi
