@@ -251,10 +251,19 @@ describe("discord interactions endpoint", () => {
     assert.equal(discord.calls("original").length, 1);
   });
 
-  test("/reset is deferred and goes through the session queue", async () => {
-    const r = await post(command("reset"));
+  test("/reset is deferred, archives the session through the lifecycle path and starts fresh", async () => {
+    await post(ask("remember this", { user: FRIEND }));
+    await h.until(() => discord.calls("original").length === 1, { what: "friend answer" });
+    const r = await post(command("reset", { user: FRIEND }));
     assert.deepEqual(r.json, { type: 5 });
-    await h.until(() => discord.calls("original").length === 1, { what: "reset answer" });
+    await h.until(() => discord.calls("original").length === 2, { what: "reset answer" });
+    assert.match(discord.calls("original")[1].body.content, /Fresh start\. I archived our conversation \(\d+ messages\)/);
+    const bucket = await h.bucket();
+    const keys = (await bucket.list({ prefix: "agents/main/sessions/" })).objects.map((o) => o.key);
+    const metas = await Promise.all(keys.map(async (k) => (await bucket.head(k)).customMetadata));
+    assert.ok(metas.some((m) => m.sessionKey === `agent:main:discord:dm:${FRIEND}`), "archive of the friend's DM session");
+    const s = await post(command("status", { user: FRIEND }));
+    assert.match(s.json.data.content, /no conversation yet/);
   });
 
   test("an /ask with an attachment is deferred and answered", async () => {
