@@ -31,7 +31,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
             telegram::handle_webhook(req, &env, &ctx, &agent).await
         }
         (_, ["telegram", _]) => Response::error("use POST", 405),
-        (Method::Post, ["discord", agent]) => discord::handle_interaction(req, &env, &agent.to_string()).await,
+        (Method::Post, ["discord", agent]) => discord::handle_interaction(req, &env, agent).await,
         (_, ["discord", _]) => Response::error("use POST", 405),
         (_, ["api", rest @ ..]) => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();

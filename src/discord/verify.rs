@@ -25,7 +25,7 @@ pub const TIMESTAMP_HEADER: &str = "X-Signature-Timestamp";
 /// Decodes hex (either case) into exactly `N` bytes.
 fn hex_array<const N: usize>(what: &'static str, s: &str) -> Result<[u8; N], VerifyError> {
     let s = s.trim().as_bytes();
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(VerifyError::NotHex(what));
     }
     let nib = |c: u8| match c {
