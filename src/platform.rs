@@ -76,6 +76,10 @@ impl Channel for Channels {
         match (channel, &self.telegram) {
             ("telegram", Some(api)) => api.download_file(handle, max_bytes).await,
             ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
+            ("discord", _) => match &self.discord {
+                Some(api) => api.download_attachment(handle, max_bytes).await,
+                None => Err(ChannelError::Failed("discord is not configured".into())),
+            },
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
         }
     }

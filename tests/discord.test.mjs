@@ -1,6 +1,7 @@
 // End to end: Discord interactions → Session object → LLM → Discord webhook
 // edits, in workerd, against a Discord API stand-in that records requests.
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -266,14 +267,24 @@ describe("discord interactions endpoint", () => {
     assert.match(s.json.data.content, /no conversation yet/);
   });
 
-  test("an /ask with an attachment is deferred and answered", async () => {
+  test("an /ask attachment is downloaded from the CDN and reaches the model as an image", async () => {
+    const png = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), crypto.randomBytes(3000)]);
+    const att = discord.serveAttachment("555", "cat.png", png, "image/png");
     const i = command("ask", {
       options: [{ name: "prompt", type: 3, value: "look" }, { name: "attachment", type: 11, value: "555" }],
-      resolved: { attachments: { 555: { id: "555", filename: "cat.png", size: 10, url: "https://cdn.discordapp.com/attachments/1/555/cat.png", content_type: "image/png" } } },
+      resolved: { attachments: { 555: att } },
     });
     assert.deepEqual((await post(i)).json, { type: 5 });
     await h.until(() => discord.calls("original").length === 1, { what: "answer" });
     assert.equal(discord.calls("original")[0].body.content, "echo: look");
+    assert.equal(discord.calls("attachment").length, 1);
+    const user = h.llm.requests.at(-1).body.messages.at(-1);
+    const image = user.content.find((b) => b.type === "image");
+    assert.ok(image, "an image block");
+    assert.equal(image.source.media_type, "image/png");
+    assert.ok(Buffer.from(image.source.data, "base64").equals(png), "the model sees the exact bytes");
+    const media = (await (await h.bucket()).list({ prefix: "media/agent:main:main/" })).objects;
+    assert.ok(media.some((o) => o.key.endsWith(".png")), "stored in R2");
   });
 
   test("a reply after the 15-minute token lifetime goes to the channel with the bot token", async () => {

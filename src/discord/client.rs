@@ -14,7 +14,7 @@
 use super::interaction::{ReplyExtra, DISCORD_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
 use crate::telegram::format::split_message;
-use durable::ports::{Http, HttpError, HttpRequest, LogLevel, ReplyTarget};
+use durable::ports::{ChannelError, Http, HttpError, HttpRequest, LogLevel, ReplyTarget};
 use durable::retry::{parse_retry_after, Backoff};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -134,6 +134,38 @@ impl DiscordApi {
         Ok(())
     }
 
+    /// Downloads an attachment of a command (`/ask attachment:`): the signed
+    /// CDN URL Discord put in the interaction. Only Discord's CDN hosts (or
+    /// the origin of `DISCORD_API_BASE`, for stand-ins) are fetched.
+    pub async fn download_attachment(&self, url: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+        if !attachment_url_allowed(url, &self.base) {
+            return Err(ChannelError::Failed("attachment URL is not on Discord's CDN".into()));
+        }
+        let mut made = 0;
+        loop {
+            made += 1;
+            let req = HttpRequest { method: "GET", url: url.to_owned(), headers: vec![], body: vec![], timeout_ms: 120_000 };
+            let (why, wait) = match FetchHttp.send(req).await {
+                Ok(resp) if resp.status == 200 => {
+                    return match resp.body.len() as u64 {
+                        n if n > max_bytes => Err(ChannelError::TooLarge(n)),
+                        _ => Ok(resp.body),
+                    };
+                }
+                Ok(resp) if resp.status == 429 || resp.status >= 500 => {
+                    let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                    (format!("HTTP {}", resp.status), retry_after_ms(&v, resp.header("retry-after")))
+                }
+                Ok(resp) => return Err(ChannelError::Failed(format!("attachment download: HTTP {}", resp.status))),
+                Err(e) => (e.to_string(), None),
+            };
+            match self.backoff.delay(made, wait) {
+                Some(ms) => adapters::sleep(ms).await,
+                None => return Err(ChannelError::Failed(format!("attachment download: {why}"))),
+            }
+        }
+    }
+
     async fn send_after_expiry(&self, target: &ReplyTarget, chunks: &[String]) -> Result<(), DcError> {
         adapters::log(
             LogLevel::Warn,
@@ -154,9 +186,35 @@ impl DiscordApi {
     }
 }
 
+/// `scheme://host[:port]` of a URL.
+fn origin(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    Some(&url[..url.len() - rest.len() + end])
+}
+
+/// Discord's attachment CDN, or the configured API's own origin (stand-ins).
+pub fn attachment_url_allowed(url: &str, api_base: &str) -> bool {
+    let Some(o) = origin(url) else { return false };
+    o == "https://cdn.discordapp.com" || o == "https://media.discordapp.net" || origin(api_base) == Some(o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attachments_come_only_from_discord() {
+        let api = "https://discord.com/api/v10";
+        assert!(attachment_url_allowed("https://cdn.discordapp.com/attachments/1/2/a.png?ex=1&is=2&hm=3", api));
+        assert!(attachment_url_allowed("https://media.discordapp.net/attachments/1/2/a.png", api));
+        assert!(!attachment_url_allowed("https://cdn.discordapp.com.evil.example/a.png", api));
+        assert!(!attachment_url_allowed("https://evil.example/?https://cdn.discordapp.com/", api));
+        assert!(!attachment_url_allowed("http://169.254.169.254/latest", api));
+        assert!(!attachment_url_allowed("file:///etc/passwd", api));
+        assert!(attachment_url_allowed("http://127.0.0.1:9/attachments/x.png", "http://127.0.0.1:9/api/v10"));
+        assert!(!attachment_url_allowed("http://127.0.0.1:10/attachments/x.png", "http://127.0.0.1:9/api/v10"));
+    }
 
     #[test]
     fn retry_after_prefers_the_body() {

@@ -23,10 +23,11 @@ export function snowflake(ageMs = 0) {
 /**
  * Routes: "original" (PATCH /webhooks/{app}/{token}/messages/@original),
  * "followup" (POST /webhooks/{app}/{token}), "channel" (POST /channels/{id}/messages),
- * "commands" (PUT /applications/{app}/commands, or .../guilds/{g}/commands).
+ * "commands" (PUT /applications/{app}/commands, or .../guilds/{g}/commands),
+ * "attachment" (GET of a CDN file served with `serveAttachment`).
  */
 export async function startDiscord({ appId = "1100000000000000001", botToken = "test-bot-token" } = {}) {
-  const state = { appId, botToken, requests: [], failures: new Map(), nextId: 1n };
+  const state = { appId, botToken, requests: [], failures: new Map(), nextId: 1n, files: new Map() };
   const message = (body, extra = {}) => ({
     id: (1300000000000000000n + state.nextId++).toString(),
     type: 20,
@@ -43,6 +44,13 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     const raw = Buffer.concat(chunks).toString("utf8");
     const url = new URL(req.url, "http://x");
     const p = url.pathname.replace(/^\/api\/v\d+/, "");
+    if (req.method === "GET" && url.pathname.startsWith("/attachments/")) {
+      state.requests.push({ route: "attachment", method: "GET", path: url.pathname, params: {}, headers: req.headers, body: null, at: Date.now() });
+      const f = state.files.get(url.pathname);
+      if (!f) return sendJson(res, 404, { message: "404: Not Found", code: 0 });
+      res.writeHead(200, { "content-type": f.contentType, "content-length": f.bytes.length });
+      return res.end(f.bytes);
+    }
     let m;
     let route = "unknown";
     const params = {};
@@ -102,7 +110,8 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     return sendJson(res, 404, { message: "404: Not Found", code: 0 });
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const base = `http://127.0.0.1:${server.address().port}/api/v10`;
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const base = `${origin}/api/v10`;
   return {
     state,
     base,
@@ -111,6 +120,12 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     requests: state.requests,
     /** Requests to one route ("original", "followup", "channel", "commands"). */
     calls: (route) => state.requests.filter((r) => r.route === route),
+    /** Serves bytes as a CDN attachment; returns the attachment object of an interaction's `resolved`. */
+    serveAttachment: (id, filename, bytes, contentType) => {
+      const p = `/attachments/1/${id}/${filename}`;
+      state.files.set(p, { bytes, contentType });
+      return { id, filename, size: bytes.length, url: `${origin}${p}?ex=1&is=2&hm=3`, proxy_url: `${origin}${p}`, content_type: contentType };
+    },
     /** Scripts the next answer of a route. */
     fail: (route, status, body, headers = {}) => {
       if (!state.failures.has(route)) state.failures.set(route, []);
