@@ -105,8 +105,11 @@ impl DiscordApi {
 
     /// Sends a whole reply on an interaction (see the module docs).
     pub async fn send_reply(&self, target: &ReplyTarget, text: &str) -> Result<(), DcError> {
-        let extra = ReplyExtra::from_target(target)
-            .ok_or_else(|| DcError::Config("discord reply target without an interaction token".into()))?;
+        // Proactive messages (heartbeat notifications to a Discord owner) have no
+        // interaction to answer; opening a DM with the bot token is not built yet.
+        let extra = ReplyExtra::from_target(target).ok_or_else(|| {
+            DcError::Config("discord can only answer slash commands for now (no proactive messages to a Discord owner)".into())
+        })?;
         let chunks = split_message(text, DISCORD_MAX_CHARS);
         if extra.token_expired(adapters::now_ms()) {
             return self.send_after_expiry(target, &chunks).await;
