@@ -6,6 +6,7 @@
 mod adapters;
 mod agent;
 mod api;
+mod discord;
 mod http;
 mod platform;
 mod session_do;
@@ -30,6 +31,8 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
             telegram::handle_webhook(req, &env, &ctx, &agent).await
         }
         (_, ["telegram", _]) => Response::error("use POST", 405),
+        (Method::Post, ["discord", agent]) => discord::handle_interaction(req, &env, agent).await,
+        (_, ["discord", _]) => Response::error("use POST", 405),
         (_, ["api", rest @ ..]) => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             let rest: Vec<&str> = rest.iter().map(String::as_str).collect();

@@ -2,6 +2,7 @@
 //! and the reply channel that dispatches on the target's channel.
 
 use crate::adapters::{self, DoSql, FetchHttp, R2};
+use crate::discord::client::DiscordApi;
 use crate::telegram::client::{channel_error, TelegramApi};
 use durable::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
 use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform, ReplyTarget};
@@ -12,6 +13,7 @@ use worker::{Env, Method, Request, RequestInit};
 pub struct Channels {
     pub telegram: Option<TelegramApi>,
     pub notify: Notify,
+    pub discord: Option<DiscordApi>,
 }
 
 /// The `notify` channel (heartbeat and job output): to the first owner,
@@ -52,6 +54,10 @@ impl Channel for Channels {
                 adapters::log(LogLevel::Info, &format!("admin: {text}"));
                 Ok(())
             }
+            ("discord", _) => match &self.discord {
+                Some(api) => api.send_reply(target, text).await.map_err(|e| ChannelError::Failed(e.to_string())),
+                None => Err(ChannelError::Failed("discord is not configured".into())),
+            },
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
         };
         if notify && sent.is_ok() {
@@ -70,6 +76,10 @@ impl Channel for Channels {
         match (channel, &self.telegram) {
             ("telegram", Some(api)) => api.download_file(handle, max_bytes).await,
             ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
+            ("discord", _) => match &self.discord {
+                Some(api) => api.download_attachment(handle, max_bytes).await,
+                None => Err(ChannelError::Failed("discord is not configured".into())),
+            },
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
         }
     }

@@ -225,6 +225,7 @@ impl DurableObject for Session {
             channels: Channels {
                 telegram: telegram::api_for(&config),
                 notify: crate::platform::Notify { owner: config.owners.first().cloned(), sql: self.sql() },
+                discord: Some(crate::discord::api_for(&EnvVars(&self.env), &config)),
             },
             memory: crate::platform::AgentMemory { env: self.env.clone(), agent: key.agent().as_str().to_owned() },
         };

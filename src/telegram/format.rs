@@ -14,6 +14,7 @@ fn utf16_len(s: &str) -> usize {
 
 /// Splits `text` into chunks of at most `limit` UTF-16 units, preferring
 /// paragraph breaks, then line breaks, then spaces; never inside a character.
+/// Shared by the channels (Discord splits at 2000).
 pub fn split_message(text: &str, limit: usize) -> Vec<String> {
     let mut chunks = Vec::new();
     let mut rest = text.trim();

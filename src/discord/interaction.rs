@@ -1,0 +1,385 @@
+//! Discord interactions in Hearth's terms: the payload (only the fields we
+//! use), the slash commands, the [`Inbound`] a command becomes, the responses
+//! we answer with, and the interaction-token lifetime. Pure, tested natively.
+
+use durable::ports::ReplyTarget;
+use durable::routing::{ChatKind, Inbound, InboundMedia};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+pub const PING: u8 = 1;
+pub const APPLICATION_COMMAND: u8 = 2;
+/// Message flag: only the invoking user sees it.
+pub const EPHEMERAL: u64 = 64;
+/// Discord's message length limit.
+pub const DISCORD_MAX_CHARS: usize = 2000;
+/// An interaction token is valid this long after the interaction was created.
+pub const TOKEN_LIFETIME_MS: i64 = 15 * 60 * 1000;
+/// Safety margin: a reply of several chunks must finish before the token dies.
+pub const TOKEN_MARGIN_MS: i64 = 30 * 1000;
+/// Discord's epoch (2015-01-01) for snowflake timestamps.
+const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct User {
+    pub id: String,
+    #[serde(default)]
+    pub username: String,
+    #[serde(default)]
+    pub global_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct Member {
+    #[serde(default)]
+    pub user: Option<User>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct PartialChannel {
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub struct Attachment {
+    pub id: String,
+    #[serde(default)]
+    pub filename: String,
+    #[serde(default)]
+    pub content_type: Option<String>,
+    #[serde(default)]
+    pub size: Option<u64>,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct Resolved {
+    #[serde(default)]
+    pub attachments: HashMap<String, Attachment>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CommandOption {
+    pub name: String,
+    #[serde(default)]
+    pub value: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CommandData {
+    pub name: String,
+    #[serde(default)]
+    pub options: Vec<CommandOption>,
+    #[serde(default)]
+    pub resolved: Option<Resolved>,
+}
+
+/// An interaction as Discord POSTs it (fields Hearth does not use are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Interaction {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: u8,
+    #[serde(default)]
+    pub application_id: Option<String>,
+    #[serde(default)]
+    pub token: Option<String>,
+    #[serde(default)]
+    pub guild_id: Option<String>,
+    #[serde(default)]
+    pub channel_id: Option<String>,
+    #[serde(default)]
+    pub channel: Option<PartialChannel>,
+    #[serde(default)]
+    pub member: Option<Member>,
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub data: Option<CommandData>,
+    /// 0 guild, 1 the bot's DM, 2 a private channel (user-installed apps).
+    #[serde(default)]
+    pub context: Option<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Ask { prompt: String, attachment: Option<Attachment> },
+    Reset,
+    Status,
+    Unknown(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InteractionError {
+    #[error("malformed interaction: {0}")]
+    Malformed(String),
+    #[error("interaction has no {0}")]
+    Missing(&'static str),
+}
+
+pub fn parse(body: &[u8]) -> Result<Interaction, InteractionError> {
+    serde_json::from_slice(body).map_err(|e| InteractionError::Malformed(e.to_string()))
+}
+
+impl Interaction {
+    /// Who ran the command: `member.user` in a guild, `user` elsewhere.
+    pub fn invoker(&self) -> Option<&User> {
+        self.member.as_ref().and_then(|m| m.user.as_ref()).or(self.user.as_ref())
+    }
+
+    pub fn channel_id(&self) -> Option<&str> {
+        self.channel_id.as_deref().or(self.channel.as_ref().map(|c| c.id.as_str()))
+    }
+
+    /// A guild channel, or a private channel a user-installed app was used in
+    /// (other people read the answer there): group scope. The bot's own DM: direct.
+    pub fn chat_kind(&self) -> ChatKind {
+        if self.guild_id.is_some() || self.context == Some(2) {
+            ChatKind::Group
+        } else {
+            ChatKind::Direct
+        }
+    }
+
+    pub fn command(&self) -> Option<Command> {
+        let data = self.data.as_ref()?;
+        let opt = |name: &str| data.options.iter().find(|o| o.name == name).and_then(|o| o.value.as_ref());
+        Some(match data.name.as_str() {
+            "ask" => {
+                let prompt = opt("prompt").and_then(Value::as_str).unwrap_or("").to_owned();
+                let attachment = opt("attachment")
+                    .and_then(Value::as_str)
+                    .and_then(|id| data.resolved.as_ref()?.attachments.get(id).cloned());
+                Command::Ask { prompt, attachment }
+            }
+            "reset" => Command::Reset,
+            "status" => Command::Status,
+            other => Command::Unknown(other.to_owned()),
+        })
+    }
+
+    /// When Discord created the interaction (its token's lifetime starts
+    /// then), from the snowflake id; `now` when the id is not a snowflake or
+    /// claims the future.
+    pub fn created_ms(&self, now_ms: i64) -> i64 {
+        snowflake_ms(&self.id).filter(|&t| t <= now_ms).unwrap_or(now_ms)
+    }
+}
+
+pub fn snowflake_ms(id: &str) -> Option<i64> {
+    let n: u64 = id.parse().ok()?;
+    Some((n >> 22) as i64 + DISCORD_EPOCH_MS)
+}
+
+/// What the reply channel needs beyond the chat id, kept in [`ReplyTarget::extra`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyExtra {
+    /// The interaction token (valid 15 minutes).
+    pub token: String,
+    /// The application the token belongs to (the interaction's `application_id`).
+    #[serde(default)]
+    pub app: Option<String>,
+    /// When the interaction was created, ms since the epoch.
+    pub created: i64,
+}
+
+impl ReplyExtra {
+    pub fn from_target(target: &ReplyTarget) -> Option<ReplyExtra> {
+        serde_json::from_str(target.extra.as_deref()?).ok()
+    }
+
+    /// Whether the token is (about to be) dead: past its 15 minutes minus a margin.
+    pub fn token_expired(&self, now_ms: i64) -> bool {
+        now_ms >= self.created + TOKEN_LIFETIME_MS - TOKEN_MARGIN_MS
+    }
+}
+
+/// The message a command becomes. Commands always address the agent.
+pub fn to_inbound(
+    i: &Interaction,
+    text: String,
+    media: Vec<InboundMedia>,
+    now_ms: i64,
+) -> Result<Inbound, InteractionError> {
+    let user = i.invoker().ok_or(InteractionError::Missing("user"))?;
+    let channel_id = i.channel_id().ok_or(InteractionError::Missing("channel"))?;
+    let token = i.token.clone().ok_or(InteractionError::Missing("token"))?;
+    let extra = ReplyExtra { token, app: i.application_id.clone(), created: i.created_ms(now_ms) };
+    let sender_name = user.global_name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| user.username.clone());
+    Ok(Inbound {
+        dedupe_key: format!("discord:interaction:{}", i.id),
+        channel: "discord".into(),
+        kind: i.chat_kind(),
+        chat_id: channel_id.to_owned(),
+        sender_id: user.id.clone(),
+        sender_name,
+        text,
+        addressed: true,
+        thread_id: None,
+        reply_target: ReplyTarget {
+            channel: "discord".into(),
+            chat_id: channel_id.to_owned(),
+            reply_to: None,
+            thread_id: None,
+            extra: serde_json::to_string(&extra).ok(),
+        },
+        received_at: now_ms,
+        media,
+    })
+}
+
+pub fn attachment_media(a: &Attachment) -> InboundMedia {
+    InboundMedia {
+        handle: a.url.clone(),
+        mime_type: a.content_type.clone().unwrap_or_else(|| "application/octet-stream".into()),
+        filename: Some(a.filename.clone()).filter(|f| !f.is_empty()),
+        size: a.size,
+        kind: "attachment".into(),
+    }
+}
+
+pub fn pong() -> Value {
+    json!({"type": 1})
+}
+
+/// "Thinking…": the answer follows by editing this message.
+pub fn deferred() -> Value {
+    json!({"type": 5})
+}
+
+/// An immediate answer only the invoking user sees.
+pub fn ephemeral(text: &str) -> Value {
+    json!({"type": 4, "data": {"content": text, "flags": EPHEMERAL, "allowed_mentions": {"parse": []}}})
+}
+
+pub fn stranger_text(user_id: &str) -> String {
+    format!(
+        "I'm a private assistant and only talk to people my owner allows. \
+Your id is discord:{user_id}. If you are my owner, add it to OWNER_IDS (or ALLOW_FROM)."
+    )
+}
+
+pub fn channel_not_allowed_text(channel_id: &str) -> String {
+    format!("I don't answer in this channel. To allow it, add discord:{channel_id} to ALLOW_FROM.")
+}
+
+/// `/status`, from the Session object's `GET /status` answer.
+pub fn status_text(status: &Value) -> String {
+    let key = status["sessionKey"].as_str().unwrap_or("(new session)");
+    let messages = status["messages"].as_array().map_or(0, Vec::len);
+    let queued = status["open"].as_u64().unwrap_or(0);
+    let u = &status["usage"];
+    let n = |f: &str| u[f].as_u64().unwrap_or(0);
+    if status["sessionId"].is_null() && messages == 0 {
+        return format!("Session `{key}`: no conversation yet ({queued} queued).");
+    }
+    format!(
+        "**Session** `{key}`\nMessages: {messages} ({queued} queued)\nTokens: {} in, {} out, {} cache read, {} cache write ({} total)",
+        n("input"),
+        n("output"),
+        n("cacheRead"),
+        n("cacheWrite"),
+        n("totalTokens"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask_in_guild() -> Interaction {
+        parse(
+            br#"{"id":"1180000000000000000","type":2,"application_id":"99","token":"tok-1",
+            "guild_id":"5","channel_id":"600","context":0,
+            "member":{"user":{"id":"42","username":"olga","global_name":"Olga"},"roles":[]},
+            "data":{"id":"c1","name":"ask","type":1,
+              "options":[{"name":"prompt","type":3,"value":"what is this?"},{"name":"attachment","type":11,"value":"777"}],
+              "resolved":{"attachments":{"777":{"id":"777","filename":"cat.png","size":1234,
+                "url":"https://cdn.discordapp.com/attachments/1/777/cat.png","content_type":"image/png"}}}}}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn commands_and_options() {
+        let i = ask_in_guild();
+        let Some(Command::Ask { prompt, attachment }) = i.command() else { panic!() };
+        assert_eq!(prompt, "what is this?");
+        let a = attachment.unwrap();
+        assert_eq!(a.filename, "cat.png");
+        let m = attachment_media(&a);
+        assert_eq!((m.mime_type.as_str(), m.kind.as_str(), m.size), ("image/png", "attachment", Some(1234)));
+        for (name, want) in [("reset", Command::Reset), ("status", Command::Status), ("x", Command::Unknown("x".into()))] {
+            let i = parse(format!(r#"{{"id":"1","type":2,"data":{{"name":"{name}"}}}}"#).as_bytes()).unwrap();
+            assert_eq!(i.command(), Some(want));
+        }
+        assert_eq!(parse(br#"{"id":"1","type":1}"#).unwrap().command(), None);
+        assert!(parse(b"{not json").is_err());
+        assert!(parse(br#"{"type":2}"#).is_err(), "id is required");
+    }
+
+    #[test]
+    fn guild_commands_are_group_messages_and_dms_direct() {
+        let now = 1_800_000_000_000;
+        let i = ask_in_guild();
+        let inbound = to_inbound(&i, "hi".into(), vec![], now).unwrap();
+        assert_eq!(inbound.kind, ChatKind::Group);
+        assert_eq!((inbound.chat_id.as_str(), inbound.sender_id.as_str(), inbound.sender_name.as_str()), ("600", "42", "Olga"));
+        assert_eq!(inbound.dedupe_key, "discord:interaction:1180000000000000000");
+        assert!(inbound.addressed);
+        assert_eq!(inbound.reply_target.channel, "discord");
+        let extra = ReplyExtra::from_target(&inbound.reply_target).unwrap();
+        assert_eq!(extra.token, "tok-1");
+        assert_eq!(extra.app.as_deref(), Some("99"));
+        assert_eq!(extra.created, snowflake_ms("1180000000000000000").unwrap());
+
+        let dm = parse(
+            br#"{"id":"2","type":2,"token":"t","channel":{"id":"900","type":1},"context":1,
+            "user":{"id":"42","username":"olga"},"data":{"name":"ask","options":[{"name":"prompt","value":"x"}]}}"#,
+        )
+        .unwrap();
+        let inbound = to_inbound(&dm, "x".into(), vec![], now).unwrap();
+        assert_eq!((inbound.kind, inbound.chat_id.as_str(), inbound.sender_name.as_str()), (ChatKind::Direct, "900", "olga"));
+        // A private channel (user-installed app in someone else's DM or group DM) is shared.
+        let private = parse(br#"{"id":"3","type":2,"token":"t","channel_id":"901","context":2,"user":{"id":"42"}}"#).unwrap();
+        assert_eq!(private.chat_kind(), ChatKind::Group);
+
+        let no_user = parse(br#"{"id":"4","type":2,"token":"t","channel_id":"1"}"#).unwrap();
+        assert_eq!(to_inbound(&no_user, "x".into(), vec![], now), Err(InteractionError::Missing("user")));
+        let no_token = parse(br#"{"id":"4","type":2,"channel_id":"1","user":{"id":"1"}}"#).unwrap();
+        assert_eq!(to_inbound(&no_token, "x".into(), vec![], now), Err(InteractionError::Missing("token")));
+    }
+
+    #[test]
+    fn token_lifetime() {
+        // Discord's documented example snowflake: 2016-04-30 11:18:25.796 UTC.
+        assert_eq!(snowflake_ms("175928847299117063"), Some(1_462_015_105_796));
+        assert_eq!(snowflake_ms("nope"), None);
+        let now = 1_800_000_000_000;
+        let i = parse(br#"{"id":"175928847299117063","type":2}"#).unwrap();
+        assert_eq!(i.created_ms(now), 1_462_015_105_796);
+        // A snowflake from the future falls back to now.
+        assert_eq!(i.created_ms(1_000), 1_000);
+        let e = ReplyExtra { token: "t".into(), app: None, created: now };
+        assert!(!e.token_expired(now));
+        assert!(!e.token_expired(now + 14 * 60 * 1000));
+        assert!(e.token_expired(now + 14 * 60 * 1000 + 30_000));
+        assert!(e.token_expired(now + 16 * 60 * 1000));
+        assert_eq!(ReplyExtra::from_target(&ReplyTarget::default()), None);
+    }
+
+    #[test]
+    fn responses_and_texts() {
+        assert_eq!(pong(), json!({"type": 1}));
+        assert_eq!(deferred(), json!({"type": 5}));
+        let e = ephemeral("no");
+        assert_eq!((e["type"].as_u64(), e["data"]["flags"].as_u64()), (Some(4), Some(64)));
+        assert!(stranger_text("123").contains("discord:123"));
+        let s = status_text(&json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
+            "messages": [{}, {}], "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}}));
+        assert!(s.contains("agent:main:main") && s.contains("Messages: 2") && s.contains("200 in") && s.contains("360 total"), "{s}");
+        let s = status_text(&json!({"sessionKey": null, "sessionId": null, "open": 0, "messages": [], "usage": {}}));
+        assert!(s.contains("no conversation yet"), "{s}");
+    }
+}

@@ -1,0 +1,130 @@
+//! Discord: the interactions endpoint (`POST /discord/{agentId}`) and the
+//! reply channel. Slash commands `/ask`, `/reset` and `/status`:
+//! - the request's Ed25519 signature is checked first (401 otherwise);
+//! - `/ask` and `/reset` are answered at once with a deferred response and
+//!   queued in the same Session object as any Telegram message; the answer
+//!   edits the deferred message ([`client`]);
+//! - `/status` is answered directly from the Session object, no LLM call;
+//! - people and channels not in `OWNER_IDS`/`ALLOW_FROM` get an ephemeral note
+//!   with their id.
+
+pub mod client;
+pub mod interaction;
+pub mod verify;
+
+use crate::adapters::{self, EnvVars};
+use crate::http::{error_response, json_response, read_body_limited};
+use crate::session_do;
+use client::DiscordApi;
+use durable::config::{setting, AgentConfig, Vars};
+use durable::ports::LogLevel;
+use durable::retry::Backoff;
+use durable::routing::{route, Route, SessionKey};
+use interaction::{ephemeral, Command, Interaction};
+use worker::{Env, Method, Request, Response, Result};
+
+/// Interactions are a few kB; attachments come as URLs.
+const MAX_INTERACTION_BYTES: usize = 256 * 1024;
+
+/// The reply channel for an agent's sessions.
+pub fn api_for(vars: &impl Vars, cfg: &AgentConfig) -> DiscordApi {
+    let agent = cfg.agent.as_str();
+    DiscordApi::new(
+        cfg.discord_api_base.clone(),
+        setting(vars, agent, "DISCORD_APPLICATION_ID"),
+        setting(vars, agent, "DISCORD_BOT_TOKEN"),
+        Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
+    )
+}
+
+pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
+    let vars = EnvVars(env);
+    let cfg = match AgentConfig::load(&vars, agent) {
+        Ok(c) => c,
+        Err(e) => return error_response(&e),
+    };
+    let Some(key_hex) = setting(&vars, agent, "DISCORD_PUBLIC_KEY") else {
+        return Response::error("DISCORD_PUBLIC_KEY is not set for this agent (see .dev.vars.example)", 500);
+    };
+    let key = match verify::PublicKey::from_hex(&key_hex) {
+        Ok(k) => k,
+        Err(e) => return Response::error(format!("DISCORD_PUBLIC_KEY is invalid: {e}"), 500),
+    };
+    let signature = req.headers().get(verify::SIGNATURE_HEADER)?;
+    let timestamp = req.headers().get(verify::TIMESTAMP_HEADER)?;
+    let body = match read_body_limited(&mut req, MAX_INTERACTION_BYTES).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    if let Err(e) = key.verify(signature.as_deref(), timestamp.as_deref(), &body) {
+        return Response::error(format!("invalid request signature: {e}"), 401);
+    }
+    let i = match interaction::parse(&body) {
+        Ok(i) => i,
+        Err(e) => return Response::error(e.to_string(), 400),
+    };
+    match i.kind {
+        interaction::PING => json_response(&interaction::pong(), 200),
+        interaction::APPLICATION_COMMAND => command(env, &cfg, &i).await,
+        other => json_response(&ephemeral(&format!("Hearth does not handle interactions of type {other}.")), 200),
+    }
+}
+
+async fn command(env: &Env, cfg: &AgentConfig, i: &Interaction) -> Result<Response> {
+    let now = adapters::now_ms();
+    let (cmd, text, media) = match i.command() {
+        Some(Command::Ask { prompt, attachment }) => {
+            let media = attachment.as_ref().map(interaction::attachment_media).into_iter().collect();
+            (Command::Ask { prompt: prompt.clone(), attachment }, prompt, media)
+        }
+        // The session's lifecycle handles `/reset` as a message.
+        Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
+        Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
+        Some(Command::Unknown(name)) => return json_response(&ephemeral(&format!("I don't know /{name}.")), 200),
+        None => return Response::error("command interaction without data", 400),
+    };
+    let inbound = match interaction::to_inbound(i, text, media, now) {
+        Ok(m) => m,
+        Err(e) => return Response::error(e.to_string(), 400),
+    };
+    let key = match route(cfg, &inbound) {
+        Route::Turn(key) => key,
+        Route::Stranger => {
+            adapters::log(LogLevel::Info, &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent));
+            return json_response(&ephemeral(&interaction::stranger_text(&inbound.sender_id)), 200);
+        }
+        Route::GroupNotAllowed | Route::NotAddressed => {
+            return json_response(&ephemeral(&interaction::channel_not_allowed_text(&inbound.chat_id)), 200);
+        }
+    };
+    if cmd == Command::Status {
+        let text = match session_status(env, &key).await {
+            Ok(status) => interaction::status_text(&status),
+            Err(e) => format!("⚠️ Could not read the session status: {e}"),
+        };
+        return json_response(&ephemeral(&text), 200);
+    }
+    match session_do::enqueue(env, &key, &inbound).await {
+        // A repeat is answered by the turn of the first delivery.
+        Ok(_) => json_response(&interaction::deferred(), 200),
+        // Discord does not redeliver: say so now rather than leave "thinking…".
+        Err(e) => json_response(&ephemeral(&format!("⚠️ I could not queue your message, please try again: {e}")), 200),
+    }
+}
+
+/// The Session object's `GET /status`.
+async fn session_status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
+    let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
+    let mut init = worker::RequestInit::new();
+    init.with_method(Method::Get);
+    let mut resp = stub.fetch_with_request(Request::new_with_init("https://session/status", &init)?).await?;
+    if resp.status_code() != 200 {
+        return Err(worker::Error::RustError(format!("session answered {}", resp.status_code())));
+    }
+    let mut status: serde_json::Value = resp.json().await?;
+    // A new session has not stored its key yet.
+    if status["sessionKey"].is_null() {
+        status["sessionKey"] = serde_json::Value::String(key.render());
+    }
+    Ok(status)
+}

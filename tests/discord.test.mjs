@@ -1,0 +1,343 @@
+// End to end: Discord interactions → Session object → LLM → Discord webhook
+// edits, in workerd, against a Discord API stand-in that records requests.
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { after, before, beforeEach, describe, test } from "node:test";
+import { startHearth, systemText } from "./helpers/hearth.mjs";
+import { discordKeys, snowflake, startDiscord } from "./helpers/discord-standin.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const OWNER = "100000000000000001";
+const FRIEND = "100000000000000002";
+const STRANGER = "100000000000000009";
+const GUILD = "200000000000000001";
+const CHANNEL = "300000000000000001"; // allowed guild channel
+const OTHER_CHANNEL = "300000000000000002"; // not allowed
+const dmChannel = (user) => "4" + user.slice(1);
+
+let h;
+let discord;
+let keys;
+before(async () => {
+  discord = await startDiscord();
+  keys = discordKeys();
+  h = await startHearth({
+    bindings: {
+      DISCORD_PUBLIC_KEY: keys.publicHex,
+      DISCORD_APPLICATION_ID: discord.appId,
+      DISCORD_BOT_TOKEN: discord.botToken,
+      DISCORD_API_BASE: discord.base,
+      OWNER_IDS: `telegram:4242,discord:${OWNER}`,
+      ALLOW_FROM: `telegram:777,discord:${FRIEND},discord:${CHANNEL}`,
+    },
+  });
+  await h.putFile("agents/main/SOUL.md", "# Soul\nI am Ember.");
+  await h.putFile("agents/main/MEMORY.md", "- PRIVATE-MEMORY-FACT");
+});
+after(async () => {
+  await h.close();
+  await discord.close();
+});
+beforeEach(() => {
+  h.reset();
+  discord.reset();
+});
+
+/** An APPLICATION_COMMAND interaction as Discord sends it. */
+function command(name, { user = OWNER, guild, channel, options = [], resolved, id = snowflake(), token } = {}) {
+  const u = { id: user, username: `user${user.slice(-2)}`, global_name: user === OWNER ? "Olga" : null, discriminator: "0", avatar: null };
+  const i = {
+    app_permissions: "562949953601536",
+    application_id: discord.appId,
+    authorizing_integration_owners: { 0: GUILD },
+    entitlements: [],
+    id,
+    locale: "en-US",
+    token: token ?? `tok-${id}`,
+    type: 2,
+    version: 1,
+    data: { id: "1250000000000000001", name, type: 1, options, ...(resolved ? { resolved } : {}) },
+  };
+  if (guild) {
+    const ch = channel ?? CHANNEL;
+    Object.assign(i, {
+      guild_id: guild,
+      guild_locale: "en-US",
+      channel_id: ch,
+      channel: { id: ch, type: 0, guild_id: guild, name: "general" },
+      member: { user: u, roles: [], permissions: "1128248290438721", nick: null, joined_at: "2024-01-01T00:00:00.000000+00:00" },
+      context: 0,
+    });
+  } else {
+    const ch = channel ?? dmChannel(user);
+    Object.assign(i, { channel_id: ch, channel: { id: ch, type: 1, recipients: [u] }, user: u, context: 1 });
+  }
+  return i;
+}
+const ask = (prompt, opts) => command("ask", { ...opts, options: [{ name: "prompt", type: 3, value: prompt }] });
+
+async function post(body, { headers, sign = true } = {}) {
+  const raw = typeof body === "string" ? body : JSON.stringify(body);
+  const t0 = performance.now();
+  const res = await h.mf.dispatchFetch("http://hearth.test/discord/main", {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(sign ? keys.sign(raw) : {}), ...headers },
+    body: raw,
+  });
+  const ms = performance.now() - t0;
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, json, text, ms };
+}
+
+const tokenOf = (r) => r.params.token;
+const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
+
+describe("discord interactions endpoint", () => {
+  test("PING is answered with PONG", async () => {
+    const r = await post({ id: snowflake(), application_id: discord.appId, type: 1, token: "ping-token", version: 1 });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json, { type: 1 });
+  });
+
+  test("bad, missing or malformed signatures are 401 and start no turn", async () => {
+    const body = JSON.stringify(ask("intruder"));
+    const good = keys.sign(body);
+    const other = discordKeys().sign(body);
+    const cases = {
+      "someone else's key": other,
+      "tampered body": keys.sign(body.replace("intruder", "intrudes")),
+      "tampered timestamp": { ...good, "X-Signature-Timestamp": String(Number(good["X-Signature-Timestamp"]) + 1) },
+      "truncated signature": { ...good, "X-Signature-Ed25519": good["X-Signature-Ed25519"].slice(0, 100) },
+      "non-hex signature": { ...good, "X-Signature-Ed25519": "zz" + good["X-Signature-Ed25519"].slice(2) },
+      "missing signature": { "X-Signature-Timestamp": good["X-Signature-Timestamp"] },
+      "missing timestamp": { "X-Signature-Ed25519": good["X-Signature-Ed25519"] },
+    };
+    for (const [what, headers] of Object.entries(cases)) {
+      const r = await post(body, { sign: false, headers });
+      assert.equal(r.status, 401, what);
+    }
+    // Not JSON but unsigned: still 401, not 400 (nothing is parsed before the check).
+    assert.equal((await post("{not json", { sign: false })).status, 401);
+    // Signed garbage is a 400.
+    assert.equal((await post("{not json")).status, 400);
+    await settle();
+    assert.equal(h.llm.requests.length, 0);
+    assert.equal(discord.requests.length, 0);
+  });
+
+  test("/ask gets a deferred response at once, then exactly one PATCH with the answer", async () => {
+    h.llm.state.defaultDelayMs = 1500; // a slow model must not delay the deferred response
+    const i = ask("hello from discord");
+    const r = await post(i);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json, { type: 5 });
+    assert.ok(r.ms < 1000, `deferred response took ${r.ms} ms`);
+    assert.equal(discord.requests.length, 0, "nothing sent before the model answered");
+    await h.until(() => discord.calls("original").length === 1, { what: "PATCH @original" });
+    await settle();
+    assert.equal(discord.requests.length, 1, "exactly one request to Discord");
+    const patch = discord.calls("original")[0];
+    assert.equal(patch.path, `/webhooks/${discord.appId}/${i.token}/messages/@original`);
+    assert.equal(patch.body.content, "echo: hello from discord");
+    assert.deepEqual(patch.body.allowed_mentions, { parse: [] });
+    assert.equal(h.llm.requests.length, 1);
+    const system = systemText(h.llm.requests[0]);
+    assert.match(system, /session=agent:main:main\b/);
+    assert.match(system, /channel=discord/);
+    assert.match(system, /PRIVATE-MEMORY-FACT/, "the owner's DM is the main session");
+  });
+
+  test("a long answer arrives as a PATCH and follow-ups, in order, on paragraph boundaries", async () => {
+    const paras = Array.from({ length: 6 }, (_, n) => `Paragraph ${n}: ` + "lorem ipsum ".repeat(60).trim());
+    const long = paras.join("\n\n"); // ~4.4k chars
+    h.llm.push({ text: long });
+    const i = ask("tell me a lot");
+    assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("followup").length >= 2, { what: "follow-ups" });
+    await settle();
+    const sent = discord.requests;
+    assert.equal(sent[0].route, "original");
+    assert.ok(sent.slice(1).every((r) => r.route === "followup" && tokenOf(r) === i.token));
+    const contents = sent.map((r) => r.body.content);
+    assert.ok(contents.every((c) => c.length <= 2000), contents.map((c) => c.length).join(","));
+    assert.equal(contents.length, 3);
+    for (const c of contents) assert.match(c, /^Paragraph \d+: lorem/, "each chunk starts at a paragraph");
+    assert.equal(contents.join("\n\n"), long);
+  });
+
+  test("a 429 on the PATCH is retried after retry_after", async () => {
+    discord.rateLimit("original", 0.6);
+    await post(ask("rate limited"));
+    await h.until(() => discord.calls("original").length === 2, { what: "PATCH retried" });
+    const [first, second] = discord.calls("original");
+    assert.ok(second.at - first.at >= 590, `retried after ${second.at - first.at} ms`);
+    assert.equal(second.body.content, "echo: rate limited");
+    await settle();
+    assert.equal(discord.requests.length, 2);
+  });
+
+  test("a PATCH Discord rejects is reported to the user as a follow-up", async () => {
+    discord.fail("original", 400, { message: "Invalid Form Body", code: 50035 });
+    const i = ask("will fail");
+    await post(i);
+    await h.until(() => discord.calls("followup").length === 1, { what: "error follow-up" });
+    const note = discord.calls("followup")[0];
+    assert.equal(tokenOf(note), i.token);
+    assert.match(note.body.content, /could not deliver/);
+    assert.match(note.body.content, /Invalid Form Body/);
+  });
+
+  test("a model error reaches the user by editing the deferred message", async () => {
+    h.llm.push({ status: 400 });
+    await post(ask("break please"));
+    await h.until(() => discord.calls("original").length === 1, { what: "error PATCH" });
+    assert.match(discord.calls("original")[0].body.content, /⚠️ My model refused the request/);
+  });
+
+  test("a stranger gets an ephemeral note with their id and no LLM call", async () => {
+    const r = await post(ask("let me in", { user: STRANGER }));
+    assert.equal(r.status, 200);
+    assert.equal(r.json.type, 4);
+    assert.equal(r.json.data.flags, 64);
+    assert.match(r.json.data.content, new RegExp(`discord:${STRANGER}`));
+    const s = await post(command("status", { user: STRANGER }));
+    assert.equal(s.json.type, 4);
+    assert.match(s.json.data.content, /not|only/);
+    const g = await post(ask("hi", { user: STRANGER, guild: GUILD, channel: OTHER_CHANNEL }));
+    assert.equal(g.json.data.flags, 64);
+    assert.match(g.json.data.content, new RegExp(`discord:${OTHER_CHANNEL}`));
+    await settle();
+    assert.equal(h.llm.requests.length, 0);
+    assert.equal(discord.requests.length, 0);
+  });
+
+  test("DMs and guild channels get their own sessions; guild channels do not see private files", async () => {
+    await post(ask("friend dm", { user: FRIEND }));
+    await h.until(() => h.llm.requests.length === 1, { what: "friend turn" });
+    assert.match(systemText(h.llm.requests[0]), new RegExp(`session=agent:main:discord:dm:${FRIEND}\\b`));
+    await post(ask("guild hello", { user: STRANGER, guild: GUILD }));
+    await h.until(() => h.llm.requests.length === 2, { what: "guild turn" });
+    const guildReq = h.llm.requests[1];
+    assert.match(systemText(guildReq), new RegExp(`session=agent:main:discord:group:${CHANNEL}\\b`));
+    assert.ok(!guildReq.raw.includes("PRIVATE-MEMORY-FACT"), "private memory leaked into a guild channel");
+    assert.ok(guildReq.raw.includes("[user09]: guild hello"), "group messages carry the sender's name");
+    await h.until(() => discord.calls("original").length === 2, { what: "two PATCHes" });
+  });
+
+  test("/status answers directly from the session, without an LLM call", async () => {
+    await post(ask("something to count"));
+    await h.until(() => discord.calls("original").length === 1, { what: "turn" });
+    const calls = h.llm.requests.length;
+    const r = await post(command("status"));
+    assert.equal(r.json.type, 4);
+    assert.equal(r.json.data.flags, 64);
+    const text = r.json.data.content;
+    assert.match(text, /agent:main:main/);
+    const n = Number(text.match(/Messages: (\d+)/)?.[1]);
+    assert.ok(n >= 2, text);
+    assert.match(text, /\d+ in, \d+ out/);
+    const fresh = await post(command("status", { user: FRIEND, guild: GUILD, channel: CHANNEL, id: snowflake() }));
+    assert.match(fresh.json.data.content, new RegExp(`agent:main:discord:group:${CHANNEL}`));
+    await settle();
+    assert.equal(h.llm.requests.length, calls, "no LLM call for /status");
+    assert.equal(discord.calls("original").length, 1);
+  });
+
+  test("/reset is deferred, archives the session through the lifecycle path and starts fresh", async () => {
+    await post(ask("remember this", { user: FRIEND }));
+    await h.until(() => discord.calls("original").length === 1, { what: "friend answer" });
+    const r = await post(command("reset", { user: FRIEND }));
+    assert.deepEqual(r.json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 2, { what: "reset answer" });
+    assert.match(discord.calls("original")[1].body.content, /Fresh start\. I archived our conversation \(\d+ messages\)/);
+    const bucket = await h.bucket();
+    const keys = (await bucket.list({ prefix: "agents/main/sessions/" })).objects.map((o) => o.key);
+    const metas = await Promise.all(keys.map(async (k) => (await bucket.head(k)).customMetadata));
+    assert.ok(metas.some((m) => m.sessionKey === `agent:main:discord:dm:${FRIEND}`), "archive of the friend's DM session");
+    const s = await post(command("status", { user: FRIEND }));
+    assert.match(s.json.data.content, /no conversation yet/);
+  });
+
+  test("an /ask attachment is downloaded from the CDN and reaches the model as an image", async () => {
+    const png = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), crypto.randomBytes(3000)]);
+    const att = discord.serveAttachment("555", "cat.png", png, "image/png");
+    const i = command("ask", {
+      options: [{ name: "prompt", type: 3, value: "look" }, { name: "attachment", type: 11, value: "555" }],
+      resolved: { attachments: { 555: att } },
+    });
+    assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 1, { what: "answer" });
+    assert.equal(discord.calls("original")[0].body.content, "echo: look");
+    assert.equal(discord.calls("attachment").length, 1);
+    const user = h.llm.requests.at(-1).body.messages.at(-1);
+    const image = user.content.find((b) => b.type === "image");
+    assert.ok(image, "an image block");
+    assert.equal(image.source.media_type, "image/png");
+    assert.ok(Buffer.from(image.source.data, "base64").equals(png), "the model sees the exact bytes");
+    const media = (await (await h.bucket()).list({ prefix: "media/agent:main:main/" })).objects;
+    assert.ok(media.some((o) => o.key.endsWith(".png")), "stored in R2");
+  });
+
+  test("a reply after the 15-minute token lifetime goes to the channel with the bot token", async () => {
+    const i = ask("late one", { id: snowflake(16 * 60 * 1000) });
+    assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("channel").length === 1, { what: "channel post" });
+    const msg = discord.calls("channel")[0];
+    assert.equal(msg.path, `/channels/${dmChannel(OWNER)}/messages`);
+    assert.equal(msg.headers.authorization, `Bot ${discord.botToken}`);
+    assert.match(msg.body.content, /echo: late one/);
+    await settle();
+    assert.equal(discord.calls("original").length + discord.calls("followup").length, 0, "no call with a dead token");
+  });
+});
+
+describe("npm run discord:register", () => {
+  // Asynchronous: the stand-in answers from this same process.
+  const run = (args, env, cwd) =>
+    new Promise((resolve) => {
+      execFile(process.execPath, [path.join(ROOT, "scripts/discord-register.mjs"), ...args], { cwd, env: { PATH: process.env.PATH, ...env }, encoding: "utf8" }, (err, stdout, stderr) =>
+        resolve({ status: err ? err.code : 0, stdout, stderr }),
+      );
+    });
+  const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "hearth-reg-"));
+
+  test("puts the commands for one guild, or globally, with the bot token", async () => {
+    const env = { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: discord.botToken };
+    const g = await run(["--guild", "987"], env, tmp());
+    assert.equal(g.status, 0, g.stderr);
+    assert.match(g.stdout, /Registered 3 commands guild 987/);
+    assert.match(g.stdout, /\/ask/);
+    const put = discord.calls("commands")[0];
+    assert.equal(put.method, "PUT");
+    assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
+    assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
+    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status"]);
+    const askDef = put.body[0];
+    assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
+
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, ".dev.vars"), `# test\nDISCORD_APPLICATION_ID=${discord.appId}\nDISCORD_BOT_TOKEN="${discord.botToken}"\nDISCORD_API_BASE=${discord.base}\n`);
+    const global = await run([], {}, dir);
+    assert.equal(global.status, 0, global.stderr);
+    assert.match(global.stdout, /Registered 3 commands globally/);
+    assert.equal(discord.calls("commands")[1].path, `/applications/${discord.appId}/commands`);
+  });
+
+  test("says what is missing or what Discord refused", async () => {
+    const missing = await run([], { DISCORD_API_BASE: discord.base }, tmp());
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /DISCORD_APPLICATION_ID and DISCORD_BOT_TOKEN not set/);
+    const wrong = await run([], { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: "wrong" }, tmp());
+    assert.equal(wrong.status, 1);
+    assert.match(wrong.stderr, /401/);
+  });
+});

@@ -1,0 +1,171 @@
+// A Discord API stand-in (the parts Hearth uses): interaction webhooks
+// (edit the original response, follow-ups), channel messages with the bot
+// token, and command registration. It speaks Discord's wire format, including
+// real error and rate-limit bodies, and records every request.
+//
+// Also: signing helpers for interaction requests (Ed25519, as Discord signs).
+import crypto from "node:crypto";
+import http from "node:http";
+
+function sendJson(res, status, body, headers = {}) {
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(body === undefined ? "" : JSON.stringify(body));
+}
+
+let snowflakeSeq = 0n;
+/** A snowflake id; `ageMs` back-dates its timestamp. */
+export function snowflake(ageMs = 0) {
+  const ms = BigInt(Date.now() - ageMs - 1420070400000);
+  snowflakeSeq++;
+  return ((ms << 22n) | (snowflakeSeq & 0x3fffffn)).toString();
+}
+
+/**
+ * Routes: "original" (PATCH /webhooks/{app}/{token}/messages/@original),
+ * "followup" (POST /webhooks/{app}/{token}), "channel" (POST /channels/{id}/messages),
+ * "commands" (PUT /applications/{app}/commands, or .../guilds/{g}/commands),
+ * "attachment" (GET of a CDN file served with `serveAttachment`).
+ */
+export async function startDiscord({ appId = "1100000000000000001", botToken = "test-bot-token" } = {}) {
+  const state = { appId, botToken, requests: [], failures: new Map(), nextId: 1n, files: new Map() };
+  const message = (body, extra = {}) => ({
+    id: (1300000000000000000n + state.nextId++).toString(),
+    type: 20,
+    content: body.content ?? "",
+    channel_id: extra.channel_id ?? "0",
+    author: { id: appId, username: "Hearth", bot: true },
+    timestamp: new Date().toISOString(),
+    flags: body.flags ?? 0,
+    ...extra,
+  });
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    const url = new URL(req.url, "http://x");
+    const p = url.pathname.replace(/^\/api\/v\d+/, "");
+    if (req.method === "GET" && url.pathname.startsWith("/attachments/")) {
+      state.requests.push({ route: "attachment", method: "GET", path: url.pathname, params: {}, headers: req.headers, body: null, at: Date.now() });
+      const f = state.files.get(url.pathname);
+      if (!f) return sendJson(res, 404, { message: "404: Not Found", code: 0 });
+      res.writeHead(200, { "content-type": f.contentType, "content-length": f.bytes.length });
+      return res.end(f.bytes);
+    }
+    let m;
+    let route = "unknown";
+    const params = {};
+    if ((m = p.match(/^\/webhooks\/([^/]+)\/([^/]+)\/messages\/@original$/)) && req.method === "PATCH") {
+      route = "original";
+      [, params.app, params.token] = m;
+    } else if ((m = p.match(/^\/webhooks\/([^/]+)\/([^/]+)$/)) && req.method === "POST") {
+      route = "followup";
+      [, params.app, params.token] = m;
+    } else if ((m = p.match(/^\/channels\/([^/]+)\/messages$/)) && req.method === "POST") {
+      route = "channel";
+      [, params.channel] = m;
+    } else if ((m = p.match(/^\/applications\/([^/]+)(?:\/guilds\/([^/]+))?\/commands$/)) && req.method === "PUT") {
+      route = "commands";
+      [, params.app, params.guild] = m;
+    }
+    let body = null;
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+    }
+    const entry = { route, method: req.method, path: p, params, headers: req.headers, body, at: Date.now() };
+    state.requests.push(entry);
+    const scripted = state.failures.get(route);
+    if (scripted && scripted.length) {
+      const f = scripted.shift();
+      return sendJson(res, f.status, f.body, f.headers);
+    }
+    const needsBot = route === "channel" || route === "commands";
+    if (needsBot && req.headers.authorization !== `Bot ${state.botToken}`) {
+      return sendJson(res, 401, { message: "401: Unauthorized", code: 0 });
+    }
+    if ((route === "original" || route === "followup" || route === "commands") && params.app !== state.appId) {
+      return sendJson(res, 404, { message: "Unknown Webhook", code: 10015 });
+    }
+    if (route === "original" || route === "followup" || route === "channel") {
+      const content = body?.content ?? "";
+      if (!content) return sendJson(res, 400, { message: "Cannot send an empty message", code: 50006 });
+      if (content.length > 2000) {
+        return sendJson(res, 400, {
+          message: "Invalid Form Body",
+          code: 50035,
+          errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } },
+        });
+      }
+      return sendJson(res, 200, message(body, params.channel ? { channel_id: params.channel } : {}));
+    }
+    if (route === "commands") {
+      if (!Array.isArray(body)) return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      return sendJson(
+        res,
+        200,
+        body.map((c, i) => ({ id: (1200000000000000000n + BigInt(i)).toString(), application_id: appId, version: "1", type: 1, ...c, ...(params.guild ? { guild_id: params.guild } : {}) })),
+      );
+    }
+    return sendJson(res, 404, { message: "404: Not Found", code: 0 });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const base = `${origin}/api/v10`;
+  return {
+    state,
+    base,
+    appId,
+    botToken,
+    requests: state.requests,
+    /** Requests to one route ("original", "followup", "channel", "commands"). */
+    calls: (route) => state.requests.filter((r) => r.route === route),
+    /** Serves bytes as a CDN attachment; returns the attachment object of an interaction's `resolved`. */
+    serveAttachment: (id, filename, bytes, contentType) => {
+      const p = `/attachments/1/${id}/${filename}`;
+      state.files.set(p, { bytes, contentType });
+      return { id, filename, size: bytes.length, url: `${origin}${p}?ex=1&is=2&hm=3`, proxy_url: `${origin}${p}`, content_type: contentType };
+    },
+    /** Scripts the next answer of a route. */
+    fail: (route, status, body, headers = {}) => {
+      if (!state.failures.has(route)) state.failures.set(route, []);
+      state.failures.get(route).push({ status, body, headers });
+    },
+    /** Scripts a 429 as Discord sends it. */
+    rateLimit: (route, retryAfter = 0.5, { global = false } = {}) => {
+      if (!state.failures.has(route)) state.failures.set(route, []);
+      state.failures.get(route).push({
+        status: 429,
+        body: { message: "You are being rate limited.", retry_after: retryAfter, global },
+        headers: {
+          "retry-after": String(Math.ceil(retryAfter)),
+          "x-ratelimit-limit": "5",
+          "x-ratelimit-remaining": "0",
+          "x-ratelimit-reset-after": String(retryAfter),
+          "x-ratelimit-bucket": "abcd1234",
+          "x-ratelimit-scope": global ? "global" : "user",
+          ...(global ? { "x-ratelimit-global": "true" } : {}),
+        },
+      });
+    },
+    reset: () => {
+      state.requests.length = 0;
+      state.failures.clear();
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+/** A fresh Ed25519 key pair: the raw public key as hex (DISCORD_PUBLIC_KEY) and a signer. */
+export function discordKeys() {
+  const { publicKey, privateKey } = crypto.generateKeyPairSync("ed25519");
+  const publicHex = publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("hex");
+  return {
+    publicHex,
+    /** Signature headers for a body, as Discord sends them. */
+    sign(body, timestamp = String(Math.floor(Date.now() / 1000))) {
+      const signature = crypto.sign(null, Buffer.from(timestamp + body), privateKey).toString("hex");
+      return { "X-Signature-Ed25519": signature, "X-Signature-Timestamp": timestamp };
+    },
+  };
+}
