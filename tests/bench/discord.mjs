@@ -69,6 +69,12 @@ export async function benchDiscordDeferred({ n = 200, warmup = 5 } = {}) {
   }
 }
 
+/** `npm run bench` row. */
+export async function bench() {
+  const r = await benchDiscordDeferred({ n: 200 });
+  return [{ name: `Discord /ask → deferred response (n=${r.n})`, value: `p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`, target: "< 3 s" }];
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const n = Number(process.argv[2] || 200);
   console.log(JSON.stringify(await benchDiscordDeferred({ n })));
