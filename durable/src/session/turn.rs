@@ -309,6 +309,11 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             let text = reply.text();
             if text.trim().is_empty() {
                 p.log(LogLevel::Warn, "model returned an empty reply");
+                // A person is waiting (Discord shows "thinking…" until edited);
+                // scheduled runs stay silent.
+                if inbound.channel != crate::scheduled::SYSTEM_CHANNEL {
+                    send(p, target, "(I have nothing to add.)").await;
+                }
             } else {
                 send(p, target, &text).await;
             }
