@@ -4,6 +4,8 @@
 //! when it is longer, up to [`MAX_HONOURED_RETRY_AFTER_MS`]: past that we give
 //! up and tell the user rather than hold the session for minutes.
 
+use crate::ports::{Http, HttpError, HttpRequest, HttpResponse};
+
 /// Longest server-requested wait we sit through.
 pub const MAX_HONOURED_RETRY_AFTER_MS: u64 = 60_000;
 
@@ -40,6 +42,50 @@ pub fn parse_retry_after(value: Option<&str>) -> Option<u64> {
         Some((secs * 1000.0).ceil() as u64)
     } else {
         None
+    }
+}
+
+/// What one HTTP answer means to the caller.
+pub enum Verdict<T, E> {
+    /// Success: stop.
+    Done(T),
+    /// A final error (e.g. a 4xx): stop.
+    Fail(E),
+    /// Worth another try, after at least `after_ms` if the server said so.
+    Retry { why: String, after_ms: Option<u64> },
+}
+
+/// Sends `req` until `classify` says done or fail, or the backoff gives up
+/// (then `give_up(attempts, last_reason)`). Time-outs and network errors are
+/// retried. The one retry loop of Hearth: LLM calls, Telegram and Discord.
+pub async fn send_retrying<H: Http, T, E>(
+    http: &H,
+    req: &HttpRequest,
+    backoff: &Backoff,
+    sleep: impl AsyncFn(u64),
+    log: impl Fn(&str),
+    classify: impl Fn(HttpResponse) -> Verdict<T, E>,
+    give_up: impl FnOnce(u32, String) -> E,
+) -> Result<T, E> {
+    let mut made = 0;
+    loop {
+        made += 1;
+        let (why, after_ms) = match http.send(req.clone()).await {
+            Ok(resp) => match classify(resp) {
+                Verdict::Done(t) => return Ok(t),
+                Verdict::Fail(e) => return Err(e),
+                Verdict::Retry { why, after_ms } => (why, after_ms),
+            },
+            Err(HttpError::Timeout) => ("timed out".to_owned(), None),
+            Err(HttpError::Network(e)) => (format!("network: {e}"), None),
+        };
+        match backoff.delay(made, after_ms) {
+            Some(ms) => {
+                log(&format!("attempt {made} failed ({why}); retrying in {ms} ms"));
+                sleep(ms).await;
+            }
+            None => return Err(give_up(made, why)),
+        }
     }
 }
 

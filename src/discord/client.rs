@@ -14,8 +14,8 @@
 use super::interaction::{ReplyExtra, DISCORD_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
 use crate::telegram::format::split_message;
-use durable::ports::{ChannelError, Http, HttpError, HttpRequest, LogLevel, ReplyTarget};
-use durable::retry::{parse_retry_after, Backoff};
+use durable::ports::{ChannelError, Http, HttpRequest, LogLevel, ReplyTarget};
+use durable::retry::{parse_retry_after, send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -67,35 +67,29 @@ impl DiscordApi {
         }
         // Log the route, never the token in it.
         let route = path.split('/').take(3).collect::<Vec<_>>().join("/");
-        let mut made = 0;
-        loop {
-            made += 1;
-            let (why, wait) = match FetchHttp.send(req.clone()).await {
-                Ok(resp) => {
-                    let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
-                    if (200..300).contains(&resp.status) {
-                        return Ok(v);
-                    }
-                    let message = v["message"].as_str().map(str::to_owned).unwrap_or_else(|| resp.text());
-                    if resp.status == 429 {
-                        (format!("429: {message}"), retry_after_ms(&v, resp.header("retry-after")))
-                    } else if resp.status >= 500 {
-                        (format!("{}: {message}", resp.status), None)
-                    } else {
-                        return Err(DcError::Api { status: resp.status, message });
-                    }
+        send_retrying(
+            &FetchHttp,
+            &req,
+            &self.backoff,
+            async |ms| adapters::sleep(ms).await,
+            |msg| adapters::log(LogLevel::Warn, &format!("discord {method} {route}: {msg}")),
+            |resp| {
+                let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                if (200..300).contains(&resp.status) {
+                    return Verdict::Done(v);
                 }
-                Err(HttpError::Timeout) => ("timed out".to_owned(), None),
-                Err(HttpError::Network(e)) => (e, None),
-            };
-            match self.backoff.delay(made, wait) {
-                Some(ms) => {
-                    adapters::log(LogLevel::Warn, &format!("discord {method} {route} failed ({why}); retry in {ms} ms"));
-                    adapters::sleep(ms).await;
+                let message = v["message"].as_str().map(str::to_owned).unwrap_or_else(|| resp.text());
+                if resp.status == 429 {
+                    Verdict::Retry { why: format!("429: {message}"), after_ms: retry_after_ms(&v, resp.header("retry-after")) }
+                } else if resp.status >= 500 {
+                    Verdict::Retry { why: format!("{}: {message}", resp.status), after_ms: None }
+                } else {
+                    Verdict::Fail(DcError::Api { status: resp.status, message })
                 }
-                None => return Err(DcError::Unavailable(why)),
-            }
-        }
+            },
+            |_, why| DcError::Unavailable(why),
+        )
+        .await
     }
 
     fn message(content: &str) -> Value {

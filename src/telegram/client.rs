@@ -4,8 +4,8 @@
 
 use super::format::{split_message, to_telegram_html, TELEGRAM_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
-use durable::ports::{ChannelError, Http, HttpError, HttpRequest, LogLevel, ReplyTarget};
-use durable::retry::Backoff;
+use durable::ports::{ChannelError, Http, HttpRequest, LogLevel, ReplyTarget};
+use durable::retry::{send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,34 +34,28 @@ pub struct TelegramApi {
 impl TelegramApi {
     pub async fn call(&self, method: &str, body: &Value) -> Result<Value, TgError> {
         let url = format!("{}/bot{}/{method}", self.base, self.token);
-        let mut made = 0;
-        loop {
-            made += 1;
-            let (why, retry_after) = match FetchHttp.send(HttpRequest::post_json(url.clone(), body, 30_000)).await {
-                Ok(resp) => {
-                    let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
-                    if (200..300).contains(&resp.status) && v["ok"] != Value::Bool(false) {
-                        return Ok(v["result"].clone());
-                    }
-                    let description = v["description"].as_str().unwrap_or("").to_owned();
-                    if resp.status == 429 || resp.status >= 500 {
-                        let ra = v["parameters"]["retry_after"].as_u64().map(|s| s * 1000);
-                        (format!("{}: {description}", resp.status), ra)
-                    } else {
-                        return Err(TgError::Api { code: resp.status, description });
-                    }
+        send_retrying(
+            &FetchHttp,
+            &HttpRequest::post_json(url, body, 30_000),
+            &self.backoff,
+            async |ms| adapters::sleep(ms).await,
+            |msg| adapters::log(LogLevel::Warn, &format!("telegram {method}: {msg}")),
+            |resp| {
+                let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                if (200..300).contains(&resp.status) && v["ok"] != Value::Bool(false) {
+                    return Verdict::Done(v["result"].clone());
                 }
-                Err(HttpError::Timeout) => ("timed out".to_owned(), None),
-                Err(HttpError::Network(e)) => (e, None),
-            };
-            match self.backoff.delay(made, retry_after) {
-                Some(ms) => {
-                    adapters::log(LogLevel::Warn, &format!("telegram {method} failed ({why}); retry in {ms} ms"));
-                    adapters::sleep(ms).await;
+                let description = v["description"].as_str().unwrap_or("").to_owned();
+                if resp.status == 429 || resp.status >= 500 {
+                    let after_ms = v["parameters"]["retry_after"].as_u64().map(|s| s * 1000);
+                    Verdict::Retry { why: format!("{}: {description}", resp.status), after_ms }
+                } else {
+                    Verdict::Fail(TgError::Api { code: resp.status, description })
                 }
-                None => return Err(TgError::Unavailable(why)),
-            }
-        }
+            },
+            |_, why| TgError::Unavailable(why),
+        )
+        .await
     }
 
     fn target_fields(target: &ReplyTarget, body: &mut Value) {

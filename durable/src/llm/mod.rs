@@ -10,8 +10,8 @@ pub mod anthropic;
 pub mod openai;
 
 use crate::config::{LlmConfig, Provider};
-use crate::ports::{Http, HttpError, HttpRequest, LogLevel, Platform};
-use crate::retry::{parse_retry_after, Backoff};
+use crate::ports::{Http, HttpRequest, LogLevel, Platform};
+use crate::retry::{parse_retry_after, Backoff, Verdict};
 use r2_layout::{AssistantBlock, Message, Usage};
 use serde_json::Value;
 
@@ -145,34 +145,31 @@ fn retryable(status: u16) -> bool {
 pub async fn complete<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
     let http_req = build_request(cfg, req)?;
     let backoff = Backoff { attempts: cfg.max_attempts, base_ms: cfg.retry_base_ms, max_ms: cfg.retry_max_ms };
-    let mut made = 0;
-    loop {
-        made += 1;
-        let (last, retry_after) = match p.http().send(http_req.clone()).await {
-            Ok(resp) if (200..300).contains(&resp.status) => {
-                let body: Value = serde_json::from_slice(&resp.body).map_err(|e| LlmError::Decode(e.to_string()))?;
-                return match cfg.provider {
-                    Provider::Anthropic => anthropic::decode(&body),
-                    Provider::OpenAi => openai::decode(&body),
-                };
+    let body = crate::retry::send_retrying(
+        p.http(),
+        &http_req,
+        &backoff,
+        async |ms| p.sleep(ms).await,
+        |msg| p.log(LogLevel::Warn, &format!("llm {msg}")),
+        |resp| {
+            if (200..300).contains(&resp.status) {
+                Verdict::Done(resp.body)
+            } else if retryable(resp.status) {
+                Verdict::Retry {
+                    why: format!("HTTP {}: {}", resp.status, error_message(&resp.body)),
+                    after_ms: parse_retry_after(resp.header("retry-after")),
+                }
+            } else {
+                Verdict::Fail(LlmError::Rejected { status: resp.status, message: error_message(&resp.body) })
             }
-            Ok(resp) if retryable(resp.status) => (
-                format!("HTTP {}: {}", resp.status, error_message(&resp.body)),
-                parse_retry_after(resp.header("retry-after")),
-            ),
-            Ok(resp) => {
-                return Err(LlmError::Rejected { status: resp.status, message: error_message(&resp.body) });
-            }
-            Err(HttpError::Timeout) => ("timed out".to_owned(), None),
-            Err(HttpError::Network(e)) => (format!("network: {e}"), None),
-        };
-        match backoff.delay(made, retry_after) {
-            Some(ms) => {
-                p.log(LogLevel::Warn, &format!("llm attempt {made} failed ({last}); retrying in {ms} ms"));
-                p.sleep(ms).await;
-            }
-            None => return Err(LlmError::Exhausted { attempts: made, last }),
-        }
+        },
+        |attempts, last| LlmError::Exhausted { attempts, last },
+    )
+    .await?;
+    let body: Value = serde_json::from_slice(&body).map_err(|e| LlmError::Decode(e.to_string()))?;
+    match cfg.provider {
+        Provider::Anthropic => anthropic::decode(&body),
+        Provider::OpenAi => openai::decode(&body),
     }
 }
 
