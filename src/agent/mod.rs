@@ -7,7 +7,7 @@
 //! `/pins/...` (pinned guardrail files, [`pins`]).
 
 mod memory;
-mod pins;
+pub(crate) mod pins;
 pub(crate) mod schedule;
 mod sessions;
 

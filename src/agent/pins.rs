@@ -31,6 +31,18 @@ struct Body {
     sha256: Option<String>,
 }
 
+/// The pins of `agent`, from its Agent object (what a Session asks once per
+/// turn when the agent has a template).
+pub async fn fetch(env: &worker::Env, agent: &str) -> std::result::Result<Pins, durable::ports::StorageError> {
+    let down = |e: worker::Error| durable::ports::StorageError(format!("pins: {e}"));
+    let (status, body) =
+        crate::http::call_object(env, "AGENT", agent, Method::Get, &format!("/pins/get?agent={agent}"), None).await.map_err(down)?;
+    if status != 200 {
+        return Err(durable::ports::StorageError(format!("pins: Agent object answered {status}: {body}")));
+    }
+    serde_json::from_value(body).map_err(|e| durable::ports::StorageError(format!("pins: {e}")))
+}
+
 fn fail(status: u16, msg: impl std::fmt::Display) -> Result<Response> {
     Ok(Response::from_json(&json!({"ok": false, "error": msg.to_string()}))?.with_status(status))
 }

@@ -39,6 +39,37 @@ impl OverlayConfig {
     }
 }
 
+impl OverlayConfig {
+    /// The inputs of one turn's resolution, with the pins of that turn.
+    pub fn inputs<'a>(&'a self, pins: &'a Pins) -> OverlayInputs<'a> {
+        OverlayInputs { template: self.template.as_deref(), pins, values: &self.values }
+    }
+}
+
+/// What the workspace loader needs from the overlay for one turn.
+#[derive(Debug, Clone, Copy)]
+pub struct OverlayInputs<'a> {
+    pub template: Option<&'a str>,
+    pub pins: &'a Pins,
+    pub values: &'a PlaceholderValues,
+}
+
+/// The pins for this turn: asked from the Agent object only when the agent
+/// has a template. If they cannot be had, no pins: the guardrail files then
+/// come from the defaults, never from the unreviewed live template.
+pub async fn pins_for_turn<P: crate::ports::Platform>(p: &P, cfg: &OverlayConfig) -> Pins {
+    if cfg.template.is_none() {
+        return Pins::default();
+    }
+    match p.pins().await {
+        Ok(pins) => pins,
+        Err(e) => {
+            p.log(crate::ports::LogLevel::Error, &format!("pinned versions unavailable, serving default guardrails: {e}"));
+            Pins::default()
+        }
+    }
+}
+
 /// The agent's template (`TEMPLATE`, per agent `TEMPLATE__{AGENT}`), checked
 /// to be a safe key segment. `None` when unset.
 pub fn template(vars: &impl Vars, agent: &str) -> Result<Option<String>, ConfigError> {
