@@ -2,6 +2,8 @@
 //! `Authorization: Bearer <ADMIN_TOKEN>`. Each feature adds its routes to
 //! [`route`]; authentication happens once, here.
 
+mod pins;
+
 use crate::adapters::EnvVars;
 use crate::telegram::secrets_match;
 use durable::config::Vars;
@@ -41,6 +43,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             session_call(env, agent, key, Method::Post, "/reset").await
         }
         (Method::Get, ["agents", agent, "schedule"]) => crate::agent::schedule::admin_status(env, agent).await,
+        (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
+        (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
+        (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
+        (Method::Get, ["pins", "pending"]) => pins::pending(env).await,
         _ => Response::error("not found", 404),
     }
 }

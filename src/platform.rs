@@ -136,6 +136,9 @@ impl Platform for DoPlatform {
     fn now_ms(&self) -> i64 {
         adapters::now_ms()
     }
+    async fn pins(&self) -> Result<durable::overlay::Pins, durable::ports::StorageError> {
+        crate::agent::pins::fetch(&self.memory.env, &self.memory.agent).await
+    }
     async fn sleep(&self, ms: u64) {
         adapters::sleep(ms).await
     }

@@ -87,6 +87,8 @@ pub struct AgentConfig {
     pub lifecycle: LifecycleConfig,
     /// Vision and transcription settings (`LLM_VISION`, `TRANSCRIBE_*`).
     pub media: crate::media::MediaConfig,
+    /// Workspace overlay: `TEMPLATE` and the placeholder values (seed 001).
+    pub overlay: crate::overlay::OverlayConfig,
 }
 
 fn parse_hhmm(name: &str, raw: &str) -> Result<(i8, i8), ConfigError> {
@@ -228,6 +230,7 @@ impl AgentConfig {
                 context_reserve: number(vars, agent, "CONTEXT_RESERVE", 16_000)?,
             },
             media: crate::media::MediaConfig::load(vars, agent)?,
+            overlay: crate::overlay::OverlayConfig::load(vars, agent)?,
         })
     }
 

@@ -17,6 +17,7 @@
 //! - [`tools`]: the tools the agent can call.
 //! - [`memory`]: the BM25 memory (crate `hearth-memory`) as the Agent object hosts it.
 //! - [`media`]: attachments stored in R2, hydrated into LLM calls, deleted on reset.
+//! - [`overlay`]: workspace layers (agent → template → defaults), placeholders, pinned guardrails.
 
 pub mod clock;
 pub mod config;
@@ -24,6 +25,7 @@ pub mod identity;
 pub mod llm;
 pub mod memory;
 pub mod media;
+pub mod overlay;
 pub mod ports;
 pub mod prompt;
 pub mod retry;

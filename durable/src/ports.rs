@@ -268,6 +268,11 @@ pub trait Platform {
     /// The agent's memory (in the Agent object).
     fn memory(&self) -> &Self::Memory;
     fn now_ms(&self) -> i64;
+    /// The agent's pinned guardrail versions (kept by its Agent object),
+    /// asked once per turn when the agent has a template. Default: none.
+    async fn pins(&self) -> Result<crate::overlay::Pins, StorageError> {
+        Ok(crate::overlay::Pins::default())
+    }
     async fn sleep(&self, ms: u64);
     /// A fresh random UUID (v4, lowercase hyphenated).
     fn new_uuid(&self) -> String;

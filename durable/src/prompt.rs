@@ -36,6 +36,8 @@ pub struct WorkspaceCache {
     listings: HashMap<String, (i64, Vec<ObjectInfo>)>,
     /// Parsed skills by key and etag (a bad skill is remembered as `None`).
     skills: HashMap<String, (String, Option<Skill>)>,
+    /// Template/defaults listings and texts of the overlay (seed 001).
+    overlay: crate::overlay::OverlayCache,
     /// R2 operations made by the last load (for the bench and tests).
     pub last_load_ops: u32,
 }
@@ -74,34 +76,21 @@ pub async fn load_workspace<S: ObjectStore>(
     today: &str,
     yesterday: &str,
     now_ms: i64,
+    overlay: &crate::overlay::OverlayInputs<'_>,
     cache: &mut WorkspaceCache,
 ) -> Result<Workspace, StorageError> {
     let mut ops = 0;
-    let prefix = keys::agent_prefix(agent);
-    let mut present = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.list(&prefix, Some("/"), cursor.as_deref()).await?;
-        ops += 1;
-        present.extend(page.objects);
-        match page.cursor {
-            Some(c) if !c.is_empty() => cursor = Some(c),
-            _ => break,
-        }
-    }
     let mut ws = Workspace::default();
     let private_ok = scope == Scope::Main;
-    for info in &present {
-        let Some(name) = info.key.strip_prefix(&prefix) else { continue };
-        let Some(file) = WorkspaceFile::from_file_name(name) else { continue };
-        if file.is_private() && !private_ok {
-            continue;
-        }
-        let text = fetch_cached(store, &info.key, &info.etag, cache, &mut ops).await?;
-        if let Some(text) = text {
-            ws.files.insert(file, text);
-        }
-    }
+    // Each file through the overlay: agent → template → defaults, guardrails
+    // pinned, placeholders substituted (one listing of the agent's prefix).
+    let wanted: Vec<WorkspaceFile> = WorkspaceFile::ALL.into_iter().filter(|f| private_ok || !f.is_private()).collect();
+    let resolved = crate::overlay::resolve_workspace(
+        store, agent, overlay.template, overlay.pins, overlay.values, &wanted, &mut cache.overlay, now_ms,
+    )
+    .await?;
+    ops += cache.overlay.last_ops;
+    ws.files = resolved.files;
     if private_ok {
         // One listing narrowed to the two dates' common prefix finds both notes.
         let folder = keys::daily_notes_prefix(agent);

@@ -3,9 +3,11 @@
 //! BM25 memory ([`memory`]), heartbeat and job state ([`schedule`]) and the
 //! usage ledger. Thin: each feature module delegates to the `durable` crates.
 //!
-//! Requests are routed by path prefix: `/memory/...` and `/schedule/...`.
+//! Requests are routed by path prefix: `/memory/...`, `/schedule/...` and
+//! `/pins/...` (pinned guardrail files, [`pins`]).
 
 mod memory;
+pub(crate) mod pins;
 pub(crate) mod schedule;
 mod sessions;
 
@@ -44,6 +46,9 @@ impl DurableObject for Agent {
         }
         if path.starts_with("/sessions/") {
             return sessions::handle(self, req).await;
+        }
+        if path.starts_with("/pins/") {
+            return pins::handle(self, req).await;
         }
         if path.starts_with("/schedule/") {
             return schedule::handle(self, req).await;

@@ -167,8 +167,10 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let scope = deps.key.scope();
     let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
     let workspace = {
+        let pins = crate::overlay::pins_for_turn(p, &cfg.overlay).await;
+        let overlay = cfg.overlay.inputs(&pins);
         let mut cache = deps.workspace_cache.borrow_mut();
-        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &mut cache).await {
+        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache).await {
             Ok(ws) => ws,
             Err(e) => {
                 // Better to answer with the core prompt than not at all.

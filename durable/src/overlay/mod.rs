@@ -1,0 +1,126 @@
+//! The workspace overlay (seed 001): each workspace file resolves agent →
+//! template → defaults, first hit wins; live files get `{{...}}`
+//! placeholders substituted with sanitised values; guardrail files are
+//! pinned by hash to the version the agent's admin accepted.
+//!
+//! - [`placeholders`]: the seven tokens, their values and the sanitiser.
+//! - [`resolve`]: the layer decision ([`resolve::resolve_file`]) and the
+//!   fetching resolver with its listing cache ([`resolve::resolve_workspace`]).
+//! - [`pins`]: pin records in the Agent object's SQLite, the version store,
+//!   status and accept (single and bulk).
+//!
+//! Configuration: the agent's template is the var `TEMPLATE` (per agent
+//! `TEMPLATE__{AGENT}`); none by default, and then the overlay is agent →
+//! defaults. Placeholder values come from the vars named like the tokens.
+
+pub mod pins;
+pub mod placeholders;
+pub mod resolve;
+
+pub use pins::Pins;
+pub use placeholders::PlaceholderValues;
+pub use resolve::{resolve_workspace, Layer, OverlayCache, ResolvedWorkspace};
+
+use crate::config::{setting, ConfigError, Vars};
+use r2_layout::WorkspaceFile;
+
+/// The agent's overlay settings, read with the rest of its configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OverlayConfig {
+    /// `TEMPLATE`: the `_catalog/{template}/` the agent inherits from.
+    pub template: Option<String>,
+    /// The raw placeholder values (sanitised when substituted).
+    pub values: PlaceholderValues,
+}
+
+impl OverlayConfig {
+    pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
+        Ok(OverlayConfig { template: template(vars, agent)?, values: PlaceholderValues::from_vars(vars, agent) })
+    }
+}
+
+impl OverlayConfig {
+    /// The inputs of one turn's resolution, with the pins of that turn.
+    pub fn inputs<'a>(&'a self, pins: &'a Pins) -> OverlayInputs<'a> {
+        OverlayInputs { template: self.template.as_deref(), pins, values: &self.values }
+    }
+}
+
+/// What the workspace loader needs from the overlay for one turn.
+#[derive(Debug, Clone, Copy)]
+pub struct OverlayInputs<'a> {
+    pub template: Option<&'a str>,
+    pub pins: &'a Pins,
+    pub values: &'a PlaceholderValues,
+}
+
+/// The pins for this turn: asked from the Agent object only when the agent
+/// has a template. If they cannot be had, no pins: the guardrail files then
+/// come from the defaults, never from the unreviewed live template.
+pub async fn pins_for_turn<P: crate::ports::Platform>(p: &P, cfg: &OverlayConfig) -> Pins {
+    if cfg.template.is_none() {
+        return Pins::default();
+    }
+    match p.pins().await {
+        Ok(pins) => pins,
+        Err(e) => {
+            p.log(crate::ports::LogLevel::Error, &format!("pinned versions unavailable, serving default guardrails: {e}"));
+            Pins::default()
+        }
+    }
+}
+
+/// The agent's template (`TEMPLATE`, per agent `TEMPLATE__{AGENT}`), checked
+/// to be a safe key segment. `None` when unset.
+pub fn template(vars: &impl Vars, agent: &str) -> Result<Option<String>, ConfigError> {
+    match setting(vars, agent, "TEMPLATE") {
+        None => Ok(None),
+        Some(t) => match r2_layout::keys::check_segment("template", &t) {
+            Ok(()) if t != "defaults" => Ok(Some(t)),
+            Ok(()) => Err(ConfigError::Invalid { name: "TEMPLATE".into(), why: "\"defaults\" is the defaults layer, not a template".into() }),
+            Err(e) => Err(ConfigError::Invalid { name: "TEMPLATE".into(), why: e.to_string() }),
+        },
+    }
+}
+
+/// Whether a workspace write to `path` must be refused: the guardrail files
+/// at the workspace root are pinned and change only through an admin accept.
+/// Compared case-insensitively, after an optional leading `./`.
+pub fn is_write_protected(path: &str) -> bool {
+    let p = path.trim();
+    let p = p.strip_prefix("./").unwrap_or(p);
+    WorkspaceFile::ALL
+        .into_iter()
+        .filter(|f| f.is_guardrail())
+        .any(|f| f.file_name().eq_ignore_ascii_case(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn guardrail_files_at_the_root_are_write_protected() {
+        for p in ["GUARDRAILS.md", "PLATFORM.md", "CAPABILITIES.md", "./GUARDRAILS.md", "guardrails.md"] {
+            assert!(is_write_protected(p), "{p}");
+        }
+        for p in ["SOUL.md", "memory/GUARDRAILS.md", "GUARDRAILS.md.bak", "notes/PLATFORM.md"] {
+            assert!(!is_write_protected(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn template_setting_is_per_agent_and_checked() {
+        let vars = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        assert_eq!(template(&vars(&[]), "main").unwrap(), None);
+        let v = vars(&[("TEMPLATE", "concierge"), ("TEMPLATE__WORK", "ops")]);
+        assert_eq!(template(&v, "main").unwrap().as_deref(), Some("concierge"));
+        assert_eq!(template(&v, "work").unwrap().as_deref(), Some("ops"));
+        for bad in ["../x", "a/b", "defaults"] {
+            assert!(template(&vars(&[("TEMPLATE", bad)]), "main").is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! Three-layer resolution (seed 001): agent → template → defaults, first
+//! hit wins, with the guardrail files pinned.
+//!
+//! ```text
+//! agents/{id}/{file}                       ← agent override (wins, for every file)
+//! _catalog/{template}/workspace/{file}     ← template (live files only)
+//! _catalog/{template}/workspace-versions/{file}@sha256:{hex}  ← pinned guardrail files
+//! _catalog/defaults/workspace/{file}       ← defaults
+//! ```
+//!
+//! A guardrail-class file ([`WorkspaceFile::is_guardrail`]) is never read
+//! from the live template: without an agent override it is the pinned
+//! version, and without a pin (the template gained the file after the pins
+//! were taken, or no template is set) the defaults. Placeholders are
+//! substituted in live-class files only.
+//!
+//! [`resolve_file`] is the pure decision; [`resolve_workspace`] fetches.
+//! Steady state costs one listing (the agent's own prefix): the template and
+//! defaults listings are cached for [`LISTING_TTL_MS`], texts are cached by
+//! etag, and pinned versions (content-addressed, immutable) forever.
+
+use super::pins::Pins;
+use super::placeholders::{substitute, PlaceholderValues};
+use crate::ports::{ObjectStore, StorageError};
+use r2_layout::keys::{self, KeyError};
+use r2_layout::{AgentId, WorkspaceFile};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+/// How long a template or defaults listing is trusted.
+pub const LISTING_TTL_MS: i64 = 60_000;
+/// `_catalog/defaults/workspace/`.
+pub const DEFAULTS_PREFIX: &str = "_catalog/defaults/workspace/";
+
+/// Where a resolved file came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    Agent,
+    Template,
+    Defaults,
+    Pinned,
+}
+
+/// The files directly under one layer's prefix: name → etag.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub files: BTreeMap<String, String>,
+}
+
+impl Listing {
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        Listing { files: names.into_iter().map(|n| (n.to_owned(), String::new())).collect() }
+    }
+    pub fn contains(&self, name: &str) -> bool {
+        self.files.contains_key(name)
+    }
+}
+
+/// What exists in each layer.
+#[derive(Debug, Clone, Copy)]
+pub struct Layers<'a> {
+    pub agent: &'a Listing,
+    /// The agent's template and its listing, if it has one.
+    pub template: Option<(&'a str, &'a Listing)>,
+    pub defaults: &'a Listing,
+}
+
+/// The key to read for a file, and its layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    pub key: String,
+    pub layer: Layer,
+}
+
+/// Decides which key serves `file` (a name at the workspace root, e.g.
+/// `IDENTITY.md`). `None`: no layer has it. Errors only on a template name
+/// or pin that cannot form a key.
+pub fn resolve_file(agent: &AgentId, layers: &Layers<'_>, pins: &Pins, file: &str) -> Result<Option<Resolution>, KeyError> {
+    if layers.agent.contains(file) {
+        return Ok(Some(Resolution { key: keys::workspace_key(agent, file), layer: Layer::Agent }));
+    }
+    let guardrail = WorkspaceFile::from_file_name(file).is_some_and(WorkspaceFile::is_guardrail);
+    if let Some((template, listing)) = layers.template {
+        if guardrail {
+            if let Some(hash) = pins.hash_for(template, file) {
+                return Ok(Some(Resolution { key: keys::catalog_version(template, file, hash)?, layer: Layer::Pinned }));
+            }
+        } else if listing.contains(file) {
+            return Ok(Some(Resolution { key: keys::catalog_template(template, file)?, layer: Layer::Template }));
+        }
+    }
+    if layers.defaults.contains(file) {
+        return Ok(Some(Resolution { key: keys::catalog_default(file), layer: Layer::Defaults }));
+    }
+    Ok(None)
+}
+
+/// Listings and texts kept between turns (one per Session object).
+#[derive(Debug, Default)]
+pub struct OverlayCache {
+    /// prefix → (fetched at, listing).
+    listings: HashMap<String, (i64, Rc<Listing>)>,
+    /// key → (etag, raw text); pinned versions have an empty etag.
+    texts: HashMap<String, (String, Rc<str>)>,
+    /// R2 operations made by the last [`resolve_workspace`].
+    pub last_ops: u32,
+}
+
+impl OverlayCache {
+    /// Forgets the cached template and defaults listings (after a write).
+    pub fn invalidate_listings(&mut self) {
+        self.listings.clear();
+    }
+}
+
+/// The resolved files with the layer of each.
+#[derive(Debug, Default, Clone)]
+pub struct ResolvedWorkspace {
+    pub files: HashMap<WorkspaceFile, Rc<str>>,
+    pub layers: HashMap<WorkspaceFile, Layer>,
+}
+
+async fn list_all<S: ObjectStore>(store: &S, prefix: &str, ops: &mut u32) -> Result<Listing, StorageError> {
+    let mut listing = Listing::default();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.list(prefix, Some("/"), cursor.as_deref()).await?;
+        *ops += 1;
+        for o in page.objects {
+            if let Some(name) = o.key.strip_prefix(prefix) {
+                listing.files.insert(name.to_owned(), o.etag);
+            }
+        }
+        match page.cursor {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => return Ok(listing),
+        }
+    }
+}
+
+async fn cached_listing<S: ObjectStore>(
+    store: &S,
+    prefix: &str,
+    cache: &mut OverlayCache,
+    now_ms: i64,
+    ops: &mut u32,
+) -> Result<Rc<Listing>, StorageError> {
+    if let Some((at, l)) = cache.listings.get(prefix) {
+        if now_ms >= *at && now_ms - at < LISTING_TTL_MS {
+            return Ok(l.clone());
+        }
+    }
+    let l = Rc::new(list_all(store, prefix, ops).await?);
+    cache.listings.insert(prefix.to_owned(), (now_ms, l.clone()));
+    Ok(l)
+}
+
+/// Reads `key` unless the cache holds it with the same etag (`None` etag:
+/// immutable, any cached copy will do). `Ok(None)`: the object is gone.
+async fn fetch_text<S: ObjectStore>(
+    store: &S,
+    key: &str,
+    etag: Option<&str>,
+    cache: &mut OverlayCache,
+    ops: &mut u32,
+) -> Result<Option<Rc<str>>, StorageError> {
+    if let Some((cached, text)) = cache.texts.get(key) {
+        if etag.is_none_or(|e| e == cached) {
+            return Ok(Some(text.clone()));
+        }
+    }
+    *ops += 1;
+    let Some(obj) = store.get(key).await? else {
+        cache.texts.remove(key);
+        return Ok(None);
+    };
+    let text: Rc<str> = String::from_utf8_lossy(&obj.body).into();
+    let etag = if etag.is_some() { obj.info.etag } else { String::new() };
+    cache.texts.insert(key.to_owned(), (etag, text.clone()));
+    Ok(Some(text))
+}
+
+/// Resolves `wanted` files for `agent` through the three layers and returns
+/// their texts (placeholders substituted in live files) and layers. One
+/// listing of the agent's prefix per call; the template and defaults
+/// listings come from `cache` while younger than [`LISTING_TTL_MS`].
+///
+/// `values.agent_name` left `None` falls back to the name line of the
+/// resolved IDENTITY.md, then the agent id.
+#[allow(clippy::too_many_arguments)]
+pub async fn resolve_workspace<S: ObjectStore>(
+    store: &S,
+    agent: &AgentId,
+    template: Option<&str>,
+    pins: &Pins,
+    values: &PlaceholderValues,
+    wanted: &[WorkspaceFile],
+    cache: &mut OverlayCache,
+    now_ms: i64,
+) -> Result<ResolvedWorkspace, StorageError> {
+    let mut ops = 0;
+    let agent_listing = list_all(store, &keys::agent_prefix(agent), &mut ops).await?;
+    let template_prefix = match template {
+        Some(t) => Some(keys::catalog_template(t, "").map_err(|e| StorageError(e.to_string()))?),
+        None => None,
+    };
+    let template_listing = match &template_prefix {
+        Some(p) => Some(cached_listing(store, p, cache, now_ms, &mut ops).await?),
+        None => None,
+    };
+    let defaults = cached_listing(store, DEFAULTS_PREFIX, cache, now_ms, &mut ops).await?;
+    let layers = Layers {
+        agent: &agent_listing,
+        template: template.zip(template_listing.as_deref()),
+        defaults: &defaults,
+    };
+    let etag_of = |r: &Resolution, file: &str| -> Option<String> {
+        let listing = match r.layer {
+            Layer::Agent => layers.agent,
+            Layer::Template => layers.template.map(|(_, l)| l)?,
+            Layer::Defaults => layers.defaults,
+            Layer::Pinned => return None,
+        };
+        Some(listing.files.get(file).cloned().unwrap_or_default())
+    };
+    let mut raw: Vec<(WorkspaceFile, Layer, Rc<str>)> = Vec::with_capacity(wanted.len());
+    for &file in wanted {
+        let name = file.file_name();
+        let Some(mut r) = resolve_file(agent, &layers, pins, name).map_err(|e| StorageError(e.to_string()))? else { continue };
+        let mut text = fetch_text(store, &r.key, etag_of(&r, name).as_deref(), cache, &mut ops).await?;
+        if text.is_none() && r.layer == Layer::Pinned && layers.defaults.contains(name) {
+            // A pinned version that vanished from the store: fall back to the
+            // defaults, never to the live template.
+            r = Resolution { key: keys::catalog_default(name), layer: Layer::Defaults };
+            text = fetch_text(store, &r.key, etag_of(&r, name).as_deref(), cache, &mut ops).await?;
+        }
+        if let Some(text) = text {
+            raw.push((file, r.layer, text));
+        }
+    }
+    let identity = raw.iter().find(|(f, ..)| *f == WorkspaceFile::Identity).and_then(|(_, _, t)| identity_name(t));
+    let values = values.clone().with_agent_name_fallback(identity.as_deref(), agent.as_str());
+    let mut out = ResolvedWorkspace::default();
+    for (file, layer, text) in raw {
+        let text = if file.is_guardrail() {
+            text
+        } else {
+            match substitute(&text, &values) {
+                std::borrow::Cow::Borrowed(_) => text,
+                std::borrow::Cow::Owned(s) => s.into(),
+            }
+        };
+        out.files.insert(file, text);
+        out.layers.insert(file, layer);
+    }
+    cache.last_ops = ops;
+    Ok(out)
+}
+
+/// The agent's name from IDENTITY.md's name line (`- **Name:** Ada`,
+/// `Name: Ada`); a template placeholder (`(pick a name)`, `{{AGENT_NAME}}`,
+/// `_..._`) is not a name.
+pub fn identity_name(text: &str) -> Option<String> {
+    for line in text.lines() {
+        let l = line.trim().trim_start_matches(['-', '*', '+']).trim_start();
+        let l = l.trim_start_matches("**");
+        let Some(rest) = l.get(..5).filter(|p| p.eq_ignore_ascii_case("name:")).map(|_| &l[5..]) else { continue };
+        let v = rest.trim().trim_start_matches("**").trim().trim_end_matches("**").trim();
+        let placeholder = v.is_empty() || v.starts_with('(') || v.contains("{{") || (v.starts_with('_') && v.ends_with('_'));
+        if placeholder {
+            return None;
+        }
+        return Some(v.to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overlay::pins::{initialize_pins, sha256_hex, PinStore};
+    use crate::testing::{MemSql, MemStore};
+    use futures::executor::block_on;
+    use WorkspaceFile as F;
+
+    const T: &str = "concierge";
+
+    fn main() -> AgentId {
+        AgentId::parse("main").unwrap()
+    }
+
+    fn pins(pairs: &[(&str, &str)]) -> Pins {
+        Pins { template: Some(T.into()), files: pairs.iter().map(|(f, h)| (f.to_string(), h.to_string())).collect() }
+    }
+
+    #[test]
+    fn first_hit_wins_agent_then_template_then_defaults() {
+        let agent = Listing::of(["SOUL.md"]);
+        let tpl = Listing::of(["SOUL.md", "IDENTITY.md"]);
+        let def = Listing::of(["SOUL.md", "IDENTITY.md", "USER.md"]);
+        let layers = Layers { agent: &agent, template: Some((T, &tpl)), defaults: &def };
+        let r = |f| resolve_file(&main(), &layers, &Pins::default(), f).unwrap();
+        assert_eq!(r("SOUL.md"), Some(Resolution { key: "agents/main/SOUL.md".into(), layer: Layer::Agent }));
+        assert_eq!(r("IDENTITY.md"), Some(Resolution { key: "_catalog/concierge/workspace/IDENTITY.md".into(), layer: Layer::Template }));
+        assert_eq!(r("USER.md"), Some(Resolution { key: "_catalog/defaults/workspace/USER.md".into(), layer: Layer::Defaults }));
+        assert_eq!(r("TOOLS.md"), None);
+        // Without a template: agent → defaults.
+        let layers = Layers { agent: &agent, template: None, defaults: &def };
+        assert_eq!(resolve_file(&main(), &layers, &Pins::default(), "IDENTITY.md").unwrap().unwrap().layer, Layer::Defaults);
+    }
+
+    #[test]
+    fn guardrails_come_from_the_pin_never_the_live_template() {
+        let hex = "ab".repeat(32);
+        let none = Listing::default();
+        let tpl = Listing::of(["GUARDRAILS.md", "PLATFORM.md"]);
+        let def = Listing::of(["GUARDRAILS.md", "PLATFORM.md"]);
+        let layers = Layers { agent: &none, template: Some((T, &tpl)), defaults: &def };
+        let p = pins(&[("GUARDRAILS.md", &hex)]);
+        let g = resolve_file(&main(), &layers, &p, "GUARDRAILS.md").unwrap().unwrap();
+        assert_eq!(g.layer, Layer::Pinned);
+        assert_eq!(g.key, format!("_catalog/concierge/workspace-versions/GUARDRAILS.md@sha256:{hex}"));
+        // Unpinned guardrail: defaults, not the template's live file.
+        let pl = resolve_file(&main(), &layers, &p, "PLATFORM.md").unwrap().unwrap();
+        assert_eq!(pl.layer, Layer::Defaults);
+        // Pins taken for another template do not apply.
+        let other = Pins { template: Some("other".into()), ..p.clone() };
+        assert_eq!(resolve_file(&main(), &layers, &other, "GUARDRAILS.md").unwrap().unwrap().layer, Layer::Defaults);
+        // An agent override still wins.
+        let agent = Listing::of(["GUARDRAILS.md"]);
+        let layers = Layers { agent: &agent, ..layers };
+        assert_eq!(resolve_file(&main(), &layers, &p, "GUARDRAILS.md").unwrap().unwrap().layer, Layer::Agent);
+    }
+
+    fn fixture() -> MemStore {
+        let s = MemStore::default();
+        s.put_text("_catalog/defaults/workspace/SOUL.md", "Default soul of {{AGENT_NAME}}.");
+        s.put_text("_catalog/defaults/workspace/IDENTITY.md", "- **Name:** Default");
+        s.put_text("_catalog/defaults/workspace/GUARDRAILS.md", "default guardrails");
+        s.put_text("_catalog/concierge/workspace/IDENTITY.md", "- **Name:** Conci\nServing {{HUMAN_NAME}} at {{TENANT_NAME}}. {{KEEP}}");
+        s.put_text("_catalog/concierge/workspace/GUARDRAILS.md", "v1 {{HUMAN_NAME}}");
+        s.put_text("agents/main/TOOLS.md", "tools for {{HUMAN_NAME}}");
+        s.put_text("agents/main/memory/2026-01-01.md", "not a root file");
+        s
+    }
+
+    fn values() -> PlaceholderValues {
+        PlaceholderValues { human_name: Some("Eve\u{202E}<!-- x -->{{AGENT_NAME}}".into()), ..Default::default() }
+    }
+
+    #[test]
+    fn resolve_workspace_serves_each_layer_and_substitutes_live_files() {
+        let s = fixture();
+        let sql = MemSql::default();
+        let ps = PinStore::new(&sql);
+        ps.init().unwrap();
+        let p = block_on(initialize_pins(&s, &ps, T, 0)).unwrap();
+        let mut cache = OverlayCache::default();
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &values(), &F::ALL, &mut cache, 1_000)).unwrap();
+        assert_eq!(&*ws.files[&F::Soul], "Default soul of Conci.", "AGENT_NAME from IDENTITY's name line");
+        assert_eq!(ws.layers[&F::Soul], Layer::Defaults);
+        assert_eq!(&*ws.files[&F::Identity], "- **Name:** Conci\nServing Eve\\{\\{AGENT\\_NAME\\}\\} at —. {{KEEP}}");
+        assert_eq!(ws.layers[&F::Identity], Layer::Template);
+        assert_eq!(&*ws.files[&F::Guardrails], "v1 {{HUMAN_NAME}}", "pinned files are served verbatim");
+        assert_eq!(ws.layers[&F::Guardrails], Layer::Pinned);
+        assert_eq!(&*ws.files[&F::Tools], "tools for Eve\\{\\{AGENT\\_NAME\\}\\}");
+        assert_eq!(ws.layers[&F::Tools], Layer::Agent);
+        assert!(!ws.files.contains_key(&F::User));
+
+        // The template edits GUARDRAILS.md: the agent keeps the pinned bytes.
+        s.put_text("_catalog/concierge/workspace/GUARDRAILS.md", "v2 wider");
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &values(), &F::ALL, &mut cache, 120_000)).unwrap();
+        assert_eq!(&*ws.files[&F::Guardrails], "v1 {{HUMAN_NAME}}");
+        // Accepted: the new pin serves v2.
+        let p2 = Pins { files: [("GUARDRAILS.md".to_owned(), sha256_hex(b"v2 wider"))].into(), ..p.clone() };
+        block_on(crate::overlay::pins::ensure_version(&s, T, "GUARDRAILS.md", &sha256_hex(b"v2 wider"), b"v2 wider")).unwrap();
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p2, &values(), &F::ALL, &mut cache, 120_001)).unwrap();
+        assert_eq!(&*ws.files[&F::Guardrails], "v2 wider");
+    }
+
+    #[test]
+    fn steady_state_is_one_listing_and_edits_are_seen() {
+        let s = fixture();
+        let p = Pins { template: Some(T.into()), files: BTreeMap::new() };
+        let mut cache = OverlayCache::default();
+        let v = values();
+        block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 0)).unwrap();
+        assert!(cache.last_ops >= 3 + 4, "three listings and the texts: {}", cache.last_ops);
+        s.ops.borrow_mut().clear();
+        block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 30_000)).unwrap();
+        assert_eq!(*s.ops.borrow(), ["list agents/main/"], "only the agent's own listing");
+        assert_eq!(cache.last_ops, 1);
+
+        // An agent file edited in R2 is seen on the next call.
+        s.put_text("agents/main/TOOLS.md", "new tools");
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 31_000)).unwrap();
+        assert_eq!(&*ws.files[&F::Tools], "new tools");
+        assert_eq!(cache.last_ops, 2);
+
+        // A template edit is seen once the listing's TTL ran out.
+        s.put_text("_catalog/concierge/workspace/IDENTITY.md", "- **Name:** Renamed");
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 59_000)).unwrap();
+        assert!(ws.files[&F::Identity].contains("Conci"), "cached listing within the TTL");
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 60_000)).unwrap();
+        assert_eq!(&*ws.files[&F::Identity], "- **Name:** Renamed");
+        assert_eq!(&*ws.files[&F::Soul], "Default soul of Renamed.");
+
+        // An agent override created from outside wins at once.
+        s.put_text("agents/main/IDENTITY.md", "- **Name:** Mine");
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 60_001)).unwrap();
+        assert_eq!(ws.layers[&F::Identity], Layer::Agent);
+    }
+
+    #[test]
+    fn without_a_template_files_come_from_agent_then_defaults() {
+        let s = fixture();
+        let mut cache = OverlayCache::default();
+        let v = PlaceholderValues { agent_name: Some("Zed".into()), ..Default::default() };
+        let ws = block_on(resolve_workspace(&s, &main(), None, &Pins::default(), &v, &[F::Soul, F::Identity, F::Guardrails], &mut cache, 0)).unwrap();
+        assert_eq!(&*ws.files[&F::Soul], "Default soul of Zed.", "AGENT_NAME var beats IDENTITY");
+        assert_eq!(ws.layers[&F::Identity], Layer::Defaults);
+        assert_eq!(&*ws.files[&F::Guardrails], "default guardrails");
+        assert!(!s.ops.borrow().iter().any(|o| o.contains("concierge")));
+    }
+
+    #[test]
+    fn a_missing_pinned_version_falls_back_to_defaults() {
+        let s = fixture();
+        let p = pins(&[("GUARDRAILS.md", &"cd".repeat(32))]);
+        let mut cache = OverlayCache::default();
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &values(), &[F::Guardrails], &mut cache, 0)).unwrap();
+        assert_eq!(&*ws.files[&F::Guardrails], "default guardrails");
+        assert_eq!(ws.layers[&F::Guardrails], Layer::Defaults);
+    }
+
+    #[test]
+    fn identity_name_lines() {
+        assert_eq!(identity_name("# IDENTITY\n- **Name:** Ada\n- **Vibe:** calm").as_deref(), Some("Ada"));
+        assert_eq!(identity_name("Name: Bob").as_deref(), Some("Bob"));
+        assert_eq!(identity_name("- **Name:** (pick something)"), None);
+        assert_eq!(identity_name("- **Name:** {{AGENT_NAME}}"), None);
+        assert_eq!(identity_name("- Vibe: calm"), None);
+    }
+}
