@@ -5,7 +5,7 @@
 
 use super::{check_path, ToolContext, ToolOutcome};
 use crate::ports::{ObjectStore, PutOptions};
-use r2_layout::{keys, WorkspaceFile};
+use r2_layout::keys;
 use serde_json::{json, Value};
 
 /// Largest file the agent may write.
@@ -34,7 +34,7 @@ pub fn specs() -> Vec<crate::llm::ToolSpec> {
 
 /// Paths the agent may never write: pinned guardrails and system-managed folders.
 pub fn is_write_protected(path: &str) -> bool {
-    WorkspaceFile::from_file_name(path).is_some_and(|f| f.is_guardrail()) || path.starts_with("sessions/") || path == "sessions"
+    crate::overlay::is_write_protected(path) || path.starts_with("sessions/") || path == "sessions"
 }
 
 fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Result<String, ToolOutcome> {
