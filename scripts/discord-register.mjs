@@ -22,6 +22,14 @@ const COMMANDS = [
   },
   { name: "reset", description: "Start a fresh conversation (the old one is archived)", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
   { name: "status", description: "Show this conversation's size and token usage", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
+  {
+    name: "memory",
+    description: "Search your agent's memory for this conversation",
+    type: 1,
+    integration_types: [0, 1],
+    contexts: [0, 1, 2],
+    options: [{ name: "query", description: "What to look for", type: 3, required: true }],
+  },
 ];
 
 function parseArgs(argv) {

@@ -252,6 +252,22 @@ describe("discord interactions endpoint", () => {
     assert.equal(discord.calls("original").length, 1);
   });
 
+  test("/memory searches the conversation's own memory store, without an LLM call", async () => {
+    h.llm.push({ toolCall: { name: "memory_add", input: { name: "bike-lock", content: "The bike lock code is 4711" } } }, { text: "noted" });
+    await post(ask("remember my bike lock code 4711"));
+    await h.until(() => discord.calls("original").length === 1, { what: "turn" });
+    const calls = h.llm.requests.length;
+    const mine = await post(command("memory", { options: [{ name: "query", type: 3, value: "bike lock" }] }));
+    assert.equal(mine.json.type, 4);
+    assert.equal(mine.json.data.flags, 64, "only the asker sees memory results");
+    assert.match(mine.json.data.content, /bike-lock.*4711/);
+    const group = await post(command("memory", { user: FRIEND, guild: GUILD, channel: CHANNEL, id: snowflake(), options: [{ name: "query", type: 3, value: "bike lock" }] }));
+    assert.match(group.json.data.content, /Nothing in my memory matches/);
+    assert.ok(!group.text.includes("4711"), "a private note reached a guild channel");
+    await settle();
+    assert.equal(h.llm.requests.length, calls, "no LLM call for /memory");
+  });
+
   test("/reset is deferred, archives the session through the lifecycle path and starts fresh", async () => {
     await post(ask("remember this", { user: FRIEND }));
     await h.until(() => discord.calls("original").length === 1, { what: "friend answer" });
@@ -314,13 +330,13 @@ describe("npm run discord:register", () => {
     const env = { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: discord.botToken };
     const g = await run(["--guild", "987"], env, tmp());
     assert.equal(g.status, 0, g.stderr);
-    assert.match(g.stdout, /Registered 3 commands guild 987/);
+    assert.match(g.stdout, /Registered 4 commands guild 987/);
     assert.match(g.stdout, /\/ask/);
     const put = discord.calls("commands")[0];
     assert.equal(put.method, "PUT");
     assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
     assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
-    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status"]);
+    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status", "memory"]);
     const askDef = put.body[0];
     assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
 
@@ -328,7 +344,7 @@ describe("npm run discord:register", () => {
     fs.writeFileSync(path.join(dir, ".dev.vars"), `# test\nDISCORD_APPLICATION_ID=${discord.appId}\nDISCORD_BOT_TOKEN="${discord.botToken}"\nDISCORD_API_BASE=${discord.base}\n`);
     const global = await run([], {}, dir);
     assert.equal(global.status, 0, global.stderr);
-    assert.match(global.stdout, /Registered 3 commands globally/);
+    assert.match(global.stdout, /Registered 4 commands globally/);
     assert.equal(discord.calls("commands")[1].path, `/applications/${discord.appId}/commands`);
   });
 

@@ -107,6 +107,8 @@ pub enum Command {
     Ask { prompt: String, attachment: Option<Attachment> },
     Reset,
     Status,
+    /// `/memory query`: search the memory store of this conversation's scope.
+    Memory { query: String },
     Unknown(String),
 }
 
@@ -155,6 +157,7 @@ impl Interaction {
             }
             "reset" => Command::Reset,
             "status" => Command::Status,
+            "memory" => Command::Memory { query: opt("query").and_then(Value::as_str).unwrap_or("").to_owned() },
             other => Command::Unknown(other.to_owned()),
         })
     }

@@ -80,6 +80,7 @@ async fn command(env: &Env, cfg: &AgentConfig, i: &Interaction) -> Result<Respon
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
         Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
+        Some(Command::Memory { query }) => (Command::Memory { query: query.clone() }, format!("/memory {query}"), vec![]),
         Some(Command::Unknown(name)) => return json_response(&ephemeral(&format!("I don't know /{name}.")), 200),
         None => return Response::error("command interaction without data", 400),
     };
@@ -104,11 +105,42 @@ async fn command(env: &Env, cfg: &AgentConfig, i: &Interaction) -> Result<Respon
         };
         return json_response(&ephemeral(&text), 200);
     }
+    if let Command::Memory { query } = &cmd {
+        return json_response(&ephemeral(&memory_answer(env, &key, query).await), 200);
+    }
     match session_do::enqueue(env, &key, &inbound).await {
         // A repeat is answered by the turn of the first delivery.
         Ok(_) => json_response(&interaction::deferred(), 200),
         // Discord does not redeliver: say so now rather than leave "thinking…".
         Err(e) => json_response(&ephemeral(&format!("⚠️ I could not queue your message, please try again: {e}")), 200),
+    }
+}
+
+/// `/memory query`: the best matches in the memory store of this
+/// conversation's scope (a group channel searches only the group's store),
+/// shown only to the person who asked. No LLM call.
+async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
+    use durable::memory::{MemoryCall, MemoryReply};
+    use durable::ports::MemoryService;
+    if query.trim().is_empty() {
+        return "Tell me what to look for: `/memory query:<words>`.".into();
+    }
+    let memory = crate::platform::AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() };
+    let call = MemoryCall::Search { store: durable::memory::store_for(key), query: query.to_owned(), k: 5, kind: None };
+    match memory.call(&call).await {
+        Ok(MemoryReply::Hits { hits }) if hits.is_empty() => format!("Nothing in my memory matches {query:?}."),
+        Ok(MemoryReply::Hits { hits }) => {
+            let lines: Vec<String> = hits
+                .iter()
+                .map(|h| {
+                    let preview = durable::prompt::truncate_chars(h.entry.content.trim(), 300);
+                    format!("• **{}** ({:.2}): {preview}", h.entry.name, h.score)
+                })
+                .collect();
+            format!("From my memory, for {query:?}:\n{}", lines.join("\n"))
+        }
+        Ok(other) => format!("⚠️ Unexpected memory answer: {other:?}"),
+        Err(e) => format!("⚠️ My memory is not available right now: {e}"),
     }
 }
 
