@@ -89,9 +89,17 @@ describe("prompt assembly", () => {
     assert.equal(JSON.stringify(b.body.tools), JSON.stringify(a.body.tools));
     const names = a.body.tools.map((t) => t.name);
     assert.deepEqual(names, [...names].sort());
-    const prefix = a.body.messages.map((m) => JSON.stringify(m)).join("\n");
-    const later = b.body.messages.slice(0, a.body.messages.length).map((m) => JSON.stringify(m)).join("\n");
+    // The conversation's cache breakpoint moves to the newest block each turn
+    // (cache_control is not part of Anthropic's prefix match); apart from it
+    // the earlier request is replayed byte for byte.
+    const withoutBreakpoint = (m) => JSON.stringify(m, (k, v) => (k === "cache_control" ? undefined : v));
+    const prefix = a.body.messages.map(withoutBreakpoint).join("\n");
+    const later = b.body.messages.slice(0, a.body.messages.length).map(withoutBreakpoint).join("\n");
     assert.equal(later, prefix, "history replayed byte for byte");
+    const marked = (body) => body.messages.flatMap((m) => m.content).filter((blk) => blk.cache_control);
+    assert.equal(marked(b.body).length, 1, "one conversation breakpoint");
+    assert.equal(marked(b.body)[0], b.body.messages.at(-1).content.at(-1), "on the newest block");
+    assert.match(JSON.stringify(marked(b.body)[0]), /second of two/);
   });
 
   test("an edit made in R2 from outside is seen on the next turn, with one R2 operation in steady state", async () => {

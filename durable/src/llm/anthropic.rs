@@ -2,8 +2,13 @@
 //!
 //! Prompt caching: tools come first and the system prompt second in
 //! Anthropic's cache order, so one `cache_control` breakpoint on the system
-//! block caches both. The history is encoded deterministically (same input,
-//! same bytes) so consecutive turns share their prefix.
+//! block caches both. A second breakpoint sits on the last block of the
+//! history, so the conversation itself is cached too: the next turn (or a
+//! compaction call, whose instruction is appended after it) finds the previous
+//! call's breakpoint by Anthropic's prefix lookback and pays cache-read prices
+//! for everything before its new messages. The breakpoint moves with the end
+//! of the history; `cache_control` does not take part in the prefix match, and
+//! the history is otherwise encoded deterministically (same input, same bytes).
 
 use super::{usage_of as usage, ChatRequest, LlmError, LlmReply, StopReason};
 use crate::config::LlmConfig;
@@ -30,6 +35,7 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
         }
         push_merged(&mut messages, role, blocks);
     }
+    mark_cache_breakpoint(&mut messages);
     if let Some(extra) = req.appended_user {
         push_merged(&mut messages, "user", vec![json!({"type": "text", "text": extra})]);
     }
@@ -54,6 +60,19 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
     }
     body.insert("messages".into(), Value::Array(messages));
     Value::Object(body)
+}
+
+/// Puts the conversation's `cache_control` breakpoint on the last block of
+/// the last message (Anthropic allows four; this is the second).
+fn mark_cache_breakpoint(messages: &mut [Value]) {
+    let last_block = messages
+        .last_mut()
+        .and_then(|m| m["content"].as_array_mut())
+        .and_then(|blocks| blocks.last_mut())
+        .and_then(Value::as_object_mut);
+    if let Some(block) = last_block {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
 }
 
 /// Consecutive messages of one role are merged: tool results of one round
@@ -143,4 +162,82 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
         ),
         model: body["model"].as_str().unwrap_or("").to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Provider;
+    use crate::llm::Hydrated;
+
+    fn cfg() -> LlmConfig {
+        LlmConfig {
+            provider: Provider::Anthropic,
+            base_url: "http://llm".into(),
+            model: "m".into(),
+            api_key: Some("k".into()),
+            max_tokens: 100,
+            timeout_ms: 1000,
+            max_attempts: 1,
+            retry_base_ms: 1,
+            retry_max_ms: 1,
+            max_tool_rounds: 1,
+        }
+    }
+
+    fn encode_with(history: &[Message], appended: Option<&str>) -> Value {
+        let media = Hydrated::new();
+        encode(&cfg(), &ChatRequest { system: "sys", messages: history, tools: &[], media: &media, appended_user: appended })
+    }
+
+    fn breakpoints(body: &Value) -> Vec<String> {
+        let mut at = Vec::new();
+        for (i, m) in body["messages"].as_array().into_iter().flatten().enumerate() {
+            for (j, b) in m["content"].as_array().into_iter().flatten().enumerate() {
+                if b.get("cache_control").is_some() {
+                    at.push(format!("{i}.{j}"));
+                }
+            }
+        }
+        at
+    }
+
+    #[test]
+    fn the_conversation_is_cached_up_to_its_last_block() {
+        let history = [Message::user_text("one", 1), Message::user_text("two", 2)];
+        let body = encode_with(&history, None);
+        assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+        // Both user texts merge into one message; the breakpoint is on the second.
+        assert_eq!(breakpoints(&body), ["0.1"]);
+    }
+
+    #[test]
+    fn an_appended_instruction_comes_after_the_breakpoint() {
+        let history = [Message::user_text("one", 1)];
+        let body = encode_with(&history, Some("summarise"));
+        let blocks = body["messages"][0]["content"].as_array().cloned().unwrap_or_default();
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(breakpoints(&body), ["0.0"], "the compaction instruction itself is not cached");
+    }
+
+    #[test]
+    fn the_next_turn_repeats_the_previous_request_apart_from_the_breakpoint() {
+        let first = [Message::user_text("one", 1)];
+        let mut second = first.to_vec();
+        second.push(Message::user_text("two", 2));
+        let strip = |mut v: Value| {
+            for m in v["messages"].as_array_mut().into_iter().flatten() {
+                for b in m["content"].as_array_mut().into_iter().flatten() {
+                    if let Some(o) = b.as_object_mut() {
+                        o.remove("cache_control");
+                    }
+                }
+            }
+            v
+        };
+        let a = strip(encode_with(&first, None));
+        let b = strip(encode_with(&second, None));
+        assert_eq!(a["messages"][0]["content"][0], b["messages"][0]["content"][0]);
+        assert_eq!(a["system"], b["system"]);
+    }
 }
