@@ -1,17 +1,18 @@
 //! Local time in the agent's time zone (IANA names, daylight saving right),
-//! for daily notes, the time reminder and daily resets. Uses `jiff` with its
-//! bundled tz database, which the schedule crate needs anyway.
+//! for daily notes, the time reminder and daily resets. Zones come from the
+//! schedule crate's table ([`hearth_schedule::time_zone`]), shared with cron.
 
+use hearth_schedule::time_zone::parse_time_zone;
 use jiff::{tz::TimeZone, Timestamp, ToSpan, Zoned};
 
 /// The zone for a name; an unknown name falls back to UTC (config loading
 /// already rejects unknown names, so this only guards stale data).
 pub fn zone(name: &str) -> TimeZone {
-    TimeZone::get(name).unwrap_or(TimeZone::UTC)
+    parse_time_zone(name).unwrap_or(TimeZone::UTC)
 }
 
 pub fn is_valid_zone(name: &str) -> bool {
-    TimeZone::get(name).is_ok()
+    parse_time_zone(name).is_ok()
 }
 
 fn zoned(ms: i64, tz: &str) -> Zoned {

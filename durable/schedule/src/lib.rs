@@ -60,6 +60,7 @@ pub mod heartbeat;
 pub mod notify;
 pub mod time_zone;
 pub mod timing;
+mod zones;
 
 pub use active_hours::ActiveHours;
 pub use cron_jobs::{due_jobs, parse_cron_json, CronFile, CronJob, DueJob, JobError, JobErrorKind};

@@ -1,4 +1,11 @@
-//! IANA time zone lookup against jiff's bundled database (the same data natively and in WASM).
+//! IANA time zone lookup, the same natively and in WASM.
+//!
+//! Zones come from [`crate::zones`], a table generated from the tz database
+//! (`examples/gen_zones.rs`): for almost every zone its POSIX TZ rule, which
+//! gives the right offsets for now and the years ahead, the only times Hearth
+//! computes; a few zones whose rules a POSIX string cannot express keep their
+//! whole TZif data. This saves the Worker jiff's bundled database (~480 kB of
+//! WASM) while `tests/zones.rs` checks every zone against it.
 
 use jiff::tz::TimeZone;
 
@@ -7,14 +14,43 @@ use crate::error::ScheduleError;
 /// The zone used when none is configured.
 pub const DEFAULT_TIME_ZONE: &str = "UTC";
 
-/// Looks up an IANA time zone name (`"Europe/Paris"`, `"UTC"`). Surrounding whitespace is
-/// ignored; an empty name is an error (callers decide the default, see [`DEFAULT_TIME_ZONE`]).
+/// How a zone of the table is built.
+#[derive(Debug, Clone, Copy)]
+pub enum ZoneData {
+    /// A POSIX TZ string such as `CET-1CEST,M3.5.0,M10.5.0/3`.
+    Rule(&'static str),
+    /// A whole TZif file.
+    Tzif(&'static [u8]),
+}
+
+/// Every IANA name the table knows (for tests and tools).
+pub fn zone_names() -> impl Iterator<Item = &'static str> {
+    crate::zones::ZONES.iter().map(|(name, _)| *name)
+}
+
+/// Looks up an IANA time zone name (`"Europe/Paris"`, `"UTC"`), ignoring ASCII
+/// case and surrounding whitespace as the tz database does. An empty name is an
+/// error (callers decide the default, see [`DEFAULT_TIME_ZONE`]).
 pub fn parse_time_zone(name: &str) -> Result<TimeZone, ScheduleError> {
     let name = name.trim();
+    let unknown = || ScheduleError::UnknownTimeZone(name.to_string());
     if name.is_empty() {
-        return Err(ScheduleError::UnknownTimeZone(String::new()));
+        return Err(unknown());
     }
-    TimeZone::get(name).map_err(|_| ScheduleError::UnknownTimeZone(name.to_string()))
+    let table = crate::zones::ZONES;
+    let at = table
+        .binary_search_by(|(known, _)| {
+            known.bytes().map(|b| b.to_ascii_lowercase()).cmp(name.bytes().map(|b| b.to_ascii_lowercase()))
+        })
+        .map_err(|_| unknown())?;
+    let (known, data) = table[at];
+    match data {
+        // UTC and its aliases are jiff's own UTC (cheaper, and equal to it).
+        ZoneData::Rule("UTC0") => Ok(TimeZone::UTC),
+        ZoneData::Rule(rule) => TimeZone::posix(rule),
+        ZoneData::Tzif(bytes) => TimeZone::tzif(known, bytes),
+    }
+    .map_err(|_| unknown())
 }
 
 #[cfg(test)]
@@ -25,6 +61,7 @@ mod tests {
     fn known_and_unknown_zones() {
         assert!(parse_time_zone("Europe/Paris").is_ok());
         assert!(parse_time_zone(" America/New_York ").is_ok());
+        assert!(parse_time_zone("america/new_york").is_ok());
         assert!(parse_time_zone("UTC").is_ok());
         assert!(parse_time_zone("Mars/Olympus").is_err());
         assert!(parse_time_zone("").is_err());
