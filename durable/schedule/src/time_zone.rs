@@ -10,18 +10,10 @@
 use jiff::tz::TimeZone;
 
 use crate::error::ScheduleError;
+use crate::zones::ZoneData;
 
 /// The zone used when none is configured.
 pub const DEFAULT_TIME_ZONE: &str = "UTC";
-
-/// How a zone of the table is built.
-#[derive(Debug, Clone, Copy)]
-pub enum ZoneData {
-    /// A POSIX TZ string such as `CET-1CEST,M3.5.0,M10.5.0/3`.
-    Rule(&'static str),
-    /// A whole TZif file.
-    Tzif(&'static [u8]),
-}
 
 /// Every IANA name the table knows (for tests and tools).
 pub fn zone_names() -> impl Iterator<Item = &'static str> {
