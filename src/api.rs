@@ -42,6 +42,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
             session_call(env, agent, key, Method::Post, "/reset").await
         }
+        (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => crate::agent::schedule::admin_status(env, agent).await,
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
@@ -76,6 +77,37 @@ async fn list_sessions(env: &Env, agent: &str) -> Result<Response> {
         }
     }
     Response::from_json(&serde_json::json!({"live": live, "archives": archives}))
+}
+
+/// Largest archive the API decodes (uncompressed), well inside the isolate's memory.
+const MAX_ARCHIVE_BYTES: usize = 32 * 1024 * 1024;
+
+/// One archived session, decoded: `{sessionId}` (the reset archive) or
+/// `{sessionId}-part{ts}` (a compaction part), with its metadata and messages
+/// in order (the lines of the `.jsonl.gz`).
+async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
+    let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let id = urlencoding_decode(id);
+    let id = id.strip_suffix(".jsonl.gz").unwrap_or(&id);
+    let key = match r2_layout::keys::session_archive(&agent_id, id) {
+        Ok(k) => k,
+        Err(e) => return Response::error(e.to_string(), 400),
+    };
+    let Some(obj) = env.bucket("BUCKET")?.get(&key).execute().await? else {
+        return Response::error(format!("no archive {id:?} (see GET /api/agents/{agent}/sessions)"), 404);
+    };
+    let metadata = obj.custom_metadata().unwrap_or_default();
+    let bytes = match obj.body() {
+        Some(body) => body.bytes().await?,
+        None => Vec::new(),
+    };
+    match r2_layout::archive::decode_limited(&bytes, MAX_ARCHIVE_BYTES) {
+        Ok(messages) => Response::from_json(&serde_json::json!({
+            "sessionId": id, "key": key, "metadata": metadata, "messages": messages,
+        })),
+        Err(e @ r2_layout::archive::ArchiveError::TooLarge(_)) => Response::error(format!("{key}: {e}; download it from R2"), 413),
+        Err(e) => Response::error(format!("{key} is not a readable archive: {e}"), 422),
+    }
 }
 
 /// Forwards to a session's object, after checking the key belongs to `agent`.

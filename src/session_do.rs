@@ -10,7 +10,7 @@ use durable::ports::LogLevel;
 use durable::media::MediaCache;
 use durable::prompt::WorkspaceCache;
 use durable::routing::{Inbound, SessionKey};
-use durable::session::{drain, SessionDeps, SessionStore};
+use durable::session::{drain, SessionDeps, SessionStore, ADMIN_CHANNEL};
 use serde::Deserialize;
 use serde_json::json;
 use std::cell::{Cell, RefCell};
@@ -54,12 +54,16 @@ pub async fn enqueue_with(
     resp.json().await
 }
 
-/// A session object's `/status` (the admin view reads its usage).
+/// A session object's brief `/status`: counts and usage, not the history
+/// (the schedule view reads its usage, Discord `/status` its counts).
 pub async fn status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
     let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
-    let mut resp = stub.fetch_with_str("https://session/status").await?;
+    let mut resp = stub.fetch_with_str(BRIEF_STATUS_URL).await?;
     resp.json().await
 }
+
+/// `GET /status` without the messages.
+pub const BRIEF_STATUS_URL: &str = "https://session/status?brief=1";
 
 #[durable_object]
 pub struct Session {
@@ -130,7 +134,7 @@ impl Session {
         };
         let inbound = Inbound {
             dedupe_key: format!("admin:reset:{}", adapters::new_uuid()),
-            channel: "admin".into(),
+            channel: ADMIN_CHANNEL.into(),
             kind: durable::routing::ChatKind::Direct,
             chat_id: String::new(),
             sender_id: "admin".into(),
@@ -138,7 +142,8 @@ impl Session {
             text: "/reset".into(),
             addressed: true,
             thread_id: None,
-            reply_target: durable::ports::ReplyTarget { channel: "admin".into(), ..Default::default() },
+            // No chat: the outcome is logged (and visible in the session's status).
+            reply_target: durable::ports::ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
             received_at: adapters::now_ms(),
             media: vec![],
         };
@@ -161,29 +166,41 @@ impl Session {
         }
     }
 
-    fn status(&self) -> Result<Response> {
+    /// The session's state; `brief` leaves out the messages (counts only).
+    fn status(&self, brief: bool) -> Result<Response> {
         let sql = self.sql();
         let store = self.ready_store(&sql)?;
         let err = |e: durable::ports::StorageError| worker::Error::RustError(e.to_string());
         let session_id = store.meta("session_id").map_err(err)?;
-        let history = match &session_id {
-            Some(id) => store.history(id).map_err(err)?,
-            None => vec![],
+        let message_count = match &session_id {
+            Some(id) => store.message_count(id).map_err(err)?,
+            None => 0,
         };
         let usage = match &session_id {
             Some(id) => store.usage_totals(id).map_err(err)?,
             None => Default::default(),
         };
-        Response::from_json(&json!({
+        let mut body = json!({
             "sessionKey": store.meta("session_key").map_err(err)?,
             "sessionId": session_id,
             "open": store.open_count().map_err(err)?,
-            "messages": history,
+            "messageCount": message_count,
+            "compactions": match &session_id {
+                Some(id) => store.compaction_count(id).map_err(err)?,
+                None => 0,
+            },
             "usage": usage,
             "workspaceR2Ops": self.workspace_cache.borrow().last_load_ops,
             "media": media_status(&self.media_cache.borrow()),
             "usageAll": store.usage_totals_all().map_err(err)?,
-        }))
+        });
+        if !brief {
+            body["messages"] = match &session_id {
+                Some(id) => json!(store.history(id).map_err(err)?),
+                None => json!([]),
+            };
+        }
+        Response::from_json(&body)
     }
 }
 
@@ -195,7 +212,10 @@ impl DurableObject for Session {
     async fn fetch(&self, req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
             (Method::Post, "/enqueue") => self.handle_enqueue(req).await,
-            (Method::Get, "/status") => self.status(),
+            (Method::Get, "/status") => {
+                let brief = req.url().map(|u| u.query_pairs().any(|(k, _)| k == "brief")).unwrap_or(false);
+                self.status(brief)
+            }
             (Method::Post, "/reset") => self.admin_reset().await,
             _ => Response::error("not found", 404),
         }

@@ -61,8 +61,8 @@ pub struct LlmConfig {
 /// When sessions reset on their own, and how much context they may use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LifecycleConfig {
-    /// `RESET_DAILY_AT` (`HH:MM` local): reset when the last activity was
-    /// before the latest such time. Off unless set.
+    /// `RESET_DAILY_AT` (`HH:MM` in the agent's time zone, or `off`): reset
+    /// when the last activity was before the latest such time. Default 04:00.
     pub daily_at: Option<(i8, i8)>,
     /// `RESET_IDLE_HOURS`: reset after this long without activity. Off unless set.
     pub idle_hours: Option<u32>,
@@ -90,6 +90,9 @@ pub struct AgentConfig {
     /// Workspace overlay: `TEMPLATE` and the placeholder values (seed 001).
     pub overlay: crate::overlay::OverlayConfig,
 }
+
+/// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
+pub const DEFAULT_DAILY_RESET: (i8, i8) = (4, 0);
 
 fn parse_hhmm(name: &str, raw: &str) -> Result<(i8, i8), ConfigError> {
     let bad = || ConfigError::Invalid { name: name.to_owned(), why: format!("{raw:?} is not HH:MM") };
@@ -218,9 +221,10 @@ impl AgentConfig {
                 .trim_end_matches('/')
                 .to_owned(),
             lifecycle: LifecycleConfig {
-                daily_at: match get("RESET_DAILY_AT").as_deref() {
-                    None | Some("off") | Some("") => None,
-                    Some(v) => Some(parse_hhmm("RESET_DAILY_AT", v)?),
+                daily_at: match get("RESET_DAILY_AT") {
+                    None => Some(DEFAULT_DAILY_RESET),
+                    Some(v) if v.eq_ignore_ascii_case("off") => None,
+                    Some(v) => Some(parse_hhmm("RESET_DAILY_AT", &v)?),
                 },
                 idle_hours: match get("RESET_IDLE_HOURS") {
                     None => None,
@@ -276,6 +280,18 @@ mod tests {
         assert!(e.to_string().contains("LLM_PROVIDER"));
         let e = AgentConfig::load(&vars(&[("LLM_TIMEOUT_MS", "soon")]), "main").unwrap_err();
         assert!(e.to_string().contains("LLM_TIMEOUT_MS"));
+    }
+
+    #[test]
+    fn daily_reset_is_on_at_four_unless_turned_off() {
+        let daily = |v: &[(&str, &str)]| AgentConfig::load(&vars(v), "main").map(|c| c.lifecycle.daily_at);
+        assert_eq!(daily(&[]).unwrap(), Some((4, 0)));
+        assert_eq!(daily(&[("RESET_DAILY_AT", "06:30")]).unwrap(), Some((6, 30)));
+        assert_eq!(daily(&[("RESET_DAILY_AT", "off")]).unwrap(), None);
+        assert_eq!(daily(&[("RESET_DAILY_AT", "OFF")]).unwrap(), None);
+        assert!(daily(&[("RESET_DAILY_AT", "25:00")]).unwrap_err().to_string().contains("RESET_DAILY_AT"));
+        let c = AgentConfig::load(&vars(&[]), "main").unwrap();
+        assert_eq!(c.lifecycle.idle_hours, None, "idle resets stay opt-in");
     }
 
     #[test]

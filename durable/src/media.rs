@@ -41,6 +41,14 @@ pub const OPENAI_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 pub const MAX_CALL_MEDIA_BYTES: u64 = 10 * 1024 * 1024;
 /// At most this many media blocks per call (newest first).
 pub const MAX_CALL_MEDIA_ITEMS: usize = 20;
+/// How a transcript block starts (it follows the audio's reference block).
+pub const TRANSCRIPT_PREFIX: &str = "[Transcript of the ";
+
+/// Whether block `i` of a user message is followed by its transcript.
+pub fn transcript_follows(blocks: &[UserBlock], i: usize) -> bool {
+    matches!(blocks.get(i + 1), Some(UserBlock::Text { text }) if text.starts_with(TRANSCRIPT_PREFIX))
+}
+
 /// Transcripts longer than this are cut.
 const MAX_TRANSCRIPT_CHARS: usize = 20_000;
 
@@ -462,7 +470,7 @@ async fn ingest_one<P: Platform>(
         if let Some(t) = &cfg.media.transcribe {
             match transcribe(p, t, &bytes, &mime, uuid).await {
                 Ok(text) if !text.trim().is_empty() => blocks.push(UserBlock::Text {
-                    text: format!("[Transcript of the {what}]: {}", crate::prompt::truncate_chars(text.trim(), MAX_TRANSCRIPT_CHARS)),
+                    text: format!("{TRANSCRIPT_PREFIX}{what}]: {}", crate::prompt::truncate_chars(text.trim(), MAX_TRANSCRIPT_CHARS)),
                 }),
                 Ok(_) => {}
                 Err(e) => p.log(LogLevel::Warn, &format!("transcription failed: {e}")),

@@ -301,11 +301,17 @@ pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// A text stand-in for media the model cannot take.
-pub fn file_note(mime: &str, filename: Option<&str>) -> String {
-    match filename {
-        Some(f) if !f.is_empty() => format!("[attached file {f:?} ({mime}); its content is not available to you]"),
-        _ => format!("[attached file ({mime}); its content is not available to you]"),
+/// A text stand-in for media the model cannot take. When a transcript of it
+/// comes next (voice, audio) the note says so instead of "not available".
+pub fn file_note(mime: &str, filename: Option<&str>, transcript_follows: bool) -> String {
+    let what = match filename {
+        Some(f) if !f.is_empty() => format!("attached file {f:?} ({mime})"),
+        _ => format!("attached file ({mime})"),
+    };
+    if transcript_follows {
+        format!("[{what}; its transcript follows]")
+    } else {
+        format!("[{what}; its content is not available to you]")
     }
 }
 

@@ -5,12 +5,51 @@ use crate::ports::*;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
-/// An R2 bucket in memory. `fail_puts` makes every put fail.
+/// One kind of bucket operation, for [`Fault`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreOp {
+    Get,
+    Head,
+    Put,
+    Delete,
+    List,
+}
+
+/// An injected bucket failure: of the `op` calls that touch a key under
+/// `prefix` (for a listing: whose prefix is under it), the first `skip`
+/// succeed and the next `times` fail. So a test can fail "the media delete",
+/// "the part archive put" or "the 3rd put", and let everything else through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub op: StoreOp,
+    pub prefix: String,
+    pub skip: u32,
+    pub times: u32,
+}
+
+impl Fault {
+    /// Every `op` under `prefix` fails (until the fault is cleared).
+    pub fn always(op: StoreOp, prefix: &str) -> Self {
+        Fault { op, prefix: prefix.to_owned(), skip: 0, times: u32::MAX }
+    }
+    /// The next `op` under `prefix` fails, once.
+    pub fn once(op: StoreOp, prefix: &str) -> Self {
+        Fault { op, prefix: prefix.to_owned(), skip: 0, times: 1 }
+    }
+    /// The `n`th `op` from now (1-based), on any key, fails once.
+    pub fn nth(op: StoreOp, n: u32) -> Self {
+        Fault { op, prefix: String::new(), skip: n.saturating_sub(1), times: 1 }
+    }
+}
+
+/// An R2 bucket in memory. `fail_puts` makes every put fail; [`MemStore::inject`]
+/// fails chosen operations only.
 #[derive(Default)]
 pub struct MemStore {
     pub objects: RefCell<BTreeMap<String, StoredObject>>,
     pub ops: RefCell<Vec<String>>,
     pub fail_puts: Cell<bool>,
+    pub faults: RefCell<Vec<Fault>>,
     /// Objects + prefixes per listing page, like R2's `limit` (0: all in one page).
     pub page_size: Cell<usize>,
     etag_counter: Cell<u64>,
@@ -32,15 +71,42 @@ impl MemStore {
     pub fn op_count(&self) -> usize {
         self.ops.borrow().len()
     }
+    /// Adds a failure (see [`Fault`]).
+    pub fn inject(&self, fault: Fault) {
+        self.faults.borrow_mut().push(fault);
+    }
+    pub fn clear_faults(&self) {
+        self.faults.borrow_mut().clear();
+    }
+    /// How many recorded operations start with `prefix` (e.g. `"put agents/main/sessions/"`).
+    pub fn ops_matching(&self, prefix: &str) -> usize {
+        self.ops.borrow().iter().filter(|o| o.starts_with(prefix)).count()
+    }
+    fn check(&self, op: StoreOp, keys: &[&str]) -> Result<(), StorageError> {
+        for f in self.faults.borrow_mut().iter_mut() {
+            if f.op != op || f.times == 0 || !keys.iter().any(|k| k.starts_with(&f.prefix)) {
+                continue;
+            }
+            if f.skip > 0 {
+                f.skip -= 1;
+                continue;
+            }
+            f.times -= 1;
+            return Err(StorageError(format!("injected {op:?} failure on {}", keys.join(","))));
+        }
+        Ok(())
+    }
 }
 
 impl ObjectStore for MemStore {
     async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
         self.ops.borrow_mut().push(format!("get {key}"));
+        self.check(StoreOp::Get, &[key])?;
         Ok(self.objects.borrow().get(key).cloned())
     }
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
         self.ops.borrow_mut().push(format!("head {key}"));
+        self.check(StoreOp::Head, &[key])?;
         Ok(self.objects.borrow().get(key).map(|o| o.info.clone()))
     }
     async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
@@ -48,6 +114,7 @@ impl ObjectStore for MemStore {
         if self.fail_puts.get() {
             return Err(StorageError("injected put failure".into()));
         }
+        self.check(StoreOp::Put, &[key])?;
         let n = self.etag_counter.get() + 1;
         self.etag_counter.set(n);
         self.objects.borrow_mut().insert(
@@ -63,6 +130,7 @@ impl ObjectStore for MemStore {
     }
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
         self.ops.borrow_mut().push(format!("delete {}", keys.join(",")));
+        self.check(StoreOp::Delete, &keys.iter().map(String::as_str).collect::<Vec<_>>())?;
         let mut objs = self.objects.borrow_mut();
         for k in keys {
             objs.remove(k);
@@ -71,6 +139,7 @@ impl ObjectStore for MemStore {
     }
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
         self.ops.borrow_mut().push(format!("list {prefix}"));
+        self.check(StoreOp::List, &[prefix])?;
         let mut page = ListPage::default();
         // The cursor is the last key of the previous page.
         let start = cursor.unwrap_or(prefix).to_owned();
@@ -105,12 +174,18 @@ impl ObjectStore for MemStore {
 pub struct MemSql {
     pub conn: rusqlite::Connection,
     pub fail_writes: Cell<bool>,
+    /// Writes whose SQL contains this text fail (e.g. `"DELETE FROM history"`).
+    pub fail_writes_containing: RefCell<Option<String>>,
 }
 
 #[cfg(test)]
 impl Default for MemSql {
     fn default() -> Self {
-        MemSql { conn: rusqlite::Connection::open_in_memory().expect("sqlite"), fail_writes: Cell::new(false) }
+        MemSql {
+            conn: rusqlite::Connection::open_in_memory().expect("sqlite"),
+            fail_writes: Cell::new(false),
+            fail_writes_containing: RefCell::new(None),
+        }
     }
 }
 
@@ -121,6 +196,9 @@ impl Sql for MemSql {
         let is_write = !query.trim_start().to_ascii_uppercase().starts_with("SELECT");
         if is_write && self.fail_writes.get() {
             return Err(StorageError("injected write failure".into()));
+        }
+        if is_write && self.fail_writes_containing.borrow().as_deref().is_some_and(|t| query.contains(t)) {
+            return Err(StorageError(format!("injected write failure: {query}")));
         }
         let mut stmt = self.conn.prepare(query).map_err(|e| StorageError(e.to_string()))?;
         let bound: Vec<V> = params
@@ -201,11 +279,30 @@ impl MemoryService for InProcessMemory {
     }
 }
 
+/// A future that is pending once (and asks to be polled again), then ready.
+#[derive(Default)]
+pub struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
 /// Scripted HTTP: answers from a queue, records every request.
 #[derive(Default)]
 pub struct ScriptedHttp {
     pub responses: RefCell<VecDeque<Result<HttpResponse, HttpError>>>,
     pub requests: RefCell<Vec<HttpRequest>>,
+    /// Each request stays pending this many polls before it answers (a slow
+    /// server, for what runs meanwhile).
+    pub pending_polls: Cell<u32>,
 }
 
 impl ScriptedHttp {
@@ -224,6 +321,9 @@ impl ScriptedHttp {
 impl Http for ScriptedHttp {
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
         self.requests.borrow_mut().push(req);
+        for _ in 0..self.pending_polls.get() {
+            YieldOnce::default().await;
+        }
         self.responses
             .borrow_mut()
             .pop_front()
@@ -302,6 +402,8 @@ impl Platform for TestPlatform {
     async fn sleep(&self, ms: u64) {
         self.slept.borrow_mut().push(ms);
         self.now.set(self.now.get() + ms as i64);
+        // Lets whatever runs beside the sleeper make progress, as a timer would.
+        YieldOnce::default().await;
     }
     fn new_uuid(&self) -> String {
         let n = self.uuid_counter.get() + 1;

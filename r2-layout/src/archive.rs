@@ -36,13 +36,20 @@ pub fn encode(messages: &[Message]) -> Vec<u8> {
 
 /// Decodes a gzipped JSONL archive back into messages.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Message>, ArchiveError> {
+    decode_limited(bytes, MAX_DECODED_BYTES)
+}
+
+/// [`decode`] with a smaller cap on the uncompressed size, for callers that
+/// share a small memory (a tool inside a Durable Object): past `max_bytes` it
+/// stops reading and answers [`ArchiveError::TooLarge`].
+pub fn decode_limited(bytes: &[u8], max_bytes: usize) -> Result<Vec<Message>, ArchiveError> {
     let mut text = String::new();
     GzDecoder::new(bytes)
-        .take(MAX_DECODED_BYTES as u64 + 1)
+        .take(max_bytes as u64 + 1)
         .read_to_string(&mut text)
         .map_err(|e| ArchiveError::Gzip(e.to_string()))?;
-    if text.len() > MAX_DECODED_BYTES {
-        return Err(ArchiveError::TooLarge(MAX_DECODED_BYTES));
+    if text.len() > max_bytes {
+        return Err(ArchiveError::TooLarge(max_bytes));
     }
     text.lines()
         .enumerate()
@@ -92,5 +99,8 @@ mod tests {
         let bytes = gz.finish().unwrap();
         assert!(matches!(decode(&bytes), Err(ArchiveError::Line { line: 2, .. })));
         assert_eq!(decode(&encode(&[])).unwrap(), vec![]);
+        let big = encode(&[Message::user_text("a".repeat(2_000), 1)]);
+        assert!(matches!(decode_limited(&big, 1_000), Err(ArchiveError::TooLarge(1_000))));
+        assert_eq!(decode_limited(&big, 4_000).unwrap().len(), 1);
     }
 }

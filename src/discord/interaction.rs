@@ -270,7 +270,8 @@ pub fn channel_not_allowed_text(channel_id: &str) -> String {
 /// `/status`, from the Session object's `GET /status` answer.
 pub fn status_text(status: &Value) -> String {
     let key = status["sessionKey"].as_str().unwrap_or("(new session)");
-    let messages = status["messages"].as_array().map_or(0, Vec::len);
+    // The brief status counts; a full one lists the messages.
+    let messages = status["messageCount"].as_u64().unwrap_or_else(|| status["messages"].as_array().map_or(0, |m| m.len() as u64));
     let queued = status["open"].as_u64().unwrap_or(0);
     let u = &status["usage"];
     let n = |f: &str| u[f].as_u64().unwrap_or(0);
@@ -380,7 +381,7 @@ mod tests {
         assert_eq!((e["type"].as_u64(), e["data"]["flags"].as_u64()), (Some(4), Some(64)));
         assert!(stranger_text("123").contains("discord:123"));
         let s = status_text(&json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
-            "messages": [{}, {}], "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}}));
+            "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}}));
         assert!(s.contains("agent:main:main") && s.contains("Messages: 2") && s.contains("200 in") && s.contains("360 total"), "{s}");
         let s = status_text(&json!({"sessionKey": null, "sessionId": null, "open": 0, "messages": [], "usage": {}}));
         assert!(s.contains("no conversation yet"), "{s}");

@@ -149,7 +149,7 @@ async fn session_status(env: &Env, key: &SessionKey) -> Result<serde_json::Value
     let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
     let mut init = worker::RequestInit::new();
     init.with_method(Method::Get);
-    let mut resp = stub.fetch_with_request(Request::new_with_init("https://session/status", &init)?).await?;
+    let mut resp = stub.fetch_with_request(Request::new_with_init(crate::session_do::BRIEF_STATUS_URL, &init)?).await?;
     if resp.status_code() != 200 {
         return Err(worker::Error::RustError(format!("session answered {}", resp.status_code())));
     }

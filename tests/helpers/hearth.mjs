@@ -40,6 +40,9 @@ export async function startHearth({ bindings = {}, persist } = {}) {
       ALLOW_FROM: `telegram:${FRIEND},telegram:${GROUP}`,
       RETRY_BASE_MS: "20",
       RETRY_MAX_MS: "200",
+      // The daily reset (04:00 by default) runs on the real clock: a run that
+      // crosses it would reset sessions mid-test. Tests that want it set it.
+      RESET_DAILY_AT: "off",
       // A function gets the stand-ins, for settings that name their addresses.
       ...(typeof bindings === "function" ? bindings({ llm, telegram }) : bindings),
     },

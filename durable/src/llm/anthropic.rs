@@ -94,7 +94,8 @@ fn user_blocks(content: &UserContent, req: &ChatRequest<'_>) -> Vec<Value> {
         UserContent::Text(t) => vec![json!({"type": "text", "text": t})],
         UserContent::Blocks(blocks) => blocks
             .iter()
-            .map(|b| match b {
+            .enumerate()
+            .map(|(i, b)| match b {
                 UserBlock::Text { text } => json!({"type": "text", "text": text}),
                 UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
                     Some(bytes) => json!({"type": "image", "source": {
@@ -104,7 +105,11 @@ fn user_blocks(content: &UserContent, req: &ChatRequest<'_>) -> Vec<Value> {
                 UserBlock::File { mime_type, r2_key, filename } => match req.media.get(r2_key) {
                     Some(bytes) if mime_type == "application/pdf" => json!({"type": "document", "source": {
                         "type": "base64", "media_type": mime_type, "data": crate::prompt::base64(bytes)}}),
-                    _ => json!({"type": "text", "text": crate::prompt::file_note(mime_type, filename.as_deref())}),
+                    _ => json!({"type": "text", "text": crate::prompt::file_note(
+                        mime_type,
+                        filename.as_deref(),
+                        crate::media::transcript_follows(blocks, i),
+                    )}),
                 },
             })
             .collect(),

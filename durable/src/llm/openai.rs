@@ -16,7 +16,8 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
             Message::User { content: UserContent::Blocks(blocks), .. } => {
                 let parts: Vec<Value> = blocks
                     .iter()
-                    .map(|b| match b {
+                    .enumerate()
+                    .map(|(i, b)| match b {
                         UserBlock::Text { text } => json!({"type": "text", "text": text}),
                         UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
                             Some(bytes) => json!({"type": "image_url", "image_url": {
@@ -24,7 +25,8 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
                             None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
                         },
                         UserBlock::File { mime_type, filename, .. } => {
-                            json!({"type": "text", "text": crate::prompt::file_note(mime_type, filename.as_deref())})
+                            let note = crate::prompt::file_note(mime_type, filename.as_deref(), crate::media::transcript_follows(blocks, i));
+                            json!({"type": "text", "text": note})
                         }
                     })
                     .collect();

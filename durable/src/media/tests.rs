@@ -487,6 +487,9 @@ fn voice_notes_are_transcribed_into_the_history() {
     assert_eq!(fx.sent(), vec!["noted"]);
     let content = last_user_content(&fx.llm_request(0));
     assert!(content.iter().any(|b| b["text"].as_str().is_some_and(|t| t.contains("buy milk tomorrow"))));
+    let texts: Vec<&str> = content.iter().filter_map(|b| b["text"].as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("audio/ogg") && t.contains("its transcript follows")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("not available to you")), "the transcript is available: {texts:?}");
 
     // Without an endpoint: stored and described, no transcription request.
     let fx = Fx::new(&[]);
@@ -495,7 +498,7 @@ fn voice_notes_are_transcribed_into_the_history() {
     fx.turn(&inbound(1, "", vec![att("v1", "voice", "audio/ogg", None, None)]));
     assert_eq!(fx.p.http.requests.borrow().len(), 1);
     let content = last_user_content(&fx.llm_request(0));
-    assert!(content.iter().any(|b| b["text"].as_str().is_some_and(|t| t.contains("audio/ogg"))));
+    assert!(content.iter().any(|b| b["text"].as_str().is_some_and(|t| t.contains("audio/ogg") && t.contains("not available to you"))));
 }
 
 // ------------------------------------------------------------ lifecycle

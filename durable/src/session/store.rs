@@ -200,6 +200,12 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             .collect())
     }
 
+    /// How many messages the session holds (without reading them).
+    pub fn message_count(&self, session_id: &str) -> Result<i64, StorageError> {
+        let rows = self.sql.exec("SELECT COUNT(*) FROM history WHERE session_id = ?", &[session_id.into()])?;
+        Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
+    }
+
     /// The session's messages with their row numbers, in order.
     pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
         let rows = self.sql.exec(
@@ -249,7 +255,10 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     pub fn clear_session(&self, session_id: &str) -> Result<(), StorageError> {
         self.sql.exec("DELETE FROM history WHERE session_id = ?", &[session_id.into()])?;
         self.sql.exec("DELETE FROM compactions WHERE session_id = ?", &[session_id.into()])?;
-        self.sql.exec("DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at')", &[])?;
+        self.sql.exec(
+            "DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at', 'reset_progress')",
+            &[],
+        )?;
         Ok(())
     }
 

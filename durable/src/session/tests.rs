@@ -6,7 +6,7 @@ use crate::config::AgentConfig;
 use crate::prompt::WorkspaceCache;
 use crate::routing::{ChatKind, Inbound, SessionKey};
 use crate::ports::ReplyTarget;
-use crate::testing::TestPlatform;
+use crate::testing::{Fault, StoreOp, TestPlatform};
 use futures::executor::block_on;
 use r2_layout::Message;
 use serde_json::json;
@@ -66,8 +66,46 @@ impl Fixture {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap()
     }
     fn drain(&self) -> DrainReport {
+        self.try_drain().unwrap()
+    }
+    /// Scripts the model's answer, queues a message and runs the queue.
+    fn say(&self, n: u32, text: &str, answer: &str) {
+        self.p.http.push_json(200, anthropic_text(answer));
+        self.enqueue(&inbound(n, text));
+        self.drain();
+    }
+    fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
         let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, media_cache: &self.media_cache };
-        block_on(drain(&self.p, &deps)).unwrap()
+        block_on(drain(&self.p, &deps))
+    }
+    fn session_id(&self) -> Option<String> {
+        SessionStore::new(&self.p.sql).meta("session_id").unwrap()
+    }
+    fn object(&self, key: &str) -> Option<String> {
+        self.p.store.objects.borrow().get(key).map(|o| String::from_utf8_lossy(&o.body).into_owned())
+    }
+    fn requests(&self) -> usize {
+        self.p.http.requests.borrow().len()
+    }
+    /// The Archive entries of a memory store: (name, content).
+    fn archive_entries(&self, store: &str) -> Vec<(String, String)> {
+        use crate::memory::{MemoryCall, MemoryReply};
+        let call = MemoryCall::Search { store: store.into(), query: "archive".into(), k: 50, kind: Some(hearth_memory::Kind::Archive) };
+        match self.p.memory.hub.borrow_mut().call(call) {
+            Ok(MemoryReply::Hits { hits }) => hits.into_iter().map(|h| (h.entry.name, h.entry.content)).collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+    /// Fills the history with six long exchanges, then shrinks the window so
+    /// the next request no longer fits.
+    fn long_history(&mut self) {
+        for i in 0..6 {
+            self.p.http.push_json(200, anthropic_text(&"answer ".repeat(120)));
+            self.enqueue(&inbound(10 + i, &format!("question {i} {}", "words ".repeat(120))));
+            self.drain();
+        }
+        self.cfg.lifecycle.context_window = 4_000;
+        self.cfg.lifecycle.context_reserve = 200;
     }
     fn history(&self) -> Vec<Message> {
         let store = SessionStore::new(&self.p.sql);
@@ -133,7 +171,8 @@ fn a_500_then_success_gives_one_reply_after_backoff() {
     f.enqueue(&inbound(1, "hi"));
     f.drain();
     assert_eq!(f.sent(), ["recovered"]);
-    assert_eq!(*f.p.slept.borrow(), [10]);
+    let backoff: Vec<u64> = f.p.slept.borrow().iter().copied().filter(|&ms| ms != super::turn::TYPING_REFRESH_MS).collect();
+    assert_eq!(backoff, [10]);
 }
 
 #[test]
@@ -272,14 +311,7 @@ fn a_failed_archive_write_keeps_everything() {
 #[test]
 fn an_overflowing_history_is_compacted_once_and_replayed_from_the_summary() {
     let mut f = Fixture::new();
-    for i in 0..6 {
-        f.p.http.push_json(200, anthropic_text(&"answer ".repeat(120)));
-        f.enqueue(&inbound(10 + i, &format!("question {i} {}", "words ".repeat(120))));
-        f.drain();
-    }
-    // Now the next request no longer fits.
-    f.cfg.lifecycle.context_window = 4_000;
-    f.cfg.lifecycle.context_reserve = 200;
+    f.long_history();
     let requests_before = f.p.http.requests.borrow().len();
     f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\n- Ana asks many questions"));
     f.p.http.push_json(200, anthropic_text("fine"));
@@ -352,4 +384,314 @@ fn daily_and_idle_policies_reset_before_the_next_message() {
     f.drain();
     assert_eq!(f.history().len(), 2);
     assert_eq!(f.p.store.objects.borrow().keys().filter(|k| k.starts_with("agents/main/sessions/")).count(), 2);
+}
+
+
+fn tool_call(id: &str) -> serde_json::Value {
+    json!({"content": [{"type": "tool_use", "id": id, "name": "read_file", "input": {"path": "SOUL.md"}}],
+           "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}})
+}
+
+fn anthropic_stop(text: &str, stop: &str) -> serde_json::Value {
+    json!({"content": [{"type": "text", "text": text}], "stop_reason": stop, "usage": {"input_tokens": 1, "output_tokens": 1}})
+}
+
+/// The `tool_result` blocks of an Anthropic request body.
+fn tool_results(req: &serde_json::Value) -> Vec<serde_json::Value> {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_turn_evicted_mid_tool_round_resumes_and_the_session_keeps_working() {
+    let f = Fixture::new();
+    f.enqueue(&inbound(1, "read my soul"));
+    // Evicted after the model's tool call was saved, before the tool ran.
+    let store = SessionStore::new(&f.p.sql);
+    let item = store.next_open().unwrap().unwrap();
+    let sid = store.session_id(|| "s1".into(), 0).unwrap();
+    store.start(item.seq, &sid, Some(&Message::user_text("read my soul", 0))).unwrap();
+    let call = Message::Assistant {
+        content: vec![r2_layout::AssistantBlock::ToolCall { id: "t1".into(), name: "read_file".into(), arguments: json!({"path": "SOUL.md"}) }],
+        timestamp: 1,
+        model: None,
+        stop_reason: Some("toolUse".into()),
+        usage: None,
+    };
+    store.append(&sid, &call).unwrap();
+    f.p.http.push_json(200, anthropic_text("the read was interrupted, trying again later"));
+    f.drain();
+    let req = f.p.http.request_json(0);
+    let results = tool_results(&req);
+    assert_eq!(results.len(), 1, "{req}");
+    assert_eq!((results[0]["tool_use_id"].as_str(), results[0]["is_error"].as_bool()), (Some("t1"), Some(true)));
+    assert!(results[0]["content"].to_string().contains("interrupted"));
+    // Every later message still works, with the pair intact.
+    f.say(2, "and now?", "fine");
+    assert_eq!(f.sent(), ["the read was interrupted, trying again later", "fine"]);
+    assert_eq!(tool_results(&f.p.http.request_json(1)).len(), 1);
+}
+
+#[test]
+fn a_resumed_active_reset_is_still_a_reset() {
+    let f = Fixture::new();
+    f.say(1, "hello", "the previous answer");
+    let sid = f.session_id().unwrap();
+    // Evicted right after the /reset row went active.
+    f.enqueue(&inbound(2, "/reset"));
+    f.p.sql.conn.execute("UPDATE inbox SET state = 'active', attempts = 1 WHERE state = 'pending'", []).unwrap();
+    f.p.http.push_json(200, anthropic_text("NONE"));
+    f.drain();
+    assert_eq!(f.sent(), ["the previous answer", "🧹 Fresh start. I archived our conversation (2 messages)."]);
+    assert!(f.object(&format!("agents/main/sessions/{sid}.jsonl.gz")).is_some());
+    assert_eq!(f.session_id(), None);
+}
+
+#[test]
+fn a_reset_retried_after_a_storage_error_neither_archives_nor_notes_twice() {
+    let f = Fixture::new();
+    f.say(1, "I like tea", "the previous answer");
+    let sid = f.session_id().unwrap();
+    let archive_key = format!("agents/main/sessions/{sid}.jsonl.gz");
+    f.p.http.push_json(200, anthropic_text("## Summary\nTea talk.\n## Memories\n- Ana likes tea"));
+    f.enqueue(&inbound(2, "/reset"));
+    // Archive and memories are done; clearing the history fails.
+    *f.p.sql.fail_writes_containing.borrow_mut() = Some("DELETE FROM history".into());
+    assert!(f.try_drain().is_err(), "the storage error stops the drain (the alarm retries)");
+    assert!(f.object(&archive_key).is_some());
+    *f.p.sql.fail_writes_containing.borrow_mut() = None;
+    f.drain();
+    assert_eq!(f.requests(), 2, "no second extraction call");
+    assert_eq!(f.p.store.ops_matching(&format!("put {archive_key}")), 1, "archived once");
+    let note = f.object("agents/main/memory/1970-01-01.md").unwrap();
+    assert_eq!(note.matches("- Ana likes tea").count(), 1, "{note}");
+    assert_eq!(f.archive_entries("main").len(), 1);
+    assert_eq!(f.sent(), ["the previous answer", "🧹 Fresh start. I archived our conversation (2 messages) and noted 1 things to remember."]);
+    assert_eq!(f.session_id(), None);
+}
+
+#[test]
+fn a_failed_media_delete_does_not_stop_the_reset() {
+    let f = Fixture::new();
+    f.p.store.put_text("media/agent:main:main/a.jpg", "jpeg");
+    f.say(1, "hello", "hi");
+    f.p.store.inject(Fault::once(StoreOp::Delete, "media/"));
+    f.say(2, "/reset", "NONE");
+    assert!(sent_last(&f).contains("Fresh start"), "{:?}", f.sent());
+    assert_eq!(f.session_id(), None, "cleared");
+    assert!(f.p.logs.borrow().iter().any(|l| l.contains("not (all) deleted")));
+    assert!(f.object("media/agent:main:main/a.jpg").is_some(), "left for the next reset");
+    // The next reset takes the leftover with it.
+    f.say(3, "again", "hi");
+    f.say(4, "/new", "NONE");
+    assert!(f.object("media/agent:main:main/a.jpg").is_none());
+}
+
+#[test]
+fn a_failed_part_archive_keeps_the_history_and_the_turn_is_trimmed_once() {
+    let mut f = Fixture::new();
+    f.long_history();
+    let before = f.history();
+    let requests_before = f.requests();
+    f.p.store.inject(Fault::once(StoreOp::Put, "agents/main/sessions/"));
+    f.p.http.push_json(200, anthropic_text("## Summary\nLots of questions.\n## Memories\n- Ana asks a lot"));
+    f.say(99, "and now?", "fine");
+    assert_eq!(f.requests(), requests_before + 2, "the compaction call and one turn call");
+    assert_eq!(f.sent().last().map(String::as_str), Some("fine"));
+    let store = SessionStore::new(&f.p.sql);
+    let sid = f.session_id().unwrap();
+    assert_eq!(store.compaction_count(&sid).unwrap(), 0, "no marker");
+    assert_eq!(&f.history()[..before.len()], &before[..], "nothing removed");
+    assert!(f.object("agents/main/memory/1970-01-01.md").is_none(), "no memories noted");
+    assert!(f.archive_entries("main").is_empty());
+    let turn = f.p.http.request_json(requests_before + 1);
+    assert!(turn["messages"][0]["content"].to_string().contains("were left out to fit"), "trimmed with a note");
+}
+
+#[test]
+fn an_unusable_summary_throws_nothing_away() {
+    for (what, reply) in [
+        ("empty", anthropic_text("")),
+        ("tool call", tool_call("x1")),
+        ("cut off", anthropic_stop("## Summary\nWe talked about quest", "max_tokens")),
+    ] {
+        let mut f = Fixture::new();
+        f.long_history();
+        let before = f.history();
+        f.p.http.push_json(200, reply);
+        f.p.http.push_json(200, anthropic_text("fine"));
+        f.enqueue(&inbound(99, "and now?"));
+        f.drain();
+        let sid = f.session_id().unwrap();
+        assert_eq!(SessionStore::new(&f.p.sql).compaction_count(&sid).unwrap(), 0, "{what}: no marker");
+        assert_eq!(&f.history()[..before.len()], &before[..], "{what}: nothing removed");
+        assert!(!f.p.store.objects.borrow().keys().any(|k| k.contains("-part")), "{what}: no part archive");
+        assert_eq!(f.sent().last().map(String::as_str), Some("fine"), "{what}");
+    }
+}
+
+#[test]
+fn the_marker_names_the_memory_entry_as_the_memory_named_it() {
+    let mut f = Fixture::new();
+    f.long_history();
+    let sid = f.session_id().unwrap();
+    // The name the compaction asks for is taken: the memory adds a suffix.
+    let wanted = format!("archive {sid}-part0");
+    block_on(crate::ports::MemoryService::add_archive(&f.p.memory, "main", &wanted, "an older summary", 0)).unwrap();
+    let requests_before = f.requests();
+    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions.\n## Memories\nNONE"));
+    f.say(99, "and now?", "fine");
+    let marker = SessionStore::new(&f.p.sql).latest_compaction(&sid).unwrap().expect("compacted");
+    assert_ne!(marker.archive_name, wanted);
+    let entries = f.archive_entries("main");
+    let entry = entries.iter().find(|(n, _)| *n == marker.archive_name).expect("the marker's name is an entry");
+    assert!(entry.1.contains("We talked about questions."));
+    let turn = f.p.http.request_json(requests_before + 1);
+    let first = turn["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(first.contains(&format!("'{}'", marker.archive_name)) && first.contains("memory_get"), "{first}");
+}
+
+#[test]
+fn the_summary_names_the_entry_memory_get_fetches() {
+    let mut f = Fixture::new();
+    f.long_history();
+    let sid = f.session_id().unwrap();
+    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions.\n## Memories\nNONE"));
+    f.say(99, "and now?", "fine");
+    let turn = f.p.http.request_json(f.requests() - 1);
+    let first = turn["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(first.contains(&format!("archive entry 'archive {sid}-part0': memory_get fetches it")), "{first}");
+    // And memory_get finds it by that name.
+    let got = f.p.memory.hub.borrow_mut().call(crate::memory::MemoryCall::Get { store: "main".into(), name: format!("archive {sid}-part0") });
+    assert!(matches!(got, Ok(crate::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions.")));
+    // Without the memory, the summary points at the part archive instead.
+    let mut f = Fixture::new();
+    f.long_history();
+    f.p.memory.unavailable.set(true);
+    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions.\n## Memories\nNONE"));
+    f.say(99, "and now?", "fine");
+    let turn = f.p.http.request_json(f.requests() - 1);
+    let first = turn["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(first.contains("the compacted messages are archived as ") && first.contains("-part0.jsonl.gz"), "{first}");
+}
+
+#[test]
+fn a_reset_after_a_compaction_archives_the_summary_first() {
+    let mut f = Fixture::new();
+    f.long_history();
+    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\nNONE"));
+    f.say(99, "and now?", "fine");
+    let sid = f.session_id().unwrap();
+    let rows = f.history().len();
+    f.say(100, "/reset", "NONE");
+    let obj = f.p.store.objects.borrow().get(&format!("agents/main/sessions/{sid}.jsonl.gz")).cloned().unwrap();
+    let msgs = r2_layout::archive::decode(&obj.body).unwrap();
+    assert_eq!(msgs.len(), rows + 1);
+    assert!(msgs[0].text().starts_with("[Summary of our earlier conversation") && msgs[0].text().contains("questions 0-3"));
+    let meta: HashMap<_, _> = obj.custom_metadata.into_iter().collect();
+    assert_eq!(meta["messageCount"], (rows + 1).to_string());
+}
+
+#[test]
+fn memories_of_a_group_stay_in_the_groups_memory() {
+    let mut f = Fixture::new();
+    f.key = SessionKey::parse("agent:main:telegram:group:-100").unwrap();
+    f.long_history();
+    f.cfg.lifecycle.context_window = 3_000; // a group's prompt has fewer tools
+    // Compaction in the group.
+    f.p.http.push_json(200, anthropic_text("## Summary\nPicnic planning.\n## Memories\n- the group meets on Sundays"));
+    f.say(99, "and now?", "fine");
+    // Reset of the group.
+    f.say(100, "/reset", "## Summary\nMore picnic.\n## Memories\n- Pat brings the bread");
+    assert!(sent_last(&f).contains("noted 1 things"), "{:?}", f.sent());
+    let daily: Vec<String> = f.p.store.objects.borrow().keys().filter(|k| k.starts_with("agents/main/memory/")).cloned().collect();
+    assert!(daily.is_empty(), "the owner's daily notes are untouched: {daily:?}");
+    let group = f.archive_entries("group:telegram:-100");
+    assert_eq!(group.len(), 2, "{group:?}");
+    assert!(group.iter().any(|(_, c)| c.contains("Picnic planning.") && c.contains("- the group meets on Sundays")));
+    assert!(group.iter().any(|(_, c)| c.contains("More picnic.") && c.contains("- Pat brings the bread")));
+    assert!(f.archive_entries("main").is_empty(), "nothing in the owner's store");
+}
+
+#[test]
+fn a_main_reset_notes_memories_in_the_daily_file_and_the_memory() {
+    let f = Fixture::new();
+    f.say(1, "I like tea", "hi");
+    let sid = f.session_id().unwrap();
+    f.say(2, "/reset", "## Summary\nWe talked about tea.\n## Memories\n- Ana likes tea");
+    assert!(f.object("agents/main/memory/1970-01-01.md").unwrap().contains("- Ana likes tea"));
+    let entries = f.archive_entries("main");
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].0, format!("archive {sid}"));
+    assert!(entries[0].1.contains("We talked about tea.") && entries[0].1.contains("- Ana likes tea"));
+}
+
+#[test]
+fn reset_memories_go_to_the_local_day_of_the_last_activity() {
+    let mut f = Fixture::new();
+    f.cfg.timezone = "Europe/Paris".into();
+    // 1970-01-01 23:30 UTC is already 1970-01-02 00:30 in Paris.
+    f.p.now.set(23 * 3_600_000 + 30 * 60_000);
+    f.say(1, "a late thought", "late answer");
+    // Reset on 1970-01-03 at 10:00 Paris time.
+    f.p.now.set(2 * 86_400_000 + 9 * 3_600_000);
+    f.say(2, "/reset", "- Ana thinks late at night");
+    let note = f.object("agents/main/memory/1970-01-02.md").expect("the day of the last activity, local time");
+    assert!(note.contains("### Extracted before reset (10:00)\n- Ana thinks late at night"), "{note}");
+    assert!(f.object("agents/main/memory/1970-01-01.md").is_none(), "not the UTC date");
+    assert!(f.object("agents/main/memory/1970-01-03.md").is_none(), "not the day of the reset");
+}
+
+#[test]
+fn an_oversize_message_is_cut_to_fit_in_one_request() {
+    let mut f = Fixture::new();
+    f.cfg.lifecycle.context_window = 4_000;
+    f.cfg.lifecycle.context_reserve = 200;
+    f.p.http.push_json(200, anthropic_text("that is long"));
+    f.enqueue(&inbound(1, &"x".repeat(40_000)));
+    f.drain();
+    assert_eq!(f.requests(), 1, "no compaction call, no retry");
+    let body = String::from_utf8(f.p.http.requests.borrow()[0].body.clone()).unwrap();
+    assert!(body.contains("characters cut here to fit the model's context window"));
+    assert!(body.len() < 4_000 * 4, "{} bytes", body.len());
+    assert_eq!(f.sent(), ["that is long"]);
+    assert!(f.history()[0].text().len() > 40_000, "the history keeps the whole message");
+}
+
+#[test]
+fn a_slow_model_call_keeps_typing_shown() {
+    let f = Fixture::new();
+    f.p.http.pending_polls.set(3);
+    f.say(1, "think hard", "done thinking");
+    assert_eq!(f.sent(), ["done thinking"]);
+    assert!(f.p.channel.typing.get() >= 3, "typing re-sent while waiting: {}", f.p.channel.typing.get());
+    assert!(f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS));
+}
+
+#[test]
+fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
+    let f = Fixture::new();
+    f.p.http.pending_polls.set(3);
+    f.p.http.push_json(200, anthropic_text("HEARTBEAT_OK"));
+    let mut run = inbound(1, "[Heartbeat] check");
+    run.channel = crate::scheduled::SYSTEM_CHANNEL.into();
+    run.reply_target.channel = crate::scheduled::NOTIFY_CHANNEL.into();
+    f.enqueue(&run);
+    f.drain();
+    assert!(!f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS), "no typing refresh without a chat");
+    let mut admin = inbound(2, "/reset");
+    admin.channel = ADMIN_CHANNEL.into();
+    admin.reply_target.channel = ADMIN_CHANNEL.into();
+    f.p.http.push_json(200, anthropic_text("NONE"));
+    f.enqueue(&admin);
+    f.drain();
+    assert!(!f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ADMIN_CHANNEL), "nothing sent to a non-existent chat");
+    assert!(f.p.logs.borrow().iter().any(|l| l.starts_with("admin: 🧹 Fresh start")));
 }

@@ -54,26 +54,33 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         }
-        if !item.active {
-            if is_reset_command(&inbound.text) {
+        // A reset is recognised whether it starts now or resumes (eviction,
+        // or a retry after a storage error): never answered as a message.
+        if is_reset_command(&inbound.text) {
+            if item.active {
+                p.log(LogLevel::Warn, &format!("resuming interrupted reset for message {}", item.seq));
+                store.retry(item.seq)?;
+            } else {
                 store.start(item.seq, "", None)?;
-                let text = match reset_now(p, deps, &inbound.channel, ResetReason::Command).await? {
-                    Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
-                    Ok(o) => format!(
-                        "🧹 Fresh start. I archived our conversation ({} messages){}.",
-                        o.messages,
-                        if o.memories > 0 { format!(" and noted {} things to remember", o.memories) } else { String::new() }
-                    ),
-                    Err(e) => {
-                        p.log(LogLevel::Error, &format!("reset failed: {e}"));
-                        "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
-                    }
-                };
-                send(p, &inbound.reply_target, &text).await;
-                store.finish(item.seq, p.now_ms())?;
-                report.turns += 1;
-                continue;
             }
+            let text = match reset_now(p, deps, &inbound.channel, ResetReason::Command).await? {
+                Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
+                Ok(o) => format!(
+                    "🧹 Fresh start. I archived our conversation ({} messages){}.",
+                    o.messages,
+                    if o.memories > 0 { format!(" and noted {} things to remember", o.memories) } else { String::new() }
+                ),
+                Err(e) => {
+                    p.log(LogLevel::Error, &format!("reset failed: {e}"));
+                    "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
+                }
+            };
+            send(p, &inbound.reply_target, &text).await;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
+        if !item.active {
             let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok());
             if let Some(reason) = lifecycle::policy_reset_due(deps, last_activity, p.now_ms()) {
                 if let Err(e) = reset_now(p, deps, &inbound.channel, reason).await? {
@@ -169,8 +176,12 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let workspace = {
         let pins = crate::overlay::pins_for_turn(p, &cfg.overlay).await;
         let overlay = cfg.overlay.inputs(&pins);
-        let mut cache = deps.workspace_cache.borrow_mut();
-        match prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache).await {
+        // Taken out for the load, not borrowed across its awaits: a request the
+        // object serves meanwhile (`/status`) may look at the cache.
+        let mut cache = std::mem::take(&mut *deps.workspace_cache.borrow_mut());
+        let loaded = prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache).await;
+        *deps.workspace_cache.borrow_mut() = cache;
+        match loaded {
             Ok(ws) => ws,
             Err(e) => {
                 // Better to answer with the core prompt than not at all.
@@ -261,29 +272,34 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let mut compacted = false;
     let budget = lifecycle::budget(deps);
     for round in 0..cfg.llm.max_tool_rounds {
-        if lifecycle::estimate_tokens(&system, &history, tools_len) > budget && !compacted {
-            // Once per turn: compaction never loops.
-            compacted = true;
-            let prepared = Prepared { system: system.clone(), tools: tool_specs.clone(), workspace: Workspace::default(), tools_len };
-            if let Some(c) = lifecycle::compact(p, deps, &prepared, session_id).await? {
-                calls += 1;
-                p.log(LogLevel::Info, &format!("compacted {} messages into {}", c.compacted_messages, c.part_key));
-                history = lifecycle::conversation(store, session_id)?;
-            }
-        }
-        let trimmed;
-        let messages: &[Message] = if lifecycle::estimate_tokens(&system, &history, tools_len) > budget {
-            p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");
-            trimmed = lifecycle::trim_to_fit(&history, &system, tools_len, budget);
-            &trimmed
-        } else {
-            &history
-        };
-        calls += 1;
         let result = {
-            let view = media::prepare(p, cfg, deps.media_cache, messages).await;
-            let req = ChatRequest { system: &system, messages: &view.messages, tools: &tool_specs, media: &view.media, appended_user: None };
-            llm::complete(p, &cfg.llm, &req).await
+            let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
+            if !compacted && lifecycle::estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
+                // Once per turn: compaction never loops.
+                compacted = true;
+                let media_now = view.media.clone();
+                drop(view);
+                let prepared = Prepared { system: system.clone(), tools: tool_specs.clone(), workspace: Workspace::default(), tools_len };
+                let compaction = with_typing(p, inbound, lifecycle::compact(p, deps, &prepared, session_id, &media_now)).await?;
+                if let Some(c) = compaction {
+                    calls += 1;
+                    p.log(LogLevel::Info, &format!("compacted {} messages into {} ({})", c.compacted_messages, c.part_key, c.archive_name));
+                    history = lifecycle::conversation(store, session_id)?;
+                }
+                view = media::prepare(p, cfg, deps.media_cache, &history).await;
+            }
+            let trimmed;
+            let messages: &[Message] = if lifecycle::estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
+                // No second compaction and no retry: this request is trimmed once.
+                p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");
+                trimmed = lifecycle::trim_to_fit(&view.messages, &system, tools_len, budget, &view.media);
+                &trimmed
+            } else {
+                &view.messages
+            };
+            calls += 1;
+            let req = ChatRequest { system: &system, messages, tools: &tool_specs, media: &view.media, appended_user: None };
+            with_typing(p, inbound, llm::complete(p, &cfg.llm, &req)).await
         };
         let reply: LlmReply = match result {
             Ok(r) => r,
@@ -371,7 +387,46 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     Ok(calls)
 }
 
+/// Chat apps drop "typing…" after about 5 s: re-sent this often while the
+/// model works.
+pub const TYPING_REFRESH_MS: u64 = 4_000;
+/// Refreshes at most this many times per call (10 minutes: past every retry).
+const MAX_TYPING_REFRESHES: u32 = 150;
+
+/// Whether someone is waiting in a chat for this turn (not a scheduled run,
+/// not an admin action).
+fn person_waiting(inbound: &Inbound) -> bool {
+    inbound.channel != crate::scheduled::SYSTEM_CHANNEL
+        && !matches!(inbound.reply_target.channel.as_str(), ADMIN_CHANNEL | crate::scheduled::NOTIFY_CHANNEL)
+}
+
+/// Runs `work` (an LLM call) while keeping "typing…" shown in the chat.
+async fn with_typing<P: Platform, F: std::future::Future>(p: &P, inbound: &Inbound, work: F) -> F::Output {
+    if !person_waiting(inbound) {
+        return work.await;
+    }
+    let refresh = async {
+        for _ in 0..MAX_TYPING_REFRESHES {
+            p.sleep(TYPING_REFRESH_MS).await;
+            p.channel().typing(&inbound.reply_target).await;
+        }
+    };
+    let work = std::pin::pin!(work);
+    let refresh = std::pin::pin!(refresh);
+    match futures::future::select(work, refresh).await {
+        futures::future::Either::Left((out, _)) => out,
+        futures::future::Either::Right(((), work)) => work.await,
+    }
+}
+
+/// The channel of work started from the admin API: there is no chat to answer.
+pub const ADMIN_CHANNEL: &str = "admin";
+
 async fn send<P: Platform>(p: &P, target: &crate::ports::ReplyTarget, text: &str) {
+    if target.channel == ADMIN_CHANNEL {
+        p.log(LogLevel::Info, &format!("admin: {text}"));
+        return;
+    }
     if let Err(e) = p.channel().send_text(target, text).await {
         // The reply is in the history; the channel adapter already retried.
         p.log(LogLevel::Error, &format!("reply not delivered: {e}"));

@@ -18,6 +18,9 @@ pub const DEFAULT_PREVIEW: usize = 200;
 pub const MAX_PREVIEW: usize = 4_000;
 /// Archives scanned by one `search`, newest first (bounds the call's cost).
 pub const SEARCH_ARCHIVES: usize = 20;
+/// Largest archive the tool decodes (uncompressed). The object runs in a
+/// 128 MB isolate next to a 50 MB media cache: one transcript must stay small.
+pub const MAX_ARCHIVE_BYTES: usize = 8 * 1024 * 1024;
 
 pub fn spec() -> crate::llm::ToolSpec {
     crate::llm::ToolSpec {
@@ -75,7 +78,7 @@ async fn messages_of<S: ObjectStore>(ctx: &ToolContext<'_, S>, id: &str) -> Resu
     r2_layout::keys::check_segment("session id", id).map_err(|e| e.to_string())?;
     let key = format!("{}{id}.jsonl.gz", keys::sessions_prefix(ctx.agent));
     match ctx.store.get(&key).await.map_err(|e| e.to_string())? {
-        Some(o) => archive::decode(&o.body).map_err(|e| e.to_string()),
+        Some(o) => archive::decode_limited(&o.body, MAX_ARCHIVE_BYTES).map_err(|e| e.to_string()),
         None => Err(format!("no session {id:?} (see list_sessions)")),
     }
 }
@@ -111,10 +114,17 @@ pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value
             let mut hits = Vec::new();
             let mut ids = vec![ctx.session_id.to_owned()];
             match archive_ids(ctx).await {
-                Ok(a) => ids.extend(a.into_iter().take(SEARCH_ARCHIVES).map(|(id, _, _)| id)),
+                // An archive whose gzip alone is over the cap cannot fit decoded: not downloaded.
+                Ok(a) => ids.extend(
+                    a.into_iter().filter(|(_, size, _)| *size <= MAX_ARCHIVE_BYTES as u64).take(SEARCH_ARCHIVES).map(|(id, _, _)| id),
+                ),
                 Err(e) => return ToolOutcome::err(e),
             }
             for id in ids {
+                if hits.len() >= limit {
+                    // Full: no more archives are downloaded.
+                    break;
+                }
                 let Ok(msgs) = messages_of(ctx, &id).await else { continue };
                 for (i, m) in msgs.iter().enumerate() {
                     if hits.len() >= limit {
@@ -134,5 +144,54 @@ pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value
     match result {
         Ok(v) => ToolOutcome::ok(v.to_string()),
         Err(e) => ToolOutcome::err(json!({"ok": false, "error": e}).to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::PutOptions;
+    use crate::testing::MemStore;
+    use futures::executor::block_on;
+    use r2_layout::{AgentId, Scope};
+
+    fn run(store: &MemStore, live: &[Message], args: Value) -> Value {
+        let agent = AgentId::parse("main").unwrap();
+        let ctx = ToolContext { store, agent: &agent, scope: Scope::Main, skills: &[], session_id: "live", live };
+        let out = block_on(session_logs(&ctx, &args));
+        serde_json::from_str(&out.text).unwrap_or(Value::String(out.text))
+    }
+
+    fn put_archive(store: &MemStore, id: &str, messages: &[Message]) {
+        let key = format!("agents/main/sessions/{id}.jsonl.gz");
+        block_on(store.put(&key, archive::encode(messages), PutOptions::default())).unwrap();
+    }
+
+    #[test]
+    fn search_stops_downloading_archives_once_the_hits_are_in() {
+        let store = MemStore::default();
+        for i in 0..5 {
+            put_archive(&store, &format!("s{i}"), &[Message::user_text(format!("green tea {i}"), i)]);
+        }
+        let live = [Message::user_text("more green tea", 9)];
+        let v = run(&store, &live, json!({"action": "search", "query": "green tea", "limit": 2}));
+        assert_eq!(v["hits"].as_array().map(Vec::len), Some(2), "{v}");
+        assert_eq!(store.ops_matching("get agents/main/sessions/"), 1, "the live session and one archive filled the limit");
+    }
+
+    #[test]
+    fn archives_over_the_cap_are_not_decoded() {
+        let store = MemStore::default();
+        put_archive(&store, "big", &[Message::user_text("a".repeat(MAX_ARCHIVE_BYTES + 10), 1)]);
+        put_archive(&store, "small", &[Message::user_text("needle", 2)]);
+        // Listed as larger than the cap even compressed: never downloaded by a search.
+        put_archive(&store, "huge", &[Message::user_text("needle", 3)]);
+        store.objects.borrow_mut().get_mut("agents/main/sessions/huge.jsonl.gz").unwrap().info.size = MAX_ARCHIVE_BYTES as u64 + 1;
+        let v = run(&store, &[], json!({"action": "read_session", "session_id": "big"}));
+        assert!(v.to_string().contains("larger than"), "{v}");
+        let v = run(&store, &[], json!({"action": "search", "query": "needle"}));
+        let hits = v["hits"].as_array().unwrap();
+        assert_eq!((hits.len(), &hits[0]["session_id"]), (1, &json!("small")), "{v}");
+        assert_eq!(store.ops_matching("get agents/main/sessions/huge"), 0);
     }
 }
