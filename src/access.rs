@@ -2,12 +2,34 @@
 //! refused, and with what words. Shared by Telegram and Discord so both say
 //! the same thing.
 
+use crate::adapters::{self, EnvVars};
+use crate::http::error_response;
+use durable::config::{agent_ids, AgentConfig};
+use durable::ports::LogLevel;
 use worker::{Response, Result};
+
+/// Whether `agent` is one of `AGENTS`.
+pub fn is_configured(vars: &EnvVars<'_>, agent: &str) -> bool {
+    agent_ids(vars).iter().any(|a| a == agent)
+}
 
 /// An agent id that is not configured: a plain 404. The configured ids are
 /// never listed to the caller (they could be anyone on the internet).
 pub fn unknown_agent() -> Result<Response> {
     Response::error("not found", 404)
+}
+
+/// Once the caller is authenticated: the agent's settings, or the answer to
+/// give (unknown agent: 404; a broken setting: 500 naming it, also logged so
+/// `wrangler dev` and `wrangler tail` show it).
+pub fn config_after_auth(vars: &EnvVars<'_>, agent: &str, known: bool) -> std::result::Result<AgentConfig, Result<Response>> {
+    if !known {
+        return Err(unknown_agent());
+    }
+    AgentConfig::load(vars, agent).map_err(|e| {
+        adapters::log(LogLevel::Error, &format!("agent {agent}: {e}"));
+        error_response(&e)
+    })
 }
 
 /// What a person who may not talk to the agent is told: their id, in the

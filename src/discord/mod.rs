@@ -14,10 +14,10 @@ pub mod verify;
 
 use crate::access;
 use crate::adapters::{self, EnvVars};
-use crate::http::{error_response, json_response, read_body_limited};
+use crate::http::{json_response, read_body_limited};
 use crate::session_do;
 use client::DiscordApi;
-use durable::config::{agent_ids, setting, AgentConfig, Vars};
+use durable::config::{setting, AgentConfig, Vars};
 use durable::ports::LogLevel;
 use durable::retry::Backoff;
 use durable::routing::{route, Route, SessionKey};
@@ -44,7 +44,7 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
     // back to the shared key): Discord's probes with bad signatures get 401
     // even when the rest of the configuration is broken, and nobody learns
     // which agents exist without a valid signature.
-    let known = agent_ids(&vars).iter().any(|a| a == agent);
+    let known = access::is_configured(&vars, agent);
     let key = match setting(&vars, agent, "DISCORD_PUBLIC_KEY").map(|hex| verify::PublicKey::from_hex(&hex)) {
         Some(Ok(k)) => k,
         _ if !known => return access::unknown_agent(),
@@ -60,15 +60,9 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
     if let Err(e) = key.verify(signature.as_deref(), timestamp.as_deref(), &body) {
         return Response::error(format!("invalid request signature: {e}"), 401);
     }
-    if !known {
-        return access::unknown_agent();
-    }
-    let cfg = match AgentConfig::load(&vars, agent) {
+    let cfg = match access::config_after_auth(&vars, agent, known) {
         Ok(c) => c,
-        Err(e) => {
-            adapters::log(LogLevel::Error, &format!("discord interaction of agent {agent}: {e}"));
-            return error_response(&e);
-        }
+        Err(resp) => return resp,
     };
     let i = match interaction::parse(&body) {
         Ok(i) => i,

@@ -6,10 +6,10 @@ pub mod update;
 
 use crate::access;
 use crate::adapters::{self, EnvVars};
-use crate::http::{error_response, read_body_limited};
+use crate::http::read_body_limited;
 use crate::session_do;
 use client::TelegramApi;
-use durable::config::{agent_ids, setting, AgentConfig};
+use durable::config::{setting, AgentConfig};
 use durable::ports::{LogLevel, ReplyTarget};
 use durable::retry::Backoff;
 use durable::routing::{route, Route};
@@ -48,7 +48,7 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
     // The secret first: before it, a caller learns nothing about which agents
     // exist or how they are configured. An unknown agent id falls back to the
     // shared secret, so a wrong secret is 401 whether or not the agent exists.
-    let known = agent_ids(&vars).iter().any(|a| a == agent);
+    let known = access::is_configured(&vars, agent);
     let Some(secret) = setting(&vars, agent, "TELEGRAM_WEBHOOK_SECRET") else {
         if !known {
             return access::unknown_agent();
@@ -59,15 +59,9 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
     if !secrets_match(given.as_bytes(), secret.as_bytes()) {
         return Response::error("wrong or missing X-Telegram-Bot-Api-Secret-Token", 401);
     }
-    if !known {
-        return access::unknown_agent();
-    }
-    let cfg = match AgentConfig::load(&vars, agent) {
+    let cfg = match access::config_after_auth(&vars, agent, known) {
         Ok(c) => c,
-        Err(e) => {
-            adapters::log(LogLevel::Error, &format!("telegram webhook of agent {agent}: {e}"));
-            return error_response(&e);
-        }
+        Err(resp) => return resp,
     };
     let body = match read_body_limited(&mut req, MAX_UPDATE_BYTES).await {
         Ok(b) => b,
