@@ -3,6 +3,7 @@
 //! `r2-layout` crates, which are tested natively; this crate adapts them to
 //! `worker` types.
 
+mod access;
 mod adapters;
 mod agent;
 mod api;

@@ -18,6 +18,7 @@ const STRANGER = "100000000000000009";
 const GUILD = "200000000000000001";
 const CHANNEL = "300000000000000001"; // allowed guild channel
 const OTHER_CHANNEL = "300000000000000002"; // not allowed
+const THREAD = "300000000000000011"; // a thread under CHANNEL
 const dmChannel = (user) => "4" + user.slice(1);
 
 let h;
@@ -34,6 +35,12 @@ before(async () => {
       DISCORD_API_BASE: discord.base,
       OWNER_IDS: `telegram:4242,discord:${OWNER}`,
       ALLOW_FROM: `telegram:777,discord:${FRIEND},discord:${CHANNEL}`,
+      // Agents for the deadline tests (DISCORD_TURN_DEADLINE_MS is a test-only
+      // knob) and one whose configuration is broken.
+      AGENTS: "main,fast,slow,broken",
+      DISCORD_TURN_DEADLINE_MS__FAST: "1000",
+      DISCORD_TURN_DEADLINE_MS__SLOW: "3600000",
+      LLM_PROVIDER__BROKEN: "gemini",
     },
   });
   await h.putFile("agents/main/SOUL.md", "# Soul\nI am Ember.");
@@ -49,7 +56,7 @@ beforeEach(() => {
 });
 
 /** An APPLICATION_COMMAND interaction as Discord sends it. */
-function command(name, { user = OWNER, guild, channel, options = [], resolved, id = snowflake(), token } = {}) {
+function command(name, { user = OWNER, guild, channel, thread, options = [], resolved, id = snowflake(), token } = {}) {
   const u = { id: user, username: `user${user.slice(-2)}`, global_name: user === OWNER ? "Olga" : null, discriminator: "0", avatar: null };
   const i = {
     app_permissions: "562949953601536",
@@ -68,8 +75,11 @@ function command(name, { user = OWNER, guild, channel, options = [], resolved, i
     Object.assign(i, {
       guild_id: guild,
       guild_locale: "en-US",
-      channel_id: ch,
-      channel: { id: ch, type: 0, guild_id: guild, name: "general" },
+      channel_id: thread ?? ch,
+      // A text channel's parent is its category; a thread's (type 11) its channel.
+      channel: thread
+        ? { id: thread, type: 11, guild_id: guild, parent_id: ch, name: "a thread", thread_metadata: { archived: false } }
+        : { id: ch, type: 0, guild_id: guild, parent_id: "500000000000000001", name: "general" },
       member: { user: u, roles: [], permissions: "1128248290438721", nick: null, joined_at: "2024-01-01T00:00:00.000000+00:00" },
       context: 0,
     });
@@ -81,10 +91,10 @@ function command(name, { user = OWNER, guild, channel, options = [], resolved, i
 }
 const ask = (prompt, opts) => command("ask", { ...opts, options: [{ name: "prompt", type: 3, value: prompt }] });
 
-async function post(body, { headers, sign = true } = {}) {
+async function post(body, { headers, sign = true, agent = "main" } = {}) {
   const raw = typeof body === "string" ? body : JSON.stringify(body);
   const t0 = performance.now();
-  const res = await h.mf.dispatchFetch("http://hearth.test/discord/main", {
+  const res = await h.mf.dispatchFetch(`http://hearth.test/discord/${agent}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(sign ? keys.sign(raw) : {}), ...headers },
     body: raw,
@@ -132,6 +142,23 @@ describe("discord interactions endpoint", () => {
     await settle();
     assert.equal(h.llm.requests.length, 0);
     assert.equal(discord.requests.length, 0);
+  });
+
+  test("the signature is checked before the configuration: 401 for a broken agent, no agent ids without a signature", async () => {
+    const body = JSON.stringify(ask("probe"));
+    const bad = { ...keys.sign(body), "X-Signature-Ed25519": "00".repeat(64) };
+    const broken = await post(body, { agent: "broken", sign: false, headers: bad });
+    assert.equal(broken.status, 401, "Discord's bad-signature probe gets 401 even with a broken config");
+    const brokenSigned = await post(body, { agent: "broken" });
+    assert.equal(brokenSigned.status, 500);
+    assert.match(brokenSigned.text, /LLM_PROVIDER/);
+    const unknown = await post(body, { agent: "nobody", sign: false, headers: bad });
+    assert.equal(unknown.status, 401);
+    const unknownSigned = await post(body, { agent: "nobody" });
+    assert.equal(unknownSigned.status, 404);
+    assert.ok(!/main|fast|slow|broken/.test(unknownSigned.text), `404 lists agent ids: ${unknownSigned.text}`);
+    await settle();
+    assert.equal(h.llm.requests.length, 0);
   });
 
   test("/ask gets a deferred response at once, then exactly one PATCH with the answer", async () => {
@@ -303,9 +330,63 @@ describe("discord interactions endpoint", () => {
     assert.ok(media.some((o) => o.key.endsWith(".png")), "stored in R2");
   });
 
-  test("a reply after the 15-minute token lifetime goes to the channel with the bot token", async () => {
-    const i = ask("late one", { id: snowflake(16 * 60 * 1000) });
+  test("a thread under an allowed channel is its own conversation in that channel's scope", async () => {
+    const i = ask("hello from a thread", { user: STRANGER, guild: GUILD, thread: THREAD });
     assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 1, { what: "thread answer" });
+    assert.equal(discord.calls("original")[0].body.content, "echo: [user09]: hello from a thread");
+    const req = h.llm.requests[0];
+    assert.match(systemText(req), new RegExp(`session=agent:main:discord:group:${CHANNEL}:topic:${THREAD}\\b`));
+    assert.ok(!req.raw.includes("PRIVATE-MEMORY-FACT"), "private memory leaked into a thread");
+    // A thread under a channel that is not allowed is refused, naming the channel to allow.
+    const other = await post(ask("hi", { user: STRANGER, guild: GUILD, channel: OTHER_CHANNEL, thread: "300000000000000012" }));
+    assert.equal(other.json.type, 4);
+    assert.match(other.json.data.content, new RegExp(`discord:${OTHER_CHANNEL}`));
+    await settle();
+    assert.equal(h.llm.requests.length, 1);
+  });
+
+  test("a /ask that waited in the queue past its deadline spends no LLM call and says so", async () => {
+    // Agent `fast`: a model call may start at most 1 s after the interaction.
+    h.llm.push({ delayMs: 1500 });
+    const first = ask("slow one");
+    const second = ask("queued one");
+    assert.deepEqual((await post(first, { agent: "fast" })).json, { type: 5 });
+    assert.deepEqual((await post(second, { agent: "fast" })).json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 2, { what: "two PATCHes" });
+    await settle();
+    assert.equal(h.llm.requests.length, 1, "the queued /ask made no LLM call");
+    const byToken = Object.fromEntries(discord.calls("original").map((r) => [tokenOf(r), r.body.content]));
+    assert.equal(byToken[first.token], "echo: slow one", "a call started in time is delivered");
+    assert.match(byToken[second.token], /waited in my queue longer than I can still answer it here/);
+    assert.match(byToken[second.token], /ask again/);
+  });
+
+  test("a turn about to outlive its deadline tells the user in time instead of calling the model again", async () => {
+    h.llm.push({ toolCall: { name: "read_file", input: { path: "SOUL.md" } }, delayMs: 1500 }, { text: "too late" });
+    const i = ask("do a long job");
+    assert.deepEqual((await post(i, { agent: "fast" })).json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 1, { what: "note" });
+    await settle();
+    assert.equal(h.llm.requests.length, 1, "no model call after the deadline");
+    assert.equal(tokenOf(discord.calls("original")[0]), i.token, "through the interaction token, still valid");
+    assert.match(discord.calls("original")[0].body.content, /taking longer than I can still answer here/);
+  });
+
+  test("a /ask older than its deadline gets no turn; the note goes to the channel with the bot token", async () => {
+    const i = ask("ancient", { id: snowflake(16 * 60 * 1000) });
+    assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("channel").length === 1, { what: "channel post" });
+    await settle();
+    assert.equal(h.llm.requests.length, 0);
+    assert.match(discord.calls("channel")[0].body.content, /waited in my queue/);
+    assert.equal(discord.calls("original").length + discord.calls("followup").length, 0, "no call with a dead token");
+  });
+
+  test("a reply after the 15-minute token lifetime goes to the channel with the bot token", async () => {
+    // Agent `slow` lets a turn start late, so the answer outlives the token.
+    const i = ask("late one", { id: snowflake(16 * 60 * 1000) });
+    assert.deepEqual((await post(i, { agent: "slow" })).json, { type: 5 });
     await h.until(() => discord.calls("channel").length === 1, { what: "channel post" });
     const msg = discord.calls("channel")[0];
     assert.equal(msg.path, `/channels/${dmChannel(OWNER)}/messages`);

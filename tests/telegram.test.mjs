@@ -2,7 +2,8 @@
 // workerd, against stand-ins that record what Hearth sent them.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, SECRET, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { jpegBytes, photoUpdate, serveFile, userBlocks } from "./helpers/media.mjs";
 
 let h;
 before(async () => {
@@ -218,11 +219,168 @@ describe("telegram webhook", () => {
     assert.equal(sentTo(OWNER)[0].body.text, "done reading");
   });
 
+  test("an edited message after the reply starts no second turn and fetches nothing", async () => {
+    const original = tgUpdate({ text: "what is 2+2?" });
+    await h.sendUpdate(original);
+    await h.until(() => sentTo(OWNER).length === 1, { what: "reply" });
+    const fileId = serveFile(h, jpegBytes(2000));
+    const edit = tgUpdate({
+      edited: true,
+      text: undefined,
+      extra: { message_id: original.message.message_id, edit_date: Math.floor(Date.now() / 1000), caption: "what is 2+3?",
+        photo: [{ file_id: fileId, file_unique_id: "u" + fileId, file_size: 2000, width: 64, height: 64 }] },
+    });
+    const r = await h.sendUpdate(edit);
+    assert.equal(r.status, 200);
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(h.llm.requests.length, 1, "no second LLM request");
+    assert.equal(sentTo(OWNER).length, 1, "no second answer");
+    assert.equal(h.telegram.calls("getFile").length, 0, "the edit's media is not downloaded");
+  });
+
+  test("an edit of a message still waiting in the queue changes nothing: it is answered once, as sent", async () => {
+    h.llm.state.defaultDelayMs = 300;
+    await h.sendUpdate(tgUpdate({ from: FRIEND, text: "first" }));
+    const second = tgUpdate({ from: FRIEND, text: "second" });
+    await h.sendUpdate(second);
+    await h.sendUpdate(tgUpdate({ from: FRIEND, edited: true, text: "second, edited", extra: { message_id: second.message.message_id } }));
+    await h.until(() => sentTo(FRIEND).length === 2, { what: "two replies" });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.deepEqual(sentTo(FRIEND).map((m) => m.body.text), ["echo: first", "echo: second"]);
+    assert.equal(h.llm.requests.length, 2);
+  });
+
   test("forum topics get their own session and replies stay in the topic", async () => {
     const u = tgUpdate({ from: FRIEND, chat: GROUP, threadId: 77, text: "/ask hi", entities: [{ type: "bot_command", offset: 0, length: 4 }] });
     await h.sendUpdate(u);
     await h.until(() => sentTo(GROUP).length === 1, { what: "topic reply" });
     assert.equal(sentTo(GROUP)[0].body.message_thread_id, 77);
     assert.match(systemText(h.llm.requests[0]), /telegram:group:-100123456:topic:77/);
+  });
+});
+
+// The quick start's first contact: `.dev.vars.example` ships OWNER_IDS empty,
+// the owner writes once and is told the id to put there. Also: nothing about
+// the configuration answers a caller without the webhook secret.
+describe("first contact, with no owner configured", () => {
+  let f;
+  before(async () => {
+    f = await startHearth({
+      bindings: { OWNER_IDS: "", ALLOW_FROM: "", AGENTS: "main,broken", LLM_PROVIDER__BROKEN: "gemini" },
+    });
+  });
+  after(() => f.close());
+
+  test("a DM is told its id and what to set, and makes no LLM request", async () => {
+    const r = await f.sendUpdate(tgUpdate({ from: OWNER, text: "hi, are you mine?" }));
+    assert.equal(r.status, 200);
+    await f.until(() => f.telegram.sent().length === 1, { what: "first-contact reply" });
+    const text = f.telegram.sent()[0].body.text;
+    assert.equal(Number(f.telegram.sent()[0].body.chat_id), OWNER);
+    assert.match(text, new RegExp(`Your id is telegram:${OWNER}`));
+    assert.match(text, new RegExp(`OWNER_IDS=telegram:${OWNER}`));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(f.llm.requests.length, 0);
+  });
+
+  test("the secret is checked before the configuration: no agent ids or config errors for strangers", async () => {
+    const broken = await f.sendUpdate(tgUpdate({ text: "x" }), { agent: "broken", secret: "wrong" });
+    assert.equal(broken.status, 401, "a broken config does not answer an unauthenticated caller");
+    const brokenAuthed = await f.sendUpdate(tgUpdate({ text: "x" }), { agent: "broken" });
+    assert.equal(brokenAuthed.status, 500);
+    assert.match(await brokenAuthed.text(), /LLM_PROVIDER/, "the authenticated caller learns what to fix");
+    const unknown = await f.sendUpdate(tgUpdate({ text: "x" }), { agent: "nobody", secret: "wrong" });
+    assert.equal(unknown.status, 401, "an unknown agent does not tell itself apart without the secret");
+    const unknownAuthed = await f.sendUpdate(tgUpdate({ text: "x" }), { agent: "nobody", secret: SECRET });
+    assert.equal(unknownAuthed.status, 404);
+    const body = await unknownAuthed.text();
+    assert.ok(!/main|broken/.test(body), `404 lists agent ids: ${body}`);
+    assert.equal(f.llm.requests.length, 0);
+  });
+});
+
+// The OpenAI-compatible provider end to end: the stand-in rejects (400) any
+// body the real chat-completions API would reject (see chatCompletionsProblem).
+describe("OpenAI-compatible provider", () => {
+  let o;
+  before(async () => {
+    o = await startHearth({
+      bindings: ({ llm }) => ({ LLM_PROVIDER: "openai", LLM_BASE_URL: `${llm.base}/v1`, LLM_MODEL: "gpt-test" }),
+    });
+    await o.putFile("agents/main/SOUL.md", "# Soul\nI am Ember.");
+    await o.putFile("agents/main/TOOLS.md", "TOOL-NOTES-FOR-OPENAI");
+  });
+  after(() => o.close());
+  beforeEach(() => o.reset());
+  const replies = () => o.telegram.sent().filter((r) => Number(r.body.chat_id) === OWNER);
+  const valid = () => o.llm.requests.forEach((r, n) => assert.equal(r.invalid, undefined, `request ${n}: ${r.invalid}`));
+
+  test("a DM is answered; the request is chat completions with the system message first and the user's text", async () => {
+    await o.sendUpdate(tgUpdate({ text: "hello openai" }));
+    await o.until(() => replies().length === 1, { what: "reply" });
+    valid();
+    assert.equal(replies()[0].body.text, "echo: hello openai");
+    const req = o.llm.requests[0];
+    assert.equal(req.path, "/v1/chat/completions");
+    assert.equal(req.headers.authorization, "Bearer test-llm-key");
+    assert.equal(req.body.model, "gpt-test");
+    const [system, ...rest] = req.body.messages;
+    assert.equal(system.role, "system");
+    assert.match(system.content, /## Your Soul[\s\S]*I am Ember/);
+    assert.ok(rest.every((m) => m.role !== "system"), "one system message, first");
+    const user = rest.at(-1);
+    assert.equal(user.role, "user");
+    assert.ok(userBlocks(req).some((b) => b.type === "text" && b.text === "hello openai"), JSON.stringify(user));
+    assert.ok(req.body.tools.some((t) => t.type === "function" && t.function.name === "read_file"));
+  });
+
+  test("a read_file round goes through tool_calls and a tool message", async () => {
+    o.llm.push({ toolCall: { name: "read_file", input: { path: "TOOLS.md" } } }, { text: "read it" });
+    await o.sendUpdate(tgUpdate({ text: "read your tool notes" }));
+    await o.until(() => replies().length === 1, { what: "reply" });
+    valid();
+    assert.equal(o.llm.requests.length, 2);
+    const msgs = o.llm.requests[1].body.messages;
+    const [call, result] = msgs.slice(-2);
+    assert.equal(call.role, "assistant");
+    assert.equal(call.tool_calls[0].function.name, "read_file");
+    assert.deepEqual(JSON.parse(call.tool_calls[0].function.arguments), { path: "TOOLS.md" });
+    assert.equal(result.role, "tool");
+    assert.equal(result.tool_call_id, call.tool_calls[0].id);
+    assert.match(result.content, /TOOL-NOTES-FOR-OPENAI/);
+    assert.equal(replies()[0].body.text, "read it");
+  });
+
+  test("a 500 then success gives exactly one reply", async () => {
+    o.llm.push({ status: 500 });
+    await o.sendUpdate(tgUpdate({ text: "flaky openai?" }));
+    await o.until(() => replies().length === 1, { what: "reply" });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(o.llm.requests.length, 2);
+    assert.equal(replies().length, 1);
+    assert.equal(replies()[0].body.text, "echo: flaky openai?");
+  });
+
+  test("a photo reaches the model as an image_url data URL of its exact bytes", async () => {
+    const bytes = jpegBytes(5000);
+    const id = serveFile(o, bytes);
+    await o.sendUpdate(photoUpdate(id, bytes.length, { caption: "what is this?" }));
+    await o.until(() => replies().length === 1, { what: "reply" });
+    valid();
+    const image = userBlocks(o.llm.requests.at(-1)).find((b) => b.type === "image_url");
+    assert.ok(image, "an image_url part");
+    const [, mime, data] = image.image_url.url.match(/^data:([^;]+);base64,(.*)$/);
+    assert.equal(mime, "image/jpeg");
+    assert.ok(Buffer.from(data, "base64").equals(bytes), "the model sees the exact bytes");
+  });
+
+  test("an empty model reply does not make the next request invalid", async () => {
+    o.llm.push({ text: "" });
+    await o.sendUpdate(tgUpdate({ text: "say nothing" }));
+    await o.until(() => replies().length === 1, { what: "placeholder reply" });
+    await o.sendUpdate(tgUpdate({ text: "still there?" }));
+    await o.until(() => replies().length === 2, { what: "second reply" });
+    valid();
+    assert.equal(replies()[1].body.text, "echo: still there?");
   });
 });

@@ -139,27 +139,36 @@ fn number<T: std::str::FromStr>(vars: &impl Vars, agent: &str, name: &str, defau
     }
 }
 
-/// Parses `telegram:123,discord:456`.
+/// Parses `telegram:123,discord:456`. Ids are numbers (a Telegram group's is
+/// negative), so a username or a typo is an error naming the entry rather
+/// than an id that silently never matches. A channel with nothing after the
+/// colon (`telegram:`, the unfilled form people copy from examples) counts as
+/// no entry: the agent then tells whoever writes to it their id.
 pub fn parse_principals(name: &str, raw: &str) -> Result<Vec<Principal>, ConfigError> {
-    raw.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|item| {
-            let (channel, id) = item.split_once(':').ok_or_else(|| ConfigError::Invalid {
-                name: name.to_owned(),
-                why: format!("{item:?} is not channel:id (e.g. telegram:12345)"),
-            })?;
-            let channel = channel.trim().to_ascii_lowercase();
-            let id = id.trim();
-            if !matches!(channel.as_str(), "telegram" | "discord") || id.is_empty() {
-                return Err(ConfigError::Invalid {
-                    name: name.to_owned(),
-                    why: format!("{item:?}: channel must be telegram or discord, with an id"),
-                });
-            }
-            Ok(Principal { channel, id: id.to_owned() })
-        })
-        .collect()
+    let invalid = |why: String| ConfigError::Invalid { name: name.to_owned(), why };
+    let mut out = Vec::new();
+    for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (channel, id) = item
+            .split_once(':')
+            .ok_or_else(|| invalid(format!("{item:?} is not channel:id (e.g. telegram:12345)")))?;
+        let channel = channel.trim().to_ascii_lowercase();
+        let id = id.trim();
+        let digits = match channel.as_str() {
+            "telegram" => id.strip_prefix('-').unwrap_or(id),
+            "discord" => id,
+            _ => return Err(invalid(format!("{item:?}: the channel must be telegram or discord"))),
+        };
+        if id.is_empty() {
+            continue;
+        }
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid(format!(
+                "{item:?}: the id must be the numeric {channel} id (message the bot once: it tells you yours)"
+            )));
+        }
+        out.push(Principal { channel, id: id.to_owned() });
+    }
+    Ok(out)
 }
 
 impl AgentConfig {
@@ -292,6 +301,22 @@ mod tests {
         assert!(daily(&[("RESET_DAILY_AT", "25:00")]).unwrap_err().to_string().contains("RESET_DAILY_AT"));
         let c = AgentConfig::load(&vars(&[]), "main").unwrap();
         assert_eq!(c.lifecycle.idle_hours, None, "idle resets stay opt-in");
+    }
+
+    #[test]
+    fn owner_ids_empty_unfilled_or_invalid() {
+        // Empty (the shipped example) and an unfilled `telegram:` mean "no owner yet".
+        for raw in ["", " ", "telegram:", "telegram: , discord:"] {
+            let c = AgentConfig::load(&vars(&[("OWNER_IDS", raw)]), "main").unwrap();
+            assert!(c.owners.is_empty(), "{raw:?}");
+        }
+        let c = AgentConfig::load(&vars(&[("OWNER_IDS", "telegram:, discord:123"), ("ALLOW_FROM", "telegram:-100123")]), "main").unwrap();
+        assert_eq!(c.owners, vec![Principal { channel: "discord".into(), id: "123".into() }]);
+        assert!(c.is_allowed("telegram", "-100123"));
+        for bad in ["12345", "telegram:@olga", "slack:1", "telegram:12a", "discord:-5", "telegram:-"] {
+            let e = AgentConfig::load(&vars(&[("OWNER_IDS", bad)]), "main").unwrap_err();
+            assert!(matches!(&e, ConfigError::Invalid { name, .. } if name == "OWNER_IDS"), "{bad:?}: {e}");
+        }
     }
 
     #[test]

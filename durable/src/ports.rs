@@ -196,6 +196,19 @@ pub struct ReplyTarget {
     /// Channel-specific data the core never reads (e.g. a Discord interaction token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<String>,
+    /// Latest time (ms since the epoch) a model call for this message may
+    /// start, set by channels whose way to answer expires (a Discord
+    /// interaction token). Past it the turn spends no LLM call and tells the
+    /// user while the reply can still reach them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
+}
+
+impl ReplyTarget {
+    /// Whether the deadline (if any) has passed at `now_ms`.
+    pub fn past_deadline(&self, now_ms: i64) -> bool {
+        self.deadline_ms.is_some_and(|d| now_ms >= d)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

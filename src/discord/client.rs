@@ -87,7 +87,7 @@ impl DiscordApi {
                     Verdict::Fail(DcError::Api { status: resp.status, message })
                 }
             },
-            |_, why| DcError::Unavailable(why),
+            |gave_up| DcError::Unavailable(gave_up.to_string()),
         )
         .await
     }

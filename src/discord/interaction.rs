@@ -18,6 +18,13 @@ pub const DISCORD_MAX_CHARS: usize = 2000;
 pub const TOKEN_LIFETIME_MS: i64 = 15 * 60 * 1000;
 /// Safety margin: a reply of several chunks must finish before the token dies.
 pub const TOKEN_MARGIN_MS: i64 = 30 * 1000;
+/// How long after the interaction a model call may still start (the turn's
+/// [`ReplyTarget::deadline_ms`]): two minutes before the token dies, so the
+/// answer of a call started in time, or the note that the turn stopped,
+/// still reaches the user through the token.
+pub const TURN_WINDOW_MS: i64 = TOKEN_LIFETIME_MS - 2 * 60 * 1000;
+/// Channel types of threads (announcement, public, private): they have a parent channel.
+const THREAD_TYPES: [u8; 3] = [10, 11, 12];
 /// Discord's epoch (2015-01-01) for snowflake timestamps.
 const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
 
@@ -39,6 +46,11 @@ pub struct Member {
 #[derive(Debug, Clone, Deserialize, Default)]
 pub struct PartialChannel {
     pub id: String,
+    #[serde(default, rename = "type")]
+    pub kind: Option<u8>,
+    /// A thread's parent channel (for other channels: their category).
+    #[serde(default)]
+    pub parent_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -134,6 +146,15 @@ impl Interaction {
         self.channel_id.as_deref().or(self.channel.as_ref().map(|c| c.id.as_str()))
     }
 
+    /// When the command was run in a thread: the thread's parent channel.
+    /// A thread follows its parent's permission (`ALLOW_FROM`) and is its own
+    /// conversation in the parent's scope, like a Telegram forum topic.
+    pub fn thread_parent(&self) -> Option<&str> {
+        let ch = self.channel.as_ref()?;
+        let is_thread = self.guild_id.is_some() && ch.kind.is_some_and(|k| THREAD_TYPES.contains(&k));
+        ch.parent_id.as_deref().filter(|p| is_thread && !p.is_empty())
+    }
+
     /// A guild channel, or a private channel a user-installed app was used in
     /// (other people read the answer there): group scope. The bot's own DM: direct.
     pub fn chat_kind(&self) -> ChatKind {
@@ -194,38 +215,49 @@ impl ReplyExtra {
 
     /// Whether the token is (about to be) dead: past its 15 minutes minus a margin.
     pub fn token_expired(&self, now_ms: i64) -> bool {
-        now_ms >= self.created + TOKEN_LIFETIME_MS - TOKEN_MARGIN_MS
+        now_ms >= self.created.saturating_add(TOKEN_LIFETIME_MS - TOKEN_MARGIN_MS)
     }
 }
 
-/// The message a command becomes. Commands always address the agent.
+/// The message a command becomes. Commands always address the agent. In a
+/// thread the conversation is `chat` = parent, `thread` = the thread, and
+/// replies go to the thread. A model call may start up to `turn_window_ms`
+/// after the interaction was created ([`TURN_WINDOW_MS`] unless a test says
+/// otherwise).
 pub fn to_inbound(
     i: &Interaction,
     text: String,
     media: Vec<InboundMedia>,
     now_ms: i64,
+    turn_window_ms: i64,
 ) -> Result<Inbound, InteractionError> {
     let user = i.invoker().ok_or(InteractionError::Missing("user"))?;
     let channel_id = i.channel_id().ok_or(InteractionError::Missing("channel"))?;
     let token = i.token.clone().ok_or(InteractionError::Missing("token"))?;
-    let extra = ReplyExtra { token, app: i.application_id.clone(), created: i.created_ms(now_ms) };
+    let created = i.created_ms(now_ms);
+    let extra = ReplyExtra { token, app: i.application_id.clone(), created };
     let sender_name = user.global_name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| user.username.clone());
+    let (chat, thread) = match i.thread_parent() {
+        Some(parent) => (parent, Some(channel_id.to_owned())),
+        None => (channel_id, None),
+    };
     Ok(Inbound {
         dedupe_key: format!("discord:interaction:{}", i.id),
         channel: "discord".into(),
         kind: i.chat_kind(),
-        chat_id: channel_id.to_owned(),
+        chat_id: chat.to_owned(),
         sender_id: user.id.clone(),
         sender_name,
         text,
         addressed: true,
-        thread_id: None,
+        thread_id: thread,
         reply_target: ReplyTarget {
             channel: "discord".into(),
+            // Where a late answer is posted with the bot token: the thread itself.
             chat_id: channel_id.to_owned(),
-            reply_to: None,
-            thread_id: None,
             extra: serde_json::to_string(&extra).ok(),
+            deadline_ms: Some(created.saturating_add(turn_window_ms)),
+            ..Default::default()
         },
         received_at: now_ms,
         media,
@@ -254,13 +286,6 @@ pub fn deferred() -> Value {
 /// An immediate answer only the invoking user sees.
 pub fn ephemeral(text: &str) -> Value {
     json!({"type": 4, "data": {"content": text, "flags": EPHEMERAL, "allowed_mentions": {"parse": []}}})
-}
-
-pub fn stranger_text(user_id: &str) -> String {
-    format!(
-        "I'm a private assistant and only talk to people my owner allows. \
-Your id is discord:{user_id}. If you are my owner, add it to OWNER_IDS (or ALLOW_FROM)."
-    )
 }
 
 pub fn channel_not_allowed_text(channel_id: &str) -> String {
@@ -327,7 +352,7 @@ mod tests {
     fn guild_commands_are_group_messages_and_dms_direct() {
         let now = 1_800_000_000_000;
         let i = ask_in_guild();
-        let inbound = to_inbound(&i, "hi".into(), vec![], now).unwrap();
+        let inbound = to_inbound(&i, "hi".into(), vec![], now, TURN_WINDOW_MS).unwrap();
         assert_eq!(inbound.kind, ChatKind::Group);
         assert_eq!((inbound.chat_id.as_str(), inbound.sender_id.as_str(), inbound.sender_name.as_str()), ("600", "42", "Olga"));
         assert_eq!(inbound.dedupe_key, "discord:interaction:1180000000000000000");
@@ -343,16 +368,55 @@ mod tests {
             "user":{"id":"42","username":"olga"},"data":{"name":"ask","options":[{"name":"prompt","value":"x"}]}}"#,
         )
         .unwrap();
-        let inbound = to_inbound(&dm, "x".into(), vec![], now).unwrap();
+        let inbound = to_inbound(&dm, "x".into(), vec![], now, TURN_WINDOW_MS).unwrap();
         assert_eq!((inbound.kind, inbound.chat_id.as_str(), inbound.sender_name.as_str()), (ChatKind::Direct, "900", "olga"));
         // A private channel (user-installed app in someone else's DM or group DM) is shared.
         let private = parse(br#"{"id":"3","type":2,"token":"t","channel_id":"901","context":2,"user":{"id":"42"}}"#).unwrap();
         assert_eq!(private.chat_kind(), ChatKind::Group);
 
         let no_user = parse(br#"{"id":"4","type":2,"token":"t","channel_id":"1"}"#).unwrap();
-        assert_eq!(to_inbound(&no_user, "x".into(), vec![], now), Err(InteractionError::Missing("user")));
+        assert_eq!(to_inbound(&no_user, "x".into(), vec![], now, TURN_WINDOW_MS), Err(InteractionError::Missing("user")));
         let no_token = parse(br#"{"id":"4","type":2,"channel_id":"1","user":{"id":"1"}}"#).unwrap();
-        assert_eq!(to_inbound(&no_token, "x".into(), vec![], now), Err(InteractionError::Missing("token")));
+        assert_eq!(to_inbound(&no_token, "x".into(), vec![], now, TURN_WINDOW_MS), Err(InteractionError::Missing("token")));
+    }
+
+    #[test]
+    fn threads_are_conversations_under_their_parent_channel() {
+        let now = 1_800_000_000_000;
+        let in_thread = parse(
+            br#"{"id":"7","type":2,"token":"t","guild_id":"5","channel_id":"700","context":0,
+            "channel":{"id":"700","type":11,"parent_id":"600","guild_id":"5","name":"a thread"},
+            "member":{"user":{"id":"42","username":"olga"}},"data":{"name":"ask"}}"#,
+        )
+        .unwrap();
+        assert_eq!(in_thread.thread_parent(), Some("600"));
+        let m = to_inbound(&in_thread, "hi".into(), vec![], now, TURN_WINDOW_MS).unwrap();
+        assert_eq!((m.chat_id.as_str(), m.thread_id.as_deref()), ("600", Some("700")));
+        assert_eq!(m.reply_target.chat_id, "700", "late answers go to the thread");
+        // A text channel's parent_id is its category, not a conversation.
+        let in_channel = parse(
+            br#"{"id":"8","type":2,"token":"t","guild_id":"5","channel_id":"600","context":0,
+            "channel":{"id":"600","type":0,"parent_id":"900","guild_id":"5"},"member":{"user":{"id":"42"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(in_channel.thread_parent(), None);
+        let m = to_inbound(&in_channel, "hi".into(), vec![], now, TURN_WINDOW_MS).unwrap();
+        assert_eq!((m.chat_id.as_str(), m.thread_id), ("600", None));
+    }
+
+    #[test]
+    fn the_turn_deadline_is_carried_with_the_reply_target() {
+        let i = ask_in_guild();
+        let created = snowflake_ms("1180000000000000000").unwrap();
+        let m = to_inbound(&i, "hi".into(), vec![], 1_800_000_000_000, TURN_WINDOW_MS).unwrap();
+        assert_eq!(m.reply_target.deadline_ms, Some(created + 13 * 60 * 1000));
+        assert!(!m.reply_target.past_deadline(created + 12 * 60 * 1000));
+        assert!(m.reply_target.past_deadline(created + 13 * 60 * 1000));
+        // The deadline comes before the token's end, so the note still gets through.
+        let extra = ReplyExtra::from_target(&m.reply_target).unwrap();
+        assert!(!extra.token_expired(created + 13 * 60 * 1000));
+        let short = to_inbound(&i, "hi".into(), vec![], 1_800_000_000_000, 1_000).unwrap();
+        assert_eq!(short.reply_target.deadline_ms, Some(created + 1_000));
     }
 
     #[test]
@@ -379,7 +443,6 @@ mod tests {
         assert_eq!(deferred(), json!({"type": 5}));
         let e = ephemeral("no");
         assert_eq!((e["type"].as_u64(), e["data"]["flags"].as_u64()), (Some(4), Some(64)));
-        assert!(stranger_text("123").contains("discord:123"));
         let s = status_text(&json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
             "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}}));
         assert!(s.contains("agent:main:main") && s.contains("Messages: 2") && s.contains("200 in") && s.contains("360 total"), "{s}");

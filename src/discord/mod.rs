@@ -12,8 +12,9 @@ pub mod client;
 pub mod interaction;
 pub mod verify;
 
+use crate::access;
 use crate::adapters::{self, EnvVars};
-use crate::http::{error_response, json_response, read_body_limited};
+use crate::http::{json_response, read_body_limited};
 use crate::session_do;
 use client::DiscordApi;
 use durable::config::{setting, AgentConfig, Vars};
@@ -39,16 +40,16 @@ pub fn api_for(vars: &impl Vars, cfg: &AgentConfig) -> DiscordApi {
 
 pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
     let vars = EnvVars(env);
-    let cfg = match AgentConfig::load(&vars, agent) {
-        Ok(c) => c,
-        Err(e) => return error_response(&e),
-    };
-    let Some(key_hex) = setting(&vars, agent, "DISCORD_PUBLIC_KEY") else {
-        return Response::error("DISCORD_PUBLIC_KEY is not set for this agent (see .dev.vars.example)", 500);
-    };
-    let key = match verify::PublicKey::from_hex(&key_hex) {
-        Ok(k) => k,
-        Err(e) => return Response::error(format!("DISCORD_PUBLIC_KEY is invalid: {e}"), 500),
+    // The signature first, with the agent's key (an unknown agent id falls
+    // back to the shared key): Discord's probes with bad signatures get 401
+    // even when the rest of the configuration is broken, and nobody learns
+    // which agents exist without a valid signature.
+    let known = access::is_configured(&vars, agent);
+    let key = match setting(&vars, agent, "DISCORD_PUBLIC_KEY").map(|hex| verify::PublicKey::from_hex(&hex)) {
+        Some(Ok(k)) => k,
+        _ if !known => return access::unknown_agent(),
+        None => return Response::error("DISCORD_PUBLIC_KEY is not set for this agent (see .dev.vars.example)", 500),
+        Some(Err(e)) => return Response::error(format!("DISCORD_PUBLIC_KEY is invalid: {e}"), 500),
     };
     let signature = req.headers().get(verify::SIGNATURE_HEADER)?;
     let timestamp = req.headers().get(verify::TIMESTAMP_HEADER)?;
@@ -59,18 +60,22 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
     if let Err(e) = key.verify(signature.as_deref(), timestamp.as_deref(), &body) {
         return Response::error(format!("invalid request signature: {e}"), 401);
     }
+    let cfg = match access::config_after_auth(&vars, agent, known) {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
     let i = match interaction::parse(&body) {
         Ok(i) => i,
         Err(e) => return Response::error(e.to_string(), 400),
     };
     match i.kind {
         interaction::PING => json_response(&interaction::pong(), 200),
-        interaction::APPLICATION_COMMAND => command(env, &cfg, &i).await,
+        interaction::APPLICATION_COMMAND => command(env, &vars, &cfg, &i).await,
         other => json_response(&ephemeral(&format!("Hearth does not handle interactions of type {other}.")), 200),
     }
 }
 
-async fn command(env: &Env, cfg: &AgentConfig, i: &Interaction) -> Result<Response> {
+async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interaction) -> Result<Response> {
     let now = adapters::now_ms();
     let (cmd, text, media) = match i.command() {
         Some(Command::Ask { prompt, attachment }) => {
@@ -84,7 +89,12 @@ async fn command(env: &Env, cfg: &AgentConfig, i: &Interaction) -> Result<Respon
         Some(Command::Unknown(name)) => return json_response(&ephemeral(&format!("I don't know /{name}.")), 200),
         None => return Response::error("command interaction without data", 400),
     };
-    let inbound = match interaction::to_inbound(i, text, media, now) {
+    let turn_window = match setting(vars, cfg.agent.as_str(), "DISCORD_TURN_DEADLINE_MS").map(|v| v.parse::<i64>()) {
+        None => interaction::TURN_WINDOW_MS,
+        Some(Ok(ms)) if ms > 0 => ms,
+        Some(_) => return Response::error("DISCORD_TURN_DEADLINE_MS is invalid: not a positive number of ms", 500),
+    };
+    let inbound = match interaction::to_inbound(i, text, media, now, turn_window) {
         Ok(m) => m,
         Err(e) => return Response::error(e.to_string(), 400),
     };
@@ -92,7 +102,8 @@ async fn command(env: &Env, cfg: &AgentConfig, i: &Interaction) -> Result<Respon
         Route::Turn(key) => key,
         Route::Stranger => {
             adapters::log(LogLevel::Info, &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent));
-            return json_response(&ephemeral(&interaction::stranger_text(&inbound.sender_id)), 200);
+            let text = access::stranger_text("discord", &inbound.sender_id, !cfg.owners.is_empty());
+            return json_response(&ephemeral(&text), 200);
         }
         Route::GroupNotAllowed | Route::NotAddressed => {
             return json_response(&ephemeral(&interaction::channel_not_allowed_text(&inbound.chat_id)), 200);

@@ -47,13 +47,13 @@ impl TelegramApi {
                 }
                 let description = v["description"].as_str().unwrap_or("").to_owned();
                 if resp.status == 429 || resp.status >= 500 {
-                    let after_ms = v["parameters"]["retry_after"].as_u64().map(|s| s * 1000);
+                    let after_ms = v["parameters"]["retry_after"].as_u64().map(|s| s.saturating_mul(1000));
                     Verdict::Retry { why: format!("{}: {description}", resp.status), after_ms }
                 } else {
                     Verdict::Fail(TgError::Api { code: resp.status, description })
                 }
             },
-            |_, why| TgError::Unavailable(why),
+            |gave_up| TgError::Unavailable(gave_up.to_string()),
         )
         .await
     }
@@ -106,7 +106,7 @@ impl TelegramApi {
         let file = match self.call("getFile", &json!({"file_id": file_id})).await {
             Ok(f) => f,
             Err(TgError::Api { code: 400, description }) if description.contains("too big") => {
-                return Err(ChannelError::TooLarge(max_bytes + 1))
+                return Err(ChannelError::TooLarge(max_bytes.saturating_add(1)))
             }
             Err(e) => return Err(channel_error(e)),
         };

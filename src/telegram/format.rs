@@ -61,12 +61,10 @@ fn escape(s: &str, out: &mut String) {
 /// Markdown (as models write it) → Telegram HTML.
 pub fn to_telegram_html(md: &str) -> String {
     let mut out = String::with_capacity(md.len() + 32);
-    let mut parts = md.split("```");
     let mut in_code = false;
     // Odd segments are fenced code when the fence is closed.
     let fence_count = md.matches("```").count();
-    let mut seen = 0;
-    while let Some(part) = parts.next() {
+    for (seen, part) in md.split("```").enumerate() {
         if in_code && seen <= fence_count - (fence_count % 2) {
             // Drop a language tag on the first line.
             let body = match part.split_once('\n') {
@@ -82,7 +80,6 @@ pub fn to_telegram_html(md: &str) -> String {
             }
             inline(part, &mut out);
         }
-        seen += 1;
         in_code = !in_code;
     }
     out

@@ -4,11 +4,12 @@ pub mod client;
 pub mod format;
 pub mod update;
 
+use crate::access;
 use crate::adapters::{self, EnvVars};
-use crate::http::{error_response, read_body_limited};
+use crate::http::read_body_limited;
 use crate::session_do;
 use client::TelegramApi;
-use durable::config::AgentConfig;
+use durable::config::{setting, AgentConfig};
 use durable::ports::{LogLevel, ReplyTarget};
 use durable::retry::Backoff;
 use durable::routing::{route, Route};
@@ -43,17 +44,25 @@ pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
 }
 
 pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
-    let cfg = match AgentConfig::load(&EnvVars(env), agent) {
-        Ok(c) => c,
-        Err(e) => return error_response(&e),
-    };
-    let Some(secret) = cfg.telegram_webhook_secret.as_deref() else {
+    let vars = EnvVars(env);
+    // The secret first: before it, a caller learns nothing about which agents
+    // exist or how they are configured. An unknown agent id falls back to the
+    // shared secret, so a wrong secret is 401 whether or not the agent exists.
+    let known = access::is_configured(&vars, agent);
+    let Some(secret) = setting(&vars, agent, "TELEGRAM_WEBHOOK_SECRET") else {
+        if !known {
+            return access::unknown_agent();
+        }
         return Response::error("TELEGRAM_WEBHOOK_SECRET is not set for this agent (see .dev.vars.example)", 500);
     };
     let given = req.headers().get("X-Telegram-Bot-Api-Secret-Token")?.unwrap_or_default();
     if !secrets_match(given.as_bytes(), secret.as_bytes()) {
         return Response::error("wrong or missing X-Telegram-Bot-Api-Secret-Token", 401);
     }
+    let cfg = match access::config_after_auth(&vars, agent, known) {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
     let body = match read_body_limited(&mut req, MAX_UPDATE_BYTES).await {
         Ok(b) => b,
         Err(resp) => return resp,
@@ -62,12 +71,16 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(u) => u,
         Err(e) => return Response::error(format!("malformed Telegram update: {e}"), 400),
     };
+    if update.edited_message.is_some() {
+        // See update::to_inbound: an edit starts no turn and fetches nothing.
+        return Response::ok("edit ignored");
+    }
     let Some(api) = api_for(&cfg) else {
         return Response::error("TELEGRAM_BOT_TOKEN is not set for this agent (see .dev.vars.example)", 500);
     };
     let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
     let mut bot = BotIdentity { id: bot_id, username: USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) };
-    if bot.username.is_none() && update.message().is_some_and(|(m, _)| m.needs_username()) {
+    if bot.username.is_none() && update.message().is_some_and(|m| m.needs_username()) {
         match api.get_me_username().await {
             Ok(Some(name)) => {
                 USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
@@ -91,11 +104,7 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Route::Stranger => {
             adapters::log(LogLevel::Info, &format!("stranger telegram:{} wrote to agent {agent}", inbound.sender_id));
             let target = ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
-            let text = format!(
-                "I'm a private assistant and only talk to people my owner allows. \
-If you are my owner, add telegram:{} to OWNER_IDS (or ALLOW_FROM).",
-                inbound.sender_id
-            );
+            let text = access::stranger_text("telegram", &inbound.sender_id, !cfg.owners.is_empty());
             ctx.wait_until(async move {
                 let _ = api.send_reply(&target, &text).await;
             });

@@ -127,9 +127,10 @@ pub struct BotIdentity {
 pub const TELEGRAM_DOWNLOAD_LIMIT: u64 = 20 * 1024 * 1024;
 
 impl Update {
-    /// The message carried, and whether it is an edit.
-    pub fn message(&self) -> Option<(&TgMessage, bool)> {
-        self.message.as_ref().map(|m| (m, false)).or_else(|| self.edited_message.as_ref().map(|m| (m, true)))
+    /// The new message carried. An edit (`edited_message`) is not one: see
+    /// [`to_inbound`].
+    pub fn message(&self) -> Option<&TgMessage> {
+        self.message.as_ref()
     }
 }
 
@@ -233,20 +234,19 @@ impl TgMessage {
 }
 
 /// The message as the runtime sees it. `None` for chats Hearth does not
-/// serve (channels) and messages with no sender.
+/// serve (channels), messages with no sender, and edits: correcting a typo
+/// after the answer should not buy a second answer (nor download the media
+/// again), and an edit of a message still waiting in the queue is answered
+/// as first sent. Send a new message to ask again.
 pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Option<Inbound> {
-    let (msg, edited) = update.message()?;
+    let msg = update.message()?;
     let kind = match msg.chat.kind.as_str() {
         "private" => ChatKind::Direct,
         "group" | "supergroup" => ChatKind::Group,
         _ => return None,
     };
     let from = msg.from.as_ref()?;
-    let (text, _) = msg.body();
-    let mut text = text.to_owned();
-    if edited {
-        text = format!("[edited message] {text}");
-    }
+    let text = msg.body().0.to_owned();
     let thread_id = match (msg.is_topic_message, msg.message_thread_id) {
         (Some(true), Some(t)) => Some(t.to_string()),
         _ => None,
@@ -271,7 +271,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Option<Inb
             chat_id: msg.chat.id.to_string(),
             reply_to: (kind == ChatKind::Group).then(|| msg.message_id.to_string()),
             thread_id,
-            extra: None,
+            ..Default::default()
         },
         received_at: now_ms,
         media: msg.media(),
@@ -329,13 +329,20 @@ mod tests {
     }
 
     #[test]
-    fn topics_captions_edits_and_media() {
-        let u = parse(r#"{"update_id":3,"edited_message":{"message_id":8,"date":1,"message_thread_id":77,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup"},"from":{"id":7,"first_name":"Bo","username":"bo"},"caption":"look","photo":[{"file_id":"s","file_size":10,"width":90,"height":90},{"file_id":"b","file_size":900,"width":800,"height":800}]}}"#);
+    fn topics_captions_and_media() {
+        let u = parse(r#"{"update_id":3,"message":{"message_id":8,"date":1,"message_thread_id":77,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup"},"from":{"id":7,"first_name":"Bo","username":"bo"},"caption":"look","photo":[{"file_id":"s","file_size":10,"width":90,"height":90},{"file_id":"b","file_size":900,"width":800,"height":800}]}}"#);
         let m = to_inbound(&u, &bot(), 0).unwrap();
-        assert_eq!(m.text, "[edited message] look");
+        assert_eq!(m.text, "look");
         assert_eq!(m.thread_id.as_deref(), Some("77"));
         assert_eq!(m.media[0].handle, "b");
         assert_eq!(m.sender_name, "Bo (@bo)");
+    }
+
+    #[test]
+    fn edits_start_no_turn() {
+        let edit = parse(r#"{"update_id":9,"edited_message":{"message_id":8,"date":1,"edit_date":2,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"text":"hi (fixed)","photo":[{"file_id":"p","file_size":10,"width":9,"height":9}]}}"#);
+        assert!(edit.edited_message.is_some(), "an edit still parses");
+        assert!(to_inbound(&edit, &bot(), 0).is_none());
     }
 
     #[test]

@@ -157,6 +157,13 @@ export async function startLlm() {
     const provider = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : "unknown";
     const entry = { provider, path: url.pathname, headers: req.headers, body, raw: raw.toString("utf8"), start: Date.now() };
     state.requests.push(entry);
+    // Like the real API: a malformed chat-completions body is a 400, recorded.
+    const invalid = provider === "openai" ? chatCompletionsProblem(body) : null;
+    if (invalid) {
+      entry.invalid = invalid;
+      entry.end = Date.now();
+      return sendJson(res, 400, { error: { message: invalid, type: "invalid_request_error", param: null, code: null } });
+    }
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
     try {
@@ -215,6 +222,72 @@ export async function startLlm() {
     },
     close: () => new Promise((r) => server.close(r)),
   };
+}
+
+/**
+ * What OpenAI would reject in a chat-completions body (the rules Hearth can
+ * break), or null: roles, content shapes, image parts as URLs, `null`
+ * content only beside tool calls, arguments as JSON strings, and every tool
+ * call answered by a `tool` message before the conversation goes on.
+ */
+export function chatCompletionsProblem(body) {
+  if (typeof body.model !== "string" || !body.model) return "you must provide a model parameter";
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages must be a non-empty array";
+  if (body.max_tokens !== undefined && !Number.isInteger(body.max_tokens)) return "max_tokens must be an integer";
+  const part = (p, i) => {
+    if (p?.type === "text") return typeof p.text === "string" ? null : `messages[${i}]: text part without text`;
+    if (p?.type === "image_url") {
+      const u = p.image_url?.url;
+      return typeof u === "string" && /^(data:image\/[a-z+.-]+;base64,|https?:\/\/)/.test(u) ? null : `messages[${i}]: invalid image_url`;
+    }
+    return `messages[${i}]: unknown content part ${JSON.stringify(p?.type)}`;
+  };
+  let pending = []; // tool_call ids awaiting their tool message
+  for (const [i, m] of body.messages.entries()) {
+    if (m.role !== "tool" && pending.length) return `messages[${i}]: tool_calls ${pending.join(",")} have no tool message`;
+    switch (m.role) {
+      case "system":
+      case "developer":
+      case "user":
+        if (typeof m.content === "string") break;
+        if (!Array.isArray(m.content) || m.content.length === 0) return `messages[${i}].content must be a string or parts`;
+        if (m.role !== "user" && m.content.some((p) => p.type !== "text")) return `messages[${i}]: only text parts allowed`;
+        for (const p of m.content) {
+          const bad = part(p, i);
+          if (bad) return bad;
+        }
+        break;
+      case "assistant": {
+        const calls = m.tool_calls ?? [];
+        if (m.content === null || m.content === undefined) {
+          if (!calls.length) return `messages[${i}]: assistant content is required unless tool_calls is given`;
+        } else if (typeof m.content !== "string") return `messages[${i}].content must be a string`;
+        for (const c of calls) {
+          if (typeof c.id !== "string" || c.type !== "function" || typeof c.function?.name !== "string") return `messages[${i}]: malformed tool call`;
+          if (typeof c.function.arguments !== "string") return `messages[${i}]: arguments must be a JSON string`;
+          try {
+            JSON.parse(c.function.arguments);
+          } catch {
+            return `messages[${i}]: arguments are not JSON`;
+          }
+        }
+        pending = calls.map((c) => c.id);
+        break;
+      }
+      case "tool":
+        if (!pending.includes(m.tool_call_id)) return `messages[${i}]: tool message does not answer a preceding tool call`;
+        if (typeof m.content !== "string") return `messages[${i}]: tool content must be a string`;
+        pending = pending.filter((id) => id !== m.tool_call_id);
+        break;
+      default:
+        return `messages[${i}]: invalid role ${JSON.stringify(m.role)}`;
+    }
+  }
+  if (pending.length) return `tool_calls ${pending.join(",")} have no tool message`;
+  for (const t of body.tools ?? []) {
+    if (t.type !== "function" || typeof t.function?.name !== "string" || typeof t.function?.parameters !== "object") return "malformed tool definition";
+  }
+  return null;
 }
 
 export function errorBody(provider, status) {

@@ -92,6 +92,10 @@ pub enum LlmError {
     Rejected { status: u16, message: String },
     #[error("LLM unavailable after {attempts} attempts: {last}")]
     Exhausted { attempts: u32, last: String },
+    /// The provider asked for a longer wait than we hold a session for
+    /// ([`crate::retry::MAX_HONOURED_RETRY_AFTER_MS`]); not retried.
+    #[error("LLM asked to wait {wait_s} s: {last}")]
+    Throttled { wait_s: u64, last: String },
     #[error("LLM response could not be read: {0}")]
     Decode(String),
 }
@@ -106,11 +110,24 @@ impl LlmError {
             LlmError::Exhausted { .. } => {
                 "⚠️ My model is not answering right now (I retried several times). Your message is saved; send me anything to try again.".into()
             }
+            LlmError::Throttled { wait_s, .. } => format!(
+                "⚠️ My model's provider asked me to wait {} before trying again, so I stopped. Your message is saved; try again later.",
+                human_wait(*wait_s)
+            ),
             LlmError::Rejected { status, .. } => {
                 format!("⚠️ My model refused the request (HTTP {status}). Your message is saved.")
             }
             LlmError::Decode(_) => "⚠️ My model sent an answer I could not read. Your message is saved.".into(),
         }
+    }
+}
+
+/// `90 s`, `5 min`, `2 h`: rounded up, as a person would say it.
+fn human_wait(secs: u64) -> String {
+    match secs {
+        0..=119 => format!("{secs} s"),
+        120..=7199 => format!("{} min", secs.div_ceil(60)),
+        _ => format!("{} h", secs.div_ceil(3600)),
     }
 }
 
@@ -163,7 +180,10 @@ pub async fn complete<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>
                 Verdict::Fail(LlmError::Rejected { status: resp.status, message: error_message(&resp.body) })
             }
         },
-        |attempts, last| LlmError::Exhausted { attempts, last },
+        |g| match g.asked_wait_ms {
+            Some(ms) => LlmError::Throttled { wait_s: ms.div_ceil(1000), last: g.last },
+            None => LlmError::Exhausted { attempts: g.attempts, last: g.last },
+        },
     )
     .await?;
     let body: Value = serde_json::from_slice(&body).map_err(|e| LlmError::Decode(e.to_string()))?;
@@ -185,7 +205,55 @@ fn error_message(body: &[u8]) -> String {
 
 /// Turns provider usage numbers into pi-ai's [`Usage`].
 pub fn usage_of(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
-    Usage { input, output, cache_read, cache_write, total_tokens: input + output + cache_read + cache_write }
+    // Provider numbers: saturate rather than overflow on nonsense.
+    let total_tokens = input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write);
+    Usage { input, output, cache_read, cache_write, total_tokens }
 }
 
 fn _assert_http_object_safe<H: Http>(_: &H) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestPlatform;
+    use r2_layout::{Message, UserContent};
+
+    fn cfg() -> LlmConfig {
+        let vars: std::collections::HashMap<String, String> =
+            [("LLM_API_KEY", "k"), ("RETRY_BASE_MS", "10")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        crate::config::AgentConfig::load(&vars, "main").unwrap().llm
+    }
+
+    fn call(p: &TestPlatform) -> Result<LlmReply, LlmError> {
+        let messages = [Message::User { content: UserContent::Text("hi".into()), timestamp: 0 }];
+        let media = Hydrated::new();
+        let req = ChatRequest { system: "s", messages: &messages, tools: &[], media: &media, appended_user: None };
+        futures::executor::block_on(complete(p, &cfg(), &req))
+    }
+
+    #[test]
+    fn a_provider_asking_for_a_long_wait_is_not_called_several_times_and_the_user_is_told_the_wait() {
+        let p = TestPlatform::default();
+        p.http.responses.borrow_mut().push_back(Ok(crate::ports::HttpResponse {
+            status: 429,
+            headers: vec![("retry-after".into(), "300".into())],
+            body: br#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.to_vec(),
+        }));
+        let e = call(&p).unwrap_err();
+        assert_eq!(p.http.requests.borrow().len(), 1, "no retries against a 5-minute wait");
+        assert!(matches!(&e, LlmError::Throttled { wait_s: 300, .. }), "{e:?}");
+        let msg = e.user_message();
+        assert!(msg.contains("wait 5 min") && msg.contains("try again later"), "{msg}");
+        assert!(!msg.contains("retried several times"), "{msg}");
+
+        // Failures that use up the attempts still say so.
+        let p = TestPlatform::default();
+        for _ in 0..4 {
+            p.http.push_json(503, serde_json::json!({"error": {"message": "overloaded"}}));
+        }
+        let e = call(&p).unwrap_err();
+        assert!(matches!(e, LlmError::Exhausted { attempts: 4, .. }), "{e:?}");
+        assert_eq!(human_wait(90), "90 s");
+        assert_eq!(human_wait(3 * 3600), "3 h");
+    }
+}

@@ -49,7 +49,14 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
                         _ => None,
                     })
                     .collect();
-                let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text.join("\n")) }});
+                // `null` content is only valid beside tool calls: an empty
+                // reply kept in the history must not make every later request a 400.
+                let content = match (text.is_empty(), calls.is_empty()) {
+                    (false, _) => json!(text.join("\n")),
+                    (true, false) => Value::Null,
+                    (true, true) => json!(""),
+                };
+                let mut msg = json!({"role": "assistant", "content": content});
                 if !calls.is_empty() {
                     msg["tool_calls"] = Value::Array(calls);
                 }
@@ -120,4 +127,102 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
         usage: usage(prompt - cached, u["completion_tokens"].as_u64().unwrap_or(0), cached, 0),
         model: body["model"].as_str().unwrap_or("").to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Hydrated, ToolSpec};
+    use r2_layout::Usage;
+
+    fn cfg() -> LlmConfig {
+        let vars: std::collections::HashMap<String, String> =
+            [("LLM_PROVIDER", "openai"), ("LLM_MODEL", "gpt-test")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        crate::config::AgentConfig::load(&vars, "main").unwrap().llm
+    }
+
+    fn assistant(content: Vec<AssistantBlock>) -> Message {
+        Message::Assistant { content, timestamp: 0, model: None, stop_reason: None, usage: None::<Usage> }
+    }
+
+    #[test]
+    fn encodes_a_tool_round_as_chat_completions() {
+        let messages = vec![
+            Message::User { content: UserContent::Text("read TOOLS.md".into()), timestamp: 0 },
+            assistant(vec![AssistantBlock::ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: json!({"path": "TOOLS.md"}) }]),
+            Message::ToolResult {
+                tool_call_id: "call_1".into(),
+                tool_name: "read_file".into(),
+                content: vec![ResultBlock::Text { text: "notes".into() }],
+                is_error: false,
+                timestamp: 0,
+            },
+            // An empty reply kept in the history.
+            assistant(vec![]),
+        ];
+        let tools = [ToolSpec { name: "read_file", description: "reads", input_schema: json!({"type": "object"}) }];
+        let media = Hydrated::new();
+        let req = ChatRequest { system: "SYS", messages: &messages, tools: &tools, media: &media, appended_user: Some("summarise") };
+        let body = encode(&cfg(), &req);
+        assert_eq!(body["model"], "gpt-test");
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m[0], json!({"role": "system", "content": "SYS"}));
+        assert_eq!(m[1], json!({"role": "user", "content": "read TOOLS.md"}));
+        assert_eq!(m[2]["content"], Value::Null);
+        assert_eq!(m[2]["tool_calls"][0]["function"], json!({"name": "read_file", "arguments": "{\"path\":\"TOOLS.md\"}"}));
+        assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "call_1", "content": "notes"}));
+        assert_eq!(m[4], json!({"role": "assistant", "content": ""}), "never null without tool calls");
+        assert_eq!(m[5], json!({"role": "user", "content": "summarise"}));
+        assert_eq!(body["tools"][0], json!({"type": "function", "function": {"name": "read_file", "description": "reads", "parameters": {"type": "object"}}}));
+    }
+
+    #[test]
+    fn images_are_data_urls_and_missing_ones_a_note() {
+        let messages = vec![Message::User {
+            content: UserContent::Blocks(vec![
+                UserBlock::Image { mime_type: "image/jpeg".into(), r2_key: "media/a.jpg".into() },
+                UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/gone.png".into() },
+                UserBlock::Text { text: "what is this?".into() },
+            ]),
+            timestamp: 0,
+        }];
+        let mut media = Hydrated::new();
+        media.insert("media/a.jpg".into(), std::rc::Rc::new(vec![0xff, 0xd8, 0xff]));
+        let req = ChatRequest { system: "S", messages: &messages, tools: &[], media: &media, appended_user: None };
+        let body = encode(&cfg(), &req);
+        let parts = body["messages"][1]["content"].as_array().unwrap();
+        assert_eq!(parts[0], json!({"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/"}}));
+        assert_eq!(parts[1]["type"], "text");
+        assert!(parts[1]["text"].as_str().unwrap().contains("media/gone.png"));
+        assert_eq!(parts[2], json!({"type": "text", "text": "what is this?"}));
+        assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn decodes_text_tool_calls_and_usage() {
+        let reply = decode(&json!({
+            "model": "gpt-test-2024",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                "tool_calls": [
+                    {"id": "call_9", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"A.md\"}"}},
+                    {"id": "call_10", "type": "function", "function": {"name": "read_file", "arguments": "{broken"}}
+                ]}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 40}}
+        }))
+        .unwrap();
+        assert_eq!(reply.stop, StopReason::ToolUse);
+        let calls: Vec<_> = reply.tool_calls().collect();
+        assert_eq!(calls[0], ("call_9", "read_file", &json!({"path": "A.md"})));
+        assert_eq!(calls[1].2, &json!({"_unparsed": "{broken"}));
+        assert_eq!((reply.usage.input, reply.usage.cache_read, reply.usage.output, reply.usage.total_tokens), (60, 40, 10, 110));
+        assert_eq!(reply.model, "gpt-test-2024");
+
+        let text = decode(&json!({"choices": [{"finish_reason": "length", "message": {"content": "cut"}}],
+            "usage": {"prompt_tokens": 5, "prompt_tokens_details": {"cached_tokens": 99}}}))
+        .unwrap();
+        assert_eq!((text.text().as_str(), text.stop), ("cut", StopReason::Length));
+        assert_eq!(text.usage.input, 0, "cached never exceeds the prompt");
+        assert!(decode(&json!({"choices": []})).is_err());
+        assert!(decode(&json!({"error": {"message": "x"}})).is_err());
+    }
 }

@@ -695,3 +695,35 @@ fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
     assert!(!f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ADMIN_CHANNEL), "nothing sent to a non-existent chat");
     assert!(f.p.logs.borrow().iter().any(|l| l.starts_with("admin: 🧹 Fresh start")));
 }
+
+#[test]
+fn a_message_queued_past_its_reply_deadline_spends_no_llm_call_and_is_kept() {
+    let f = Fixture::new();
+    f.p.now.set(1_000);
+    let mut m = inbound(1, "answer me in time");
+    m.reply_target.deadline_ms = Some(500);
+    f.enqueue(&m);
+    let report = f.drain();
+    assert_eq!((report.turns, report.llm_calls), (1, 0));
+    assert!(f.p.http.requests.borrow().is_empty(), "no LLM call");
+    assert_eq!(f.sent(), vec![super::turn::QUEUED_PAST_DEADLINE.to_owned()]);
+    assert!(f.history().iter().any(|h| h.text().contains("answer me in time")), "the message is kept");
+}
+
+#[test]
+fn a_turn_reaching_its_reply_deadline_stops_between_model_calls_and_says_so() {
+    let f = Fixture::new();
+    let mut m = inbound(1, "read a lot");
+    m.reply_target.deadline_ms = Some(5);
+    f.enqueue(&m);
+    // The first call is retried after 10 ms of backoff: the deadline passes during it.
+    f.p.http.push_json(503, json!({"error": {"message": "busy"}}));
+    f.p.http.push_json(200, json!({"content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "TOOLS.md"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}));
+    let report = f.drain();
+    assert_eq!(report.llm_calls, 1, "no second model call after the deadline");
+    assert_eq!(f.p.http.requests.borrow().len(), 2);
+    assert_eq!(f.sent(), vec![super::turn::TURN_PAST_DEADLINE.to_owned()]);
+    // The tool round is kept, so asking again continues from it.
+    assert!(f.history().iter().any(|h| matches!(h, Message::ToolResult { .. })));
+}

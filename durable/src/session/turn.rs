@@ -17,6 +17,13 @@ use std::cell::RefCell;
 /// A message that failed this many times is given up (and the user told).
 pub const MAX_ATTEMPTS_PER_MESSAGE: i64 = 3;
 
+/// Told when a message waited in the queue past its reply deadline.
+pub const QUEUED_PAST_DEADLINE: &str = "⚠️ Your message waited in my queue longer than I can still answer it here, \
+so I did not start on it. It is saved in our history; please ask again.";
+/// Told when a turn reaches its reply deadline between model calls.
+pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
+What I did so far is saved; please ask again.";
+
 /// What a session needs besides the platform.
 pub struct SessionDeps<'a> {
     pub config: &'a AgentConfig,
@@ -90,6 +97,15 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             }
         }
         let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
+        if !item.active && inbound.reply_target.past_deadline(p.now_ms()) {
+            // Waited in the queue until its answer could no longer arrive:
+            // keep the message, spend nothing on it, say so.
+            begin(p, &store, &item, &inbound, &session_id, deps, None, Vec::new())?;
+            send(p, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
         let recall = if item.active { None } else { memory::recall(p.memory(), deps.key, &inbound.text).await };
         // Attachments are fetched and stored once, before the message is started.
         let attached = if item.active {
@@ -272,6 +288,13 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let mut compacted = false;
     let budget = lifecycle::budget(deps);
     for round in 0..cfg.llm.max_tool_rounds {
+        if target.past_deadline(p.now_ms()) {
+            // Tell the user while the reply can still reach them, rather than
+            // finish (or compact for) an answer nobody will see.
+            p.log(LogLevel::Warn, &format!("turn stopped at its reply deadline after {round} rounds"));
+            send(p, target, TURN_PAST_DEADLINE).await;
+            return Ok(calls);
+        }
         let result = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
             if !compacted && lifecycle::estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
