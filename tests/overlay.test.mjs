@@ -152,6 +152,38 @@ describe("what reaches the LLM prompt", () => {
     assert.ok(system.includes(`## Guardrails\n\n${G1}`), system);
   });
 
+  test("an inherited BOOTSTRAP.md never puts the agent in commissioning mode", async () => {
+    await h.putFile("_catalog/defaults/workspace/BOOTSTRAP.md", "DEFAULT CEREMONY");
+    await h.putFile("_catalog/concierge/workspace/BOOTSTRAP.md", "TEMPLATE CEREMONY");
+    const system = await promptOf("are you set up?");
+    assert.ok(!system.includes("Commissioning") && !system.includes("CEREMONY"), system);
+    assert.ok(system.includes("## Operating Instructions") || system.includes("## Runtime"));
+  });
+
+  test("inherited files are read as resolved and edited into an agent override", async () => {
+    const toolResult = (req) => req.body.messages.at(-1).content.find((b) => b.type === "tool_result");
+    h.llm.push(
+      { toolCall: { name: "read_file", input: { path: "SOUL.md" } } },
+      { toolCall: { name: "edit_file", input: { path: "SOUL.md", old_text: "(defaults)", new_text: "(mine)" } } },
+      { toolCall: { name: "read_file", input: { path: "GUARDRAILS.md" } } },
+      { toolCall: { name: "edit_file", input: { path: "GUARDRAILS.md", old_text: "Never", new_text: "Always" } } },
+      { text: "done" },
+    );
+    await promptOf("tweak your soul");
+    await h.until(() => h.telegram.sent().some((r) => r.body.text === "done"), { what: "reply after the tool rounds" });
+    const [read, edit, guard, guardEdit] = h.llm.requests.slice(-4).map(toolResult);
+    assert.equal(read.content, SOUL);
+    assert.match(edit.content, /wrote SOUL.md/);
+    assert.equal(await (await (await h.bucket()).get("agents/main/SOUL.md")).text(), "Calm, warm and brief. (mine)");
+    assert.ok(guard.content.startsWith("Never share the owner's secrets."), guard.content);
+    assert.equal(guardEdit.is_error, true);
+    assert.match(guardEdit.content, /protected/);
+    assert.equal(await (await h.bucket()).head("agents/main/GUARDRAILS.md"), null);
+    const system = await promptOf("who are you now?");
+    assert.ok(system.includes("## Your Soul\n\nCalm, warm and brief. (mine)"), system);
+    await (await h.bucket()).delete("agents/main/SOUL.md");
+  });
+
   test("a template edit of GUARDRAILS.md reaches the prompt only after an accept", async () => {
     await h.putFile("_catalog/concierge/workspace/GUARDRAILS.md", G2);
     let system = await promptOf("still there?");

@@ -137,6 +137,26 @@ describe("workspace tools", () => {
     assert.match(toolResult(h.llm.requests.at(-1)).content, /LOCAL ALPHA BODY/);
   });
 
+  test("a group cannot read a note the owner had the agent write", async () => {
+    h.llm.push({ toolCall: { name: "write_file", input: { path: "notes/plans.md", content: "SURPRISE-PARTY on Friday" } } }, { text: "noted" });
+    await talk(OWNER, "remember the surprise party");
+    assert.match(toolResult(h.llm.requests.at(-1)).content, /wrote notes\/plans.md/);
+
+    h.llm.push(
+      { toolCall: { name: "read_file", input: { path: "notes/plans.md" } } },
+      { toolCall: { name: "read_file", input: { path: "SOUL.md" } } },
+      { toolCall: { name: "read_file", input: { path: "" } } },
+      { text: "nothing to share" },
+    );
+    await talk(FRIEND, "what are the plans?", GROUP);
+    const [note, soul, root] = h.llm.requests.slice(-3).map(toolResult);
+    assert.equal(note.is_error, true);
+    assert.match(note.content, /notes\/plans.md cannot be read here: in a group or someone else's DM/);
+    assert.equal(soul.content, (await (await (await h.bucket()).get("agents/main/SOUL.md")).text()), "what the group prompt shows stays readable");
+    assert.ok(!root.content.includes("notes/") && !root.content.includes("MEMORY.md"), root.content);
+    for (const r of h.llm.requests.slice(-4)) assert.ok(!r.raw.includes("SURPRISE-PARTY"), "the note never reached a group request");
+  });
+
   test("write, edit with near-miss feedback, delete; guardrails and traversal refused", async () => {
     h.llm.push(
       { toolCall: { name: "write_file", input: { path: "notes/todo.md", content: "- buy milk\n- call mum\n" } } },

@@ -64,6 +64,41 @@ pub fn without_placeholders(text: &str) -> String {
         .join("\n")
 }
 
+/// `_(…)_` or `*(…)*` (any number of `_`/`*` on each side): the fill-in hint
+/// of a template, as opposed to text in parentheses a person wrote.
+fn is_wrapped_placeholder(v: &str) -> bool {
+    let v = v.trim();
+    let inner = v.trim_start_matches(['_', '*']);
+    let core = inner.trim_end_matches(['_', '*']);
+    inner.len() < v.len() && core.len() < inner.len() && core.starts_with('(') && core.ends_with(')')
+}
+
+/// Whether a line is only an unfilled template hint: `_(…)_` alone, or
+/// `- **Key:** _(…)_`.
+fn is_hint_line(line: &str) -> bool {
+    if !line.contains('(') {
+        return false;
+    }
+    let l = line.trim();
+    let l = ["- ", "+ ", "* "].iter().find_map(|b| l.strip_prefix(b)).unwrap_or(l).trim();
+    if is_wrapped_placeholder(l) {
+        return true;
+    }
+    let plain = l.replace("**", "");
+    matches!(plain.split_once(':'), Some((key, v)) if !key.trim().is_empty() && is_wrapped_placeholder(v))
+}
+
+/// Any workspace file without the lines that are only unfilled template
+/// hints (`- **Name:** _(your name)_`, `_(Edit this file: …)_`), so a starter
+/// or template file never puts its fill-in hints into the prompt. Borrowed
+/// when there are none.
+pub fn strip_template_placeholders(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.lines().any(is_hint_line) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.lines().filter(|l| !is_hint_line(l)).collect::<Vec<_>>().join("\n"))
+}
+
 impl Identity {
     /// The one-line persona: `name=Kate, creature=octopus, vibe=warm, emoji=🐙`.
     pub fn persona_line(&self) -> Option<String> {
@@ -97,5 +132,14 @@ mod tests {
         assert_eq!(parse_identity("nothing here").persona_line(), None);
         assert_eq!(parse_identity("- **Avatar:** https://x/y.png").avatar.as_deref(), Some("https://x/y.png"));
         assert_eq!(without_placeholders("# Id\n- **Name:** Kate\n- **Avatar:** _(pick)_\nNote: (aside)"), "# Id\n- **Name:** Kate");
+    }
+
+    #[test]
+    fn template_hints_are_stripped_from_any_file() {
+        let user = "# About your human\n\n_(Edit this file: who you are.)_\n\n- **Name:** _(your name)_\n- **Time zone:** Europe/Paris\n* *(e.g. metric)*";
+        assert_eq!(strip_template_placeholders(user), "# About your human\n\n\n- **Time zone:** Europe/Paris");
+        // Parentheses a person wrote stay, and text without hints is borrowed.
+        let prose = "I like tea (green).\n- Note: (see below)\n(an aside)";
+        assert!(matches!(strip_template_placeholders(prose), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -2,60 +2,72 @@
 //!
 //! The order and the privacy rule come from [`r2_layout::workspace::load_plan`];
 //! this module only fetches and renders. Loading is cheap on a warm object:
-//! one listing of the agent's prefix tells which files exist and their etags,
-//! and only files whose etag changed are downloaded again, so an edit made in
-//! R2 from outside shows up on the next turn without re-reading everything.
+//! the listings that are due ([`crate::overlay::listing`]: the agent's own
+//! prefix on every turn, its daily notes and skills every minute, template,
+//! defaults and global skills every five minutes) are made concurrently, and
+//! only files whose etag changed are downloaded again (concurrently too), so
+//! an edit made in R2 from outside shows up on the next turn without
+//! re-reading everything, and a turn waits at most two R2 round trips.
 //!
 //! The system prompt holds only what is stable for the session; the time goes
 //! into a `<system-reminder>` in the user's message, so the provider's prompt
 //! cache keeps hitting from turn to turn.
 
-use crate::identity::parse_identity;
+use crate::identity::{parse_identity, strip_template_placeholders};
+use crate::overlay::listing::{list_due, ListingCache, Want, AGENT_FOLDER_TTL_MS, SHARED_LAYER_TTL_MS};
+use crate::overlay::resolve::{fetch_texts, resolve_listed, ListedLayers, OverlayPrefixes, TextCache};
+use crate::overlay::Layer;
 use crate::ports::{ObjectInfo, ObjectStore, StorageError};
 use crate::skills::{self, Skill};
 use base64::Engine as _;
 use r2_layout::workspace::{load_plan, Section};
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Per-file budget (seed 000).
 pub const MAX_FILE_CHARS: usize = 12_000;
-/// Whole-workspace budget (seed 000).
+/// Whole-workspace budget (seed 000): the workspace files and daily notes
+/// together. The core scaffold, the skills list and the runtime line are
+/// not workspace files and are always emitted whole.
 pub const MAX_TOTAL_CHARS: usize = 60_000;
 pub const TRUNCATED_MARKER: &str = "\n[truncated]";
 
-/// How long listings of folders that change rarely (daily notes, skills) are
-/// reused. The agent's own top-level files are listed on every turn.
-pub const FOLDER_LISTING_TTL_MS: i64 = 60_000;
-
-/// Files kept between turns, keyed by R2 key, with the etag they had.
+/// Files kept between turns (one cache per Session object).
 #[derive(Debug, Default)]
 pub struct WorkspaceCache {
-    files: HashMap<String, (String, std::rc::Rc<str>)>,
-    /// Folder listings by prefix, with the time they were made.
-    listings: HashMap<String, (i64, Vec<ObjectInfo>)>,
-    /// Parsed skills by key and etag (a bad skill is remembered as `None`).
+    /// Every listing of a load, with its TTL rules.
+    listings: ListingCache,
+    /// Overlay files (agent, template, defaults, pinned) by key and etag.
+    texts: TextCache,
+    /// Today's and yesterday's daily notes by key and etag.
+    notes: TextCache,
+    /// Parsed skills by key and etag (a skipped skill is remembered as
+    /// `None`, so its warning is logged once per version).
     skills: HashMap<String, (String, Option<Skill>)>,
-    /// Template/defaults listings and texts of the overlay (seed 001).
-    overlay: crate::overlay::OverlayCache,
     /// R2 operations made by the last load (for the bench and tests).
     pub last_load_ops: u32,
 }
 
 impl WorkspaceCache {
-    /// Forgets cached listings, e.g. after this object wrote a daily note.
+    /// Forgets the cached listings of the agent's own folders (daily notes,
+    /// skills), e.g. after this object wrote one; the agent's root is listed
+    /// on every turn anyway, and shared layers cannot be written by it.
     pub fn invalidate_listings(&mut self) {
-        self.listings.clear();
+        self.listings.invalidate_agent_folders();
     }
 }
 
 /// What one turn's prompt is made of.
 #[derive(Debug, Default, Clone)]
 pub struct Workspace {
-    pub files: HashMap<WorkspaceFile, std::rc::Rc<str>>,
-    pub yesterday: Option<std::rc::Rc<str>>,
-    pub today: Option<std::rc::Rc<str>>,
-    /// Every readable skill, local shadowing global, sorted by name.
+    pub files: HashMap<WorkspaceFile, Rc<str>>,
+    /// The overlay layer each file came from.
+    pub layers: HashMap<WorkspaceFile, Layer>,
+    pub yesterday: Option<Rc<str>>,
+    pub today: Option<Rc<str>>,
+    /// Every readable skill Hearth can run, local shadowing global, sorted
+    /// by name (a session shows those its tools allow: [`skills::eligible`]).
     pub skills: Vec<Skill>,
     /// Problems worth a log line (e.g. a malformed skill that was skipped).
     pub warnings: Vec<String>,
@@ -69,6 +81,7 @@ impl Workspace {
 
 /// Loads the files a session of `scope` may see. `today` and `yesterday` are
 /// `YYYY-MM-DD` in the agent's time zone.
+#[allow(clippy::too_many_arguments)]
 pub async fn load_workspace<S: ObjectStore>(
     store: &S,
     agent: &AgentId,
@@ -79,132 +92,120 @@ pub async fn load_workspace<S: ObjectStore>(
     overlay: &crate::overlay::OverlayInputs<'_>,
     cache: &mut WorkspaceCache,
 ) -> Result<Workspace, StorageError> {
-    let mut ops = 0;
-    let mut ws = Workspace::default();
     let private_ok = scope == Scope::Main;
-    // Each file through the overlay: agent → template → defaults, guardrails
-    // pinned, placeholders substituted (one listing of the agent's prefix).
-    let wanted: Vec<WorkspaceFile> = WorkspaceFile::ALL.into_iter().filter(|f| private_ok || !f.is_private()).collect();
-    let resolved = crate::overlay::resolve_workspace(
-        store, agent, overlay.template, overlay.pins, overlay.values, &wanted, &mut cache.overlay, now_ms,
-    )
-    .await?;
-    ops += cache.overlay.last_ops;
-    ws.files = resolved.files;
+    // Round trip 1: every listing that is due, concurrently.
+    let prefixes = OverlayPrefixes::new(agent, overlay.template)?;
+    let local_skills = keys::agent_skills_prefix(agent);
+    // One listing narrowed to the two dates' common prefix finds both notes.
+    let common: String = today.chars().zip(yesterday.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect();
+    let notes_prefix = format!("{}{common}", keys::daily_notes_prefix(agent));
+    let mut wants = prefixes.wants();
+    let overlay_wants = wants.len();
+    wants.push(Want { prefix: &local_skills, delimiter: None, ttl_ms: AGENT_FOLDER_TTL_MS });
+    wants.push(Want { prefix: keys::GLOBAL_SKILLS_PREFIX, delimiter: None, ttl_ms: SHARED_LAYER_TTL_MS });
     if private_ok {
-        // One listing narrowed to the two dates' common prefix finds both notes.
-        let folder = keys::daily_notes_prefix(agent);
-        let common: String = today.chars().zip(yesterday.chars()).take_while(|(a, b)| a == b).map(|(a, _)| a).collect();
-        let notes = list_cached(store, &format!("{folder}{common}"), now_ms, cache, &mut ops).await?;
-        for info in &notes {
-            let slot = if info.key == keys::daily_note(agent, today) {
-                &mut ws.today
-            } else if info.key == keys::daily_note(agent, yesterday) {
-                &mut ws.yesterday
-            } else {
-                continue;
-            };
-            *slot = fetch_cached(store, &info.key, &info.etag, cache, &mut ops).await?;
+        wants.push(Want { prefix: &notes_prefix, delimiter: None, ttl_ms: AGENT_FOLDER_TTL_MS });
+    }
+    let (listed, mut ops) = list_due(store, &mut cache.listings, &wants, now_ms).await?;
+    let layers = ListedLayers::new(&prefixes, &listed[..overlay_wants]);
+    let (local_listing, global_listing) = (&listed[overlay_wants], &listed[overlay_wants + 1]);
+    let note_reads: Vec<(String, Option<String>)> = match listed.get(overlay_wants + 2) {
+        Some(notes) => [today, yesterday]
+            .iter()
+            .map(|date| {
+                let key = keys::daily_note(agent, date);
+                let etag = notes.iter().find(|o| o.key == key).map(|o| o.etag.clone());
+                (key, etag)
+            })
+            .filter(|(_, etag)| etag.is_some())
+            .collect(),
+        None => Vec::new(),
+    };
+
+    // Round trip 2: what changed since the last turn, concurrently.
+    let wanted: Vec<WorkspaceFile> = WorkspaceFile::ALL.into_iter().filter(|f| private_ok || !f.is_private()).collect();
+    let hearth_tools = crate::tools::all_tool_names();
+    let WorkspaceCache { texts, notes, skills: skill_cache, .. } = cache;
+    let mut warnings = Vec::new();
+    let (resolved, note_texts, found_skills) = futures::future::join3(
+        resolve_listed(store, agent, overlay.template, &layers, overlay.pins, overlay.values, &wanted, texts),
+        fetch_texts(store, &note_reads, notes),
+        load_skills(store, (&local_skills, local_listing), global_listing, &hearth_tools, skill_cache, &mut warnings),
+    )
+    .await;
+    let (resolved, n) = resolved?;
+    ops += n;
+    let (note_texts, n) = note_texts?;
+    ops += n;
+    let (found_skills, n) = found_skills?;
+    ops += n;
+    cache.notes.retain_keys(note_reads.iter().map(|(k, _)| k.as_str()));
+
+    let mut ws = Workspace { files: resolved.files, layers: resolved.layers, skills: found_skills, warnings, ..Default::default() };
+    for ((key, _), text) in note_reads.iter().zip(note_texts) {
+        if *key == keys::daily_note(agent, today) {
+            ws.today = text;
+        } else {
+            ws.yesterday = text;
         }
     }
-    ws.skills = load_skills(store, agent, now_ms, cache, &mut ops, &mut ws.warnings).await?;
     cache.last_load_ops = ops;
     Ok(ws)
 }
 
-/// A listing reused for [`FOLDER_LISTING_TTL_MS`].
-async fn list_cached<S: ObjectStore>(
-    store: &S,
-    prefix: &str,
-    now_ms: i64,
-    cache: &mut WorkspaceCache,
-    ops: &mut u32,
-) -> Result<Vec<ObjectInfo>, StorageError> {
-    if let Some((at, objects)) = cache.listings.get(prefix) {
-        if now_ms - at < FOLDER_LISTING_TTL_MS && now_ms >= *at {
-            return Ok(objects.clone());
-        }
-    }
-    let mut objects = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.list(prefix, None, cursor.as_deref()).await?;
-        *ops += 1;
-        objects.extend(page.objects);
-        match page.cursor {
-            Some(c) if !c.is_empty() && Some(&c) != cursor.as_ref() => cursor = Some(c),
-            _ => break,
-        }
-    }
-    cache.listings.insert(prefix.to_owned(), (now_ms, objects.clone()));
-    Ok(objects)
-}
-
-/// Agent-local and global skills, each SKILL.md parsed once per etag.
+/// Agent-local and global skills from their listings, each SKILL.md parsed
+/// once per etag (changed ones read concurrently). A skill that is malformed
+/// or needs what Hearth does not have is left out with one warning per
+/// version. Returns them merged (local shadowing global) and the R2 reads.
 async fn load_skills<S: ObjectStore>(
     store: &S,
-    agent: &AgentId,
-    now_ms: i64,
-    cache: &mut WorkspaceCache,
-    ops: &mut u32,
+    (local_prefix, local): (&str, &[ObjectInfo]),
+    global: &[ObjectInfo],
+    hearth_tools: &[&str],
+    cache: &mut HashMap<String, (String, Option<Skill>)>,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Skill>, StorageError> {
-    let mut found = [Vec::new(), Vec::new()];
-    for (i, (prefix, local)) in [(keys::agent_skills_prefix(agent), true), (keys::GLOBAL_SKILLS_PREFIX.to_owned(), false)]
-        .into_iter()
-        .enumerate()
-    {
-        for info in list_cached(store, &prefix, now_ms, cache, ops).await? {
-            let Some(dir) = info.key.strip_prefix(&prefix).and_then(|r| r.strip_suffix("/SKILL.md")) else { continue };
-            if dir.contains('/') {
-                continue;
+) -> Result<(Vec<Skill>, u32), StorageError> {
+    // (info, folder name, local) of every `{prefix}{name}/SKILL.md`.
+    let mut found: Vec<(&ObjectInfo, &str, bool)> = Vec::new();
+    for (prefix, listing, is_local) in [(local_prefix, local, true), (keys::GLOBAL_SKILLS_PREFIX, global, false)] {
+        for info in listing {
+            let dir = info.key.strip_prefix(prefix).and_then(|r| r.strip_suffix("/SKILL.md"));
+            if let Some(dir) = dir.filter(|d| !d.is_empty() && !d.contains('/')) {
+                found.push((info, dir, is_local));
             }
-            let parsed = match cache.skills.get(&info.key) {
-                Some((etag, parsed)) if *etag == info.etag => parsed.clone(),
-                _ => {
-                    *ops += 1;
-                    let parsed = match store.get(&info.key).await? {
-                        Some(obj) => match skills::parse_skill(dir, &info.key, local, &String::from_utf8_lossy(&obj.body)) {
-                            Ok(s) => Some(s),
-                            Err(e) => {
-                                warnings.push(format!("skipping skill {}: {e}", info.key));
-                                None
-                            }
-                        },
-                        None => None,
-                    };
-                    cache.skills.insert(info.key.clone(), (info.etag.clone(), parsed.clone()));
-                    parsed
+        }
+    }
+    let stale = |info: &ObjectInfo| cache.get(&info.key).is_none_or(|(etag, _)| *etag != info.etag);
+    let to_read: Vec<&(&ObjectInfo, &str, bool)> = found.iter().filter(|(info, ..)| stale(info)).collect();
+    let read = futures::future::join_all(to_read.iter().map(|(info, ..)| store.get(&info.key))).await;
+    let ops = to_read.len() as u32;
+    for ((info, dir, is_local), got) in to_read.into_iter().zip(read) {
+        let parsed = match got? {
+            Some(obj) => match skills::parse_skill(dir, &info.key, *is_local, &String::from_utf8_lossy(&obj.body)) {
+                Ok(skill) => match skills::unavailable(&skill, hearth_tools) {
+                    None => Some(skill),
+                    Some(why) => {
+                        warnings.push(format!("leaving out skill {}: {why}", info.key));
+                        None
+                    }
+                },
+                Err(e) => {
+                    warnings.push(format!("skipping skill {}: {e}", info.key));
+                    None
                 }
-            };
-            found[i].extend(parsed);
+            },
+            None => None, // deleted between list and get
+        };
+        cache.insert(info.key.clone(), (info.etag.clone(), parsed));
+    }
+    cache.retain(|key, _| found.iter().any(|(info, ..)| info.key == *key));
+    let (mut local_skills, mut global_skills) = (Vec::new(), Vec::new());
+    for (info, _, is_local) in &found {
+        if let Some((_, Some(skill))) = cache.get(&info.key) {
+            if *is_local { &mut local_skills } else { &mut global_skills }.push(skill.clone());
         }
     }
-    let [local, global] = found;
-    Ok(skills::merge(local, global))
-}
-
-async fn fetch_cached<S: ObjectStore>(
-    store: &S,
-    key: &str,
-    etag: &str,
-    cache: &mut WorkspaceCache,
-    ops: &mut u32,
-) -> Result<Option<std::rc::Rc<str>>, StorageError> {
-    if let Some((cached_etag, text)) = cache.files.get(key) {
-        if cached_etag == etag {
-            return Ok(Some(text.clone()));
-        }
-    }
-    *ops += 1;
-    match store.get(key).await? {
-        Some(obj) => {
-            let text: std::rc::Rc<str> = String::from_utf8_lossy(&obj.body).into();
-            cache.files.insert(key.to_owned(), (obj.info.etag.clone(), text.clone()));
-            Ok(Some(text))
-        }
-        None => Ok(None), // deleted between list and get
-    }
+    Ok((skills::merge(local_skills, global_skills), ops))
 }
 
 /// Facts about the session that do not change from turn to turn.
@@ -225,39 +226,44 @@ define who you are, who you serve and how you work; follow them. Reply in the la
 person you talk to. Be concise: your replies are chat messages. Use your tools when they help; \
 `read_file` reads any file of your workspace (e.g. `SOUL.md`, `memory/2026-01-31.md`).";
 
-/// Assembles the system prompt: sections in plan order, each file within its
-/// budget, the whole within the total budget.
+/// Assembles the system prompt: sections in plan order. Each workspace file
+/// (and daily note) is cut to [`MAX_FILE_CHARS`], and together they stay
+/// within [`MAX_TOTAL_CHARS`]: once that is spent, the remaining files are
+/// left out whole. The scaffold, the skills list and the runtime line are
+/// outside the budget and always emitted.
 pub fn build_system_prompt(ws: &Workspace, runtime: &RuntimeInfo<'_>) -> String {
     let plan = load_plan(runtime.scope, ws.bootstrap());
     let mut out = String::with_capacity(8 * 1024);
     let mut budget = MAX_TOTAL_CHARS;
+    let marker_chars = TRUNCATED_MARKER.chars().count();
     for section in plan {
-        let body: Option<String> = match section {
-            Section::Scaffold => Some(SCAFFOLD.to_owned()),
-            Section::File(WorkspaceFile::Heartbeat) => ws
-                .files
-                .get(&WorkspaceFile::Heartbeat)
-                .filter(|t| hearth_schedule::heartbeat::is_meaningful(t))
-                .map(|t| t.to_string()),
-            Section::File(WorkspaceFile::Identity) => ws.files.get(&WorkspaceFile::Identity).map(|t| {
-                let body = crate::identity::without_placeholders(t);
-                match parse_identity(t).persona_line() {
-                    Some(line) => format!("{line}\n\n{}", body.trim()),
-                    None => body,
-                }
-            }),
-            Section::File(f) => ws.files.get(&f).map(|t| t.to_string()),
-            Section::Yesterday => ws.yesterday.as_ref().map(|t| t.to_string()),
-            Section::Today => ws.today.as_ref().map(|t| t.to_string()),
+        let (body, budgeted): (Option<String>, bool) = match section {
+            Section::Scaffold => (Some(SCAFFOLD.to_owned()), false),
+            Section::File(f) => (file_body(ws, f), true),
+            Section::Yesterday => (ws.yesterday.as_ref().map(|t| t.to_string()), true),
+            Section::Today => (ws.today.as_ref().map(|t| t.to_string()), true),
             Section::Skills => {
                 let eligible = skills::eligible(&ws.skills, runtime.tool_names);
-                (!eligible.is_empty()).then(|| skills::render(&eligible))
+                ((!eligible.is_empty()).then(|| skills::render(&eligible, MAX_FILE_CHARS)), false)
             }
-            Section::Runtime => Some(render_runtime(runtime)),
+            Section::Runtime => (Some(render_runtime(runtime)), false),
         };
         let Some(body) = body else { continue };
-        let body = truncate_chars(body.trim(), MAX_FILE_CHARS.min(budget));
-        budget = budget.saturating_sub(body.chars().count());
+        let body = body.trim();
+        if body.is_empty() {
+            continue;
+        }
+        let body = if budgeted {
+            let room = MAX_FILE_CHARS.min(budget);
+            if room <= marker_chars {
+                continue; // the workspace budget is spent: nothing of this file fits
+            }
+            let cut = truncate_chars(body, room);
+            budget = budget.saturating_sub(cut.chars().count());
+            cut
+        } else {
+            body.to_owned()
+        };
         out.push_str("## ");
         out.push_str(section.title());
         out.push_str("\n\n");
@@ -266,6 +272,30 @@ pub fn build_system_prompt(ws: &Workspace, runtime: &RuntimeInfo<'_>) -> String 
     }
     out.truncate(out.trim_end().len());
     out
+}
+
+/// A workspace file as the prompt shows it. HEARTBEAT.md only with
+/// meaningful content; IDENTITY.md with its persona line; unfilled template
+/// placeholders (`- **Name:** _(your name)_`) removed from every file but
+/// the pinned guardrails, and a file that held nothing else is left out.
+fn file_body(ws: &Workspace, file: WorkspaceFile) -> Option<String> {
+    let text = ws.files.get(&file)?;
+    if file.is_guardrail() {
+        return Some(text.to_string());
+    }
+    if file == WorkspaceFile::Identity {
+        let body = crate::identity::without_placeholders(text);
+        return Some(match parse_identity(text).persona_line() {
+            Some(line) => format!("{line}\n\n{}", body.trim()),
+            None => body,
+        });
+    }
+    let stripped = strip_template_placeholders(text);
+    let only_placeholders = matches!(stripped, std::borrow::Cow::Owned(_)) && !hearth_schedule::heartbeat::is_meaningful(&stripped);
+    if only_placeholders || (file == WorkspaceFile::Heartbeat && !hearth_schedule::heartbeat::is_meaningful(&stripped)) {
+        return None;
+    }
+    Some(stripped.into_owned())
 }
 
 fn render_runtime(r: &RuntimeInfo<'_>) -> String {
@@ -316,15 +346,4 @@ pub fn file_note(mime: &str, filename: Option<&str>, transcript_follows: bool) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn truncation_respects_utf8_and_marks() {
-        let s = "é".repeat(20);
-        let t = truncate_chars(&s, 15);
-        assert_eq!(t.chars().count(), 15);
-        assert!(t.ends_with("[truncated]"));
-        assert_eq!(truncate_chars("short", 15), "short");
-    }
-}
+mod tests;

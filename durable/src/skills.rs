@@ -3,10 +3,22 @@
 //!
 //! Agent-local skills (`agents/{id}/skills/{name}/SKILL.md`) shadow global
 //! ones (`skills/{name}/SKILL.md`) of the same name. The list is sorted by
-//! name so the prompt is byte-stable. A skill is left out when it names
-//! `allowed-tools` this session does not have (its `compatibility` text is
-//! shown to the model but cannot be checked mechanically). A malformed skill
-//! is skipped with a warning; it never breaks the prompt.
+//! name so the prompt is byte-stable. A malformed skill is skipped with a
+//! warning; it never breaks the prompt.
+//!
+//! Compatibility, in two steps:
+//!
+//! 1. When a SKILL.md is read ([`unavailable`]), a skill Hearth can never
+//!    run is left out, with one warning per version of the file: its
+//!    `allowed-tools` names a tool Hearth does not have (e.g. `WebSearch`),
+//!    or its `compatibility` text asks for something a Worker cannot offer
+//!    (a shell, a local binary such as python or git, a browser, a local
+//!    file system, internet or web access: the words in
+//!    [`UNAVAILABLE_NEEDS`]). A `compatibility` text that names Hearth is
+//!    taken at its word. Other `compatibility` text is shown to the model.
+//! 2. Per session ([`eligible`]): a skill whose `allowed-tools` this
+//!    session lacks (e.g. `write_file` in a group) is not listed there, and
+//!    `load_skill` refuses it there too.
 //!
 //! Why no YAML crate: front matter here is four string keys. A full YAML
 //! parser (serde-saphyr, the panic-free choice) adds ~168 kB gzip to a
@@ -214,6 +226,44 @@ pub fn merge(local: Vec<Skill>, global: Vec<Skill>) -> Vec<Skill> {
     all
 }
 
+/// What a skill's `compatibility` text may ask for that Hearth, a Worker
+/// with the tools of [`crate::tools`], can never provide. Matched as whole
+/// words (or word pairs), case-insensitively.
+pub const UNAVAILABLE_NEEDS: &[&str] = &[
+    "shell", "bash", "zsh", "terminal", "command line", "subprocess",
+    "python", "python3", "node", "nodejs", "node.js", "npm", "docker", "git", "curl",
+    "browser", "chrome", "playwright", "gpu",
+    "filesystem", "file system", "internet", "web search", "web access", "network access",
+];
+
+/// Why Hearth can never run `skill`, if it cannot: a tool in
+/// `allowed-tools` that is none of `hearth_tools`, or a need in its
+/// `compatibility` text from [`UNAVAILABLE_NEEDS`].
+pub fn unavailable(skill: &Skill, hearth_tools: &[&str]) -> Option<String> {
+    let missing: Vec<&str> = skill
+        .allowed_tools
+        .iter()
+        .filter(|t| !hearth_tools.iter().any(|h| h.eq_ignore_ascii_case(t)))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!("allowed-tools names tools Hearth does not have: {}", missing.join(", ")));
+    }
+    let text = skill.compatibility.as_deref()?.to_lowercase();
+    let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '.')).map(|w| w.trim_matches('.')).filter(|w| !w.is_empty()).collect();
+    if words.contains(&"hearth") {
+        return None;
+    }
+    let has = |need: &str| match need.split_once(' ') {
+        Some((a, b)) => words.windows(2).any(|w| w[0] == a && w[1] == b),
+        None => words.contains(&need),
+    };
+    UNAVAILABLE_NEEDS
+        .iter()
+        .find(|n| has(n))
+        .map(|n| format!("compatibility needs {n:?}, which Hearth cannot provide"))
+}
+
 /// Skills whose `allowed-tools` this session has.
 pub fn eligible<'a>(skills: &'a [Skill], tool_names: &[&str]) -> Vec<&'a Skill> {
     skills
@@ -226,25 +276,39 @@ fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// The "Skills (Mandatory Scan)" section body.
-pub fn render(skills: &[&Skill]) -> String {
+/// The "Skills (Mandatory Scan)" section body, at most about `max_chars`
+/// characters: skills that do not fit are left out whole (never cut
+/// mid-entry), and a line says how many.
+pub fn render(skills: &[&Skill], max_chars: usize) -> String {
     let mut out = String::from(
         "Before you answer, scan these skills. If one fits the request, call `load_skill` with its name and follow it.\n<available_skills>\n",
     );
+    let mut used = out.chars().count();
+    let mut left_out = 0;
     for s in skills {
-        out.push_str("  <skill>\n    <name>");
-        out.push_str(&xml_escape(&s.name));
-        out.push_str("</name>\n    <description>");
-        out.push_str(&xml_escape(&s.description));
-        out.push_str("</description>\n");
+        let mut entry = String::from("  <skill>\n    <name>");
+        entry.push_str(&xml_escape(&s.name));
+        entry.push_str("</name>\n    <description>");
+        entry.push_str(&xml_escape(&s.description));
+        entry.push_str("</description>\n");
         if let Some(c) = &s.compatibility {
-            out.push_str("    <compatibility>");
-            out.push_str(&xml_escape(c));
-            out.push_str("</compatibility>\n");
+            entry.push_str("    <compatibility>");
+            entry.push_str(&xml_escape(c));
+            entry.push_str("</compatibility>\n");
         }
-        out.push_str("  </skill>\n");
+        entry.push_str("  </skill>\n");
+        let n = entry.chars().count();
+        if left_out > 0 || used + n > max_chars {
+            left_out += 1;
+            continue;
+        }
+        used += n;
+        out.push_str(&entry);
     }
     out.push_str("</available_skills>");
+    if left_out > 0 {
+        out.push_str(&format!("\n({left_out} more skills are not listed: the list is full.)"));
+    }
     out
 }
 
@@ -305,7 +369,31 @@ mod tests {
         assert_eq!(merged.iter().map(|s| (s.name.as_str(), s.local)).collect::<Vec<_>>(), [("alpha", true), ("beta", false), ("zeta", true)]);
         let ok = eligible(&merged, &["read_file"]);
         assert_eq!(ok.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["alpha", "zeta"]);
-        let xml = render(&ok);
+        let xml = render(&ok, 12_000);
         assert!(xml.find("<name>alpha</name>").unwrap() < xml.find("<name>zeta</name>").unwrap());
+        let short = render(&ok, 230);
+        assert!(short.contains("<name>alpha</name>") && !short.contains("zeta"), "{short}");
+        assert!(short.ends_with("</available_skills>\n(1 more skills are not listed: the list is full.)"), "{short}");
+    }
+
+    #[test]
+    fn skills_hearth_can_never_run_are_named() {
+        let hearth = ["read_file", "load_skill", "write_file"];
+        let with = |tools: &[&str], compat: Option<&str>| Skill {
+            name: "x".into(),
+            description: "d".into(),
+            compatibility: compat.map(str::to_owned),
+            allowed_tools: tools.iter().map(|t| t.to_string()).collect(),
+            key: "k".into(),
+            local: false,
+        };
+        assert_eq!(unavailable(&with(&["read_file"], None), &hearth), None);
+        assert!(unavailable(&with(&["WebSearch", "read_file"], None), &hearth).unwrap().contains("WebSearch"));
+        for needs in ["Requires Python 3.11", "Needs a shell and git.", "requires internet access", "Requires web search tool", "Node.js 20+"] {
+            assert!(unavailable(&with(&[], Some(needs)), &hearth).is_some(), "{needs}");
+        }
+        for fine in ["Works with any chat app", "Designed for Hearth; uses git-style notes", "digital notes, nodes and shells-free", "Best with metric units"] {
+            assert_eq!(unavailable(&with(&[], Some(fine)), &hearth), None, "{fine}");
+        }
     }
 }

@@ -59,6 +59,9 @@ pub fn check_segment(what: &'static str, value: &str) -> Result<(), KeyError> {
     }
 }
 
+/// R2's limit on a key, in bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+
 /// `agents/{agentId}/`: the agent's own prefix. Workspace files sit right under it.
 pub fn agent_prefix(agent: &AgentId) -> String {
     format!("agents/{agent}/")
@@ -67,6 +70,12 @@ pub fn agent_prefix(agent: &AgentId) -> String {
 /// `agents/{agentId}/{path}` for a workspace path already checked by the caller.
 pub fn workspace_key(agent: &AgentId, path: &str) -> String {
     format!("agents/{agent}/{path}")
+}
+
+/// Whether `agents/{agentId}/{path}` fits R2's [`MAX_KEY_BYTES`]: the limit
+/// applies to the whole key, prefix included.
+pub fn workspace_key_fits(agent: &AgentId, path: &str) -> bool {
+    agent_prefix(agent).len() + path.len() <= MAX_KEY_BYTES
 }
 
 /// `agents/{agentId}/memory/`: the daily notes folder.
@@ -184,6 +193,15 @@ mod tests {
             catalog_version("t", "GUARDRAILS.md", &hex).unwrap(),
             format!("_catalog/t/workspace-versions/GUARDRAILS.md@sha256:{hex}")
         );
+    }
+
+    #[test]
+    fn key_length_counts_the_prefix() {
+        let a = AgentId::parse("work-agent").unwrap();
+        let room = MAX_KEY_BYTES - "agents/work-agent/".len();
+        assert!(workspace_key_fits(&a, &"x".repeat(room)));
+        assert!(!workspace_key_fits(&a, &"x".repeat(room + 1)));
+        assert_eq!(workspace_key(&a, &"x".repeat(room)).len(), MAX_KEY_BYTES);
     }
 
     #[test]

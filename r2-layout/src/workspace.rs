@@ -92,6 +92,25 @@ impl WorkspaceFile {
     pub fn is_guardrail(self) -> bool {
         matches!(self, Self::Guardrails | Self::Platform | Self::Capabilities)
     }
+
+    /// Files read from the agent's own prefix only, never inherited through
+    /// the overlay. BOOTSTRAP.md switches the prompt to commissioning mode
+    /// until the agent deletes it; an inherited copy (template, defaults)
+    /// could never be deleted by the agent, so it would stay in that mode
+    /// for ever.
+    pub fn is_agent_only(self) -> bool {
+        matches!(self, Self::Bootstrap)
+    }
+
+    /// Files a shared session (a group, someone else's DM) may read with
+    /// `read_file`: what the shared prompt already shows in normal mode
+    /// (persona, instructions, tool notes, heartbeat rules, guardrails).
+    /// Everything else under the agent's prefix (private files, daily
+    /// notes, the owner's notes, BOOTSTRAP.md, job files, archives) stays
+    /// with the owner's main session.
+    pub fn is_shared_readable(self) -> bool {
+        load_plan(Scope::Shared, false).contains(&Section::File(self))
+    }
 }
 
 /// One step of the prompt, in order.
@@ -238,6 +257,13 @@ mod tests {
                 "Runtime",
             ]
         );
+    }
+
+    #[test]
+    fn shared_readable_is_what_the_shared_prompt_shows() {
+        let readable: Vec<_> = WorkspaceFile::ALL.into_iter().filter(|f| f.is_shared_readable()).collect();
+        assert_eq!(readable, [F::Guardrails, F::Platform, F::Capabilities, F::Soul, F::Identity, F::Agents, F::Tools, F::Heartbeat]);
+        assert!(F::Bootstrap.is_agent_only() && !F::Soul.is_agent_only());
     }
 
     #[test]

@@ -3,9 +3,15 @@
 //! placeholders substituted with sanitised values; guardrail files are
 //! pinned by hash to the version the agent's admin accepted.
 //!
+//! BOOTSTRAP.md is the exception to the layering: it is read from the
+//! agent's own prefix only (`agents/{id}/BOOTSTRAP.md`), never inherited, so
+//! the agent can always leave commissioning mode by deleting it.
+//!
 //! - [`placeholders`]: the seven tokens, their values and the sanitiser.
 //! - [`resolve`]: the layer decision ([`resolve::resolve_file`]) and the
-//!   fetching resolver with its listing cache ([`resolve::resolve_workspace`]).
+//!   fetching resolver ([`resolve::resolve_workspace`]).
+//! - [`listing`]: the R2 listings of a workspace load, cached with TTLs and
+//!   made concurrently.
 //! - [`pins`]: pin records in the Agent object's SQLite, the version store,
 //!   status and accept (single and bulk).
 //!
@@ -13,6 +19,7 @@
 //! `TEMPLATE__{AGENT}`); none by default, and then the overlay is agent →
 //! defaults. Placeholder values come from the vars named like the tokens.
 
+pub mod listing;
 pub mod pins;
 pub mod placeholders;
 pub mod resolve;

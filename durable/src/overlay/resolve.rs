@@ -14,22 +14,28 @@
 //! were taken, or no template is set) the defaults. Placeholders are
 //! substituted in live-class files only.
 //!
-//! [`resolve_file`] is the pure decision; [`resolve_workspace`] fetches.
+//! BOOTSTRAP.md ([`WorkspaceFile::is_agent_only`]) comes from the agent's own
+//! prefix only: a template's or the defaults' copy is ignored. The agent
+//! leaves commissioning mode by deleting its BOOTSTRAP.md, which it could
+//! never do to an inherited one. To commission agents from a template, copy
+//! its BOOTSTRAP.md into each new agent's prefix (`npm run seed`).
+//!
+//! [`resolve_file`] is the pure decision; [`resolve_listed`] fetches the
+//! texts for listings already made; [`resolve_workspace`] lists and fetches.
 //! Steady state costs one listing (the agent's own prefix): the template and
-//! defaults listings are cached for [`LISTING_TTL_MS`], texts are cached by
-//! etag, and pinned versions (content-addressed, immutable) forever.
+//! defaults listings are cached for [`SHARED_LAYER_TTL_MS`], texts are cached
+//! by etag, and pinned versions (content-addressed, immutable) forever.
 
+use super::listing::{list_due, ListingCache, Want, SHARED_LAYER_TTL_MS};
 use super::pins::Pins;
 use super::placeholders::{substitute, PlaceholderValues};
-use crate::ports::{ObjectStore, StorageError};
+use crate::ports::{ObjectInfo, ObjectStore, StorageError};
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-/// How long a template or defaults listing is trusted.
-pub const LISTING_TTL_MS: i64 = 60_000;
 /// `_catalog/defaults/workspace/`.
 pub const DEFAULTS_PREFIX: &str = "_catalog/defaults/workspace/";
 
@@ -52,6 +58,10 @@ pub struct Listing {
 impl Listing {
     pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         Listing { files: names.into_iter().map(|n| (n.to_owned(), String::new())).collect() }
+    }
+    /// The objects of a listing of `prefix`, by name relative to it.
+    pub fn from_objects(prefix: &str, objects: &[ObjectInfo]) -> Self {
+        Listing { files: objects.iter().filter_map(|o| Some((o.key.strip_prefix(prefix)?.to_owned(), o.etag.clone()))).collect() }
     }
     pub fn contains(&self, name: &str) -> bool {
         self.files.contains_key(name)
@@ -81,7 +91,11 @@ pub fn resolve_file(agent: &AgentId, layers: &Layers<'_>, pins: &Pins, file: &st
     if layers.agent.contains(file) {
         return Ok(Some(Resolution { key: keys::workspace_key(agent, file), layer: Layer::Agent }));
     }
-    let guardrail = WorkspaceFile::from_file_name(file).is_some_and(WorkspaceFile::is_guardrail);
+    let known = WorkspaceFile::from_file_name(file);
+    if known.is_some_and(WorkspaceFile::is_agent_only) {
+        return Ok(None);
+    }
+    let guardrail = known.is_some_and(WorkspaceFile::is_guardrail);
     if let Some((template, listing)) = layers.template {
         if guardrail {
             if let Some(hash) = pins.hash_for(template, file) {
@@ -97,22 +111,68 @@ pub fn resolve_file(agent: &AgentId, layers: &Layers<'_>, pins: &Pins, file: &st
     Ok(None)
 }
 
-/// Listings and texts kept between turns (one per Session object).
+/// Object texts by key, with the etag they had (empty for immutable ones).
 #[derive(Debug, Default)]
-pub struct OverlayCache {
-    /// prefix → (fetched at, listing).
-    listings: HashMap<String, (i64, Rc<Listing>)>,
-    /// key → (etag, raw text); pinned versions have an empty etag.
+pub struct TextCache {
     texts: HashMap<String, (String, Rc<str>)>,
-    /// R2 operations made by the last [`resolve_workspace`].
-    pub last_ops: u32,
 }
 
-impl OverlayCache {
-    /// Forgets the cached template and defaults listings (after a write).
-    pub fn invalidate_listings(&mut self) {
-        self.listings.clear();
+impl TextCache {
+    /// Keeps only the given keys (e.g. today's and yesterday's notes).
+    pub fn retain_keys<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) {
+        let keep: std::collections::HashSet<&str> = keys.into_iter().collect();
+        self.texts.retain(|k, _| keep.contains(k.as_str()));
     }
+
+    fn hit(&self, key: &str, etag: Option<&str>) -> Option<Rc<str>> {
+        let (cached, text) = self.texts.get(key)?;
+        etag.is_none_or(|e| e == cached).then(|| text.clone())
+    }
+}
+
+/// Reads each `(key, etag)` unless the cache holds it with the same etag
+/// (`None` etag: immutable, any cached copy will do); the reads run
+/// concurrently. `None` in the result: the object is gone. Returns the
+/// texts in order and the number of R2 operations made.
+pub async fn fetch_texts<S: ObjectStore>(
+    store: &S,
+    wanted: &[(String, Option<String>)],
+    cache: &mut TextCache,
+) -> Result<(Vec<Option<Rc<str>>>, u32), StorageError> {
+    let hits: Vec<Option<Rc<str>>> = wanted.iter().map(|(k, e)| cache.hit(k, e.as_deref())).collect();
+    let misses = wanted.iter().zip(&hits).filter(|(_, h)| h.is_none()).map(|((k, _), _)| store.get(k));
+    let mut got = futures::future::join_all(misses).await.into_iter();
+    let mut ops = 0;
+    let mut out = Vec::with_capacity(wanted.len());
+    for ((key, etag), hit) in wanted.iter().zip(hits) {
+        if hit.is_some() {
+            out.push(hit);
+            continue;
+        }
+        ops += 1;
+        match got.next().ok_or_else(|| StorageError("read missing".into()))?? {
+            Some(obj) => {
+                let text: Rc<str> = String::from_utf8_lossy(&obj.body).into();
+                let etag = if etag.is_some() { obj.info.etag } else { String::new() };
+                cache.texts.insert(key.clone(), (etag, text.clone()));
+                out.push(Some(text));
+            }
+            None => {
+                cache.texts.remove(key);
+                out.push(None);
+            }
+        }
+    }
+    Ok((out, ops))
+}
+
+/// Listings and texts kept between calls of [`resolve_workspace`].
+#[derive(Debug, Default)]
+pub struct OverlayCache {
+    pub listings: ListingCache,
+    pub texts: TextCache,
+    /// R2 operations made by the last [`resolve_workspace`].
+    pub last_ops: u32,
 }
 
 /// The resolved files with the layer of each.
@@ -122,73 +182,37 @@ pub struct ResolvedWorkspace {
     pub layers: HashMap<WorkspaceFile, Layer>,
 }
 
-async fn list_all<S: ObjectStore>(store: &S, prefix: &str, ops: &mut u32) -> Result<Listing, StorageError> {
-    let mut listing = Listing::default();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.list(prefix, Some("/"), cursor.as_deref()).await?;
-        *ops += 1;
-        for o in page.objects {
-            if let Some(name) = o.key.strip_prefix(prefix) {
-                listing.files.insert(name.to_owned(), o.etag);
-            }
+/// The listings the overlay needs: the agent's root (every call), the
+/// template's and the defaults' (cached for [`SHARED_LAYER_TTL_MS`]).
+pub struct OverlayPrefixes {
+    pub agent: String,
+    pub template: Option<String>,
+}
+
+impl OverlayPrefixes {
+    pub fn new(agent: &AgentId, template: Option<&str>) -> Result<Self, StorageError> {
+        let template = match template {
+            Some(t) => Some(keys::catalog_template(t, "").map_err(|e| StorageError(e.to_string()))?),
+            None => None,
+        };
+        Ok(OverlayPrefixes { agent: keys::agent_prefix(agent), template })
+    }
+
+    /// Agent, defaults, then the template if any.
+    pub fn wants(&self) -> Vec<Want<'_>> {
+        let mut wants = vec![
+            Want { prefix: &self.agent, delimiter: Some("/"), ttl_ms: 0 },
+            Want { prefix: DEFAULTS_PREFIX, delimiter: Some("/"), ttl_ms: SHARED_LAYER_TTL_MS },
+        ];
+        if let Some(t) = &self.template {
+            wants.push(Want { prefix: t, delimiter: Some("/"), ttl_ms: SHARED_LAYER_TTL_MS });
         }
-        match page.cursor {
-            Some(c) if !c.is_empty() => cursor = Some(c),
-            _ => return Ok(listing),
-        }
+        wants
     }
 }
 
-async fn cached_listing<S: ObjectStore>(
-    store: &S,
-    prefix: &str,
-    cache: &mut OverlayCache,
-    now_ms: i64,
-    ops: &mut u32,
-) -> Result<Rc<Listing>, StorageError> {
-    if let Some((at, l)) = cache.listings.get(prefix) {
-        if now_ms >= *at && now_ms - at < LISTING_TTL_MS {
-            return Ok(l.clone());
-        }
-    }
-    let l = Rc::new(list_all(store, prefix, ops).await?);
-    cache.listings.insert(prefix.to_owned(), (now_ms, l.clone()));
-    Ok(l)
-}
-
-/// Reads `key` unless the cache holds it with the same etag (`None` etag:
-/// immutable, any cached copy will do). `Ok(None)`: the object is gone.
-async fn fetch_text<S: ObjectStore>(
-    store: &S,
-    key: &str,
-    etag: Option<&str>,
-    cache: &mut OverlayCache,
-    ops: &mut u32,
-) -> Result<Option<Rc<str>>, StorageError> {
-    if let Some((cached, text)) = cache.texts.get(key) {
-        if etag.is_none_or(|e| e == cached) {
-            return Ok(Some(text.clone()));
-        }
-    }
-    *ops += 1;
-    let Some(obj) = store.get(key).await? else {
-        cache.texts.remove(key);
-        return Ok(None);
-    };
-    let text: Rc<str> = String::from_utf8_lossy(&obj.body).into();
-    let etag = if etag.is_some() { obj.info.etag } else { String::new() };
-    cache.texts.insert(key.to_owned(), (etag, text.clone()));
-    Ok(Some(text))
-}
-
-/// Resolves `wanted` files for `agent` through the three layers and returns
-/// their texts (placeholders substituted in live files) and layers. One
-/// listing of the agent's prefix per call; the template and defaults
-/// listings come from `cache` while younger than [`LISTING_TTL_MS`].
-///
-/// `values.agent_name` left `None` falls back to the name line of the
-/// resolved IDENTITY.md, then the agent id.
+/// Resolves `wanted` files for `agent` through the three layers, listing
+/// what is due first. See [`resolve_listed`].
 #[allow(clippy::too_many_arguments)]
 pub async fn resolve_workspace<S: ObjectStore>(
     store: &S,
@@ -200,22 +224,52 @@ pub async fn resolve_workspace<S: ObjectStore>(
     cache: &mut OverlayCache,
     now_ms: i64,
 ) -> Result<ResolvedWorkspace, StorageError> {
-    let mut ops = 0;
-    let agent_listing = list_all(store, &keys::agent_prefix(agent), &mut ops).await?;
-    let template_prefix = match template {
-        Some(t) => Some(keys::catalog_template(t, "").map_err(|e| StorageError(e.to_string()))?),
-        None => None,
-    };
-    let template_listing = match &template_prefix {
-        Some(p) => Some(cached_listing(store, p, cache, now_ms, &mut ops).await?),
-        None => None,
-    };
-    let defaults = cached_listing(store, DEFAULTS_PREFIX, cache, now_ms, &mut ops).await?;
-    let layers = Layers {
-        agent: &agent_listing,
-        template: template.zip(template_listing.as_deref()),
-        defaults: &defaults,
-    };
+    let prefixes = OverlayPrefixes::new(agent, template)?;
+    let (listed, mut ops) = list_due(store, &mut cache.listings, &prefixes.wants(), now_ms).await?;
+    let layers = ListedLayers::new(&prefixes, &listed);
+    let (out, fetched) = resolve_listed(store, agent, template, &layers, pins, values, wanted, &mut cache.texts).await?;
+    ops += fetched;
+    cache.last_ops = ops;
+    Ok(out)
+}
+
+/// The three layers' listings, named.
+pub struct ListedLayers {
+    pub agent: Listing,
+    pub defaults: Listing,
+    pub template: Option<Listing>,
+}
+
+impl ListedLayers {
+    /// From the listings of [`OverlayPrefixes::wants`], in that order.
+    pub fn new(prefixes: &OverlayPrefixes, listed: &[Rc<Vec<ObjectInfo>>]) -> Self {
+        let of = |i: usize, prefix: &str| listed.get(i).map(|l| Listing::from_objects(prefix, l)).unwrap_or_default();
+        ListedLayers {
+            agent: of(0, &prefixes.agent),
+            defaults: of(1, DEFAULTS_PREFIX),
+            template: prefixes.template.as_deref().map(|t| of(2, t)),
+        }
+    }
+}
+
+/// Resolves `wanted` files through listings already made and returns their
+/// texts (placeholders substituted in live files) and layers, with the R2
+/// reads it made (concurrent; texts cached by etag).
+///
+/// `values.agent_name` left `None` falls back to the name line of the
+/// resolved IDENTITY.md, then the agent id.
+#[allow(clippy::too_many_arguments)]
+pub async fn resolve_listed<S: ObjectStore>(
+    store: &S,
+    agent: &AgentId,
+    template: Option<&str>,
+    listed: &ListedLayers,
+    pins: &Pins,
+    values: &PlaceholderValues,
+    wanted: &[WorkspaceFile],
+    texts: &mut TextCache,
+) -> Result<(ResolvedWorkspace, u32), StorageError> {
+    let layers = Layers { agent: &listed.agent, template: template.zip(listed.template.as_ref()), defaults: &listed.defaults };
     let etag_of = |r: &Resolution, file: &str| -> Option<String> {
         let listing = match r.layer {
             Layer::Agent => layers.agent,
@@ -225,21 +279,27 @@ pub async fn resolve_workspace<S: ObjectStore>(
         };
         Some(listing.files.get(file).cloned().unwrap_or_default())
     };
-    let mut raw: Vec<(WorkspaceFile, Layer, Rc<str>)> = Vec::with_capacity(wanted.len());
+    let mut plan: Vec<(WorkspaceFile, Resolution)> = Vec::with_capacity(wanted.len());
     for &file in wanted {
-        let name = file.file_name();
-        let Some(mut r) = resolve_file(agent, &layers, pins, name).map_err(|e| StorageError(e.to_string()))? else { continue };
-        let mut text = fetch_text(store, &r.key, etag_of(&r, name).as_deref(), cache, &mut ops).await?;
-        if text.is_none() && r.layer == Layer::Pinned && layers.defaults.contains(name) {
-            // A pinned version that vanished from the store: fall back to the
-            // defaults, never to the live template.
-            r = Resolution { key: keys::catalog_default(name), layer: Layer::Defaults };
-            text = fetch_text(store, &r.key, etag_of(&r, name).as_deref(), cache, &mut ops).await?;
-        }
-        if let Some(text) = text {
-            raw.push((file, r.layer, text));
+        if let Some(r) = resolve_file(agent, &layers, pins, file.file_name()).map_err(|e| StorageError(e.to_string()))? {
+            plan.push((file, r));
         }
     }
+    let reads: Vec<(String, Option<String>)> = plan.iter().map(|(f, r)| (r.key.clone(), etag_of(r, f.file_name()))).collect();
+    let (mut got, mut ops) = fetch_texts(store, &reads, texts).await?;
+    for (i, (file, r)) in plan.iter_mut().enumerate() {
+        let name = file.file_name();
+        if got[i].is_none() && r.layer == Layer::Pinned && layers.defaults.contains(name) {
+            // A pinned version that vanished from the store: fall back to the
+            // defaults, never to the live template.
+            *r = Resolution { key: keys::catalog_default(name), layer: Layer::Defaults };
+            let (again, n) = fetch_texts(store, &[(r.key.clone(), etag_of(r, name))], texts).await?;
+            ops += n;
+            got[i] = again.into_iter().next().flatten();
+        }
+    }
+    let raw: Vec<(WorkspaceFile, Layer, Rc<str>)> =
+        plan.into_iter().zip(got).filter_map(|((f, r), t)| Some((f, r.layer, t?))).collect();
     let identity = raw.iter().find(|(f, ..)| *f == WorkspaceFile::Identity).and_then(|(_, _, t)| identity_name(t));
     let values = values.clone().with_agent_name_fallback(identity.as_deref(), agent.as_str());
     let mut out = ResolvedWorkspace::default();
@@ -255,8 +315,7 @@ pub async fn resolve_workspace<S: ObjectStore>(
         out.files.insert(file, text);
         out.layers.insert(file, layer);
     }
-    cache.last_ops = ops;
-    Ok(out)
+    Ok((out, ops))
 }
 
 /// The agent's name from IDENTITY.md's name line (`- **Name:** Ada`,
@@ -401,16 +460,41 @@ mod tests {
 
         // A template edit is seen once the listing's TTL ran out.
         s.put_text("_catalog/concierge/workspace/IDENTITY.md", "- **Name:** Renamed");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 59_000)).unwrap();
+        let ttl = SHARED_LAYER_TTL_MS;
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, ttl - 1)).unwrap();
         assert!(ws.files[&F::Identity].contains("Conci"), "cached listing within the TTL");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 60_000)).unwrap();
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, ttl)).unwrap();
         assert_eq!(&*ws.files[&F::Identity], "- **Name:** Renamed");
         assert_eq!(&*ws.files[&F::Soul], "Default soul of Renamed.");
 
         // An agent override created from outside wins at once.
         s.put_text("agents/main/IDENTITY.md", "- **Name:** Mine");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 60_001)).unwrap();
+        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, ttl + 1)).unwrap();
         assert_eq!(ws.layers[&F::Identity], Layer::Agent);
+    }
+
+    #[test]
+    fn bootstrap_comes_from_the_agent_prefix_only() {
+        let tpl = Listing::of(["BOOTSTRAP.md"]);
+        let def = Listing::of(["BOOTSTRAP.md"]);
+        let none = Listing::default();
+        let layers = Layers { agent: &none, template: Some((T, &tpl)), defaults: &def };
+        assert_eq!(resolve_file(&main(), &layers, &Pins::default(), "BOOTSTRAP.md").unwrap(), None, "inherited copies are ignored");
+        let own = Listing::of(["BOOTSTRAP.md"]);
+        let layers = Layers { agent: &own, ..layers };
+        assert_eq!(resolve_file(&main(), &layers, &Pins::default(), "BOOTSTRAP.md").unwrap().unwrap().layer, Layer::Agent);
+
+        // Through the store: the agent deletes its own copy and is out of
+        // commissioning mode, although template and defaults still ship one.
+        let s = fixture();
+        s.put_text("_catalog/defaults/workspace/BOOTSTRAP.md", "default ceremony");
+        s.put_text("_catalog/concierge/workspace/BOOTSTRAP.md", "template ceremony");
+        s.put_text("agents/main/BOOTSTRAP.md", "my ceremony");
+        let mut cache = OverlayCache::default();
+        let load = |cache: &mut OverlayCache, now| block_on(resolve_workspace(&s, &main(), Some(T), &Pins::default(), &values(), &F::ALL, cache, now)).unwrap();
+        assert_eq!(load(&mut cache, 0).files.get(&F::Bootstrap).map(|t| &**t), Some("my ceremony"));
+        block_on(s.delete(&["agents/main/BOOTSTRAP.md".into()])).unwrap();
+        assert!(!load(&mut cache, 1).files.contains_key(&F::Bootstrap));
     }
 
     #[test]

@@ -367,7 +367,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
                 outcome
             } else {
-                let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope, skills: &workspace.skills, session_id, live: &history };
+                let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope, workspace: &workspace, session_id, live: &history };
                 tools::run_tool(&tool_ctx, &name, &args).await
             };
             let result = Message::ToolResult {

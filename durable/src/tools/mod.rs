@@ -4,15 +4,29 @@
 //! is the same bytes on every request of a session (prompt caching).
 //! Workspace paths are relative to the agent's own prefix and checked before
 //! any R2 key is built: no `..`, no absolute paths, no backslashes, no control
-//! characters, at most 1024 bytes. Shared sessions cannot read private files.
+//! characters, and the whole key (`agents/{id}/` + path) at most 1024 bytes.
+//!
+//! What `read_file` may read depends on the scope. The owner's main session
+//! reads the whole prefix. A shared session (a group, someone else's DM)
+//! reads only what its prompt already shows, the root files of
+//! [`WorkspaceFile::is_shared_readable`] (SOUL, IDENTITY, AGENTS, TOOLS,
+//! HEARTBEAT, the guardrail files), and `skills/`; anything else the owner
+//! had the agent write (notes, daily notes, cron.json, BOOTSTRAP.md, …) is
+//! refused with a message saying so.
+//!
+//! Root workspace files the agent inherits through the overlay (template,
+//! defaults, pinned guardrails) have no key under the agent's prefix:
+//! `read_file` then returns the resolved text of this turn, and `edit_file`
+//! writes the edited text as the agent's own override.
 
 mod skill;
 pub mod transcripts;
 pub mod write;
 
 use crate::llm::ToolSpec;
-use crate::skills::Skill;
+use crate::overlay::Layer;
 use crate::ports::ObjectStore;
+use crate::prompt::Workspace;
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use serde_json::{json, Value};
 
@@ -40,6 +54,14 @@ A path ending in '/' (or empty) lists that folder instead.",
     tools
 }
 
+/// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
+pub fn all_tool_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = [Scope::Main, Scope::Shared].into_iter().flat_map(tool_specs).map(|t| t.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
     pub text: String,
@@ -61,16 +83,20 @@ pub enum PathError {
     Absolute,
     #[error("path may not contain '..', '\\\\' or control characters")]
     Traversal,
-    #[error("path is longer than 1024 bytes")]
+    #[error("path is too long: with your workspace prefix an R2 key is at most 1024 bytes")]
     TooLong,
-    #[error("{0} is private to your owner's main session")]
-    Private(String),
+    #[error(
+        "{0} cannot be read here: in a group or someone else's DM you can read only SOUL.md, IDENTITY.md, \
+AGENTS.md, TOOLS.md, HEARTBEAT.md, the guardrail files and skills/. The rest of your workspace belongs to your \
+owner's private session; do not guess its content"
+    )]
+    NotShared(String),
 }
 
 /// Checks a workspace path given by the model and returns it normalised.
-pub fn check_path(raw: &str, scope: Scope) -> Result<String, PathError> {
+pub fn check_path(raw: &str, agent: &AgentId, scope: Scope) -> Result<String, PathError> {
     let path = raw.trim();
-    if path.len() > 1024 {
+    if !keys::workspace_key_fits(agent, path) {
         return Err(PathError::TooLong);
     }
     if path.starts_with('/') {
@@ -79,23 +105,27 @@ pub fn check_path(raw: &str, scope: Scope) -> Result<String, PathError> {
     if path.contains('\\') || path.chars().any(char::is_control) || path.split('/').any(|s| s == ".." || s == ".") {
         return Err(PathError::Traversal);
     }
-    if scope == Scope::Shared && is_private_path(path) {
-        return Err(PathError::Private(path.to_owned()));
+    if scope == Scope::Shared && !shared_may_read(path) {
+        return Err(PathError::NotShared(path.to_owned()));
     }
     Ok(path.to_owned())
 }
 
-/// MEMORY.md, USER.md and the daily notes (and their folder).
-pub fn is_private_path(path: &str) -> bool {
-    let p = path.trim_start_matches("./");
-    WorkspaceFile::from_file_name(p).is_some_and(|f| f.is_private()) || p == "memory" || p.starts_with("memory/")
+/// What a shared session may read: the workspace root (as a filtered
+/// listing), the root files its prompt shows, and `skills/`.
+pub fn shared_may_read(path: &str) -> bool {
+    path.is_empty()
+        || WorkspaceFile::from_file_name(path).is_some_and(WorkspaceFile::is_shared_readable)
+        || path == "skills"
+        || path.starts_with("skills/")
 }
 
 pub struct ToolContext<'a, S: ObjectStore> {
     pub store: &'a S,
     pub agent: &'a AgentId,
     pub scope: Scope,
-    pub skills: &'a [Skill],
+    /// This turn's workspace: its skills, and the inherited files.
+    pub workspace: &'a Workspace,
     /// The live session: its id and messages so far.
     pub session_id: &'a str,
     pub live: &'a [r2_layout::Message],
@@ -120,62 +150,204 @@ pub async fn run_tool<S: ObjectStore>(ctx: &ToolContext<'_, S>, name: &str, args
     }
 }
 
+/// The text of a root workspace file this turn inherited through the overlay
+/// (template, defaults, pinned), when the agent has no copy of its own.
+pub(crate) fn inherited<'w>(workspace: &'w Workspace, path: &str) -> Option<(&'w str, Layer)> {
+    let file = WorkspaceFile::from_file_name(path)?;
+    let layer = *workspace.layers.get(&file)?;
+    (layer != Layer::Agent).then(|| Some((&**workspace.files.get(&file)?, layer))).flatten()
+}
+
+pub(crate) fn layer_name(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Agent => "your own copy",
+        Layer::Template => "the template",
+        Layer::Defaults => "the defaults",
+        Layer::Pinned => "the pinned template version",
+    }
+}
+
 async fn read_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
     let Some(raw) = args.get("path").and_then(Value::as_str) else {
         return ToolOutcome::err("missing string argument 'path'");
     };
-    let path = match check_path(raw, ctx.scope) {
+    let path = match check_path(raw, ctx.agent, ctx.scope) {
         Ok(p) => p,
         Err(e) => return ToolOutcome::err(e.to_string()),
     };
     if path.is_empty() || path.ends_with('/') {
-        let prefix = keys::workspace_key(ctx.agent, &path);
-        return match ctx.store.list(&prefix, Some("/"), None).await {
-            Ok(page) => {
-                let mut lines: Vec<String> = page
-                    .prefixes
-                    .iter()
-                    .filter_map(|p| p.strip_prefix(&prefix).map(str::to_owned))
-                    .filter(|p| ctx.scope == Scope::Main || !is_private_path(p.trim_end_matches('/')))
-                    .collect();
-                lines.extend(
-                    page.objects
-                        .iter()
-                        .filter_map(|o| o.key.strip_prefix(&prefix).map(|n| (n, o.size)))
-                        .filter(|(n, _)| ctx.scope == Scope::Main || !is_private_path(&format!("{path}{n}")))
-                        .map(|(n, size)| format!("{n} ({size} bytes)")),
-                );
-                if lines.is_empty() {
-                    ToolOutcome::ok(format!("{path:?} is empty"))
-                } else {
-                    ToolOutcome::ok(lines.join("\n"))
-                }
-            }
-            Err(e) => ToolOutcome::err(format!("could not list {path:?}: {e}")),
-        };
+        return list_folder(ctx, &path).await;
     }
     match ctx.store.get(&keys::workspace_key(ctx.agent, &path)).await {
         Ok(Some(obj)) => ToolOutcome::ok(String::from_utf8_lossy(&obj.body).into_owned()),
-        Ok(None) => ToolOutcome::err(format!("{path} does not exist")),
+        Ok(None) => match inherited(ctx.workspace, &path) {
+            Some((text, _)) => ToolOutcome::ok(text.to_owned()),
+            None => ToolOutcome::err(format!("{path} does not exist")),
+        },
         Err(e) => ToolOutcome::err(format!("could not read {path}: {e}")),
+    }
+}
+
+/// A folder listing; at the root also the files inherited through the
+/// overlay. A shared session sees only what it may read.
+async fn list_folder<S: ObjectStore>(ctx: &ToolContext<'_, S>, path: &str) -> ToolOutcome {
+    let prefix = keys::workspace_key(ctx.agent, path);
+    let page = match ctx.store.list(&prefix, Some("/"), None).await {
+        Ok(page) => page,
+        Err(e) => return ToolOutcome::err(format!("could not list {path:?}: {e}")),
+    };
+    let visible = |p: &str| ctx.scope == Scope::Main || shared_may_read(p);
+    let mut lines: Vec<String> =
+        page.prefixes.iter().filter_map(|p| p.strip_prefix(&prefix)).filter(|p| visible(&format!("{path}{p}"))).map(str::to_owned).collect();
+    let own: Vec<&str> = page.objects.iter().filter_map(|o| o.key.strip_prefix(&prefix)).collect();
+    lines.extend(
+        page.objects
+            .iter()
+            .filter_map(|o| o.key.strip_prefix(&prefix).map(|n| (n, o.size)))
+            .filter(|(n, _)| visible(&format!("{path}{n}")))
+            .map(|(n, size)| format!("{n} ({size} bytes)")),
+    );
+    if path.is_empty() {
+        let mut inherited_files: Vec<String> = WorkspaceFile::ALL
+            .into_iter()
+            .filter(|f| !own.contains(&f.file_name()) && visible(f.file_name()))
+            .filter_map(|f| inherited(ctx.workspace, f.file_name()).map(|(_, layer)| format!("{} (inherited from {})", f.file_name(), layer_name(layer))))
+            .collect();
+        lines.append(&mut inherited_files);
+    }
+    if lines.is_empty() {
+        ToolOutcome::ok(format!("{path:?} is empty"))
+    } else {
+        ToolOutcome::ok(lines.join("\n"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::skills::Skill;
+    use crate::testing::MemStore;
+    use futures::executor::block_on;
+    use serde_json::json;
+
+    fn main_agent() -> AgentId {
+        AgentId::parse("main").unwrap()
+    }
 
     #[test]
     fn traversal_and_privacy() {
-        assert!(check_path("SOUL.md", Scope::Shared).is_ok());
-        assert!(check_path("skills/x/SKILL.md", Scope::Shared).is_ok());
+        let a = main_agent();
+        assert!(check_path("SOUL.md", &a, Scope::Shared).is_ok());
+        assert!(check_path("skills/x/SKILL.md", &a, Scope::Shared).is_ok());
         for bad in ["../x", "/etc/passwd", "a/../../b", "a\\b", "a\u{7}b", "./SOUL.md"] {
-            assert!(check_path(bad, Scope::Main).is_err(), "{bad:?}");
+            assert!(check_path(bad, &a, Scope::Main).is_err(), "{bad:?}");
         }
-        assert!(check_path(&"a".repeat(1025), Scope::Main).is_err());
-        for private in ["MEMORY.md", "USER.md", "memory/2026-01-01.md", "memory/", "memory"] {
-            assert!(matches!(check_path(private, Scope::Shared), Err(PathError::Private(_))), "{private}");
-            assert!(check_path(private, Scope::Main).is_ok());
+        for private in ["MEMORY.md", "USER.md", "memory/2026-01-01.md", "memory/", "memory", "notes/x.md", "cron.json", "sessions/", "BOOTSTRAP.md"] {
+            assert!(matches!(check_path(private, &a, Scope::Shared), Err(PathError::NotShared(_))), "{private}");
+            assert!(check_path(private, &a, Scope::Main).is_ok());
         }
+    }
+
+    #[test]
+    fn the_length_limit_is_on_the_whole_key() {
+        let a = main_agent();
+        let room = 1024 - "agents/main/".len();
+        assert!(check_path(&"a".repeat(room), &a, Scope::Main).is_ok());
+        assert_eq!(check_path(&"a".repeat(room + 1), &a, Scope::Main), Err(PathError::TooLong));
+        let long = AgentId::parse(&"x".repeat(64)).unwrap();
+        assert_eq!(check_path(&"a".repeat(room), &long, Scope::Main), Err(PathError::TooLong), "a longer agent id leaves less room");
+    }
+
+    fn skill(name: &str, tools: &[&str]) -> Skill {
+        Skill {
+            name: name.into(),
+            description: "d".into(),
+            compatibility: None,
+            allowed_tools: tools.iter().map(|t| t.to_string()).collect(),
+            key: format!("skills/{name}/SKILL.md"),
+            local: false,
+        }
+    }
+
+    fn run(store: &MemStore, ws: &Workspace, scope: Scope, tool: &str, args: Value) -> ToolOutcome {
+        let agent = main_agent();
+        let ctx = ToolContext { store, agent: &agent, scope, workspace: ws, session_id: "s", live: &[] };
+        block_on(run_tool(&ctx, tool, &args))
+    }
+
+    #[test]
+    fn a_shared_session_reads_only_what_its_prompt_shows() {
+        let s = MemStore::default();
+        s.put_text("agents/main/SOUL.md", "soul");
+        s.put_text("agents/main/notes/secret.md", "the owner's secret");
+        s.put_text("agents/main/cron.json", "[]");
+        s.put_text("agents/main/BOOTSTRAP.md", "ceremony");
+        s.put_text("agents/main/skills/x/SKILL.md", "skill body");
+        let ws = Workspace::default();
+        let read = |scope, path: &str| run(&s, &ws, scope, "read_file", json!({ "path": path }));
+        for path in ["notes/secret.md", "cron.json", "BOOTSTRAP.md", "notes/"] {
+            let r = read(Scope::Shared, path);
+            assert!(r.is_error && r.text.contains("cannot be read here"), "{path}: {r:?}");
+            assert!(!r.text.contains("the owner's secret"), "no content leaks");
+            assert!(!read(Scope::Main, path).is_error, "main reads {path}");
+        }
+        assert_eq!(read(Scope::Shared, "SOUL.md").text, "soul");
+        assert_eq!(read(Scope::Shared, "skills/x/SKILL.md").text, "skill body");
+        let root = read(Scope::Shared, "");
+        assert_eq!(root.text, "skills/\nSOUL.md (4 bytes)", "the shared listing shows only what it may read");
+        let root = read(Scope::Main, "");
+        assert!(root.text.contains("notes/") && root.text.contains("cron.json"), "{}", root.text);
+    }
+
+    #[test]
+    fn inherited_files_are_read_and_edited_as_overrides() {
+        let s = MemStore::default();
+        let mut ws = Workspace::default();
+        ws.files.insert(WorkspaceFile::Soul, "Kind and brief.\nFrom the template.".into());
+        ws.layers.insert(WorkspaceFile::Soul, Layer::Template);
+        ws.files.insert(WorkspaceFile::Guardrails, "Never send money.".into());
+        ws.layers.insert(WorkspaceFile::Guardrails, Layer::Pinned);
+        let r = run(&s, &ws, Scope::Main, "read_file", json!({"path": "SOUL.md"}));
+        assert_eq!(r.text, "Kind and brief.\nFrom the template.");
+        assert_eq!(run(&s, &ws, Scope::Shared, "read_file", json!({"path": "GUARDRAILS.md"})).text, "Never send money.");
+        let root = run(&s, &ws, Scope::Main, "read_file", json!({"path": ""})).text;
+        assert!(root.contains("SOUL.md (inherited from the template)"), "{root}");
+
+        let e = run(&s, &ws, Scope::Main, "edit_file", json!({"path": "SOUL.md", "old_text": "From the template.", "new_text": "Mine now."}));
+        assert!(!e.is_error, "{e:?}");
+        let own = block_on(s.get("agents/main/SOUL.md")).unwrap().unwrap();
+        assert_eq!(String::from_utf8(own.body).unwrap(), "Kind and brief.\nMine now.");
+        // Pinned guardrails stay out of reach, inherited or not.
+        let g = run(&s, &ws, Scope::Main, "edit_file", json!({"path": "GUARDRAILS.md", "old_text": "Never", "new_text": "Always"}));
+        assert!(g.is_error && g.text.contains("protected"), "{g:?}");
+        assert!(block_on(s.get("agents/main/GUARDRAILS.md")).unwrap().is_none());
+        // Nothing of the agent's own to delete.
+        ws.layers.insert(WorkspaceFile::Soul, Layer::Defaults);
+        block_on(s.delete(&["agents/main/SOUL.md".into()])).unwrap();
+        let d = run(&s, &ws, Scope::Main, "delete_file", json!({"path": "SOUL.md"}));
+        assert!(d.is_error && d.text.contains("inherited from the defaults"), "{d:?}");
+    }
+
+    #[test]
+    fn load_skill_loads_only_skills_of_this_session() {
+        let s = MemStore::default();
+        s.put_text("skills/notes/SKILL.md", "NOTES BODY");
+        s.put_text("skills/journal/SKILL.md", "JOURNAL BODY");
+        let ws = Workspace { skills: vec![skill("journal", &["write_file"]), skill("notes", &["read_file"])], ..Default::default() };
+        let load = |scope, name: &str| run(&s, &ws, scope, "load_skill", json!({ "name": name }));
+        assert_eq!(load(Scope::Main, "journal").text, "JOURNAL BODY");
+        let r = load(Scope::Shared, "journal");
+        assert!(r.is_error && !r.text.contains("JOURNAL BODY"), "{r:?}");
+        assert!(r.text.contains("available: notes"), "{}", r.text);
+        assert_eq!(load(Scope::Shared, "notes").text, "NOTES BODY");
+    }
+
+    #[test]
+    fn every_tool_name_once() {
+        let names = all_tool_names();
+        assert!(names.contains(&"write_file") && names.contains(&"read_file") && names.contains(&"load_skill"));
+        let mut sorted = names.clone();
+        sorted.dedup();
+        assert_eq!(sorted, names);
     }
 }

@@ -39,7 +39,7 @@ pub fn is_write_protected(path: &str) -> bool {
 
 fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Result<String, ToolOutcome> {
     let raw = args.get("path").and_then(Value::as_str).ok_or_else(|| ToolOutcome::err("missing string argument 'path'"))?;
-    let path = check_path(raw, ctx.scope).map_err(|e| ToolOutcome::err(e.to_string()))?;
+    let path = check_path(raw, ctx.agent, ctx.scope).map_err(|e| ToolOutcome::err(e.to_string()))?;
     if path.is_empty() || path.ends_with('/') {
         return Err(ToolOutcome::err("path must name a file"));
     }
@@ -80,7 +80,12 @@ pub async fn delete_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value)
     let key = keys::workspace_key(ctx.agent, &path);
     match ctx.store.head(&key).await {
         Ok(Some(_)) => {}
-        Ok(None) => return ToolOutcome::err(format!("{path} does not exist")),
+        Ok(None) => {
+            return ToolOutcome::err(match super::inherited(ctx.workspace, &path) {
+                Some((_, layer)) => format!("{path} is inherited from {}: you have no copy of your own to delete", super::layer_name(layer)),
+                None => format!("{path} does not exist"),
+            })
+        }
         Err(e) => return ToolOutcome::err(format!("could not check {path}: {e}")),
     }
     match ctx.store.delete(&[key]).await {
@@ -100,9 +105,14 @@ pub async fn edit_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -
     if old.is_empty() {
         return ToolOutcome::err("old_text is empty: use write_file to create a file");
     }
+    // A file inherited through the overlay is edited as the text this turn
+    // resolved; the result becomes the agent's own override.
     let text = match ctx.store.get(&keys::workspace_key(ctx.agent, &path)).await {
         Ok(Some(o)) => String::from_utf8_lossy(&o.body).into_owned(),
-        Ok(None) => return ToolOutcome::err(format!("{path} does not exist")),
+        Ok(None) => match super::inherited(ctx.workspace, &path) {
+            Some((text, _)) => text.to_owned(),
+            None => return ToolOutcome::err(format!("{path} does not exist")),
+        },
         Err(e) => return ToolOutcome::err(format!("could not read {path}: {e}")),
     };
     match text.matches(old).count() {
@@ -116,41 +126,75 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Sørensen–Dice similarity over character bigrams (0..=1).
-fn similarity(a: &str, b: &str) -> f32 {
-    let grams = |s: &str| {
-        let chars: Vec<char> = s.to_lowercase().chars().collect();
-        chars.windows(2).map(|w| (w[0], w[1])).collect::<Vec<_>>()
-    };
-    let (ga, mut gb) = (grams(a), grams(b));
-    if ga.is_empty() || gb.is_empty() {
-        return if a.trim() == b.trim() { 1.0 } else { 0.0 };
-    }
-    let total = ga.len() + gb.len();
-    let mut common = 0;
-    for g in ga {
-        if let Some(i) = gb.iter().position(|x| *x == g) {
-            gb.swap_remove(i);
-            common += 1;
+/// Bounds of the near-miss search, so a huge file (or one huge line) costs a
+/// few hundred microseconds at most, far within the Worker's CPU budget:
+/// lines beyond [`NEAR_MISS_MAX_LINES`] are not compared, and each compared
+/// line (and the searched text) counts only its first [`NEAR_MISS_MAX_LINE_CHARS`].
+pub const NEAR_MISS_MAX_LINES: usize = 2_000;
+pub const NEAR_MISS_MAX_LINE_CHARS: usize = 200;
+/// Whitespace-insensitive matching looks at this many bytes of the file.
+pub const NEAR_MISS_MAX_SQUASH_BYTES: usize = 256 * 1024;
+
+/// The sorted character bigrams of the first [`NEAR_MISS_MAX_LINE_CHARS`]
+/// characters of `s`, lowercased.
+fn bigrams(s: &str) -> Vec<(char, char)> {
+    let chars: Vec<char> = s.chars().take(NEAR_MISS_MAX_LINE_CHARS).flat_map(char::to_lowercase).collect();
+    let mut g: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+    g.sort_unstable();
+    g
+}
+
+/// Sørensen–Dice similarity (0..=1) of two sorted bigram lists: a merge,
+/// linear in their lengths.
+fn dice(ga: &[(char, char)], gb: &[(char, char)]) -> f32 {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < ga.len() && j < gb.len() {
+        match ga[i].cmp(&gb[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
         }
     }
-    2.0 * common as f32 / total as f32
+    2.0 * common as f32 / (ga.len() + gb.len()).max(1) as f32
+}
+
+/// The longest prefix of `s` of at most `max` bytes, on a character boundary.
+fn head(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Tells the model why `old` was not found and what is closest.
 pub fn near_miss(text: &str, old: &str) -> String {
-    if squash(text).contains(&squash(old)) {
+    if squash(head(text, NEAR_MISS_MAX_SQUASH_BYTES)).contains(&squash(head(old, NEAR_MISS_MAX_SQUASH_BYTES))) {
         return "old_text was not found exactly, but matches when whitespace is ignored: copy the exact spacing and line breaks from the file (read it again)".into();
     }
     let first = old.lines().find(|l| !l.trim().is_empty()).unwrap_or(old).trim();
+    let wanted = bigrams(first);
     let best = text
         .lines()
+        .take(NEAR_MISS_MAX_LINES)
         .enumerate()
-        .map(|(i, l)| (i, l, similarity(l.trim(), first)))
+        .map(|(i, l)| {
+            let l = l.trim();
+            let score = if wanted.is_empty() { f32::from(u8::from(l == first)) } else { dice(&bigrams(l), &wanted) };
+            (i, l, score)
+        })
         .max_by(|a, b| a.2.partial_cmp(&b.2).unwrap_or(std::cmp::Ordering::Equal));
     match best {
         Some((i, line, score)) if score >= 0.5 => {
-            format!("old_text was not found. The closest line is line {}: {:?}. Read the file and copy the text exactly.", i + 1, line)
+            let shown: String = line.chars().take(NEAR_MISS_MAX_LINE_CHARS).collect();
+            format!("old_text was not found. The closest line is line {}: {:?}. Read the file and copy the text exactly.", i + 1, shown)
         }
         _ => "old_text was not found and nothing in the file is close; read the file first".into(),
     }
@@ -167,6 +211,22 @@ mod tests {
         let m = near_miss(text, "- Olga likes black tea");
         assert!(m.contains("line 2") && m.contains("green tea"), "{m}");
         assert!(near_miss(text, "zzz qqq").contains("nothing in the file is close"));
+    }
+
+    #[test]
+    fn near_miss_on_a_huge_file_stays_cheap() {
+        // One 4 MB line and 100,000 short lines: the search is capped, so
+        // each answer comes back well within a Worker's CPU budget.
+        let one_line = "lorem ipsum dolor sit amet ".repeat(150_000);
+        let many_lines = "- Olga likes green tea\n".repeat(100_000);
+        let old = "lorem ipsum dolor sit amet, consectetur ".repeat(500);
+        for text in [&one_line, &many_lines] {
+            let t = std::time::Instant::now();
+            let m = near_miss(text, &old);
+            assert!(t.elapsed() < std::time::Duration::from_millis(250), "{:?} for {} bytes", t.elapsed(), text.len());
+            assert!(m.len() < 1_000, "the feedback is short: {}", m.len());
+        }
+        assert!(near_miss(&one_line, &format!("{}X", "lorem ipsum dolor sit amet ".repeat(7))).contains("line 1"));
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! R2 listings for the workspace loader, cached per prefix with a TTL and
+//! made concurrently, so a turn waits one R2 round trip however many of
+//! them are due.
+//!
+//! What is listed, and how long a listing is trusted (the lag before an
+//! edit made outside Hearth shows up):
+//!
+//! | prefix | TTL | why |
+//! |---|---|---|
+//! | `agents/{id}/` (root files) | every turn | an edit of SOUL.md & co. is seen on the next turn |
+//! | `agents/{id}/memory/{date prefix}` | [`AGENT_FOLDER_TTL_MS`] | the agent's daily notes |
+//! | `agents/{id}/skills/` | [`AGENT_FOLDER_TTL_MS`] | the agent's own skills |
+//! | `_catalog/{template}/workspace/` | [`SHARED_LAYER_TTL_MS`] | shared by many agents, edited rarely |
+//! | `_catalog/defaults/workspace/` | [`SHARED_LAYER_TTL_MS`] | idem |
+//! | `skills/` | [`SHARED_LAYER_TTL_MS`] | global skills, changed by deploys |
+//!
+//! The agent's own writes (write_file, a daily note from a reset) drop the
+//! cached listings of the agent's folders at once
+//! ([`ListingCache::invalidate_agent_folders`]).
+
+use crate::ports::{ObjectInfo, ObjectStore, StorageError};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// How long the listings of the agent's own folders (daily notes, skills)
+/// are reused.
+pub const AGENT_FOLDER_TTL_MS: i64 = 60_000;
+/// How long the listings of layers shared by many agents (template,
+/// defaults, global skills) are reused.
+pub const SHARED_LAYER_TTL_MS: i64 = 5 * 60_000;
+
+/// One listing a load wants.
+#[derive(Debug, Clone, Copy)]
+pub struct Want<'a> {
+    pub prefix: &'a str,
+    /// `Some("/")`: only the objects directly under the prefix.
+    pub delimiter: Option<&'a str>,
+    /// `0`: listed on every call.
+    pub ttl_ms: i64,
+}
+
+/// A listing and the time it was made.
+type Listed = (i64, Rc<Vec<ObjectInfo>>);
+
+/// Listings by prefix (and whether a delimiter was used).
+#[derive(Debug, Default)]
+pub struct ListingCache {
+    entries: HashMap<(String, bool), Listed>,
+}
+
+impl ListingCache {
+    fn fresh(&self, want: &Want<'_>, now_ms: i64) -> Option<Rc<Vec<ObjectInfo>>> {
+        let (at, objects) = self.entries.get(&(want.prefix.to_owned(), want.delimiter.is_some()))?;
+        (now_ms >= *at && now_ms - at < want.ttl_ms).then(|| objects.clone())
+    }
+
+    /// Forgets the listings under `agents/` (the agent's own folders), e.g.
+    /// after the agent wrote a file; shared layers keep theirs.
+    pub fn invalidate_agent_folders(&mut self) {
+        self.entries.retain(|(prefix, _), _| !prefix.starts_with("agents/"));
+    }
+
+    /// Forgets every listing.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+/// Every object under `prefix`, following cursors. A cursor that repeats
+/// ends the listing (a misbehaving store must not loop for ever). Returns
+/// the objects and the number of R2 operations made.
+pub async fn list_all<S: ObjectStore>(store: &S, prefix: &str, delimiter: Option<&str>) -> Result<(Vec<ObjectInfo>, u32), StorageError> {
+    let mut objects = Vec::new();
+    let mut ops = 0;
+    let mut cursor: Option<String> = None;
+    loop {
+        let page = store.list(prefix, delimiter, cursor.as_deref()).await?;
+        ops += 1;
+        objects.extend(page.objects);
+        match page.cursor {
+            Some(c) if !c.is_empty() && cursor.as_deref() != Some(c.as_str()) => cursor = Some(c),
+            _ => return Ok((objects, ops)),
+        }
+    }
+}
+
+/// The listings of `wants`, in order: fresh ones from the cache, the due
+/// ones fetched concurrently (one round trip) and cached. Returns them with
+/// the number of R2 operations made.
+pub async fn list_due<S: ObjectStore>(
+    store: &S,
+    cache: &mut ListingCache,
+    wants: &[Want<'_>],
+    now_ms: i64,
+) -> Result<(Vec<Rc<Vec<ObjectInfo>>>, u32), StorageError> {
+    let cached: Vec<Option<Rc<Vec<ObjectInfo>>>> = wants.iter().map(|w| cache.fresh(w, now_ms)).collect();
+    let due = wants.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(w, _)| list_all(store, w.prefix, w.delimiter));
+    let mut fetched = futures::future::join_all(due).await.into_iter();
+    let mut ops = 0;
+    let mut out = Vec::with_capacity(wants.len());
+    for (want, cached) in wants.iter().zip(cached) {
+        let listing = match cached {
+            Some(l) => l,
+            None => {
+                let (objects, n) = fetched.next().ok_or_else(|| StorageError("listing missing".into()))??;
+                ops += n;
+                let l = Rc::new(objects);
+                cache.entries.insert((want.prefix.to_owned(), want.delimiter.is_some()), (now_ms, l.clone()));
+                l
+            }
+        };
+        out.push(listing);
+    }
+    Ok((out, ops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::ListPage;
+    use crate::testing::MemStore;
+    use futures::executor::block_on;
+
+    #[test]
+    fn due_listings_are_made_fresh_ones_reused() {
+        let s = MemStore::default();
+        s.put_text("agents/a/SOUL.md", "x");
+        s.put_text("skills/x/SKILL.md", "y");
+        let mut cache = ListingCache::default();
+        let wants = [
+            Want { prefix: "agents/a/", delimiter: Some("/"), ttl_ms: 0 },
+            Want { prefix: "skills/", delimiter: None, ttl_ms: SHARED_LAYER_TTL_MS },
+        ];
+        let (l, ops) = block_on(list_due(&s, &mut cache, &wants, 0)).unwrap();
+        assert_eq!((l[0].len(), l[1].len(), ops), (1, 1, 2));
+        let (_, ops) = block_on(list_due(&s, &mut cache, &wants, 1_000)).unwrap();
+        assert_eq!(ops, 1, "only the every-turn listing");
+        let (_, ops) = block_on(list_due(&s, &mut cache, &wants, SHARED_LAYER_TTL_MS)).unwrap();
+        assert_eq!(ops, 2, "the shared listing expired");
+        cache.invalidate_agent_folders();
+        let (_, ops) = block_on(list_due(&s, &mut cache, &wants, SHARED_LAYER_TTL_MS + 1)).unwrap();
+        assert_eq!(ops, 1, "shared layers survive the agent's own writes");
+    }
+
+    /// A store whose every page says "there is more, same cursor".
+    struct StuckCursor;
+    impl ObjectStore for StuckCursor {
+        async fn get(&self, _: &str) -> Result<Option<crate::ports::StoredObject>, StorageError> {
+            Ok(None)
+        }
+        async fn head(&self, _: &str) -> Result<Option<ObjectInfo>, StorageError> {
+            Ok(None)
+        }
+        async fn put(&self, _: &str, _: Vec<u8>, _: crate::ports::PutOptions) -> Result<(), StorageError> {
+            Ok(())
+        }
+        async fn delete(&self, _: &[String]) -> Result<(), StorageError> {
+            Ok(())
+        }
+        async fn list(&self, prefix: &str, _: Option<&str>, _: Option<&str>) -> Result<ListPage, StorageError> {
+            let info = ObjectInfo { key: format!("{prefix}x"), ..Default::default() };
+            Ok(ListPage { objects: vec![info], cursor: Some("same".into()), ..Default::default() })
+        }
+    }
+
+    #[test]
+    fn a_repeated_cursor_ends_the_listing() {
+        let (objects, ops) = block_on(list_all(&StuckCursor, "agents/a/", Some("/"))).unwrap();
+        assert_eq!((objects.len(), ops), (2, 2), "first page, then the repeat, then stop");
+    }
+}
