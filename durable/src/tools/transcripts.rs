@@ -157,7 +157,8 @@ mod tests {
 
     fn run(store: &MemStore, live: &[Message], args: Value) -> Value {
         let agent = AgentId::parse("main").unwrap();
-        let ctx = ToolContext { store, agent: &agent, scope: Scope::Main, skills: &[], session_id: "live", live };
+        let workspace = crate::prompt::Workspace::default();
+        let ctx = ToolContext { store, agent: &agent, scope: Scope::Main, workspace: &workspace, session_id: "live", live };
         let out = block_on(session_logs(&ctx, &args));
         serde_json::from_str(&out.text).unwrap_or(Value::String(out.text))
     }
