@@ -190,7 +190,10 @@ impl Session {
                 None => 0,
             },
             "usage": usage,
-            "workspaceR2Ops": self.workspace_cache.borrow().last_load_ops,
+            // A turn holds the cache while it loads the workspace (across
+            // awaits): a status read meanwhile (the scheduler's usage ledger
+            // asks during runs) must not panic; it reports null instead.
+            "workspaceR2Ops": self.workspace_cache.try_borrow().ok().map(|c| c.last_load_ops),
             "media": media_status(&self.media_cache.borrow()),
             "usageAll": store.usage_totals_all().map_err(err)?,
         });

@@ -18,11 +18,15 @@ before(async () => {
       ADMIN_TOKEN: ADMIN,
       TIMEZONE: "Europe/Paris",
       HEARTBEAT_ACTIVE_HOURS: "08:00-22:00",
+      // main inherits from a template (with nothing in it until a test puts HEARTBEAT.md there).
+      TEMPLATE__MAIN: "concierge",
     },
   });
   await h.putFile("agents/main/SOUL.md", "# Soul\nI am Ember, warm and brief.");
   await h.putFile("agents/main/MEMORY.md", "- Olga's cat is Miso. PRIVATE-MEMORY-FACT");
   await h.putFile("agents/main/HEARTBEAT.md", "## Periodic Tasks\n- [ ] Check the calendar for changes HB-ITEM\n- [x] Done thing\n");
+  // Shadowed by main's own HEARTBEAT.md until the overlay test deletes that.
+  await h.putFile("_catalog/concierge/workspace/HEARTBEAT.md", "- [ ] Look at the weather TEMPLATE-HB-ITEM\n");
   await h.putFile("agents/jobs/SOUL.md", "# Soul\nI am the jobs agent.");
   await h.putFile("agents/jobs/MEMORY.md", "JOBS-PRIVATE-MEMORY");
 });
@@ -85,6 +89,9 @@ describe("heartbeat", () => {
     assert.equal(s.heartbeat.last.outcome, "queued");
     assert.equal(s.heartbeat.lastSlot, utc(2026, 1, 12, 9, 0));
     assert.equal(s.heartbeat.nextSlot, utc(2026, 1, 12, 9, 30));
+    // The run's tokens, as the LLM stand-in reported them, in the agent's ledger.
+    assert.deepEqual(s.tokens.heartbeat, { runs: 1, input: 100, output: 10, cacheRead: 50, cacheWrite: 20, totalTokens: 180 });
+    assert.deepEqual(s.tokens.jobs.runs, 0);
   });
 
   test("a reply with content reaches the owner once; the same text again is held back", async () => {
@@ -141,9 +148,42 @@ describe("heartbeat", () => {
     assert.equal(h.llm.requests.length, 1);
   });
 
+  test("a HEARTBEAT.md of prose without a checkbox makes no LLM request; an idle tick costs two R2 reads", async () => {
+    await h.putFile("agents/main/HEARTBEAT.md", "# Heartbeat\n\nCheck my inbox and tell me about anything urgent.\n");
+    await tick(utc(2026, 1, 13, 10, 30));
+    assert.equal((await schedule("main")).heartbeat.last.outcome, "skipped: no_open_item");
+    await tick(utc(2026, 1, 13, 10, 35));
+    const s = await schedule("main");
+    assert.equal(s.heartbeat.last.outcome, "skipped: no_open_item");
+    assert.equal(s.lastTickR2Ops, 2, "unchanged HEARTBEAT.md: one head, plus cron.json");
+    await sleep(150);
+    assert.equal(h.llm.requests.length, 0);
+  });
+
+  test("HEARTBEAT.md resolves through the overlay: the template's file runs when the agent has none", async () => {
+    const bucket = await h.bucket();
+    await bucket.delete("agents/main/HEARTBEAT.md");
+    try {
+      h.llm.push({ text: "HEARTBEAT_OK" });
+      await tick(utc(2026, 1, 13, 11, 0));
+      await h.until(() => hbRequests().length === 1, { what: "heartbeat from the template's HEARTBEAT.md" });
+      assert.match(systemText(hbRequests()[0]), /TEMPLATE-HB-ITEM/, "the prompt shows the same file");
+      await idle(HB);
+      // The agent's own (empty) file wins over the template.
+      await h.putFile("agents/main/HEARTBEAT.md", "# Heartbeat\n");
+      await tick(utc(2026, 1, 13, 11, 30));
+      assert.equal((await schedule("main")).heartbeat.last.outcome, "skipped: empty");
+      await sleep(150);
+      assert.equal(h.llm.requests.length, 1);
+    } finally {
+      // Later tests (and the jobs agent's) must not inherit a heartbeat.
+      await bucket.delete("_catalog/concierge/workspace/HEARTBEAT.md");
+    }
+  });
+
   test("heartbeat tokens are counted apart from conversation tokens", async () => {
     const before = (await schedule("main")).tokens.heartbeat;
-    assert.ok(before.input > 0 && before.output > 0, JSON.stringify(before));
+    assert.ok(before.runs >= 5 && before.input === 100 * before.runs, JSON.stringify(before));
     await h.sendUpdate(tgUpdate({ text: "hello" }));
     await h.until(() => sentTo(OWNER).length === 1, { what: "conversation reply" });
     const afterChat = (await schedule("main")).tokens.heartbeat;
@@ -210,7 +250,8 @@ describe("cron.json jobs", () => {
       assert.equal(job.lastSlot, utc(y, mo, d, hour, 0));
       assert.ok(job.nextRun > utc(y, mo, d, 8, 0));
       assert.ok(s.errors.some((e) => e.includes("broken")), JSON.stringify(s.errors));
-      assert.ok(s.tokens.jobs.input > 0 && s.tokens.byJob.morning.input > 0, JSON.stringify(s.tokens));
+      assert.ok(s.tokens.jobs.input > 0 && s.tokens.byJob.morning.runs >= 1, JSON.stringify(s.tokens));
+      assert.equal(s.tokens.byJob.morning.input, 100 * s.tokens.byJob.morning.runs, JSON.stringify(s.tokens));
     });
   }
 

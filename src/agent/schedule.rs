@@ -5,7 +5,8 @@
 //! alarm runs [`durable::scheduled::tick`] with that time as "now", which
 //! claims slots and queues messages in Session objects. No LLM call happens
 //! here or in `scheduled`: the Session objects run the turns.
-//! `GET /schedule/status` is the admin view (`GET /api/agents/{id}/schedule`).
+//! `GET /schedule/status` is the admin view (`GET /api/agents/{id}/schedule`);
+//! it first records the usage of runs that finished since the last tick.
 
 use super::Agent;
 use crate::adapters::{self, EnvVars, R2};
@@ -13,7 +14,8 @@ use crate::session_do;
 use durable::ports::{LogLevel, StorageError};
 use durable::routing::{Inbound, SessionKey};
 use durable::scheduled::{
-    next_heartbeat, read_cron, tick, EnqueueOptions, EnqueueOutcome, ScheduleConfig, ScheduleStore, SessionQueue,
+    ledger, next_heartbeat, read_cron, tick, EnqueueOptions, EnqueueOutcome, ScheduleConfig, ScheduleStore,
+    SessionCounters, SessionQueue,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -34,12 +36,16 @@ fn rust_err(e: impl std::fmt::Display) -> worker::Error {
     worker::Error::RustError(e.to_string())
 }
 
-/// Queues into Session objects through their `/enqueue` route.
+/// Reaches Session objects through their `/enqueue` and `/status` routes.
 struct DoQueue<'a>(&'a Env);
+
+fn storage_err(e: impl std::fmt::Display) -> StorageError {
+    StorageError(e.to_string())
+}
 
 impl SessionQueue for DoQueue<'_> {
     async fn enqueue(&self, key: &SessionKey, inbound: &Inbound, opts: EnqueueOptions) -> std::result::Result<EnqueueOutcome, StorageError> {
-        let v = session_do::enqueue_with(self.0, key, inbound, opts).await.map_err(|e| StorageError(e.to_string()))?;
+        let v = session_do::enqueue_with(self.0, key, inbound, opts).await.map_err(storage_err)?;
         Ok(if v["busy"].as_bool() == Some(true) {
             EnqueueOutcome::Busy
         } else if v["queued"].as_bool() == Some(true) {
@@ -47,6 +53,13 @@ impl SessionQueue for DoQueue<'_> {
         } else {
             EnqueueOutcome::Repeat
         })
+    }
+
+    async fn usage(&self, key: &SessionKey) -> std::result::Result<SessionCounters, StorageError> {
+        let v = session_do::status(self.0, key).await.map_err(storage_err)?;
+        let open = v["open"].as_i64().ok_or_else(|| storage_err(format!("{}: status without \"open\"", key.render())))?;
+        let total = serde_json::from_value(v["usageAll"].clone()).map_err(storage_err)?;
+        Ok(SessionCounters { open, total })
     }
 }
 
@@ -109,21 +122,6 @@ pub async fn alarm(agent: &Agent) -> Result<Response> {
     Response::ok(format!("{runs} ticks"))
 }
 
-/// Token totals of one Session object (its current session id).
-async fn session_usage(env: &Env, key: &SessionKey) -> Value {
-    match session_do::status(env, key).await {
-        Ok(v) => v["usageAll"].clone(),
-        Err(e) => json!({"error": e.to_string()}),
-    }
-}
-
-fn add_usage(total: &mut Value, u: &Value) {
-    for f in ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] {
-        let sum = total[f].as_u64().unwrap_or(0) + u[f].as_u64().unwrap_or(0);
-        total[f] = json!(sum);
-    }
-}
-
 async fn status(agent: &Agent, store: &ScheduleStore<'_, adapters::DoSql>) -> Result<Response> {
     let Some(name) = store.get("agent").map_err(rust_err)? else {
         return Response::from_json(&json!({"ticks": 0, "note": "no cron trigger reached this agent yet"}));
@@ -132,11 +130,7 @@ async fn status(agent: &Agent, store: &ScheduleStore<'_, adapters::DoSql>) -> Re
         Ok(c) => c,
         Err(e) => return Response::error(e.to_string(), 500),
     };
-    let now = store
-        .get("last_processed_tick")
-        .map_err(rust_err)?
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or_else(adapters::now_ms);
+    let now = store.last_processed_tick().map_err(rust_err)?.unwrap_or_else(adapters::now_ms);
     let r2 = R2::from_env(&agent.env)?;
     let (file, file_error) = read_cron(&r2, &cfg).await.map_err(rust_err)?;
     let last_slots = store.last_job_slots().map_err(rust_err)?;
@@ -158,41 +152,38 @@ async fn status(agent: &Agent, store: &ScheduleStore<'_, adapters::DoSql>) -> Re
     let (hb_settings, next_hb) = match &cfg.heartbeat {
         Ok(c) => (
             json!({"intervalMinutes": c.interval_minutes(), "activeHours": c.active_hours().map(|a| a.to_string()),
-                   "timezone": cfg.timezone, "enabled": cfg.heartbeat_enabled}),
+                   "timezone": cfg.timezone, "enabled": cfg.heartbeat_enabled,
+                   "runProse": cfg.prose == durable::scheduled::ProseRule::Run, "template": cfg.overlay.template}),
             if cfg.heartbeat_enabled { next_heartbeat(now, c) } else { None },
         ),
         Err(e) => (json!({"error": e, "enabled": false}), None),
     };
-    // Tokens: heartbeat and job turns run in their own Session objects.
-    let hb_usage = session_usage(&agent.env, &SessionKey::Heartbeat(cfg.agent.clone())).await;
-    let mut names: Vec<String> = file.jobs.iter().map(|j| j.name.clone()).collect();
-    for (n, _) in &last_slots {
-        if !names.contains(n) {
-            names.push(n.clone());
-        }
-    }
-    let mut jobs_total = json!({});
-    let mut by_job = serde_json::Map::new();
-    for n in names {
-        let u = session_usage(&agent.env, &SessionKey::Job { agent: cfg.agent.clone(), job: n.clone() }).await;
-        add_usage(&mut jobs_total, &u);
-        by_job.insert(n, u);
-    }
+    // Tokens: one ledger row per heartbeat/job run, recorded here when the
+    // run finished after the last tick (a Session that cannot be asked now
+    // is asked again next time).
+    let now_ms = adapters::now_ms();
+    ledger::sync(store, &DoQueue(&agent.env), &cfg.agent, now_ms, &adapters::log).await.map_err(rust_err)?;
+    let tokens = ledger::report(store).map_err(rust_err)?;
+    let pending: Vec<String> = store.pending().map_err(rust_err)?.into_iter().map(|c| c.slot_id).collect();
     Response::from_json(&json!({
         "agent": name,
         "lastTick": store.last_tick().map_err(rust_err)?,
         "pendingTick": store.pending_tick().map_err(rust_err)?,
-        "lastProcessedTick": store.get("last_processed_tick").map_err(rust_err)?.and_then(|v| v.parse::<i64>().ok()),
+        "lastProcessedTick": store.last_processed_tick().map_err(rust_err)?,
+        "lastTickR2Ops": store.get_i64("last_tick_r2_ops").map_err(rust_err)?,
         "heartbeat": {
             "settings": hb_settings,
             "last": heartbeat_last,
-            "lastRunTick": store.get("heartbeat_last_run").map_err(rust_err)?.and_then(|v| v.parse::<i64>().ok()),
+            "lastRunTick": store.get_i64("heartbeat_last_run").map_err(rust_err)?,
             "lastSlot": store.last_heartbeat_slot().map_err(rust_err)?,
             "nextSlot": next_hb,
         },
         "jobs": jobs,
         "errors": errors,
-        "tokens": {"heartbeat": hb_usage, "jobs": jobs_total, "byJob": by_job},
+        "warnings": cfg.warnings,
+        "pendingRuns": pending,
+        "failedRuns": store.failed().map_err(rust_err)?,
+        "tokens": tokens,
     }))
 }
 

@@ -1,5 +1,6 @@
 // Bench piece: tokens per heartbeat run for the starter workspace
-// (r2-layout/starter), measured in workerd against the LLM stand-in.
+// (r2-layout/starter), measured in workerd against the LLM stand-in, and
+// the R2 operations of an idle tick (HEARTBEAT.md unchanged, nothing due).
 //
 // `heartbeatTokens()` returns the figures; `bench()` returns rows for
 // `npm run bench`. Tokens are estimated from the request the stand-in
@@ -44,18 +45,33 @@ export async function heartbeatTokens() {
         return s.pendingTick === null && s.lastProcessedTick === t ? s : null;
       }, { what: "tick processed" });
     };
+    const status = async () => (await h.fetch("/api/agents/main/schedule", { headers: { authorization: "Bearer bench" } })).json();
     // As shipped: HEARTBEAT.md has no open item, so no LLM call at all.
     await seedStarter(h);
     await waitTick(Date.UTC(2026, 0, 12, 10, 0));
     await new Promise((r) => setTimeout(r, 200));
     const shippedCalls = h.llm.requests.length;
+    const firstTickOps = (await status()).lastTickR2Ops;
+    // Idle ticks in the same (skipped) slot: HEARTBEAT.md is unchanged.
+    const idleOps = [];
+    for (const m of [5, 10, 15]) {
+      await waitTick(Date.UTC(2026, 0, 12, 10, m));
+      idleOps.push((await status()).lastTickR2Ops);
+    }
     // With one open item: one run.
     await seedStarter(h, OPEN_ITEM);
     h.llm.push({ text: "HEARTBEAT_OK" });
     await waitTick(Date.UTC(2026, 0, 12, 10, 30));
     await h.until(() => h.llm.requests.length > shippedCalls, { what: "heartbeat LLM call" });
     const req = h.llm.requests[h.llm.requests.length - 1];
-    return { shippedCalls, runCalls: h.llm.requests.length - shippedCalls, ...estimate(req), estOutputTokens: Math.ceil("HEARTBEAT_OK".length / 4) };
+    return {
+      shippedCalls,
+      firstTickOps,
+      idleOps,
+      runCalls: h.llm.requests.length - shippedCalls,
+      ...estimate(req),
+      estOutputTokens: Math.ceil("HEARTBEAT_OK".length / 4),
+    };
   } finally {
     await h.close();
   }
@@ -71,6 +87,10 @@ export async function bench() {
       value: `~${perRun} tokens (input ~${t.estInputTokens}: system ${t.systemChars} + messages ${t.messageChars} + tools ${t.toolChars} chars; output ~${t.estOutputTokens})`,
     },
     { name: "heartbeat tokens per day at 30 min, always active", value: `~${perRun * 48}` },
+    {
+      name: "R2 ops per idle tick (HEARTBEAT.md unchanged: 1 head + cron.json)",
+      value: `${t.idleOps.join(", ")} (first tick, resolving the overlay: ${t.firstTickOps})`,
+    },
   ];
 }
 

@@ -3,13 +3,19 @@
 //! * [`is_meaningful`]: seed 003's "empty" rule. A file holding only whitespace, headers,
 //!   HTML comments, horizontal rules (or empty list items / empty checkboxes) is empty; the
 //!   prompt loader leaves it out and the heartbeat makes no LLM call.
-//! * [`has_open_items`] / [`should_run`]: seed 004 says a heartbeat with no actionable item is
-//!   skipped. A checklist whose every item is ticked (`- [x]`) has nothing left to act on, so it
-//!   is skipped. Prose without any checkbox is an instruction ("check my inbox and tell me…"),
-//!   which is actionable every time, so it runs.
+//! * [`has_open_items`] / [`should_run`]: issue 6 skips the heartbeat when HEARTBEAT.md has "no
+//!   meaningful content or no unchecked item", and seed 004 skips it when there is no actionable
+//!   item. So the default ([`ProseRule::Skip`]) runs only for an unchecked item (`- [ ] ...`): a
+//!   ticked-off checklist and prose without any checkbox both cost nothing. An owner who writes
+//!   standing instructions in prose ("tell me if it will rain") can opt in to running them every
+//!   interval with [`ProseRule::Run`] (the Worker's `HEARTBEAT_RUN_PROSE=true`).
+//! * [`Checklist`]: what the rules need from a file, small enough to cache next to its etag so
+//!   an unchanged file is not read again.
 //! * [`is_heartbeat_ok`]: a reply meaning "nothing to report" sends nothing to the owner.
 //!
 //! Everything here is a total function over `&str`: no input can make it panic.
+
+use serde::{Deserialize, Serialize};
 
 /// The token the model answers with when a heartbeat found nothing to report.
 pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
@@ -19,6 +25,52 @@ pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
 /// are treated as reports: a real report that happens to end with the token still reaches the
 /// owner rather than being silently dropped.
 pub const SHORT_REPLY_MAX_CHARS: usize = 300;
+
+/// Whether prose without any checkbox is worth a heartbeat run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProseRule {
+    /// Only an unchecked item runs the heartbeat (the default: no tokens without an open item).
+    #[default]
+    Skip,
+    /// Prose with no checkbox at all is a standing instruction and runs every interval.
+    Run,
+}
+
+/// What the heartbeat rules need to know about one HEARTBEAT.md.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checklist {
+    /// Anything besides headers, comments, rules and empty items (see [`is_meaningful`]).
+    pub meaningful: bool,
+    /// Unchecked checkbox items with text (`- [ ] do this`).
+    pub open_items: u32,
+    /// Checked checkbox items with text (`- [x] done`).
+    pub done_items: u32,
+}
+
+impl Checklist {
+    /// Reads the rules' view of `markdown` (comments and code fences do not count).
+    pub fn of(markdown: &str) -> Self {
+        let text = strip_html_comments(markdown);
+        let mut c = Checklist::default();
+        for line in classify(&text) {
+            match line {
+                Line::Noise => {}
+                Line::Text(_) => c.meaningful = true,
+                Line::Checkbox { checked } => {
+                    c.meaningful = true;
+                    if checked {
+                        c.done_items = c.done_items.saturating_add(1);
+                    } else {
+                        c.open_items = c.open_items.saturating_add(1);
+                    }
+                }
+            }
+        }
+        c
+    }
+}
 
 /// What the heartbeat should do with the current HEARTBEAT.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +90,8 @@ pub enum SkipReason {
     Empty,
     /// HEARTBEAT.md is a checklist and every item is ticked.
     AllDone,
+    /// HEARTBEAT.md has text but no checkbox item at all (and prose does not run).
+    NoOpenItem,
 }
 
 impl SkipReason {
@@ -47,6 +101,7 @@ impl SkipReason {
             SkipReason::Absent => "absent",
             SkipReason::Empty => "empty",
             SkipReason::AllDone => "all_done",
+            SkipReason::NoOpenItem => "no_open_item",
         }
     }
 }
@@ -84,35 +139,29 @@ pub fn has_open_items(markdown: &str) -> bool {
 ///
 /// * `None` (no file) → `Skip(Absent)`;
 /// * no meaningful content → `Skip(Empty)`;
-/// * at least one checkbox item with text and none of them open → `Skip(AllDone)`, even when
-///   the file also has prose (the prose is taken to introduce the checklist, which is done);
-/// * otherwise (an open item, or prose with no checkbox at all) → `Run`.
-pub fn should_run(markdown: Option<&str>) -> HeartbeatDecision {
-    let Some(md) = markdown else {
+/// * an unchecked item with text → `Run`;
+/// * checkbox items, all ticked → `Skip(AllDone)`, even when the file also has prose (the prose
+///   is taken to introduce the checklist, which is done);
+/// * prose with no checkbox at all → `Skip(NoOpenItem)`, or `Run` under [`ProseRule::Run`].
+pub fn should_run(markdown: Option<&str>, prose: ProseRule) -> HeartbeatDecision {
+    decide(markdown.map(Checklist::of), prose)
+}
+
+/// [`should_run`] over an already read [`Checklist`] (`None`: no file).
+pub fn decide(checklist: Option<Checklist>, prose: ProseRule) -> HeartbeatDecision {
+    let Some(c) = checklist else {
         return HeartbeatDecision::Skip(SkipReason::Absent);
     };
-    let text = strip_html_comments(md);
-    let (mut meaningful, mut open, mut done) = (false, false, false);
-    for line in classify(&text) {
-        match line {
-            Line::Noise => {}
-            Line::Text(_) => meaningful = true,
-            Line::Checkbox { checked } => {
-                meaningful = true;
-                if checked {
-                    done = true;
-                } else {
-                    open = true;
-                }
-            }
-        }
-    }
-    if !meaningful {
+    if !c.meaningful {
         HeartbeatDecision::Skip(SkipReason::Empty)
-    } else if done && !open {
-        HeartbeatDecision::Skip(SkipReason::AllDone)
-    } else {
+    } else if c.open_items > 0 {
         HeartbeatDecision::Run
+    } else if c.done_items > 0 {
+        HeartbeatDecision::Skip(SkipReason::AllDone)
+    } else if prose == ProseRule::Run {
+        HeartbeatDecision::Run
+    } else {
+        HeartbeatDecision::Skip(SkipReason::NoOpenItem)
     }
 }
 
@@ -370,11 +419,13 @@ mod tests {
         ];
         for c in cases {
             assert!(!is_meaningful(c), "should be empty: {c:?}");
-            assert_eq!(
-                should_run(Some(c)),
-                HeartbeatDecision::Skip(SkipReason::Empty),
-                "{c:?}"
-            );
+            for prose in [ProseRule::Skip, ProseRule::Run] {
+                assert_eq!(
+                    should_run(Some(c), prose),
+                    HeartbeatDecision::Skip(SkipReason::Empty),
+                    "{c:?}"
+                );
+            }
         }
     }
 
@@ -415,25 +466,69 @@ mod tests {
     #[test]
     fn should_run_rules() {
         use HeartbeatDecision::*;
-        assert_eq!(should_run(None), Skip(SkipReason::Absent));
-        assert_eq!(should_run(Some("")), Skip(SkipReason::Empty));
+        let skip = ProseRule::Skip;
+        assert_eq!(should_run(None, skip), Skip(SkipReason::Absent));
+        assert_eq!(should_run(Some(""), skip), Skip(SkipReason::Empty));
         assert_eq!(
-            should_run(Some("# T\n- [x] a\n- [x] b")),
+            should_run(Some("# T\n- [x] a\n- [x] b"), skip),
             Skip(SkipReason::AllDone)
         );
         assert_eq!(
-            should_run(Some("Do these:\n- [x] a\n- [X] b")),
+            should_run(Some("Do these:\n- [x] a\n- [X] b"), ProseRule::Run),
             Skip(SkipReason::AllDone)
         );
-        assert_eq!(should_run(Some("# T\n- [x] a\n- [ ] b")), Run);
-        assert_eq!(should_run(Some("Tell me if it will rain tomorrow.")), Run);
-        assert_eq!(should_run(Some("- check the weather")), Run);
+        assert_eq!(should_run(Some("# T\n- [x] a\n- [ ] b"), skip), Run);
         // An empty box next to done ones is not an open item.
         assert_eq!(
-            should_run(Some("- [x] a\n- [ ]")),
+            should_run(Some("- [x] a\n- [ ]"), skip),
             Skip(SkipReason::AllDone)
         );
         assert_eq!(SkipReason::AllDone.as_str(), "all_done");
+    }
+
+    #[test]
+    fn prose_without_a_checkbox_costs_nothing_unless_opted_in() {
+        use HeartbeatDecision::*;
+        let prose = [
+            "Tell me if it will rain tomorrow.",
+            "# Heartbeat\n\nCheck my inbox and summarise anything urgent.",
+            "- check the weather",
+            "> quoted instruction",
+        ];
+        for p in prose {
+            assert_eq!(
+                should_run(Some(p), ProseRule::Skip),
+                Skip(SkipReason::NoOpenItem),
+                "{p:?}"
+            );
+            assert_eq!(should_run(Some(p), ProseRule::Run), Run, "{p:?}");
+        }
+        // Prose around an open item runs either way.
+        assert_eq!(
+            should_run(Some("Every morning:\n- [ ] water the plants"), ProseRule::Skip),
+            Run
+        );
+        assert_eq!(SkipReason::NoOpenItem.as_str(), "no_open_item");
+        assert_eq!(ProseRule::default(), ProseRule::Skip);
+    }
+
+    #[test]
+    fn checklist_counts_items_outside_comments_and_code() {
+        let c = Checklist::of(
+            "# T\n- [ ] a\n- [x] b\n- [X] c\n<!-- - [ ] hidden -->\n```\n- [ ] code\n```\n- [ ]\n",
+        );
+        assert_eq!(
+            c,
+            Checklist {
+                meaningful: true,
+                open_items: 1,
+                done_items: 2
+            }
+        );
+        assert_eq!(decide(Some(c), ProseRule::Skip), HeartbeatDecision::Run);
+        assert_eq!(Checklist::of("<!-- x -->"), Checklist::default());
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<Checklist>(&json).unwrap(), c);
     }
 
     #[test]
@@ -514,7 +609,7 @@ mod tests {
         for c in odd {
             let _ = is_meaningful(c);
             let _ = has_open_items(c);
-            let _ = should_run(Some(c));
+            let _ = should_run(Some(c), ProseRule::Run);
             let _ = is_heartbeat_ok(c);
         }
     }

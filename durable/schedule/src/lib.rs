@@ -9,7 +9,8 @@
 //! Why these rules:
 //! * **No tokens while idle.** [`heartbeat::should_run`] skips the LLM call when HEARTBEAT.md is
 //!   absent, has no meaningful content ([`heartbeat::is_meaningful`], also used by the prompt
-//!   loader), or is a checklist with every item ticked.
+//!   loader), or has no unchecked item (prose-only files run only when opted in, see
+//!   [`heartbeat::ProseRule`]).
 //! * **Silence when nothing is new.** [`heartbeat::is_heartbeat_ok`] recognises the
 //!   `HEARTBEAT_OK` reply; [`notify::is_duplicate`] stops the same text going out twice within
 //!   a window.
@@ -35,7 +36,8 @@
 //! let now_ms = 1_780_000_000_000;
 //! let config = timing::HeartbeatSettings::default().resolve().unwrap();
 //! if let Some(slot) = timing::heartbeat_due(now_ms, None, &config) {
-//!     if heartbeat::should_run(Some("- [ ] check the inbox")) == heartbeat::HeartbeatDecision::Run {
+//!     let decision = heartbeat::should_run(Some("- [ ] check the inbox"), heartbeat::ProseRule::Skip);
+//!     if decision == heartbeat::HeartbeatDecision::Run {
 //!         let _claim = slot.id(); // claim it, then run the heartbeat session
 //!     }
 //! }
@@ -66,7 +68,8 @@ pub use active_hours::ActiveHours;
 pub use cron_jobs::{due_jobs, parse_cron_json, CronFile, CronJob, DueJob, JobError, JobErrorKind};
 pub use error::ScheduleError;
 pub use heartbeat::{
-    has_open_items, is_heartbeat_ok, is_meaningful, should_run, HeartbeatDecision, SkipReason,
+    decide, has_open_items, is_heartbeat_ok, is_meaningful, should_run, Checklist,
+    HeartbeatDecision, ProseRule, SkipReason,
 };
 pub use notify::{is_duplicate, notification_hash, SentNotification};
 pub use timing::{heartbeat_due, HeartbeatConfig, HeartbeatSettings, HeartbeatSlot};

@@ -256,6 +256,57 @@ mod tests {
         assert!(heartbeat_due(utc(2026, 1, 15, 8, 0), None, &c).is_some());
     }
 
+    /// Active 30-minute slots of one UTC day range, as `(hour, minute)` in UTC.
+    fn active_slots(c: &HeartbeatConfig, from: i64, to: i64) -> Vec<(i64, i64)> {
+        (0..)
+            .map(|i| from + i * 30 * 60_000)
+            .take_while(|t| *t < to)
+            .filter_map(|t| heartbeat_due(t, None, c).map(|s| s.start_ms))
+            .map(|ms| ((ms / 3_600_000) % 24, (ms / 60_000) % 60))
+            .collect()
+    }
+
+    #[test]
+    fn active_hours_follow_paris_across_both_dst_changes() {
+        // Clocks go forward on 29 March 2026 (02:00 -> 03:00) and back on 25 October 2026
+        // (03:00 -> 02:00), both at 01:00 UTC.
+        let day = HeartbeatConfig::new(30, Some("08:00-22:00"), Some("Europe/Paris")).unwrap();
+        // Saturday 28 March, UTC+1: 07:00-21:00 UTC.
+        assert!(!day.is_active_at(utc(2026, 3, 28, 6, 59)));
+        assert!(day.is_active_at(utc(2026, 3, 28, 7, 0)));
+        assert!(day.is_active_at(utc(2026, 3, 28, 20, 59)));
+        assert!(!day.is_active_at(utc(2026, 3, 28, 21, 0)));
+        // Sunday 29 March, the change day, already UTC+2 by 08:00: 06:00-20:00 UTC.
+        assert!(!day.is_active_at(utc(2026, 3, 29, 5, 59)));
+        assert!(day.is_active_at(utc(2026, 3, 29, 6, 0)));
+        assert!(day.is_active_at(utc(2026, 3, 29, 19, 59)));
+        assert!(!day.is_active_at(utc(2026, 3, 29, 20, 0)));
+        // Saturday 24 October, UTC+2; Sunday 25 October, back to UTC+1.
+        assert!(day.is_active_at(utc(2026, 10, 24, 6, 0)));
+        assert!(!day.is_active_at(utc(2026, 10, 25, 6, 0)));
+        assert!(day.is_active_at(utc(2026, 10, 25, 7, 0)));
+        assert!(!day.is_active_at(utc(2026, 10, 25, 21, 0)));
+
+        // A night window across the change: 01:00-04:00 local.
+        let night = HeartbeatConfig::new(30, Some("01:00-04:00"), Some("Europe/Paris")).unwrap();
+        // Spring: 02:00-03:00 does not exist, so two real hours (00:00-02:00 UTC).
+        assert_eq!(
+            active_slots(&night, utc(2026, 3, 28, 22, 0), utc(2026, 3, 29, 6, 0)),
+            [(0, 0), (0, 30), (1, 0), (1, 30)]
+        );
+        // Autumn: 02:00-03:00 happens twice, so four real hours (23:00-03:00 UTC).
+        assert_eq!(
+            active_slots(&night, utc(2026, 10, 24, 22, 0), utc(2026, 10, 25, 6, 0)),
+            [(23, 0), (23, 30), (0, 0), (0, 30), (1, 0), (1, 30), (2, 0), (2, 30)]
+        );
+        // A window opening inside the skipped hour still opens (at 03:00 local).
+        let gap = HeartbeatConfig::new(30, Some("02:30-05:00"), Some("Europe/Paris")).unwrap();
+        assert_eq!(
+            active_slots(&gap, utc(2026, 3, 28, 22, 0), utc(2026, 3, 29, 6, 0)),
+            [(1, 0), (1, 30), (2, 0), (2, 30)]
+        );
+    }
+
     #[test]
     fn active_hours_crossing_midnight() {
         // New York night owl: 22:00-02:00 local, UTC-4 in June.

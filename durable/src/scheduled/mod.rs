@@ -13,10 +13,17 @@
 //! Decisions:
 //! * **Exactly once.** Every run has a slot id (`heartbeat:{ms}`,
 //!   `job:{name}:{ms}`). [`ScheduleStore::claim`] inserts it into the
-//!   `sched_claims` table (primary key) before the message is queued; a second
-//!   trigger for the slot finds it taken. The queued message's `dedupe_key` is
-//!   the same id, so even a claim lost between the two steps cannot make the
-//!   Session run the slot twice.
+//!   `sched_claims` table (primary key) as `pending`, with the message, before
+//!   the message is queued; a second trigger for the slot finds it taken.
+//!   Once the Session confirms, the claim is `queued`. A claim left `pending`
+//!   (the queue call failed, or the object stopped between the two steps) is
+//!   queued again on the next attempt: the alarm retry, or the next tick. The
+//!   queued message's `dedupe_key` is the slot id, and the Session ignores a
+//!   key it has seen, so queueing again never runs a slot twice. A failed
+//!   queue call fails the tick (the alarm retries soon) after the rest of the
+//!   tick's work is done; the job window still moves on, the pending claim
+//!   holds the missed run. After [`store::PENDING_GIVE_UP_MS`] a run is given
+//!   up (logged, listed by the admin route).
 //! * **Small context.** Heartbeat and job messages are queued with `fresh`:
 //!   an idle heartbeat/job session drops the previous run's history before
 //!   the new run, so each run sees the workspace (system prompt) and its one
@@ -24,14 +31,24 @@
 //! * **Mid-turn.** The heartbeat is queued with `if_idle`: a heartbeat session
 //!   that still has an open message answers "busy" and the slot is released
 //!   (a later tick of the same slot may run it). Jobs queue behind a running
-//!   turn instead (a job's run is never dropped).
-//! * **No tokens while idle.** HEARTBEAT.md is read on each due slot (one R2
-//!   get); absent, empty, or all ticked means no message and no LLM call.
-//!   Outside active hours nothing is read at all.
+//!   turn instead (a job's run is never dropped). A pending claim is queued
+//!   again without `if_idle`: the open message may be this very run.
+//! * **No tokens while idle.** HEARTBEAT.md is resolved through the overlay
+//!   like the prompt and kept by etag ([`heartbeat_file`]): an unchanged file
+//!   costs one `head` per due tick; absent, empty, no unchecked item means no
+//!   message and no LLM call. Outside active hours nothing is read at all.
+//!   `cron.json` is the agent's own file only (no template or defaults layer:
+//!   a job runs on the agent's own say).
 //! * **Cost apart.** Heartbeat and job turns run in their own Session objects
-//!   (`agent:{id}:heartbeat`, `agent:{id}:job:{name}`), so their usage rows
-//!   are never mixed with conversations; the admin route sums them per kind.
+//!   (`agent:{id}:heartbeat`, `agent:{id}:job:{name}`), so their usage is
+//!   never mixed with conversations; [`ledger`] records one row per run in
+//!   the Agent object, kept after the job leaves `cron.json`.
+//! * **Time only moves forward.** An old trigger delivered late (after a
+//!   newer one was handled) only retries pending runs: it does not decide
+//!   anything, and the last tick and heartbeat outcome never go back.
 
+pub mod heartbeat_file;
+pub mod ledger;
 pub mod notify;
 pub mod store;
 
@@ -39,24 +56,34 @@ pub mod store;
 mod tests;
 
 use crate::config::{agent_ids, setting, ConfigError, Vars};
-use crate::ports::{LogLevel, ObjectStore, ReplyTarget, Sql, StorageError};
+use crate::overlay::OverlayConfig;
+use crate::ports::{ListPage, LogLevel, ObjectInfo, ObjectStore, PutOptions, ReplyTarget, Sql, StorageError, StoredObject};
 use crate::routing::{ChatKind, Inbound, SessionKey};
 use hearth_schedule::cron_jobs::{due_jobs, parse_cron_json, CronFile};
-use hearth_schedule::heartbeat::{should_run, HeartbeatDecision};
-use hearth_schedule::timing::{heartbeat_due, HeartbeatConfig};
-use r2_layout::{keys, AgentId};
+use hearth_schedule::heartbeat::{decide, HeartbeatDecision};
+use hearth_schedule::timing::{heartbeat_due, HeartbeatConfig, DEFAULT_INTERVAL_MINUTES};
+use r2_layout::{keys, AgentId, Usage};
 use serde::Serialize;
+use std::cell::Cell;
+use store::{Claim, PENDING_GIVE_UP_MS};
+pub use hearth_schedule::heartbeat::ProseRule;
 pub use store::ScheduleStore;
 
 /// The `channel` of heartbeat and job messages (not a chat platform).
 pub const SYSTEM_CHANNEL: &str = "system";
 /// The reply-target channel that sends to the owner (see [`notify`]).
 pub const NOTIFY_CHANNEL: &str = "notify";
+/// The cron trigger's period (`crons` in wrangler.toml): no heartbeat can
+/// run more often than this.
+pub const CRON_TICK_MINUTES: u32 = 5;
 /// On the first tick ever, jobs due in this many ms before it still run (the
 /// cron trigger's period), so a job is not missed because Hearth just started.
-pub const FIRST_TICK_LOOKBACK_MS: i64 = 5 * 60_000;
+pub const FIRST_TICK_LOOKBACK_MS: i64 = CRON_TICK_MINUTES as i64 * 60_000;
 /// `cron.json` in the agent's workspace.
 pub const CRON_FILE: &str = "cron.json";
+/// Claim kinds.
+pub const KIND_HEARTBEAT: &str = "heartbeat";
+pub const KIND_JOB: &str = "job";
 
 /// The agent's scheduling settings, from vars (`{NAME}__{AGENT}` or `{NAME}`).
 #[derive(Debug, Clone)]
@@ -64,12 +91,63 @@ pub struct ScheduleConfig {
     pub agent: AgentId,
     /// `HEARTBEAT_ENABLED` (default true).
     pub heartbeat_enabled: bool,
-    /// `HEARTBEAT_INTERVAL_MINUTES` (30), `HEARTBEAT_ACTIVE_HOURS`
-    /// (`HH:MM-HH:MM`, none = always), `TIMEZONE` (UTC). An invalid value
-    /// disables the heartbeat with this error (jobs still run).
+    /// `HEARTBEAT_INTERVAL_MINUTES` (30; or seed 004's `HEARTBEAT_INTERVAL`
+    /// in seconds), `HEARTBEAT_ACTIVE_HOURS` (`HH:MM-HH:MM`, none = always),
+    /// `TIMEZONE` (UTC). An invalid value disables the heartbeat with this
+    /// error (jobs still run).
     pub heartbeat: Result<HeartbeatConfig, String>,
+    /// `HEARTBEAT_RUN_PROSE=true`: a HEARTBEAT.md of prose without any
+    /// checkbox runs every interval (default: skipped, no tokens).
+    pub prose: ProseRule,
     /// `TIMEZONE`: the default zone of jobs without one.
     pub timezone: String,
+    /// `TEMPLATE` and placeholder values: HEARTBEAT.md resolves like the prompt's.
+    pub overlay: OverlayConfig,
+    /// Settings that work, but not as written (logged and shown by the admin route).
+    pub warnings: Vec<String>,
+}
+
+fn flag(v: Option<&str>) -> Option<bool> {
+    match v?.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" | "" => Some(false),
+        _ => None,
+    }
+}
+
+/// The heartbeat interval in minutes from `HEARTBEAT_INTERVAL_MINUTES`, or
+/// else seed 004's `HEARTBEAT_INTERVAL` (seconds, rounded up to minutes).
+/// Anything that does not run as written is added to `warnings`.
+fn heartbeat_interval(get: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> Result<u32, String> {
+    let minutes = match (get("HEARTBEAT_INTERVAL_MINUTES"), get("HEARTBEAT_INTERVAL")) {
+        (Some(m), seconds) => {
+            if seconds.is_some() {
+                warnings.push("HEARTBEAT_INTERVAL is ignored: HEARTBEAT_INTERVAL_MINUTES is set".into());
+            }
+            m.trim().parse::<u32>().map_err(|_| format!("HEARTBEAT_INTERVAL_MINUTES is invalid: {m:?} is not a number"))?
+        }
+        (None, Some(s)) => {
+            let secs = s
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| format!("HEARTBEAT_INTERVAL is invalid: {s:?} is not a number of seconds"))?;
+            let minutes = u32::try_from(secs.div_ceil(60)).unwrap_or(u32::MAX);
+            if secs % 60 != 0 {
+                warnings.push(format!(
+                    "HEARTBEAT_INTERVAL={secs} seconds is not a whole number of minutes: rounded up to {minutes} minutes"
+                ));
+            }
+            minutes
+        }
+        (None, None) => DEFAULT_INTERVAL_MINUTES,
+    };
+    if minutes > 0 && minutes < CRON_TICK_MINUTES {
+        warnings.push(format!(
+            "the heartbeat interval ({minutes} min) is shorter than the cron trigger ({CRON_TICK_MINUTES} min): \
+             heartbeats run at most once per trigger, every {CRON_TICK_MINUTES} minutes"
+        ));
+    }
+    Ok(minutes)
 }
 
 impl ScheduleConfig {
@@ -81,23 +159,27 @@ impl ScheduleConfig {
         let agent_id = AgentId::parse(agent)
             .map_err(|e| ConfigError::Invalid { name: "AGENTS".into(), why: e.to_string() })?;
         let get = |name: &str| setting(vars, agent, name);
-        let heartbeat_enabled = !matches!(
-            get("HEARTBEAT_ENABLED").map(|v| v.to_ascii_lowercase()).as_deref(),
-            Some("false" | "0" | "no" | "off")
-        );
+        let mut warnings = Vec::new();
+        let heartbeat_enabled = flag(get("HEARTBEAT_ENABLED").as_deref()) != Some(false);
+        let prose = match get("HEARTBEAT_RUN_PROSE") {
+            None => ProseRule::Skip,
+            Some(v) => match flag(Some(&v)) {
+                Some(true) => ProseRule::Run,
+                Some(false) => ProseRule::Skip,
+                None => {
+                    warnings.push(format!("HEARTBEAT_RUN_PROSE={v:?} is not true or false: prose-only HEARTBEAT.md is skipped"));
+                    ProseRule::Skip
+                }
+            },
+        };
         let timezone = get("TIMEZONE").unwrap_or_else(|| "UTC".into());
-        let heartbeat = (|| {
-            let interval = match get("HEARTBEAT_INTERVAL_MINUTES") {
-                None => hearth_schedule::timing::DEFAULT_INTERVAL_MINUTES,
-                Some(v) => v
-                    .parse::<u32>()
-                    .map_err(|_| format!("HEARTBEAT_INTERVAL_MINUTES is invalid: {v:?} is not a number"))?,
-            };
+        let heartbeat = heartbeat_interval(&get, &mut warnings).and_then(|interval| {
             let hours = get("HEARTBEAT_ACTIVE_HOURS");
             HeartbeatConfig::new(interval, hours.as_deref(), Some(&timezone))
                 .map_err(|e| format!("heartbeat settings are invalid: {e}"))
-        })();
-        Ok(ScheduleConfig { agent: agent_id, heartbeat_enabled, heartbeat, timezone })
+        });
+        let overlay = OverlayConfig::load(vars, agent)?;
+        Ok(ScheduleConfig { agent: agent_id, heartbeat_enabled, heartbeat, prose, timezone, overlay, warnings })
     }
 }
 
@@ -120,15 +202,29 @@ pub enum EnqueueOutcome {
     Busy,
 }
 
-/// Queues a message in a Session object (the Worker's adapter does a DO fetch).
+/// A Session object's usage counters (all its runs) and whether it is busy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionCounters {
+    /// Messages queued or running.
+    pub open: i64,
+    /// Tokens of every turn the Session ever ran (these only grow).
+    pub total: Usage,
+}
+
+/// The Session objects, as the scheduler reaches them (the Worker's adapter
+/// does a DO fetch).
 #[allow(async_fn_in_trait)]
 pub trait SessionQueue {
+    /// Queues a message.
     async fn enqueue(
         &self,
         key: &SessionKey,
         inbound: &Inbound,
         opts: EnqueueOptions,
     ) -> Result<EnqueueOutcome, StorageError>;
+
+    /// The Session's counters (for the usage ledger).
+    async fn usage(&self, key: &SessionKey) -> Result<SessionCounters, StorageError>;
 }
 
 /// What happened to the heartbeat at one tick.
@@ -141,12 +237,15 @@ pub enum HeartbeatOutcome {
     Inactive,
     /// This slot already ran (or was claimed).
     NotDue,
-    /// Due, but no LLM call: `absent`, `empty` or `all_done`.
+    /// Due, but no LLM call: `absent`, `empty`, `all_done` or `no_open_item`.
     Skipped(String),
     /// The heartbeat session is mid-turn.
     Busy,
     /// Queued in the heartbeat session.
     Queued,
+    /// Claimed, but the heartbeat session could not be reached: queued again
+    /// on the next attempt.
+    Retrying(String),
 }
 
 impl HeartbeatOutcome {
@@ -159,6 +258,7 @@ impl HeartbeatOutcome {
             HeartbeatOutcome::Skipped(r) => format!("skipped: {r}"),
             HeartbeatOutcome::Busy => "busy".into(),
             HeartbeatOutcome::Queued => "queued".into(),
+            HeartbeatOutcome::Retrying(e) => format!("retrying: {e}"),
         }
     }
 }
@@ -167,11 +267,15 @@ impl HeartbeatOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TickReport {
     pub now_ms: i64,
+    /// An old trigger delivered after a newer one: only pending runs were retried.
+    pub stale: bool,
     pub heartbeat: HeartbeatOutcome,
     /// Slot ids of the jobs queued.
     pub jobs_queued: Vec<String>,
     /// Problems with `cron.json` (one line each).
     pub job_errors: Vec<String>,
+    /// R2 operations the tick made.
+    pub r2_ops: u32,
 }
 
 /// The prompt of a heartbeat run. The workspace (with HEARTBEAT.md) is in the
@@ -179,7 +283,7 @@ pub struct TickReport {
 pub fn heartbeat_prompt(local_time: &str) -> String {
     format!(
         "[Heartbeat {local_time}] This is a scheduled check-in, not a message from your owner. \
-         Go through the open items of the Heartbeats section (HEARTBEAT.md) and act on them. \
+         Go through the open items (or standing instructions) of the Heartbeats section (HEARTBEAT.md) and act on them. \
          If nothing needs your owner's attention, reply with exactly HEARTBEAT_OK and nothing else. \
          Otherwise reply with a short message for your owner: it is sent to them as is."
     )
@@ -226,9 +330,68 @@ async fn read_text<O: ObjectStore>(store: &O, key: &str) -> Result<Option<String
     Ok(store.get(key).await?.map(|o| String::from_utf8_lossy(&o.body).into_owned()))
 }
 
-/// One tick at `now_ms` (the cron trigger's scheduled time): decides the
-/// heartbeat and the jobs, claims their slots, queues their messages.
-/// Storage errors stop the tick (the alarm retries; claims make that safe).
+/// Counts the R2 operations of one tick (reported by the admin route: an
+/// idle tick should cost one or two cheap reads).
+struct Counted<'a, O> {
+    inner: &'a O,
+    ops: Cell<u32>,
+}
+
+impl<O> Counted<'_, O> {
+    fn count(&self) {
+        self.ops.set(self.ops.get().saturating_add(1));
+    }
+}
+
+impl<O: ObjectStore> ObjectStore for Counted<'_, O> {
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
+        self.count();
+        self.inner.get(key).await
+    }
+    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
+        self.count();
+        self.inner.head(key).await
+    }
+    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
+        self.count();
+        self.inner.put(key, body, opts).await
+    }
+    async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
+        self.count();
+        self.inner.delete(keys).await
+    }
+    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
+        self.count();
+        self.inner.list(prefix, delimiter, cursor).await
+    }
+}
+
+/// Logs each of `notes` (with `suffix`) when they differ from what was
+/// stored under `key`: once per change, not on every tick.
+fn note_changes<S: Sql>(
+    state: &ScheduleStore<'_, S>,
+    key: &str,
+    notes: &[String],
+    suffix: &str,
+    agent: &AgentId,
+    log: &dyn Fn(LogLevel, &str),
+) -> Result<(), StorageError> {
+    if state.set_notes(key, notes)? {
+        for n in notes {
+            log(LogLevel::Warn, &format!("agent {agent}: {n}{suffix}"));
+        }
+    }
+    Ok(())
+}
+
+/// One tick at `now_ms` (the cron trigger's scheduled time): retries runs
+/// left pending, records finished runs' usage, decides the heartbeat and the
+/// jobs, claims their slots, queues their messages.
+///
+/// A run that could not be queued stays claimed as pending and the tick
+/// answers `Err` once everything else is done, so the alarm retries soon;
+/// storage errors stop the tick at once (the alarm retries; claims make
+/// that safe).
 pub async fn tick<O: ObjectStore, S: Sql, Q: SessionQueue>(
     store: &O,
     sql: &S,
@@ -237,50 +400,117 @@ pub async fn tick<O: ObjectStore, S: Sql, Q: SessionQueue>(
     now_ms: i64,
     log: &dyn Fn(LogLevel, &str),
 ) -> Result<TickReport, StorageError> {
+    let store = Counted { inner: store, ops: Cell::new(0) };
     let state = ScheduleStore::new(sql);
     state.init()?;
-    let heartbeat = run_heartbeat(store, &state, queue, cfg, now_ms, log).await?;
-    state.set_heartbeat_outcome(now_ms, &heartbeat)?;
+    let mut unqueued = Vec::new();
+    requeue_pending(&state, queue, cfg, now_ms, log, &mut unqueued).await?;
+    let mut report = TickReport {
+        now_ms,
+        stale: false,
+        heartbeat: HeartbeatOutcome::NotDue,
+        jobs_queued: vec![],
+        job_errors: vec![],
+        r2_ops: 0,
+    };
+    if state.last_processed_tick()?.is_some_and(|t| now_ms < t) {
+        // A newer trigger already covered this time: deciding again with an
+        // older "now" could only move state backwards.
+        log(LogLevel::Info, &format!("agent {}: trigger {now_ms} is older than the last one handled; ignored", cfg.agent));
+        report.stale = true;
+        return finish(report, unqueued);
+    }
+    ledger::sync(&state, queue, &cfg.agent, now_ms, log).await?;
+    note_changes(&state, "config_warnings", &cfg.warnings, "", &cfg.agent, log)?;
+
+    report.heartbeat = run_heartbeat(&store, &state, queue, cfg, now_ms, log, &mut unqueued).await?;
+    state.set_heartbeat_outcome(now_ms, &report.heartbeat)?;
 
     // Jobs: the latest slot of each job in (last tick, now].
-    let last = state.last_tick()?;
-    let after = match last {
+    let after = match state.last_tick()? {
         Some(t) => t,
         None => now_ms - FIRST_TICK_LOOKBACK_MS,
     };
-    let (file, file_error) = read_cron(store, cfg).await?;
-    let mut job_errors: Vec<String> = file.errors.iter().map(|e| e.to_string()).collect();
+    let (file, file_error) = read_cron(&store, cfg).await?;
+    report.job_errors = file.errors.iter().map(|e| e.to_string()).collect();
     if let Some(e) = file_error {
-        job_errors.insert(0, e);
+        report.job_errors.insert(0, e);
     }
-    if state.job_errors()? != job_errors {
-        for e in &job_errors {
-            log(LogLevel::Warn, &format!("agent {}: {e} (skipped)", cfg.agent));
-        }
-        state.set_job_errors(&job_errors)?;
-    }
-    let mut jobs_queued = Vec::new();
+    note_changes(&state, "job_errors", &report.job_errors, " (skipped)", &cfg.agent, log)?;
     for due in due_jobs(&file.jobs, after, now_ms) {
         let id = due.slot_id();
-        if !state.claim(&id, "job", &due.job.name, due.slot_ms, now_ms)? {
+        let inbound = job_inbound(id.clone(), due.job, now_ms);
+        if !state.claim(&Claim::of_run(KIND_JOB, &due.job.name, due.slot_ms, &inbound)?, now_ms)? {
             continue;
         }
         let key = SessionKey::Job { agent: cfg.agent.clone(), job: due.job.name.clone() };
-        let inbound = job_inbound(id.clone(), due.job, now_ms);
         match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: false, fresh: true }).await {
-            Ok(_) => jobs_queued.push(id),
+            Ok(_) => {
+                state.mark_queued(&id)?;
+                report.jobs_queued.push(id);
+            }
             Err(e) => {
-                state.release(&id)?;
-                log(LogLevel::Error, &format!("agent {}: could not queue {id}: {e}", cfg.agent));
+                log(LogLevel::Error, &format!("agent {}: could not queue {id} (kept, retried): {e}", cfg.agent));
+                unqueued.push(id);
             }
         }
     }
     state.advance_tick(now_ms)?;
     state.prune(now_ms)?;
-    Ok(TickReport { now_ms, heartbeat, jobs_queued, job_errors })
+    report.r2_ops = store.ops.get();
+    state.set("last_tick_r2_ops", &report.r2_ops.to_string())?;
+    finish(report, unqueued)
+}
+
+fn finish(report: TickReport, unqueued: Vec<String>) -> Result<TickReport, StorageError> {
+    if unqueued.is_empty() {
+        Ok(report)
+    } else {
+        Err(StorageError(format!("could not queue {} (claimed as pending, queued again on retry)", unqueued.join(", "))))
+    }
+}
+
+/// Queues again the runs claimed earlier whose Session never confirmed them
+/// (the call failed, or the object stopped in between). Not `if_idle`: the
+/// Session may be running this very message; its dedupe key (the slot id)
+/// turns a repeat into a no-op, so nothing runs twice.
+async fn requeue_pending<S: Sql, Q: SessionQueue>(
+    state: &ScheduleStore<'_, S>,
+    queue: &Q,
+    cfg: &ScheduleConfig,
+    now_ms: i64,
+    log: &dyn Fn(LogLevel, &str),
+    unqueued: &mut Vec<String>,
+) -> Result<(), StorageError> {
+    for run in state.pending()? {
+        let key = ledger::session_of(&cfg.agent, &run);
+        let inbound = run.payload.as_deref().and_then(|p| serde_json::from_str::<Inbound>(p).ok());
+        let (Some(key), Some(inbound)) = (key, inbound) else {
+            state.mark_failed(&run.slot_id)?;
+            log(LogLevel::Error, &format!("agent {}: {} has no message to queue; given up", cfg.agent, run.slot_id));
+            continue;
+        };
+        if now_ms.saturating_sub(run.slot_ms) > PENDING_GIVE_UP_MS {
+            state.mark_failed(&run.slot_id)?;
+            log(LogLevel::Error, &format!("agent {}: {} could not be queued for a day; given up", cfg.agent, run.slot_id));
+            continue;
+        }
+        match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: false, fresh: true }).await {
+            Ok(_) => {
+                state.mark_queued(&run.slot_id)?;
+                log(LogLevel::Info, &format!("agent {}: {} queued on retry", cfg.agent, run.slot_id));
+            }
+            Err(e) => {
+                log(LogLevel::Error, &format!("agent {}: could not queue {} (kept, retried): {e}", cfg.agent, run.slot_id));
+                unqueued.push(run.slot_id);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `cron.json`, parsed, and a file-level error if it is not a JSON array.
+/// Only the agent's own file counts: jobs are not inherited from a template.
 pub async fn read_cron<O: ObjectStore>(
     store: &O,
     cfg: &ScheduleConfig,
@@ -302,6 +532,7 @@ async fn run_heartbeat<O: ObjectStore, S: Sql, Q: SessionQueue>(
     cfg: &ScheduleConfig,
     now_ms: i64,
     log: &dyn Fn(LogLevel, &str),
+    unqueued: &mut Vec<String>,
 ) -> Result<HeartbeatOutcome, StorageError> {
     if !cfg.heartbeat_enabled {
         return Ok(HeartbeatOutcome::Disabled);
@@ -316,27 +547,30 @@ async fn run_heartbeat<O: ObjectStore, S: Sql, Q: SessionQueue>(
     let Some(slot) = heartbeat_due(now_ms, state.last_heartbeat_slot()?, hb) else {
         return Ok(HeartbeatOutcome::NotDue);
     };
-    let file = read_text(store, &keys::workspace_key(&cfg.agent, "HEARTBEAT.md")).await?;
-    if let HeartbeatDecision::Skip(reason) = should_run(file.as_deref()) {
+    let checklist = heartbeat_file::heartbeat_checklist(store, state, &cfg.agent, &cfg.overlay, now_ms).await?;
+    if let HeartbeatDecision::Skip(reason) = decide(checklist, cfg.prose) {
         return Ok(HeartbeatOutcome::Skipped(reason.as_str().into()));
     }
     let id = slot.id();
-    if !state.claim(&id, "heartbeat", "heartbeat", slot.start_ms, now_ms)? {
+    let inbound = heartbeat_inbound(id.clone(), &crate::clock::datetime_string(now_ms, &cfg.timezone), now_ms);
+    if !state.claim(&Claim::of_run(KIND_HEARTBEAT, KIND_HEARTBEAT, slot.start_ms, &inbound)?, now_ms)? {
         return Ok(HeartbeatOutcome::NotDue);
     }
     let key = SessionKey::Heartbeat(cfg.agent.clone());
-    let inbound = heartbeat_inbound(id.clone(), &crate::clock::datetime_string(now_ms, &cfg.timezone), now_ms);
     match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: true, fresh: true }).await {
-        Ok(EnqueueOutcome::Queued) | Ok(EnqueueOutcome::Repeat) => Ok(HeartbeatOutcome::Queued),
+        Ok(EnqueueOutcome::Queued) | Ok(EnqueueOutcome::Repeat) => {
+            state.mark_queued(&id)?;
+            Ok(HeartbeatOutcome::Queued)
+        }
         Ok(EnqueueOutcome::Busy) => {
             state.release(&id)?;
             log(LogLevel::Info, &format!("agent {}: heartbeat session is mid-turn; {id} skipped", cfg.agent));
             Ok(HeartbeatOutcome::Busy)
         }
         Err(e) => {
-            state.release(&id)?;
-            log(LogLevel::Error, &format!("agent {}: could not queue {id}: {e}", cfg.agent));
-            Err(e)
+            log(LogLevel::Error, &format!("agent {}: could not queue {id} (kept, retried): {e}", cfg.agent));
+            unqueued.push(id);
+            Ok(HeartbeatOutcome::Retrying(e.to_string()))
         }
     }
 }

@@ -8,11 +8,37 @@ use futures::executor::block_on;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
+mod delivery;
+mod heartbeat_source;
+mod ledger_and_settings;
+
 #[derive(Default)]
 struct MemQueue {
     queued: RefCell<Vec<(String, Inbound, EnqueueOptions)>>,
     busy: Cell<bool>,
     fail: Cell<bool>,
+    /// The object stops while the call is in flight: before the Session got
+    /// the message (`Lost`) or after (`Delivered`, the answer is lost).
+    crash: Cell<Option<Crash>>,
+    /// Per session key: usage counters, as the Session object reports them.
+    counters: RefCell<HashMap<String, SessionCounters>>,
+    usage_calls: Cell<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Crash {
+    Lost,
+    Delivered,
+}
+
+impl MemQueue {
+    /// The Session `key` ran its open messages, spending `usage`.
+    fn run_turns(&self, key: &str, usage: Usage) {
+        let mut c = self.counters.borrow_mut();
+        let e = c.entry(key.to_owned()).or_default();
+        e.open = 0;
+        e.total.add(&usage);
+    }
 }
 
 impl SessionQueue for MemQueue {
@@ -20,15 +46,35 @@ impl SessionQueue for MemQueue {
         if self.fail.get() {
             return Err(StorageError("session unreachable".into()));
         }
-        if opts.if_idle && self.busy.get() {
+        if let Some(Crash::Lost) = self.crash.get() {
+            futures::future::pending::<()>().await;
+        }
+        let open = self.counters.borrow().get(&key.render()).map_or(0, |c| c.open);
+        if opts.if_idle && (self.busy.get() || open > 0) {
             return Ok(EnqueueOutcome::Busy);
         }
-        let mut q = self.queued.borrow_mut();
-        if q.iter().any(|(_, i, _)| i.dedupe_key == inbound.dedupe_key) {
-            return Ok(EnqueueOutcome::Repeat);
+        let outcome = {
+            let mut q = self.queued.borrow_mut();
+            if q.iter().any(|(_, i, _)| i.dedupe_key == inbound.dedupe_key) {
+                EnqueueOutcome::Repeat
+            } else {
+                q.push((key.render(), inbound.clone(), opts));
+                self.counters.borrow_mut().entry(key.render()).or_default().open += 1;
+                EnqueueOutcome::Queued
+            }
+        };
+        if let Some(Crash::Delivered) = self.crash.get() {
+            futures::future::pending::<()>().await;
         }
-        q.push((key.render(), inbound.clone(), opts));
-        Ok(EnqueueOutcome::Queued)
+        Ok(outcome)
+    }
+
+    async fn usage(&self, key: &SessionKey) -> Result<SessionCounters, StorageError> {
+        self.usage_calls.set(self.usage_calls.get() + 1);
+        if self.fail.get() {
+            return Err(StorageError("session unreachable".into()));
+        }
+        Ok(self.counters.borrow().get(&key.render()).copied().unwrap_or_default())
     }
 }
 
@@ -56,8 +102,29 @@ impl Fx {
         }
     }
     fn tick(&self, now: i64) -> TickReport {
+        self.try_tick(now).unwrap()
+    }
+    fn try_tick(&self, now: i64) -> Result<TickReport, StorageError> {
         let log = |_: LogLevel, m: &str| self.logs.borrow_mut().push(m.to_owned());
-        block_on(tick(&self.store, &self.sql, &self.queue, &self.cfg, now, &log)).unwrap()
+        block_on(tick(&self.store, &self.sql, &self.queue, &self.cfg, now, &log))
+    }
+    /// Ticks at `t` and, if the heartbeat was queued, lets its turn finish.
+    fn tick_and_run(&self, t: i64) -> TickReport {
+        let r = self.tick(t);
+        self.queue.run_turns("agent:main:heartbeat", Usage::default());
+        r
+    }
+    /// `slot_id state` of every claim, in slot order.
+    fn claims(&self) -> Vec<String> {
+        self.sql
+            .exec("SELECT slot_id, state FROM sched_claims ORDER BY slot_ms, slot_id", &[])
+            .unwrap()
+            .into_iter()
+            .map(|r| format!("{} {}", r[0].as_str().unwrap(), r[1].as_str().unwrap()))
+            .collect()
+    }
+    fn state(&self) -> ScheduleStore<'_, MemSql> {
+        ScheduleStore::new(&self.sql)
     }
     fn keys(&self) -> Vec<String> {
         self.queue.queued.borrow().iter().map(|(k, i, _)| format!("{k} {}", i.dedupe_key)).collect()
@@ -99,7 +166,8 @@ fn heartbeat_runs_once_per_slot_in_its_own_session() {
     assert_eq!(inbound.channel, "system");
     assert!(inbound.text.contains("HEARTBEAT_OK"));
     assert_eq!(opts, EnqueueOptions { if_idle: true, fresh: true });
-    // Next slot.
+    // Next slot, once the first run is over.
+    f.queue.run_turns("agent:main:heartbeat", Usage::default());
     assert_eq!(f.tick(t + 30 * 60_000).heartbeat, HeartbeatOutcome::Queued);
     assert_eq!(f.keys().len(), 2);
 }
@@ -125,18 +193,14 @@ fn no_work_without_something_to_do() {
 #[test]
 fn a_busy_heartbeat_session_skips_and_releases_the_slot() {
     let f = Fx::new(&[]);
-    f.store.put_text(HB, "check the weather and tell me if it rains");
+    f.store.put_text(HB, "- [ ] check the weather and tell me if it rains");
     let t = utc(2026, 1, 5, 10, 0);
     f.queue.busy.set(true);
     assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Busy);
+    assert!(f.claims().is_empty(), "the slot is free again");
     f.queue.busy.set(false);
     assert_eq!(f.tick(t + 5 * 60_000).heartbeat, HeartbeatOutcome::Queued);
-    // A failing Session: the tick errs (alarm retries) and the slot stays free.
-    f.queue.fail.set(true);
-    let log = |_: LogLevel, _: &str| {};
-    assert!(block_on(tick(&f.store, &f.sql, &f.queue, &f.cfg, t + 30 * 60_000, &log)).is_err());
-    f.queue.fail.set(false);
-    assert_eq!(f.tick(t + 35 * 60_000).heartbeat, HeartbeatOutcome::Queued);
+    assert_eq!(f.claims(), [format!("heartbeat:{t} queued")]);
 }
 
 fn paris_jobs(f: &Fx) {
