@@ -6,9 +6,12 @@ use durable::ports::*;
 use futures::future::{select, Either};
 use std::collections::HashMap;
 use std::time::Duration;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use worker::worker_sys::DurableObjectState;
 use worker::{
     AbortController, Bucket, Date, Delay, Env, Fetch, Headers, HttpMetadata, Method, Request, RequestInit,
-    SqlStorage, SqlStorageValue,
+    SqlStorage, SqlStorageValue, State,
 };
 
 fn storage_err(e: worker::Error) -> StorageError {
@@ -104,8 +107,26 @@ impl ObjectStore for R2 {
     }
 }
 
-/// A Durable Object's SQLite database.
-pub struct DoSql(pub SqlStorage);
+/// A Durable Object's SQLite database. Change sets ([`Sql::exec_atomic`]) go
+/// through `storage.transactionSync`, so a failing statement rolls back the
+/// ones before it: a session transition, a schedule claim or a memory commit
+/// is all or nothing.
+pub struct DoSql {
+    state: JsValue,
+    sql: SqlStorage,
+}
+
+impl DoSql {
+    pub fn new(state: &State) -> Self {
+        DoSql { state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(), sql: state.storage().sql() }
+    }
+}
+
+fn js_error(e: JsValue) -> StorageError {
+    StorageError(
+        e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
+    )
+}
 
 impl Sql for DoSql {
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
@@ -119,7 +140,7 @@ impl Sql for DoSql {
                 SqlValue::Blob(b) => SqlStorageValue::Blob(b.clone()),
             })
             .collect();
-        let cursor = self.0.exec(query, Some(bindings)).map_err(storage_err)?;
+        let cursor = self.sql.exec(query, Some(bindings)).map_err(storage_err)?;
         cursor
             .raw()
             .map(|row| {
@@ -137,6 +158,23 @@ impl Sql for DoSql {
                 })
             })
             .collect()
+    }
+
+    fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {
+        let raw = self.state.clone();
+        let work = Closure::once_into_js(move || -> Result<(), JsValue> {
+            let state = State::from(raw.unchecked_into::<DurableObjectState>());
+            let sql = DoSql::new(&state);
+            for (query, params) in &statements {
+                // Throwing makes transactionSync roll back every statement so far.
+                sql.exec(query, params).map_err(|e| JsValue::from(js_sys::Error::new(&e.0)))?;
+            }
+            Ok(())
+        });
+        let storage = js_sys::Reflect::get(&self.state, &"storage".into()).map_err(js_error)?;
+        let tx = js_sys::Reflect::get(&storage, &"transactionSync".into()).map_err(js_error)?;
+        let tx: &js_sys::Function = tx.dyn_ref().ok_or_else(|| StorageError("transactionSync is missing".into()))?;
+        tx.call1(&storage, &work).map(|_| ()).map_err(js_error)
     }
 }
 

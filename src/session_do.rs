@@ -76,7 +76,7 @@ pub struct Session {
 
 impl Session {
     fn sql(&self) -> DoSql {
-        DoSql(self.state.storage().sql())
+        DoSql::new(&self.state)
     }
 
     fn ready_store<'a>(&self, sql: &'a DoSql) -> Result<SessionStore<'a, DoSql>> {

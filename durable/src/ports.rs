@@ -113,7 +113,7 @@ pub trait Sql {
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError>;
 
     /// Runs `statements` in order, all or nothing. Adapters that can roll back
-    /// override this (the Agent object: `transactionSync`; tests: a savepoint);
+    /// override this (Durable Objects: `transactionSync`; tests: a savepoint);
     /// this default runs them one by one and stops at the first failure.
     fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {
         for (query, params) in &statements {

@@ -16,66 +16,21 @@
 use super::Agent;
 use crate::adapters::{self, DoSql};
 use durable::memory::MemoryHub;
-use durable::ports::{LogLevel, Sql, SqlValue, StorageError};
+use durable::ports::LogLevel;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
-use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
-use worker::worker_sys::DurableObjectState;
-use worker::{Method, Request, Response, Result, State};
+use worker::{Method, Request, Response, Result};
 
 /// In-object state of the memory feature: the loaded stores.
 #[derive(Default)]
 pub struct MemoryHost {
-    hub: RefCell<Option<MemoryHub<AgentSql>>>,
+    hub: RefCell<Option<MemoryHub<DoSql>>>,
 }
 
-/// The object's SQLite, with change sets committed through `transactionSync`
-/// (all statements or none).
-pub struct AgentSql {
-    state: JsValue,
-    sql: DoSql,
-}
-
-impl AgentSql {
-    fn new(state: &State) -> Self {
-        AgentSql { state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(), sql: DoSql(state.storage().sql()) }
-    }
-}
-
-fn js_error(e: JsValue) -> StorageError {
-    StorageError(
-        e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
-    )
-}
-
-impl Sql for AgentSql {
-    fn exec(&self, query: &str, params: &[SqlValue]) -> std::result::Result<Vec<Vec<SqlValue>>, StorageError> {
-        self.sql.exec(query, params)
-    }
-
-    fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> std::result::Result<(), StorageError> {
-        let raw = self.state.clone();
-        let work = Closure::once_into_js(move || -> std::result::Result<(), JsValue> {
-            let state = State::from(raw.unchecked_into::<DurableObjectState>());
-            let sql = DoSql(state.storage().sql());
-            for (query, params) in &statements {
-                // Throwing makes transactionSync roll back every statement so far.
-                sql.exec(query, params).map_err(|e| JsValue::from(js_sys::Error::new(&e.0)))?;
-            }
-            Ok(())
-        });
-        let storage = js_sys::Reflect::get(&self.state, &"storage".into()).map_err(js_error)?;
-        let tx = js_sys::Reflect::get(&storage, &"transactionSync".into()).map_err(js_error)?;
-        let tx: &js_sys::Function = tx.dyn_ref().ok_or_else(|| StorageError("transactionSync is missing".into()))?;
-        tx.call1(&storage, &work).map(|_| ()).map_err(js_error)
-    }
-}
-
-fn with_hub<T>(agent: &Agent, f: impl FnOnce(&mut MemoryHub<AgentSql>) -> T) -> T {
+fn with_hub<T>(agent: &Agent, f: impl FnOnce(&mut MemoryHub<DoSql>) -> T) -> T {
     let mut slot = agent.memory.hub.borrow_mut();
-    let hub = slot.get_or_insert_with(|| MemoryHub::new(Rc::new(AgentSql::new(&agent.state))));
+    let hub = slot.get_or_insert_with(|| MemoryHub::new(Rc::new(DoSql::new(&agent.state))));
     f(hub)
 }
 

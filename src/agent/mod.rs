@@ -27,7 +27,7 @@ pub struct Agent {
 #[allow(dead_code)]
 impl Agent {
     pub(crate) fn sql(&self) -> DoSql {
-        DoSql(self.state.storage().sql())
+        DoSql::new(&self.state)
     }
 }
 

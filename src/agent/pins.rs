@@ -74,7 +74,7 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
         _ => return fail(405, "use GET or POST"),
     };
     let vars = EnvVars(&agent.env);
-    if !durable::config::agent_ids(&vars).iter().any(|a| *a == agent_id) {
+    if !durable::config::agent_ids(&vars).contains(&agent_id) {
         return fail(404, format!("unknown agent {agent_id:?}"));
     }
     let id = match AgentId::parse(&agent_id) {
