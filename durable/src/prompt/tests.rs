@@ -271,22 +271,9 @@ struct InFlight {
     max_lists: Cell<u32>,
 }
 
-struct YieldOnce(bool);
-impl std::future::Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
-}
-
 impl ObjectStore for InFlight {
     async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
-        YieldOnce(false).await;
+        crate::testing::YieldOnce::default().await;
         self.inner.get(key).await
     }
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
@@ -301,7 +288,7 @@ impl ObjectStore for InFlight {
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
         self.lists_now.set(self.lists_now.get() + 1);
         self.max_lists.set(self.max_lists.get().max(self.lists_now.get()));
-        YieldOnce(false).await;
+        crate::testing::YieldOnce::default().await;
         self.lists_now.set(self.lists_now.get() - 1);
         self.inner.list(prefix, delimiter, cursor).await
     }
