@@ -118,15 +118,15 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     }
 
     /// Marks a message active and appends it to the history, in one step.
+    /// Marks an inbox row active, with its message in the history: both or
+    /// neither, so a resumed turn never finds its message twice or not at all.
     pub fn start(&self, seq: i64, session_id: &str, message: Option<&Message>) -> Result<(), StorageError> {
-        if let Some(m) = message {
-            self.append(session_id, m)?;
-        }
-        self.sql.exec(
-            "UPDATE inbox SET state = 'active', attempts = attempts + 1 WHERE seq = ?",
-            &[seq.into()],
-        )?;
-        Ok(())
+        let mut statements = match message {
+            Some(m) => append_statements(session_id, m)?,
+            None => Vec::new(),
+        };
+        statements.push(("UPDATE inbox SET state = 'active', attempts = attempts + 1 WHERE seq = ?".into(), vec![seq.into()]));
+        self.sql.exec_atomic(statements)
     }
 
     /// Counts another attempt at an already active message (resumed turn).
@@ -153,10 +153,8 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StorageError> {
-        self.sql.exec(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            &[key.into(), value.into()],
-        )?;
+        let (query, params) = set_meta_statement(key, value);
+        self.sql.exec(&query, &params)?;
         Ok(())
     }
 
@@ -172,12 +170,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     }
 
     pub fn append(&self, session_id: &str, message: &Message) -> Result<(), StorageError> {
-        let json = serde_json::to_string(message).map_err(|e| StorageError(e.to_string()))?;
-        self.sql.exec(
-            "INSERT INTO history (session_id, message) VALUES (?, ?)",
-            &[session_id.into(), json.into()],
-        )?;
-        self.set_meta("updated_at", &message.timestamp().to_string())
+        self.sql.exec_atomic(append_statements(session_id, message)?)
     }
 
     /// Drops the history of `session_id`; usage rows stay. Heartbeat and job
@@ -224,12 +217,13 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     /// Records a compaction: the marker, and the compacted rows removed (they
     /// are in the part archive already). One step, so it is all or nothing.
     pub fn record_compaction(&self, marker: &CompactMarker, session_id: &str, through_seq: i64) -> Result<(), StorageError> {
-        self.sql.exec(
-            "INSERT INTO compactions (session_id, archive_name, archived_at, summary) VALUES (?, ?, ?, ?)",
-            &[session_id.into(), marker.archive_name.clone().into(), marker.archived_at.into(), marker.summary.clone().into()],
-        )?;
-        self.sql.exec("DELETE FROM history WHERE session_id = ? AND seq <= ?", &[session_id.into(), through_seq.into()])?;
-        Ok(())
+        self.sql.exec_atomic(vec![
+            (
+                "INSERT INTO compactions (session_id, archive_name, archived_at, summary) VALUES (?, ?, ?, ?)".into(),
+                vec![session_id.into(), marker.archive_name.clone().into(), marker.archived_at.into(), marker.summary.clone().into()],
+            ),
+            ("DELETE FROM history WHERE session_id = ? AND seq <= ?".into(), vec![session_id.into(), through_seq.into()]),
+        ])
     }
 
     /// The latest compact marker of a session: the next turn replays from it.
@@ -252,14 +246,14 @@ impl<'a, S: Sql> SessionStore<'a, S> {
 
     /// Ends the current session: its history and markers go (the archive
     /// holds them), and the next message starts a new session id.
+    /// All or nothing: a reset retried after a half-done clear would archive
+    /// what was left over the whole archive it had written.
     pub fn clear_session(&self, session_id: &str) -> Result<(), StorageError> {
-        self.sql.exec("DELETE FROM history WHERE session_id = ?", &[session_id.into()])?;
-        self.sql.exec("DELETE FROM compactions WHERE session_id = ?", &[session_id.into()])?;
-        self.sql.exec(
-            "DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at', 'reset_progress')",
-            &[],
-        )?;
-        Ok(())
+        self.sql.exec_atomic(vec![
+            ("DELETE FROM history WHERE session_id = ?".into(), vec![session_id.into()]),
+            ("DELETE FROM compactions WHERE session_id = ?".into(), vec![session_id.into()]),
+            ("DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at', 'reset_progress')".into(), vec![]),
+        ])
     }
 
     pub fn record_usage(&self, now: i64, session_id: &str, model: &str, u: &Usage) -> Result<(), StorageError> {
@@ -300,4 +294,22 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         let n = |i| col_i64(&r, i).max(0) as u64;
         Ok(crate::llm::usage_of(n(0), n(1), n(2), n(3)))
     }
+}
+
+type Statement = (String, Vec<SqlValue>);
+
+fn set_meta_statement(key: &str, value: &str) -> Statement {
+    (
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value".into(),
+        vec![key.into(), value.into()],
+    )
+}
+
+/// A message added to the history, and the session's last activity moved to it.
+fn append_statements(session_id: &str, message: &Message) -> Result<Vec<Statement>, StorageError> {
+    let json = serde_json::to_string(message).map_err(|e| StorageError(e.to_string()))?;
+    Ok(vec![
+        ("INSERT INTO history (session_id, message) VALUES (?, ?)".into(), vec![session_id.into(), json.into()]),
+        set_meta_statement("updated_at", &message.timestamp().to_string()),
+    ])
 }

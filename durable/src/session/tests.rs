@@ -600,6 +600,28 @@ fn a_reset_after_a_compaction_archives_the_summary_first() {
 }
 
 #[test]
+fn a_reset_whose_clear_fails_halfway_keeps_the_whole_archive() {
+    let mut f = Fixture::new();
+    f.long_history();
+    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\nNONE"));
+    f.say(99, "and now?", "fine");
+    let sid = f.session_id().unwrap();
+    let archive_key = format!("agents/main/sessions/{sid}.jsonl.gz");
+    let whole = f.history().len() + 1; // the rows since the compaction, and its summary
+    f.p.http.push_json(200, anthropic_text("NONE"));
+    f.enqueue(&inbound(100, "/reset"));
+    // The history rows are deleted, then deleting the compaction markers fails.
+    *f.p.sql.fail_writes_containing.borrow_mut() = Some("DELETE FROM compactions".into());
+    assert!(f.try_drain().is_err());
+    assert_eq!(f.history().len() + 1, whole, "the failed clear took nothing with it");
+    *f.p.sql.fail_writes_containing.borrow_mut() = None;
+    f.drain();
+    let obj = f.p.store.objects.borrow().get(&archive_key).cloned().unwrap();
+    assert_eq!(r2_layout::archive::decode(&obj.body).unwrap().len(), whole, "the retry kept the whole archive");
+    assert_eq!(f.session_id(), None);
+}
+
+#[test]
 fn memories_of_a_group_stay_in_the_groups_memory() {
     let mut f = Fixture::new();
     f.key = SessionKey::parse("agent:main:telegram:group:-100").unwrap();
