@@ -10,15 +10,19 @@
 //!   object (through [`crate::ports::MemoryService`]) and the Agent object.
 //! - [`MemoryHub`] holds the loaded stores of one Agent object (lazily opened,
 //!   kept across requests) over [`backend::SqlMemoryBackend`] and answers calls.
-//! - [`tools`]: the memory and self-report tools; [`recall`]: per-turn recall.
+//! - [`tools`]: the memory and self-report tools; [`recall`]: per-turn recall,
+//!   with a relevance floor.
 
 pub mod backend;
+pub mod recall;
 pub mod tools;
+
+pub use recall::{recall, RECALL_CHARS, RECALL_K};
 
 #[cfg(test)]
 mod tests;
 
-use crate::ports::{MemoryService, Sql};
+use crate::ports::Sql;
 use crate::routing::SessionKey;
 use backend::SqlMemoryBackend;
 use hearth_memory::{Entry, Kind, MemoryConfig, MemoryError, MemoryStore, Op};
@@ -30,10 +34,6 @@ use std::rc::Rc;
 pub const MAIN_STORE: &str = "main";
 /// Most hits a search returns.
 pub const MAX_K: usize = 50;
-/// Notes recalled into a main-session turn.
-pub const RECALL_K: usize = 3;
-/// Characters of each recalled note put in the prompt.
-pub const RECALL_CHARS: usize = 400;
 /// Log rows after which a request checkpoints inline (the alarm's
 /// [`MemoryHub::maintenance`] normally does it much earlier, off the request path).
 pub const INLINE_CHECKPOINT_AFTER: usize = 1024;
@@ -68,6 +68,9 @@ pub enum MemoryCall {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<Kind>,
     },
+    /// The few entries worth recalling into a turn (see [`recall`]): like a search,
+    /// without common words and with a relevance floor.
+    Recall { store: String, query: String, k: usize },
     Get { store: String, name: String },
     Stats { store: String },
     AddArchive { store: String, name: String, summary: String, created_at: i64 },
@@ -78,6 +81,7 @@ impl MemoryCall {
         match self {
             MemoryCall::Op { store, .. }
             | MemoryCall::Search { store, .. }
+            | MemoryCall::Recall { store, .. }
             | MemoryCall::Get { store, .. }
             | MemoryCall::Stats { store }
             | MemoryCall::AddArchive { store, .. } => store,
@@ -189,9 +193,16 @@ impl<S: Sql> MemoryHub<S> {
                 let s = self.store(&store)?;
                 let k = k.min(MAX_K);
                 let hits = match kind {
-                    Some(kind) => s.search_where(&query, k, |e| e.kind == kind),
+                    Some(kind) => s.search_kind(&query, k, kind),
                     None => s.search(&query, k),
                 };
+                Ok(MemoryReply::Hits {
+                    hits: hits.into_iter().map(|h| MemoryHit { entry: h.entry.clone(), score: h.score }).collect(),
+                })
+            }
+            MemoryCall::Recall { store, query, k } => {
+                let s = self.store(&store)?;
+                let hits = recall::relevant(s, &query, k.min(MAX_K));
                 Ok(MemoryReply::Hits {
                     hits: hits.into_iter().map(|h| MemoryHit { entry: h.entry.clone(), score: h.score }).collect(),
                 })
@@ -295,23 +306,3 @@ pub fn decode_reply(status: u16, body: &[u8]) -> Result<MemoryReply, MemoryCallE
     }
 }
 
-/// The recall block for a turn: the best few notes of the `main` store for the
-/// user's text, as a `<system-reminder>`. Main scope only; None when nothing
-/// matches or the memory is unavailable (a turn never fails for recall).
-pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str) -> Option<String> {
-    if store_for(key) != MAIN_STORE || text.trim().is_empty() {
-        return None;
-    }
-    let call = MemoryCall::Search { store: MAIN_STORE.to_owned(), query: text.to_owned(), k: RECALL_K, kind: None };
-    let Ok(MemoryReply::Hits { hits }) = memory.call(&call).await else { return None };
-    if hits.is_empty() {
-        return None;
-    }
-    let mut out = String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
-    for h in hits {
-        let content = crate::prompt::truncate_chars(&h.entry.content, RECALL_CHARS);
-        out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
-    }
-    out.push_str("</system-reminder>");
-    Some(out)
-}

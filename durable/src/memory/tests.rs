@@ -3,7 +3,7 @@
 
 use super::tools::{self as mtools, MemoryToolContext};
 use super::*;
-use crate::ports::{StorageError, SqlValue};
+use crate::ports::{MemoryService, StorageError, SqlValue};
 use crate::prompt::Workspace;
 use crate::testing::{InProcessMemory, MemSql};
 use futures::executor::block_on;
@@ -360,4 +360,65 @@ fn recall_is_main_scope_only() {
     assert!(block_on(recall(&m, &group, "what is the vault code?")).is_none());
     assert_eq!(m.calls.borrow().len(), calls, "a group session does not even ask");
     assert!(block_on(recall(&m, &main, "nothing matches")).is_none());
+}
+
+/// A store where a few words are in most notes, as "the" and "what" are in real ones.
+fn everyday_store() -> InProcessMemory {
+    let m = InProcessMemory::default();
+    let notes = [
+        ("olga-coffee", "What Olga orders: the oat flat white, no sugar"),
+        ("dentist", "The dentist is on Tuesday, what a pain"),
+        ("wifi", "The wifi password is on the fridge"),
+        ("car", "The car is due for new tyres before the winter"),
+        ("plants", "Water the ferns every Sunday, what fun it is"),
+        ("books", "The library books are due on the 14th"),
+        ("gym", "The gym is closed early on holidays"),
+        ("bank", "What the bank said: the card arrives next week"),
+    ];
+    for (name, content) in notes {
+        block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add(name, content) })).unwrap();
+    }
+    m
+}
+
+fn recalled(m: &InProcessMemory, text: &str) -> Vec<String> {
+    let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
+    let Some(block) = block_on(recall(m, &main, text)) else { return Vec::new() };
+    block.lines().filter_map(|l| l.strip_prefix("- [")).filter_map(|l| l.split_once(']')).map(|(n, _)| n.to_owned()).collect()
+}
+
+#[test]
+fn recall_ignores_common_words() {
+    let m = everyday_store();
+    // "the", "what" and "is" are in most notes: a message made of them recalls nothing...
+    assert!(recalled(&m, "what is the plan?").is_empty());
+    // ...although a plain search ranks notes for them.
+    let hits = block_on(m.call(&MemoryCall::Search { store: "main".into(), query: "what is the plan?".into(), k: 3, kind: None })).unwrap();
+    assert!(matches!(hits, MemoryReply::Hits { hits } if hits.len() == 3));
+    // A specific word is enough for a short question.
+    assert_eq!(recalled(&m, "What does Olga drink?"), vec!["olga-coffee"]);
+    assert_eq!(recalled(&m, "when is the dentist?"), vec!["dentist"]);
+}
+
+#[test]
+fn recall_needs_a_fair_share_of_a_longer_message() {
+    let m = everyday_store();
+    // Five specific words, each in a different note: no note is about this message.
+    assert!(recalled(&m, "On Tuesday: tyres, library, gym and the bank").is_empty());
+    // Two of three specific words in one note: that note.
+    assert_eq!(recalled(&m, "are the library books due?"), vec!["books"]);
+    // The car note holds two of the message's five specific words: enough; the others hold one.
+    assert_eq!(recalled(&m, "On Tuesday: tyres for the car, library, gym and the bank"), vec!["car"]);
+}
+
+#[test]
+fn scheduled_turns_recall_nothing() {
+    use crate::routing::SessionKey;
+    let m = everyday_store();
+    let calls = m.calls.borrow().len();
+    for key in ["agent:main:heartbeat", "agent:main:job:morning"] {
+        let key = SessionKey::parse(key).unwrap();
+        assert!(block_on(recall(&m, &key, "Olga's coffee order")).is_none());
+    }
+    assert_eq!(m.calls.borrow().len(), calls, "scheduled sessions do not even ask");
 }
