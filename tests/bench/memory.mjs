@@ -130,7 +130,7 @@ results.wasm = {
   checkpoint_bytes_per_note: Math.round(bytes / NOTES),
   wasm_bytes: readFileSync(wasmPath).length,
 };
-console.log(`\nhearth-memory in V8 (node ${process.version}, wasm as deployed: opt-level z, hearth-memory 3):`);
+console.log(`\nhearth-memory in V8 (node ${process.version}, wasm as deployed: opt-level z, hearth-memory s):`);
 if (wasmQps) console.log(`| Cranfield queries/s (1.2,0.75) / (0.9,0.4) | ${wasmQps["1.2,0.75"]} / ${wasmQps["0.9,0.4"]} |`);
 console.log(`| cold load, ${NOTES} notes (median of 7) | ${results.wasm.cold_load_ms_median} ms |`);
 console.log(`| first search after a cold load (median) / first add after it | ${results.wasm.first_search_after_load_ms_median} / ${results.wasm.first_add_after_load_ms} ms |`);
