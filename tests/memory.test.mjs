@@ -111,3 +111,33 @@ describe("memory", () => {
     for (const r of g) assert.ok(!r.raw.includes("ZEBRA-7781"));
   });
 });
+
+describe("memory settings", () => {
+  let s;
+  before(async () => {
+    // Per agent: k1 = 0 makes a match score its idf whatever its frequency and length.
+    s = await startHearth({ bindings: { MEMORY_BM25_K1__MAIN: "0" } });
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  test("MEMORY_BM25_K1 reaches the Agent object's scoring", async () => {
+    s.llm.push(
+      { toolCall: { name: "memory_add", input: { name: "vault-code", content: SECRET_NOTE } } },
+      { toolCall: { name: "memory_search", input: { query: "vault" } } },
+      { text: "done" },
+    );
+    const before = s.telegram.sent().length;
+    const first = s.llm.requests.length;
+    assert.equal((await s.sendUpdate(tgUpdate({ text: "remember the vault code" }))).status, 200);
+    await s.until(() => s.telegram.sent().length > before, { what: "reply" });
+    const result = toolResults(s.llm.requests.at(-1)).at(-1);
+    assert.equal(s.llm.requests.length - first, 3);
+    const hit = JSON.parse(result.text).hits[0];
+    assert.equal(hit.name, "vault-code");
+    // One note, "vault" in it: idf = ln(1 + 0.5 / 1.5). With the default k1 = 1.2 the two
+    // occurrences (name and content) would score about 0.18 instead.
+    assert.ok(Math.abs(hit.score - Math.log(4 / 3)) < 1e-6, `score ${hit.score}`);
+  });
+});

@@ -3,8 +3,9 @@
 //! The stores (one per scope: `main`, each group, each DM peer; see
 //! [`durable::memory`]) are opened lazily from the object's SQLite and kept in
 //! RAM across requests. Routes (reached only through the `AGENT` binding):
-//! - `POST /memory/call`: a [`durable::memory::MemoryCall`] as JSON (what the
-//!   Session objects send through [`crate::platform::AgentMemory`]);
+//! - `POST /memory/call?agent={id}`: a [`durable::memory::MemoryCall`] as JSON
+//!   (what the Session objects send through [`crate::platform::AgentMemory`]); the
+//!   agent id selects its `MEMORY_BM25_K1` / `MEMORY_BM25_B`;
 //! - `POST /memory/op` `{store, op}`, `POST /memory/search` `{store, query, k}`,
 //!   `POST /memory/get` `{store, name}`, `GET /memory/stats?store=`: the same calls
 //!   by name, for the admin API and the bench.
@@ -14,7 +15,7 @@
 //! after [`durable::memory::INLINE_CHECKPOINT_AFTER`] rows, if no alarm ran).
 
 use super::Agent;
-use crate::adapters::{self, DoSql};
+use crate::adapters::{self, DoSql, EnvVars};
 use durable::memory::MemoryHub;
 use durable::ports::{LogLevel, Sql, SqlValue, StorageError};
 use serde_json::{json, Value};
@@ -83,9 +84,23 @@ fn respond(status: u16, body: Value) -> Result<Response> {
     Ok(Response::from_json(&body)?.with_status(status))
 }
 
+/// Applies the agent's `MEMORY_BM25_K1` / `MEMORY_BM25_B` when a request names the
+/// agent (`?agent=`, as the Session objects' calls do): the object does not know
+/// which agent it serves otherwise. Err: a reply naming the invalid setting.
+fn apply_agent_settings(agent: &Agent, url: &worker::Url) -> std::result::Result<(), Value> {
+    let Some(id) = url.query_pairs().find(|(k, _)| k == "agent").map(|(_, v)| v.into_owned()) else { return Ok(()) };
+    let unavailable = |message: String| json!({"ok": false, "error": "unavailable", "message": message});
+    let params = durable::config::memory_bm25(&EnvVars(&agent.env), &id).map_err(|e| unavailable(e.to_string()))?;
+    with_hub(agent, |hub| hub.set_bm25(params)).map_err(|e| unavailable(e.to_string()))
+}
+
 pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
     let path = req.path();
     let call = path.trim_start_matches("/memory/").to_owned();
+    if let Err(reply) = apply_agent_settings(agent, &req.url()?) {
+        adapters::log(LogLevel::Error, &format!("memory settings: {reply}"));
+        return respond(500, reply);
+    }
     let body: Vec<u8> = match (req.method(), call.as_str()) {
         (Method::Post, "call") => req.bytes().await?,
         (Method::Post, "op" | "search" | "get") => {

@@ -369,6 +369,13 @@ impl<B: MemoryBackend> MemoryStore<B> {
         &self.config
     }
 
+    /// Scores later searches with `params` (they only affect scoring: no re-index).
+    pub fn set_bm25(&mut self, params: crate::Bm25Params) -> Result<(), MemoryError> {
+        MemoryConfig { bm25: params, ..self.config }.validate()?;
+        self.config.bm25 = params;
+        Ok(())
+    }
+
     /// The index, for read-only inspection (document frequencies, explanations).
     pub fn index(&self) -> &Bm25Index {
         &self.index

@@ -156,6 +156,19 @@ impl<S: Sql> MemoryHub<S> {
         MemoryHub { sql, config, schema_ready: false, stores: HashMap::new() }
     }
 
+    /// Scores later searches of every store with `params` (the agent's
+    /// `MEMORY_BM25_K1` / `MEMORY_BM25_B`); invalid values change nothing.
+    pub fn set_bm25(&mut self, params: hearth_memory::Bm25Params) -> Result<(), MemoryCallError> {
+        if params == self.config.bm25 {
+            return Ok(());
+        }
+        for store in self.stores.values_mut() {
+            store.set_bm25(params)?;
+        }
+        self.config.bm25 = params;
+        Ok(())
+    }
+
     /// Names of the stores loaded in RAM.
     pub fn loaded(&self) -> Vec<String> {
         let mut names: Vec<String> = self.stores.keys().cloned().collect();

@@ -422,3 +422,35 @@ fn scheduled_turns_recall_nothing() {
     }
     assert_eq!(m.calls.borrow().len(), calls, "scheduled sessions do not even ask");
 }
+
+#[test]
+fn bm25_parameters_apply_to_loaded_and_later_stores() {
+    let scores = |hub: &mut MemoryHub<MemSql>, store: &str| match hub
+        .call(MemoryCall::Search { store: store.into(), query: "tea olga".into(), k: 10, kind: None })
+        .unwrap()
+    {
+        MemoryReply::Hits { hits } => hits.into_iter().map(|h| (h.entry.name, h.score)).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let fill = |hub: &mut MemoryHub<MemSql>, store: &str| {
+        let s = hub.store(store).unwrap();
+        s.apply(add("tea", "Olga drinks oolong tea, green tea and more tea")).unwrap();
+        s.apply(add("olga", "Olga")).unwrap();
+        s.apply(add("long", "Olga once had tea at a very long and winding garden party in the hills")).unwrap();
+    };
+    let params = hearth_memory::Bm25Params { k1: 0.9, b: 0.4 };
+    let mut configured = MemoryHub::with_config(Rc::new(MemSql::default()), MemoryConfig { bm25: params, ..MemoryConfig::default() });
+    fill(&mut configured, "main");
+    let expected = scores(&mut configured, "main");
+
+    let mut hub = hub_on(&Rc::new(MemSql::default()));
+    fill(&mut hub, "main");
+    let default_scores = scores(&mut hub, "main");
+    assert_ne!(default_scores, expected);
+    hub.set_bm25(params).unwrap();
+    assert_eq!(scores(&mut hub, "main"), expected, "a loaded store");
+    fill(&mut hub, "group:telegram:-1");
+    assert_eq!(scores(&mut hub, "group:telegram:-1"), expected, "a store opened later");
+    assert!(hub.set_bm25(hearth_memory::Bm25Params { k1: -1.0, b: 0.5 }).is_err());
+    assert_eq!(scores(&mut hub, "main"), expected, "invalid parameters change nothing");
+}
