@@ -110,6 +110,16 @@ describe("memory", () => {
     assert.deepEqual(names, ["group-picnic"]);
     for (const r of g) assert.ok(!r.raw.includes("ZEBRA-7781"));
   });
+
+  test("my_stats reports the owner's recalls and the agent's conversations, null for what Hearth has not", async () => {
+    h.llm.push({ toolCall: { name: "my_stats", input: {} } }, { text: "fine" });
+    const reqs = await turn(tgUpdate({ text: "how are you doing?" }), OWNER);
+    const v = JSON.parse(toolResults(reqs[1]).at(-1).text);
+    assert.ok(v.recall_events_7d >= 1, JSON.stringify(v)); // the vault-code recall above
+    assert.ok(v.sessions_total >= 2, JSON.stringify(v)); // the owner's DM and the group
+    assert.equal(v.memories_stored, 1);
+    for (const k of ["memories_promoted", "last_dream_ts", "top_concept_tags_7d"]) assert.equal(v[k], null, k);
+  });
 });
 
 describe("memory settings", () => {

@@ -2,7 +2,7 @@
 //!
 //! The stores (one per scope: `main`, each group, each DM peer; see
 //! [`durable::memory`]) are opened lazily from the object's SQLite and kept in
-//! RAM across requests. Routes (reached only through the `AGENT` binding):
+//! RAM across requests (the 16 most recently used). Routes (reached only through the `AGENT` binding):
 //! - `POST /memory/call?agent={id}`: a [`durable::memory::MemoryCall`] as JSON
 //!   (what the Session objects send through [`crate::platform::AgentMemory`]); the
 //!   agent id selects its `MEMORY_BM25_K1` / `MEMORY_BM25_B`;
@@ -16,7 +16,7 @@
 
 use super::Agent;
 use crate::adapters::{self, DoSql, EnvVars};
-use durable::memory::MemoryHub;
+use durable::memory::{HubHost, MemoryHub};
 use durable::ports::{LogLevel, Sql, SqlValue, StorageError};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -74,9 +74,29 @@ impl Sql for AgentSql {
     }
 }
 
+/// The clock and the session count the hub reports in `my_stats`.
+struct AgentHost {
+    sql: DoSql,
+}
+
+impl HubHost for AgentHost {
+    fn now_ms(&self) -> i64 {
+        adapters::now_ms()
+    }
+
+    /// Conversations in the object's session registry (`sessions.rs`; one per chat,
+    /// kept across resets). None before the first one registers.
+    fn sessions_total(&self) -> Option<u64> {
+        let rows = self.sql.exec("SELECT COUNT(*) FROM sessions", &[]).ok()?;
+        rows.first().and_then(|r| r.first()).and_then(SqlValue::as_i64).map(|n| n.max(0) as u64)
+    }
+}
+
 fn with_hub<T>(agent: &Agent, f: impl FnOnce(&mut MemoryHub<AgentSql>) -> T) -> T {
     let mut slot = agent.memory.hub.borrow_mut();
-    let hub = slot.get_or_insert_with(|| MemoryHub::new(Rc::new(AgentSql::new(&agent.state))));
+    let hub = slot.get_or_insert_with(|| {
+        MemoryHub::new(Rc::new(AgentSql::new(&agent.state))).with_host(Box::new(AgentHost { sql: agent.sql() }))
+    });
     f(hub)
 }
 

@@ -262,6 +262,11 @@ impl<B: MemoryBackend> MemoryStore<B> {
         Ok(())
     }
 
+    /// Operations in the log since the last checkpoint (what a cold load replays).
+    pub fn pending_log_rows(&self) -> usize {
+        self.pending_log_rows
+    }
+
     /// True when a checkpoint would shorten the next cold load (for hosts that
     /// checkpoint from an alarm with `checkpoint_after: None`).
     pub fn checkpoint_due(&self) -> bool {
