@@ -74,16 +74,16 @@
 //! than at `"z"`; `3` would be 1.7× for +24 kB).
 //! Measured at 10,000 notes of 100 tokens on a shared 2-core machine (`npm run bench`:
 //! `examples/memory_bench.rs` natively, `wasm-bench/` in node's V8 with the Worker's
-//! profile), medians:
+//! profile):
 //!
 //! | | native | V8 (WASM) |
 //! |---|---|---|
-//! | cold load after a checkpoint | 4.0 ms | 5.4 ms (was 24.6 ms) |
-//! | first search / first add after it | 0.09 / 0.24 ms | 0.24 / 0.26 ms |
-//! | add / write / remove (mean) | 20 / 20 / 8 µs | 21 / 40 / 19 µs |
-//! | checkpoint (whole store, 8.6 MB) | 44 ms | |
+//! | cold load after a checkpoint (median) | 4.3 ms | 6.0 ms (was 24.6 ms) |
+//! | first search / first add after it | 0.15 / 0.13 ms | 0.39 / 0.45 ms |
+//! | add / write / remove (mean) | 12 / 23 / 9 µs | 28 / 38 / 16 µs |
+//! | checkpoint (whole store, 8.6 MB) | 40 ms | |
 //!
-//! A cold load with a full log of 256 rewritten notes takes about 11 ms natively (each
+//! A cold load with a full log of 256 rewritten notes takes about 12 ms natively (each
 //! is re-indexed); the Agent object checkpoints after 32 rows from its alarm.
 //!
 //! ## Limits
