@@ -98,7 +98,9 @@ impl MemoryService for AgentMemory {
         let body = serde_json::to_string(call).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
         let mut init = RequestInit::new();
         init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
-        let req = Request::new_with_init("https://agent/memory/call", &init).map_err(down)?;
+        // The agent id lets the object apply the agent's memory settings (BM25 k1, b).
+        let url = format!("https://agent/memory/call?agent={}", self.agent);
+        let req = Request::new_with_init(&url, &init).map_err(down)?;
         let mut resp = stub.fetch_with_request(req).await.map_err(down)?;
         let bytes = resp.bytes().await.map_err(down)?;
         decode_reply(resp.status_code(), &bytes)

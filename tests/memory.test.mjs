@@ -110,4 +110,44 @@ describe("memory", () => {
     assert.deepEqual(names, ["group-picnic"]);
     for (const r of g) assert.ok(!r.raw.includes("ZEBRA-7781"));
   });
+
+  test("my_stats reports the owner's recalls and the agent's conversations, null for what Hearth has not", async () => {
+    h.llm.push({ toolCall: { name: "my_stats", input: {} } }, { text: "fine" });
+    const reqs = await turn(tgUpdate({ text: "how are you doing?" }), OWNER);
+    const v = JSON.parse(toolResults(reqs[1]).at(-1).text);
+    assert.ok(v.recall_events_7d >= 1, JSON.stringify(v)); // the vault-code recall above
+    assert.ok(v.sessions_total >= 2, JSON.stringify(v)); // the owner's DM and the group
+    assert.equal(v.memories_stored, 1);
+    for (const k of ["memories_promoted", "last_dream_ts", "top_concept_tags_7d"]) assert.equal(v[k], null, k);
+  });
+});
+
+describe("memory settings", () => {
+  let s;
+  before(async () => {
+    // Per agent: k1 = 0 makes a match score its idf whatever its frequency and length.
+    s = await startHearth({ bindings: { MEMORY_BM25_K1__MAIN: "0" } });
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  test("MEMORY_BM25_K1 reaches the Agent object's scoring", async () => {
+    s.llm.push(
+      { toolCall: { name: "memory_add", input: { name: "vault-code", content: SECRET_NOTE } } },
+      { toolCall: { name: "memory_search", input: { query: "vault" } } },
+      { text: "done" },
+    );
+    const before = s.telegram.sent().length;
+    const first = s.llm.requests.length;
+    assert.equal((await s.sendUpdate(tgUpdate({ text: "remember the vault code" }))).status, 200);
+    await s.until(() => s.telegram.sent().length > before, { what: "reply" });
+    const result = toolResults(s.llm.requests.at(-1)).at(-1);
+    assert.equal(s.llm.requests.length - first, 3);
+    const hit = JSON.parse(result.text).hits[0];
+    assert.equal(hit.name, "vault-code");
+    // One note, "vault" in it: idf = ln(1 + 0.5 / 1.5). With the default k1 = 1.2 the two
+    // occurrences (name and content) would score about 0.18 instead.
+    assert.ok(Math.abs(hit.score - Math.log(4 / 3)) < 1e-6, `score ${hit.score}`);
+  });
 });

@@ -89,6 +89,8 @@ pub struct AgentConfig {
     pub media: crate::media::MediaConfig,
     /// Workspace overlay: `TEMPLATE` and the placeholder values (seed 001).
     pub overlay: crate::overlay::OverlayConfig,
+    /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
+    pub memory_bm25: hearth_memory::Bm25Params,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -137,6 +139,25 @@ fn number<T: std::str::FromStr>(vars: &impl Vars, agent: &str, name: &str, defau
             why: format!("{v:?} is not a number"),
         }),
     }
+}
+
+/// The BM25 parameters of `agent`'s memory: `MEMORY_BM25_K1` (term-frequency
+/// saturation, finite and ≥ 0, default 1.2) and `MEMORY_BM25_B` (length
+/// normalisation, 0 to 1, default 0.75), each per agent as `{NAME}__{AGENT}`.
+/// They only change how matches are scored, so changing them needs no re-index.
+pub fn memory_bm25(vars: &impl Vars, agent: &str) -> Result<hearth_memory::Bm25Params, ConfigError> {
+    let read = |name: &str, default: f32, valid: fn(f32) -> bool, rule: &str| match setting(vars, agent, name) {
+        None => Ok(default),
+        // Parsed as f64: the Worker already links that parser (an f32 one costs ~10 kB).
+        Some(raw) => match raw.parse::<f64>().map(|v| v as f32) {
+            Ok(v) if valid(v) => Ok(v),
+            _ => Err(ConfigError::Invalid { name: name.to_owned(), why: format!("{raw:?} is not {rule}") }),
+        },
+    };
+    Ok(hearth_memory::Bm25Params {
+        k1: read("MEMORY_BM25_K1", hearth_memory::DEFAULT_K1, |v| v.is_finite() && v >= 0.0, "a number ≥ 0 (default 1.2)")?,
+        b: read("MEMORY_BM25_B", hearth_memory::DEFAULT_B, |v| (0.0..=1.0).contains(&v), "a number from 0 to 1 (default 0.75)")?,
+    })
 }
 
 /// Parses `telegram:123,discord:456`. Ids are numbers (a Telegram group's is
@@ -244,6 +265,7 @@ impl AgentConfig {
             },
             media: crate::media::MediaConfig::load(vars, agent)?,
             overlay: crate::overlay::OverlayConfig::load(vars, agent)?,
+            memory_bm25: memory_bm25(vars, agent)?,
         })
     }
 
@@ -316,6 +338,20 @@ mod tests {
         for bad in ["12345", "telegram:@olga", "slack:1", "telegram:12a", "discord:-5", "telegram:-"] {
             let e = AgentConfig::load(&vars(&[("OWNER_IDS", bad)]), "main").unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name, .. } if name == "OWNER_IDS"), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn memory_bm25_parameters() {
+        let defaults = AgentConfig::load(&vars(&[]), "main").unwrap().memory_bm25;
+        assert_eq!(defaults, hearth_memory::Bm25Params { k1: 1.2, b: 0.75 });
+        let v = vars(&[("AGENTS", "main,work"), ("MEMORY_BM25_K1", "0.9"), ("MEMORY_BM25_B__WORK", "0.4")]);
+        assert_eq!(AgentConfig::load(&v, "main").unwrap().memory_bm25, hearth_memory::Bm25Params { k1: 0.9, b: 0.75 });
+        assert_eq!(AgentConfig::load(&v, "work").unwrap().memory_bm25, hearth_memory::Bm25Params { k1: 0.9, b: 0.4 });
+        for (name, bad) in [("MEMORY_BM25_K1", "fast"), ("MEMORY_BM25_K1", "-1"), ("MEMORY_BM25_K1", "inf"), ("MEMORY_BM25_B", "1.5"), ("MEMORY_BM25_B", "NaN")] {
+            let e = AgentConfig::load(&vars(&[(name, bad)]), "main").unwrap_err();
+            assert!(matches!(&e, ConfigError::Invalid { name: n, .. } if n == name), "{name}={bad}: {e}");
+            assert!(e.to_string().contains(bad), "{e}");
         }
     }
 

@@ -2,9 +2,10 @@
 //!
 //! The stores (one per scope: `main`, each group, each DM peer; see
 //! [`durable::memory`]) are opened lazily from the object's SQLite and kept in
-//! RAM across requests. Routes (reached only through the `AGENT` binding):
-//! - `POST /memory/call`: a [`durable::memory::MemoryCall`] as JSON (what the
-//!   Session objects send through [`crate::platform::AgentMemory`]);
+//! RAM across requests (the 16 most recently used). Routes (reached only through the `AGENT` binding):
+//! - `POST /memory/call?agent={id}`: a [`durable::memory::MemoryCall`] as JSON
+//!   (what the Session objects send through [`crate::platform::AgentMemory`]); the
+//!   agent id selects its `MEMORY_BM25_K1` / `MEMORY_BM25_B`;
 //! - `POST /memory/op` `{store, op}`, `POST /memory/search` `{store, query, k}`,
 //!   `POST /memory/get` `{store, name}`, `GET /memory/stats?store=`: the same calls
 //!   by name, for the admin API and the bench.
@@ -14,9 +15,9 @@
 //! after [`durable::memory::INLINE_CHECKPOINT_AFTER`] rows, if no alarm ran).
 
 use super::Agent;
-use crate::adapters::{self, DoSql};
-use durable::memory::MemoryHub;
-use durable::ports::LogLevel;
+use crate::adapters::{self, DoSql, EnvVars};
+use durable::memory::{HubHost, MemoryHub};
+use durable::ports::{LogLevel, Sql, SqlValue};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -28,9 +29,29 @@ pub struct MemoryHost {
     hub: RefCell<Option<MemoryHub<DoSql>>>,
 }
 
+/// The clock and the session count the hub reports in `my_stats`.
+struct AgentHost {
+    sql: DoSql,
+}
+
+impl HubHost for AgentHost {
+    fn now_ms(&self) -> i64 {
+        adapters::now_ms()
+    }
+
+    /// Conversations in the object's session registry (`sessions.rs`; one per chat,
+    /// kept across resets). None before the first one registers.
+    fn sessions_total(&self) -> Option<u64> {
+        let rows = self.sql.exec("SELECT COUNT(*) FROM sessions", &[]).ok()?;
+        rows.first().and_then(|r| r.first()).and_then(SqlValue::as_i64).map(|n| n.max(0) as u64)
+    }
+}
+
 fn with_hub<T>(agent: &Agent, f: impl FnOnce(&mut MemoryHub<DoSql>) -> T) -> T {
     let mut slot = agent.memory.hub.borrow_mut();
-    let hub = slot.get_or_insert_with(|| MemoryHub::new(Rc::new(DoSql::new(&agent.state))));
+    let hub = slot.get_or_insert_with(|| {
+        MemoryHub::new(Rc::new(DoSql::new(&agent.state))).with_host(Box::new(AgentHost { sql: agent.sql() }))
+    });
     f(hub)
 }
 
@@ -38,9 +59,23 @@ fn respond(status: u16, body: Value) -> Result<Response> {
     Ok(Response::from_json(&body)?.with_status(status))
 }
 
+/// Applies the agent's `MEMORY_BM25_K1` / `MEMORY_BM25_B` when a request names the
+/// agent (`?agent=`, as the Session objects' calls do): the object does not know
+/// which agent it serves otherwise. Err: a reply naming the invalid setting.
+fn apply_agent_settings(agent: &Agent, url: &worker::Url) -> std::result::Result<(), Value> {
+    let Some(id) = url.query_pairs().find(|(k, _)| k == "agent").map(|(_, v)| v.into_owned()) else { return Ok(()) };
+    let unavailable = |message: String| json!({"ok": false, "error": "unavailable", "message": message});
+    let params = durable::config::memory_bm25(&EnvVars(&agent.env), &id).map_err(|e| unavailable(e.to_string()))?;
+    with_hub(agent, |hub| hub.set_bm25(params)).map_err(|e| unavailable(e.to_string()))
+}
+
 pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
     let path = req.path();
     let call = path.trim_start_matches("/memory/").to_owned();
+    if let Err(reply) = apply_agent_settings(agent, &req.url()?) {
+        adapters::log(LogLevel::Error, &format!("memory settings: {reply}"));
+        return respond(500, reply);
+    }
     let body: Vec<u8> = match (req.method(), call.as_str()) {
         (Method::Post, "call") => req.bytes().await?,
         (Method::Post, "op" | "search" | "get") => {

@@ -55,13 +55,18 @@ impl<'a> Reader<'a> {
         Reader { data, pos: 0 }
     }
 
-    /// Bytes not read yet.
-    pub fn remaining(&self) -> usize {
-        self.data.len().saturating_sub(self.pos)
-    }
-
     pub fn is_at_end(&self) -> bool {
         self.pos >= self.data.len()
+    }
+
+    /// Bytes read so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes read since `start` (a former [`Reader::position`]).
+    pub fn since(&self, start: usize) -> &'a [u8] {
+        self.data.get(start..self.pos).unwrap_or_default()
     }
 
     #[inline]
@@ -73,6 +78,23 @@ impl<'a> Reader<'a> {
 
     #[inline]
     pub fn varint(&mut self) -> Result<u64, CorruptData> {
+        // Most varints (lengths, deltas, ids, counts) are one or two bytes.
+        if let Some(&low) = self.data.get(self.pos) {
+            if low < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(low));
+            }
+            if let Some(&high) = self.data.get(self.pos + 1) {
+                if high < 0x80 {
+                    self.pos += 2;
+                    return Ok(u64::from(low & 0x7f) | u64::from(high) << 7);
+                }
+            }
+        }
+        self.varint_slow()
+    }
+
+    fn varint_slow(&mut self) -> Result<u64, CorruptData> {
         let mut value = 0u64;
         let mut shift = 0u32;
         loop {

@@ -2,12 +2,15 @@
 //!
 //! Layout, chosen for cheap updates and a cheap cold load:
 //!
-//! - a term dictionary (`term text → term id`) and, per term id, its document frequency
-//!   and a posting list of `(slot, tf)`;
+//! - per term id, a 24-byte [`Term`]: document frequency, where the text is (the
+//!   checkpoint buffer or the index's arena: no allocation per term), where the
+//!   checkpointed posting list is (decoded as it is read), and the postings added since;
+//! - a term dictionary (`text → term id`) that stores hashes, not texts ([`KeyIndex`]);
+//!   after a cold load the checkpoint's terms, written sorted, are binary-searched in
+//!   place until changes have made enough lookups to pay for hashing them;
 //! - per slot, the document's id, exact length and one-byte norm. A document gets a new
 //!   slot every time it is (re)inserted, and slots only grow, so every posting list is
-//!   sorted by slot for free (appends only) — which [`Bm25Index::explain`] binary-searches
-//!   and the snapshot delta-encodes.
+//!   sorted by slot for free (appends only) — which the snapshot delta-encodes.
 //!
 //! Insert appends one posting per distinct term. Remove does not touch the posting lists:
 //! it marks the slot dead and corrects the statistics (df, N, sum of lengths) from the
@@ -16,14 +19,13 @@
 //! swept by [`Bm25Index::purge`] once they are a sizeable share of the index, so the cost
 //! of a removal is amortised O(1) per posting instead of O(df) per term.
 
-use std::cell::OnceCell;
 use std::collections::HashMap;
-use std::ops::Range;
 use std::rc::Rc;
 
 use foldhash::fast::RandomState;
 
 use crate::bm25::{self, Bm25Params, Explanation, NormCache, TermStats};
+use crate::keys::KeyIndex;
 use crate::norms::length_to_norm;
 use crate::tokenize::Tokenizer;
 
@@ -45,54 +47,57 @@ pub(crate) struct Posting {
     pub tf: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+/// Where a term's text is: a range of the checkpoint buffer or of the index's arena.
+/// Either way no term owns an allocation, so loading 35,000 terms allocates nothing per term.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TermText {
+    start: u32,
+    /// The top bit says "in the arena".
+    len: u32,
+}
+
+const IN_ARENA: u32 = 1 << 31;
+
+impl TermText {
+    pub fn in_checkpoint(start: usize, len: usize) -> Option<Self> {
+        let len = u32::try_from(len).ok().filter(|l| l & IN_ARENA == 0)?;
+        Some(TermText { start: u32::try_from(start).ok()?, len })
+    }
+
+    fn in_arena(start: usize, len: usize) -> Self {
+        let start = u32::try_from(start).unwrap_or(u32::MAX);
+        TermText { start, len: (len as u32 & !IN_ARENA) | IN_ARENA }
+    }
+
+    pub(crate) fn bytes<'a>(self, checkpoint: &'a [u8], arena: &'a str) -> &'a [u8] {
+        let source = if self.len & IN_ARENA != 0 { arena.as_bytes() } else { checkpoint };
+        let start = self.start as usize;
+        source.get(start..start + (self.len & !IN_ARENA) as usize).unwrap_or_default()
+    }
+}
+
+/// 24 bytes: a cold load creates one per term (tens of thousands) and touches nothing else.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Term {
     /// Live documents containing the term (dead postings excluded).
     pub df: u32,
-    /// Postings loaded from a checkpoint, still encoded until first used: most terms are
-    /// never queried before the next checkpoint, so a cold load does not decode them.
-    pub frozen: FrozenPostings,
-    /// Postings added since (all of them, for an index built in RAM). Their slots are
-    /// all greater than the frozen ones, so `frozen ++ postings` is sorted by slot.
-    pub postings: Vec<Posting>,
+    pub text: TermText,
+    /// The term's posting list in the checkpoint (start, length in bytes), decoded as it
+    /// is read: most terms are never read before the next checkpoint.
+    frozen: (u32, u32),
+    /// 1 + the index in [`Bm25Index::added`] of the postings added since (0: none). Their
+    /// slots are all greater than the frozen ones, so `frozen ++ added` is sorted by slot.
+    added: u32,
 }
 
 impl Term {
-    /// All postings of the term, dead ones included, in slot order.
-    pub fn all_postings(&self) -> impl Iterator<Item = &Posting> {
-        self.frozen.postings().iter().chain(self.postings.iter())
+    pub fn new(text: TermText) -> Self {
+        Term { df: 0, text, frozen: (0, 0), added: 0 }
     }
 
-    fn find(&self, slot: u32) -> Option<&Posting> {
-        let frozen = self.frozen.postings();
-        let in_list = |list: &'_ [Posting]| list.binary_search_by_key(&slot, |p| p.slot).ok();
-        match in_list(frozen) {
-            Some(at) => frozen.get(at),
-            None => in_list(&self.postings).and_then(|at| self.postings.get(at)),
-        }
-    }
-}
-
-/// A posting list still in its checkpoint encoding (see `snapshot.rs`), decoded once on
-/// first use. The checkpoint buffer is shared by all terms and freed with the last one.
-#[derive(Clone, Debug, Default)]
-pub struct FrozenPostings {
-    source: Option<(Rc<Vec<u8>>, Range<usize>)>,
-    decoded: OnceCell<Vec<Posting>>,
-}
-
-impl FrozenPostings {
-    pub fn new(buffer: Rc<Vec<u8>>, range: Range<usize>) -> Self {
-        FrozenPostings { source: Some((buffer, range)), decoded: OnceCell::new() }
-    }
-
-    pub fn postings(&self) -> &[Posting] {
-        match &self.source {
-            None => &[],
-            Some((buffer, range)) => self
-                .decoded
-                .get_or_init(|| crate::snapshot::decode_postings(buffer.get(range.clone()).unwrap_or_default())),
-        }
+    /// A term of a checkpoint, with its posting list's byte range in it.
+    pub fn frozen(text: TermText, df: u32, postings: (u32, u32)) -> Self {
+        Term { df, text, frozen: postings, added: 0 }
     }
 }
 
@@ -113,8 +118,26 @@ pub(crate) struct Slot {
 #[derive(Clone, Debug)]
 pub struct Bm25Index {
     pub(crate) tokenizer: Tokenizer,
-    pub(crate) dict: FastMap<Box<str>, u32>,
+    /// The checkpoint the index was loaded from (empty for one built in RAM): terms'
+    /// texts and encoded posting lists point into it.
+    pub(crate) checkpoint: Rc<Vec<u8>>,
+    /// The texts of terms added since, back to back.
+    arena: String,
+    /// term text → term id (the texts stay in `checkpoint` or `arena`), for every term
+    /// but the first `sorted_only` ones.
+    pub(crate) dict: KeyIndex<u32>,
+    /// After a cold load, the checkpoint's terms (ids `0..sorted_only`, sorted by text)
+    /// are found by binary search instead of being hashed into `dict`: a search needs a
+    /// few lookups, and hashing every term was the largest part of a load. The first
+    /// change to the index hashes them ([`Bm25Index::complete_dict`]), as an insert
+    /// looks up every token of the new text.
+    pub(crate) sorted_only: u32,
+    /// Binary-search lookups a change may still make before `complete_dict` (a quarter
+    /// of `sorted_only`: a binary search costs about four hash insertions).
+    pub(crate) sorted_lookups_left: u32,
     pub(crate) terms: Vec<Term>,
+    /// Postings added since the checkpoint, per term (see [`Term`]).
+    added: Vec<Vec<Posting>>,
     pub(crate) slots: Vec<Slot>,
     pub(crate) slot_of: FastMap<DocId, u32>,
     /// Live documents with at least one token: Lucene's docCount (N).
@@ -129,10 +152,19 @@ pub struct Bm25Index {
 
 impl Bm25Index {
     pub fn new(tokenizer: Tokenizer) -> Self {
+        Self::over_checkpoint(tokenizer, Rc::default())
+    }
+
+    pub(crate) fn over_checkpoint(tokenizer: Tokenizer, checkpoint: Rc<Vec<u8>>) -> Self {
         Bm25Index {
             tokenizer,
-            dict: FastMap::default(),
+            checkpoint,
+            arena: String::new(),
+            dict: KeyIndex::default(),
+            sorted_only: 0,
+            sorted_lookups_left: 0,
             terms: Vec::new(),
+            added: Vec::new(),
             slots: Vec::new(),
             slot_of: FastMap::default(),
             doc_count: 0,
@@ -142,6 +174,50 @@ impl Bm25Index {
             dead_slots: 0,
             scratch: Vec::new(),
         }
+    }
+
+    /// The text of term `id` (empty if there is none).
+    pub(crate) fn term_text(&self, id: u32) -> &str {
+        let bytes = self.terms.get(id as usize).map_or(&[][..], |t| t.text.bytes(&self.checkpoint, &self.arena));
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
+    /// The id of the term `text`.
+    fn term_id(&self, text: &str) -> Option<u32> {
+        let key = text.as_bytes();
+        find_term(&self.dict, &self.terms, &self.checkpoint, &self.arena, self.sorted_only, key, self.dict.hash(key))
+    }
+
+    /// Before a change looks up its tokens: once binary searches have cost about what
+    /// hashing the sorted terms costs, hash them (so the extra work stays within 2x of
+    /// the best choice made knowing the future).
+    fn prepare_lookups(&mut self) {
+        if self.sorted_only > 0 && self.sorted_lookups_left == 0 {
+            self.complete_dict();
+        }
+    }
+
+    /// Hashes the terms still only found by binary search (see `sorted_only`).
+    fn complete_dict(&mut self) {
+        if self.sorted_only == 0 {
+            return;
+        }
+        let sorted = std::mem::take(&mut self.sorted_only) as usize;
+        self.dict.reserve(sorted);
+        for (id, term) in self.terms.iter().enumerate().take(sorted) {
+            let hash = self.dict.hash(term.text.bytes(&self.checkpoint, &self.arena));
+            // Distinct texts (checked at load): no key comparison needed.
+            let _ = self.dict.insert_hashed(hash, id as u32, |_| false);
+        }
+    }
+
+    fn term(&self, text: &str) -> Option<&Term> {
+        self.term_id(text).and_then(|id| self.terms.get(id as usize))
+    }
+
+    /// All postings of `term`, dead ones included, in slot order.
+    pub(crate) fn postings<'a>(&'a self, term: &Term) -> impl Iterator<Item = Posting> + 'a {
+        postings_of(&self.checkpoint, &self.added, term)
     }
 
     pub fn tokenizer(&self) -> Tokenizer {
@@ -178,7 +254,7 @@ impl Bm25Index {
 
     /// Documents containing `term` (already tokenized).
     pub fn doc_freq(&self, term: &str) -> u64 {
-        self.dict.get(term).and_then(|&id| self.terms.get(id as usize)).map_or(0, |t| u64::from(t.df))
+        self.term(term).map_or(0, |t| u64::from(t.df))
     }
 
     /// Indexes `doc` with the tokens of `parts`. Returns false (and changes nothing) if
@@ -187,6 +263,7 @@ impl Bm25Index {
         if self.slot_of.contains_key(&doc) {
             return false;
         }
+        self.prepare_lookups();
         if self.slots.len() >= u32::MAX as usize {
             self.purge();
         }
@@ -195,16 +272,21 @@ impl Bm25Index {
         let mut ids = std::mem::take(&mut self.scratch);
         ids.clear();
         {
-            let dict = &mut self.dict;
-            let terms = &mut self.terms;
+            let (tokenizer, sorted_only) = (self.tokenizer, self.sorted_only);
+            let (dict, terms, arena, checkpoint) = (&mut self.dict, &mut self.terms, &mut self.arena, &self.checkpoint[..]);
+            let lookups_left = &mut self.sorted_lookups_left;
             for part in parts {
-                self.tokenizer.for_each_token(part, &mut |token| {
-                    let id = match dict.get(token) {
-                        Some(&id) => id,
+                tokenizer.for_each_token(part, &mut |token| {
+                    let hash = dict.hash(token.as_bytes());
+                    *lookups_left = lookups_left.saturating_sub(u32::from(sorted_only > 0));
+                    let id = match find_term(dict, terms, checkpoint, arena, sorted_only, token.as_bytes(), hash) {
+                        Some(id) => id,
                         None => {
                             let id = terms.len() as u32;
-                            dict.insert(token.into(), id);
-                            terms.push(Term::default());
+                            terms.push(Term::new(TermText::in_arena(arena.len(), token.len())));
+                            arena.push_str(token);
+                            // Known to be new: no key comparison needed.
+                            let _ = dict.insert_hashed(hash, id, |_| false);
                             id
                         }
                     };
@@ -217,7 +299,13 @@ impl Bm25Index {
         let mut unique = 0u64;
         for run in ids.chunk_by(|a, b| a == b) {
             if let Some(term) = self.terms.get_mut(run[0] as usize) {
-                term.postings.push(Posting { slot, tf: run.len() as u32 });
+                if term.added == 0 {
+                    self.added.push(Vec::new());
+                    term.added = self.added.len() as u32;
+                }
+                if let Some(list) = self.added.get_mut(term.added as usize - 1) {
+                    list.push(Posting { slot, tf: run.len() as u32 });
+                }
                 term.df += 1;
                 unique += 1;
             }
@@ -238,17 +326,20 @@ impl Bm25Index {
     /// is not indexed.
     pub fn remove(&mut self, doc: DocId, parts: &[&str]) -> bool {
         let Some(slot_index) = self.slot_of.remove(&doc) else { return false };
+        self.prepare_lookups();
         let mut ids = std::mem::take(&mut self.scratch);
         ids.clear();
-        {
-            let dict = &self.dict;
-            for part in parts {
-                self.tokenizer.for_each_token(part, &mut |token| {
-                    if let Some(&id) = dict.get(token) {
-                        ids.push(id);
-                    }
-                });
-            }
+        let mut lookups = 0u32;
+        for part in parts {
+            self.tokenizer.for_each_token(part, &mut |token| {
+                lookups += 1;
+                if let Some(id) = self.term_id(token) {
+                    ids.push(id);
+                }
+            });
+        }
+        if self.sorted_only > 0 {
+            self.sorted_lookups_left = self.sorted_lookups_left.saturating_sub(lookups);
         }
         ids.sort_unstable();
         ids.dedup();
@@ -280,6 +371,8 @@ impl Bm25Index {
 
     /// Sweeps dead postings, dead slots and unused terms: O(size of the index).
     pub fn purge(&mut self) {
+        // The dictionary is rebuilt below, for every term.
+        self.sorted_only = 0;
         let mut slot_remap = vec![u32::MAX; self.slots.len()];
         let mut slots = Vec::with_capacity(self.slot_of.len());
         for (old, slot) in self.slots.iter().enumerate() {
@@ -288,34 +381,41 @@ impl Bm25Index {
                 slots.push(*slot);
             }
         }
-        let mut term_remap = vec![u32::MAX; self.terms.len()];
         let mut terms = Vec::with_capacity(self.terms.len());
-        for (old, mut term) in std::mem::take(&mut self.terms).into_iter().enumerate() {
+        let mut added = Vec::with_capacity(self.terms.len());
+        let mut arena = String::new();
+        for term in &self.terms {
             if term.df == 0 {
                 continue;
             }
             let mut postings: Vec<Posting> = Vec::with_capacity(term.df as usize);
-            for posting in term.all_postings() {
+            for posting in self.postings(term) {
                 if let Some(&new) = slot_remap.get(posting.slot as usize) {
                     if new != u32::MAX {
                         postings.push(Posting { slot: new, tf: posting.tf });
                     }
                 }
             }
-            term.postings = postings;
-            term.frozen = FrozenPostings::default();
-            term_remap[old] = terms.len() as u32;
-            terms.push(term);
-        }
-        self.dict.retain(|_, id| match term_remap.get(*id as usize) {
-            Some(&new) if new != u32::MAX => {
-                *id = new;
-                true
+            let mut text = term.text;
+            if text.len & IN_ARENA != 0 {
+                let bytes = text.bytes(&self.checkpoint, &self.arena);
+                text = TermText::in_arena(arena.len(), bytes.len());
+                arena.push_str(std::str::from_utf8(bytes).unwrap_or_default());
             }
-            _ => false,
-        });
-        self.slot_of = slots.iter().enumerate().map(|(i, s)| (s.doc, i as u32)).collect();
+            added.push(postings);
+            terms.push(Term { df: term.df, text, frozen: (0, 0), added: added.len() as u32 });
+        }
+        self.added = added;
+        self.arena = arena;
         self.terms = terms;
+        self.dict.clear();
+        self.dict.reserve(self.terms.len());
+        for (id, term) in self.terms.iter().enumerate() {
+            let hash = self.dict.hash(term.text.bytes(&self.checkpoint, &self.arena));
+            // Texts are distinct, so no key comparison is needed.
+            let _ = self.dict.insert_hashed(hash, id as u32, |_| false);
+        }
+        self.slot_of = slots.iter().enumerate().map(|(i, s)| (s.doc, i as u32)).collect();
         self.slots = slots;
         self.dead_postings = 0;
         self.dead_slots = 0;
@@ -344,14 +444,12 @@ impl Bm25Index {
         let mut sums = vec![0.0f64; self.slots.len()];
         let mut matched: Vec<u32> = Vec::new();
         for text in terms {
-            let Some(term) = self.dict.get(text.as_str()).and_then(|&id| self.terms.get(id as usize)) else {
-                continue;
-            };
+            let Some(term) = self.term(text) else { continue };
             if term.df == 0 {
                 continue;
             }
             let weight = bm25::idf(u64::from(term.df), self.doc_count);
-            for posting in term.all_postings() {
+            for posting in self.postings(term) {
                 let Some(slot) = self.slots.get(posting.slot as usize) else { continue };
                 if !slot.live {
                     continue;
@@ -382,10 +480,8 @@ impl Bm25Index {
         let avgdl = self.avgdl();
         let mut parts = Vec::new();
         for text in self.tokenizer.query_terms(query) {
-            let Some(term) = self.dict.get(text.as_str()).and_then(|&id| self.terms.get(id as usize)) else {
-                continue;
-            };
-            let Some(posting) = term.find(slot_index) else { continue };
+            let Some(term) = self.term(&text) else { continue };
+            let Some(posting) = self.postings(term).find(|p| p.slot == slot_index) else { continue };
             let stats = TermStats {
                 term: text,
                 doc_freq: u64::from(term.df),
@@ -398,6 +494,24 @@ impl Bm25Index {
         }
         Some(bm25::explain_sum(parts))
     }
+}
+
+/// Finds the term `key` (whose hash is `hash`): among the hashed terms, then by binary
+/// search among the first `sorted_only` terms (sorted by text).
+fn find_term(dict: &KeyIndex<u32>, terms: &[Term], checkpoint: &[u8], arena: &str, sorted_only: u32, key: &[u8], hash: u64) -> Option<u32> {
+    let hashed = dict.get_hashed(hash, |id| terms.get(id as usize).is_some_and(|t| t.text.bytes(checkpoint, arena) == key));
+    if hashed.is_some() || sorted_only == 0 {
+        return hashed;
+    }
+    let sorted = terms.get(..sorted_only as usize).unwrap_or_default();
+    sorted.binary_search_by(|t| t.text.bytes(checkpoint, arena).cmp(key)).ok().map(|at| at as u32)
+}
+
+fn postings_of<'a>(checkpoint: &'a [u8], added: &'a [Vec<Posting>], term: &Term) -> impl Iterator<Item = Posting> + 'a {
+    let (start, len) = (term.frozen.0 as usize, term.frozen.1 as usize);
+    let frozen = crate::snapshot::PostingDecoder::new(checkpoint.get(start..start + len).unwrap_or_default());
+    let added = (term.added as usize).checked_sub(1).and_then(|at| added.get(at)).map_or(&[][..], Vec::as_slice);
+    frozen.chain(added.iter().copied())
 }
 
 /// Sorts best first (ties: smaller id first, as Lucene breaks ties by doc id) and keeps `k`.

@@ -53,23 +53,38 @@
 //!   per value), replacing the old checkpoint and clearing the log in the same change. A
 //!   failed checkpoint is harmless: the log still holds everything.
 //!
-//! [`MemoryStore::open`] reads the checkpoint and the log. The checkpoint's index section
-//! is term-major with length-prefixed, delta-coded posting lists, so a cold load reads the
-//! term dictionary and *skips* the postings: they stay encoded in the shared checkpoint
-//! buffer and each list is decoded the first time a search (or a purge) touches it. No
-//! text is re-tokenized, no per-entry term vector is scattered into lists, no index is
-//! rebuilt; only entries whose name or content changed since the checkpoint (at most
-//! `checkpoint_after` of them) are re-indexed, through the same incremental path as a
-//! write. Persisting per-entry term vectors instead was rejected: rebuilding postings
-//! from them is one hash lookup and one random append per posting (~800,000 at 10,000
-//! notes), an order of magnitude more work than skipping encoded lists. A checkpoint
-//! made with another tokenizer is detected and the index rebuilt from the text once.
+//! [`MemoryStore::open`] reads the checkpoint and the log, and copies nothing out of the
+//! checkpoint buffer (kept, shared): it validates every entry record in place (lengths,
+//! UTF-8, id order) and keeps an id, a kind and a byte range per entry, decoded into an
+//! [`Entry`] the first time something reads it whole; names are hashed into a table that
+//! stores no text (`keys.rs`); the index section is term-major with terms sorted by text
+//! and length-prefixed, delta-coded posting lists, so the load records where each term's
+//! text and postings are and skips over them. A search binary-searches the sorted terms
+//! in place and decodes posting lists as it reads them; the hash dictionary the write
+//! path wants is built once changes have made about as many binary searches as hashing
+//! would cost (a quarter of the terms). No text is re-tokenized, no index is rebuilt, no
+//! string is allocated per entry or per term; only entries whose name or content changed
+//! since the checkpoint (at most `checkpoint_after` of them) are re-indexed, through the
+//! same incremental path as a write. A checkpoint made with another tokenizer is
+//! detected and the index rebuilt from the text once; version 1 checkpoints (terms in
+//! any order) still load, hashing their terms at once.
 //!
-//! Measured natively at 10,000 notes of 100 tokens (see `examples/memory_bench.rs`; the
-//! workspace builds `opt-level = "z"`, on a shared 2-core machine): add ≈ 20 µs, write
-//! ≈ 35 µs, remove ≈ 13 µs; cold load ≈ 18 ms, dominated by materialising the entries
-//! (7 MB of text into `String`s), the 35,000-term dictionary and the name map, so the
-//! 10 ms-in-WASM target is not met yet (see Limits).
+//! This crate is built with `opt-level = "s"` inside the otherwise `"z"` Worker (a
+//! per-package profile in the root `Cargo.toml`: +10 kB of WASM, loads 1.45× faster
+//! than at `"z"`; `3` would be 1.7× for +24 kB).
+//! Measured at 10,000 notes of 100 tokens on a shared 2-core machine (`npm run bench`:
+//! `examples/memory_bench.rs` natively, `wasm-bench/` in node's V8 with the Worker's
+//! profile):
+//!
+//! | | native | V8 (WASM) |
+//! |---|---|---|
+//! | cold load after a checkpoint (median) | 4.3 ms | 6.0 ms (was 24.6 ms) |
+//! | first search / first add after it | 0.15 / 0.13 ms | 0.39 / 0.45 ms |
+//! | add / write / remove (mean) | 12 / 23 / 9 µs | 28 / 38 / 16 µs |
+//! | checkpoint (whole store, 8.6 MB) | 40 ms | |
+//!
+//! A cold load with a full log of 256 rewritten notes takes about 12 ms natively (each
+//! is re-indexed); the Agent object checkpoints after 32 rows from its alarm.
 //!
 //! ## Limits
 //!
@@ -83,20 +98,22 @@
 //! - A checkpoint costs O(store size) once every `checkpoint_after` operations; a host
 //!   that wants every request cheap sets it to `None` and checkpoints from an alarm.
 //! - Entry ids are `u64` but a JavaScript host should keep them below 2^53.
-//! - Cold load materialises every entry and the whole term dictionary; the next steps to
-//!   reach 10 ms in WASM are to decode entries lazily from the checkpoint buffer (as
-//!   postings already are) and to keep the dictionary as a sorted array searched in
-//!   place, plus building this crate with `opt-level = 3` (about 25 % faster natively).
-//! - Posting lists are decoded lazily, after the load, so a corrupt list cannot be
-//!   reported as an error: it is truncated at the first malformed posting (no panic).
+//! - A cold load still reads the whole checkpoint: two copies of it (out of storage, then
+//!   the chunks joined: a third of the load), UTF-8 validation of all text (a fifth),
+//!   and one small record per entry, slot and term. Going further means records that
+//!   never straddle chunks (no join) or skipping validation.
+//! - Posting lists are decoded as they are read, after the load, so a corrupt list
+//!   cannot be reported as an error: it ends at the first malformed posting (no panic).
 
 pub mod backend;
 pub mod bm25;
 mod codec;
 mod config;
 mod entry;
+mod entry_table;
 mod error;
 mod index;
+mod keys;
 pub mod norms;
 mod ops;
 mod snapshot;

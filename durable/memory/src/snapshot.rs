@@ -6,30 +6,36 @@
 //! "HMEM" version:u8 tokenizer:u8 next_id:varint
 //! entry_count:varint  entry*                       (ascending id)
 //! slot_count:varint   (doc:varint len:varint)*      (live documents, index order)
-//! term_count:varint   (text:str df:varint bytes:varint posting*df)* (terms with df > 0)
+//! term_count:varint   (text:str df:varint bytes:varint posting*df)* (terms with df > 0,
+//!                                                    by ascending text bytes since version 2)
 //! posting = (slot_delta << 1 | tf == 1):varint [tf:varint if tf != 1]
 //! entry   = id:varint created_at:zigzag kind:u8 name:str alias_count:varint alias:str* content:str
 //! ```
 //!
-//! The index section is term-major and each posting list is length-prefixed, which is
-//! what makes a cold load cheap: the load reads the term dictionary and skips over the
-//! posting lists, which stay encoded in the (shared) checkpoint buffer until a search or
-//! a purge first needs them. Nothing is re-tokenized, no per-document term vector is
-//! rebuilt, and terms nobody searches for are never decoded.
+//! What makes a cold load cheap is that it copies nothing out of the checkpoint buffer:
+//! it validates each entry record in place (lengths, UTF-8, id order) and remembers where
+//! it is ([`crate::entry_table`] decodes it on first read); it records where each term's
+//! text and posting list are (the index section is term-major and each posting list is
+//! length-prefixed, so the load skips over them) and hashes the term into the dictionary.
+//! Nothing is re-tokenized, no per-document term vector is rebuilt, no string is
+//! allocated per entry or per term, and posting lists nobody searches are never decoded.
 //!
 //! Log record: `0` (tombstone) or `1 entry`.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::codec::{CorruptData, Reader, Writer};
 use crate::entry::{Entry, EntryId, Kind};
-use crate::index::{Bm25Index, FrozenPostings, Posting, Slot, Term};
+use crate::entry_table::{EntryTable, FrozenEntry, Record};
+use crate::index::{Bm25Index, Posting, Slot, Term, TermText};
+use crate::keys::KeyIndex;
 use crate::norms::length_to_norm;
 use crate::tokenize::Tokenizer;
 
 const MAGIC: &[u8; 4] = b"HMEM";
-const FORMAT_VERSION: u8 = 1;
+/// Version 2 sorts the terms (a load then needs no hashing); version 1 is still read.
+const FORMAT_VERSION: u8 = 2;
+const FORMAT_VERSION_UNSORTED_TERMS: u8 = 1;
 /// Well under the Durable Object limit of 2 MB per value, with room for row overhead.
 pub const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
 
@@ -48,18 +54,71 @@ pub(crate) fn encode_entry(w: &mut Writer, entry: &Entry) {
     w.str(&entry.content);
 }
 
-pub(crate) fn decode_entry(r: &mut Reader<'_>) -> Result<Entry, CorruptData> {
-    let id = r.varint()?;
-    let created_at = r.signed()?;
-    let kind = Kind::from_code(r.u8()?).ok_or(CorruptData("unknown entry kind"))?;
-    let name = r.str()?.to_owned();
-    let alias_count = r.count()?;
-    let mut aliases = Vec::with_capacity(alias_count);
-    for _ in 0..alias_count {
-        aliases.push(r.str()?.to_owned());
+/// An entry record read in place: every field validated, nothing copied.
+pub(crate) struct EntryView<'a> {
+    pub id: EntryId,
+    pub created_at: i64,
+    pub kind: Kind,
+    pub name: &'a str,
+    alias_count: usize,
+    alias_bytes: &'a [u8],
+    pub content: &'a str,
+}
+
+impl<'a> EntryView<'a> {
+    /// Reads and validates a whole record.
+    pub fn read(r: &mut Reader<'a>) -> Result<Self, CorruptData> {
+        let (mut view, content) = Self::read_head(r)?;
+        view.content = std::str::from_utf8(content).map_err(|_| CorruptData("invalid UTF-8"))?;
+        Ok(view)
     }
-    let content = r.str()?.to_owned();
-    Ok(Entry { id, name, aliases, content, kind, created_at })
+
+    /// Reads a record whose content is not needed (left empty, and not validated: a
+    /// record read again after the load's validation needs no second pass over it).
+    pub fn read_names(r: &mut Reader<'a>) -> Result<Self, CorruptData> {
+        Self::read_head(r).map(|(view, _)| view)
+    }
+
+    fn read_head(r: &mut Reader<'a>) -> Result<(Self, &'a [u8]), CorruptData> {
+        let id = r.varint()?;
+        let created_at = r.signed()?;
+        let kind = Kind::from_code(r.u8()?).ok_or(CorruptData("unknown entry kind"))?;
+        let name = r.str()?;
+        let alias_count = r.count()?;
+        let aliases_start = r.position();
+        for _ in 0..alias_count {
+            r.str()?;
+        }
+        let alias_bytes = r.since(aliases_start);
+        let content_len = usize::try_from(r.varint()?).map_err(|_| CorruptData("length overflow"))?;
+        let content = r.bytes(content_len)?;
+        Ok((EntryView { id, created_at, kind, name, alias_count, alias_bytes, content: "" }, content))
+    }
+
+    pub fn aliases(&self) -> impl Iterator<Item = &'a str> {
+        let mut r = Reader::new(self.alias_bytes);
+        (0..self.alias_count).map_while(move |_| r.str().ok())
+    }
+
+    /// The name, then the aliases.
+    pub fn names(&self) -> impl Iterator<Item = &'a str> {
+        std::iter::once(self.name).chain(self.aliases())
+    }
+
+    pub fn to_entry(&self) -> Entry {
+        Entry {
+            id: self.id,
+            name: self.name.to_owned(),
+            aliases: self.aliases().map(str::to_owned).collect(),
+            content: self.content.to_owned(),
+            kind: self.kind,
+            created_at: self.created_at,
+        }
+    }
+}
+
+pub(crate) fn decode_entry(r: &mut Reader<'_>) -> Result<Entry, CorruptData> {
+    EntryView::read(r).map(|view| view.to_entry())
 }
 
 /// The log record of an entry's current state (`None`: removed).
@@ -90,17 +149,20 @@ pub(crate) fn decode_log_record(entry_id: EntryId, record: &[u8]) -> Result<Opti
     }
 }
 
-/// Encodes the whole state and cuts it into chunks.
-pub(crate) fn encode_snapshot(entries: &BTreeMap<EntryId, Entry>, index: &Bm25Index, next_id: EntryId) -> Vec<Vec<u8>> {
-    let content_bytes: usize = entries.values().map(|e| e.content.len() + e.name.len() + 16).sum();
-    let mut w = Writer::with_capacity(content_bytes * 2 + 1024);
+/// Encodes the whole state and cuts it into chunks. Entries still encoded in the
+/// checkpoint they were loaded from are copied as they are.
+pub(crate) fn encode_snapshot(entries: &EntryTable, index: &Bm25Index, next_id: EntryId) -> Vec<Vec<u8>> {
+    let mut w = Writer::with_capacity(entries.text_bytes_estimate() * 2 + 1024);
     w.bytes(MAGIC);
     w.u8(FORMAT_VERSION);
     w.u8(index.tokenizer.code());
     w.varint(next_id);
     w.varint(entries.len() as u64);
-    for entry in entries.values() {
-        encode_entry(&mut w, entry);
+    for record in entries.records() {
+        match record {
+            Record::Encoded(bytes) => w.bytes(bytes),
+            Record::Decoded(entry) => encode_entry(&mut w, entry),
+        }
     }
     encode_index(&mut w, index);
     w.buf.chunks(SNAPSHOT_CHUNK_BYTES).map(<[u8]>::to_vec).collect()
@@ -121,24 +183,18 @@ fn encode_index(w: &mut Writer, index: &Bm25Index) {
         }
     }
     let mut scratch = Writer::default();
-    let mut text_of: Vec<&str> = vec![""; index.terms.len()];
-    for (text, &id) in &index.dict {
-        if let Some(slot) = text_of.get_mut(id as usize) {
-            *slot = text;
-        }
-    }
-    let used = index.terms.iter().zip(&text_of).filter(|(t, text)| t.df > 0 && !text.is_empty()).count();
-    w.varint(used as u64);
-    for (term, text) in index.terms.iter().zip(&text_of) {
-        if term.df == 0 || text.is_empty() {
-            continue;
-        }
+    let mut used: Vec<(&str, &Term)> =
+        index.terms.iter().enumerate().filter(|(_, t)| t.df > 0).map(|(id, t)| (index.term_text(id as u32), t)).collect();
+    // Sorted, so the next load can binary-search them in place.
+    used.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    w.varint(used.len() as u64);
+    for (text, term) in used {
         w.str(text);
         w.varint(u64::from(term.df));
         scratch.buf.clear();
         let mut previous = 0u32;
         let mut written = 0u32;
-        for posting in term.all_postings() {
+        for posting in index.postings(term) {
             let Some(&slot) = slot_remap.get(posting.slot as usize) else { continue };
             if slot == u32::MAX {
                 continue;
@@ -162,80 +218,126 @@ fn encode_index(w: &mut Writer, index: &Bm25Index) {
     }
 }
 
-/// Decodes one posting list (see the format above). Lazily called long after the load,
-/// so it cannot report an error: it stops at the first malformed posting.
-pub(crate) fn decode_postings(bytes: &[u8]) -> Vec<Posting> {
-    let mut r = Reader::new(bytes);
-    let mut postings = Vec::with_capacity(bytes.len() / 2 + 1);
-    let mut slot = 0u32;
-    while !r.is_at_end() {
-        let Ok(code) = r.varint() else { break };
-        let Ok(delta) = u32::try_from(code >> 1) else { break };
-        let tf = if code & 1 == 1 {
-            1
-        } else {
-            match r.varint_u32() {
-                Ok(tf) if tf > 0 => tf,
-                _ => break,
-            }
-        };
-        if !postings.is_empty() && delta == 0 {
-            break;
-        }
-        let Some(next) = slot.checked_add(delta) else { break };
-        slot = next;
-        postings.push(Posting { slot, tf });
+/// Decodes a posting list (see the format above) as it is read: checkpointed lists are
+/// only ever read this way, long after the load, so a malformed posting cannot be
+/// reported as an error: the list ends there.
+pub(crate) struct PostingDecoder<'a> {
+    r: Reader<'a>,
+    slot: u32,
+    started: bool,
+}
+
+impl<'a> PostingDecoder<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        PostingDecoder { r: Reader::new(bytes), slot: 0, started: false }
     }
-    postings
+
+    fn read(&mut self) -> Option<Posting> {
+        let code = self.r.varint().ok()?;
+        let delta = u32::try_from(code >> 1).ok()?;
+        let tf = if code & 1 == 1 { 1 } else { self.r.varint_u32().ok().filter(|&tf| tf > 0)? };
+        if self.started && delta == 0 {
+            return None;
+        }
+        self.started = true;
+        self.slot = self.slot.checked_add(delta)?;
+        Some(Posting { slot: self.slot, tf })
+    }
+}
+
+impl Iterator for PostingDecoder<'_> {
+    type Item = Posting;
+
+    #[inline]
+    fn next(&mut self) -> Option<Posting> {
+        if self.r.is_at_end() {
+            return None;
+        }
+        let posting = self.read();
+        if posting.is_none() {
+            // Stop for good after a malformed posting.
+            self.r = Reader::new(&[]);
+        }
+        posting
+    }
 }
 
 /// A decoded checkpoint.
 pub(crate) struct DecodedSnapshot {
     pub next_id: EntryId,
-    pub entries: BTreeMap<EntryId, Entry>,
+    pub entries: EntryTable,
+    /// Every name and alias of `entries` → its entry.
+    pub names: KeyIndex<EntryId>,
     /// None when the snapshot was built with another tokenizer: the caller re-indexes.
     pub index: Option<Bm25Index>,
 }
 
-/// Decodes a checkpoint. The posting lists stay in `buffer`, decoded on first use.
+/// Decodes a checkpoint: validates it whole, and leaves entries and posting lists
+/// encoded in `buffer`, decoded on first use.
 pub(crate) fn decode_snapshot(buffer: Rc<Vec<u8>>, tokenizer: Tokenizer) -> Result<DecodedSnapshot, CorruptData> {
     let bytes: &[u8] = &buffer;
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(CorruptData("memory snapshot too large"));
+    }
     let mut r = Reader::new(bytes);
     if r.bytes(4)? != MAGIC {
         return Err(CorruptData("not a memory snapshot"));
     }
-    if r.u8()? != FORMAT_VERSION {
-        return Err(CorruptData("unsupported memory snapshot version"));
-    }
+    let sorted_terms = match r.u8()? {
+        FORMAT_VERSION => true,
+        FORMAT_VERSION_UNSORTED_TERMS => false,
+        _ => return Err(CorruptData("unsupported memory snapshot version")),
+    };
     let snapshot_tokenizer = Tokenizer::from_code(r.u8()?).ok_or(CorruptData("unknown tokenizer"))?;
     let next_id = r.varint()?;
     let entry_count = r.count()?;
-    let mut previous_id = None;
-    let mut sorted = Vec::with_capacity(entry_count);
+    let mut frozen: Vec<FrozenEntry> = Vec::with_capacity(entry_count);
+    let mut names: KeyIndex<EntryId> = KeyIndex::with_capacity(entry_count);
+    let mut clash = None;
     for _ in 0..entry_count {
-        let entry = decode_entry(&mut r)?;
-        if previous_id.is_some_and(|p| p >= entry.id) {
+        let start = r.position();
+        let view = EntryView::read(&mut r)?;
+        if frozen.last().is_some_and(|previous| previous.id >= view.id) {
             return Err(CorruptData("snapshot entries out of order"));
         }
-        previous_id = Some(entry.id);
-        sorted.push((entry.id, entry));
+        // The buffer is < 4 GiB (checked above), so positions fit a u32.
+        frozen.push(FrozenEntry::new(view.id, view.kind, start as u32, r.position() as u32));
+        for name in view.names() {
+            let hash = names.hash(name.as_bytes());
+            // Compared only when two names hash alike: practically never.
+            let bound_to = |other: EntryId| entry_has_name(bytes, &frozen, other, name);
+            if names.insert_hashed(hash, view.id, bound_to).is_err() {
+                clash = Some(name);
+            }
+        }
     }
-    let entries: BTreeMap<EntryId, Entry> = sorted.into_iter().collect();
+    if clash.is_some() {
+        return Err(CorruptData("a name is bound twice"));
+    }
     let index = if snapshot_tokenizer == tokenizer {
-        Some(decode_index(&mut r, &buffer, tokenizer, &entries)?)
+        let is_entry = |doc: EntryId| frozen.binary_search_by_key(&doc, |f| f.id).is_ok();
+        Some(decode_index(&mut r, &buffer, tokenizer, is_entry, sorted_terms)?)
     } else {
         None
     };
-    Ok(DecodedSnapshot { next_id, entries, index })
+    Ok(DecodedSnapshot { next_id, entries: EntryTable::from_checkpoint(Rc::clone(&buffer), frozen), names, index })
+}
+
+/// Whether the checkpointed entry `id` (among `frozen`, in `bytes`) is bound to `name`.
+fn entry_has_name(bytes: &[u8], frozen: &[FrozenEntry], id: EntryId, name: &str) -> bool {
+    let Ok(at) = frozen.binary_search_by_key(&id, |f| f.id) else { return false };
+    let Some(record) = frozen.get(at).and_then(|f| bytes.get(f.range())) else { return false };
+    EntryView::read_names(&mut Reader::new(record)).is_ok_and(|view| view.names().any(|n| n == name))
 }
 
 fn decode_index(
     r: &mut Reader<'_>,
     buffer: &Rc<Vec<u8>>,
     tokenizer: Tokenizer,
-    entries: &BTreeMap<EntryId, Entry>,
+    is_entry: impl Fn(EntryId) -> bool,
+    sorted_terms: bool,
 ) -> Result<Bm25Index, CorruptData> {
-    let mut index = Bm25Index::new(tokenizer);
+    let mut index = Bm25Index::over_checkpoint(tokenizer, Rc::clone(buffer));
     let slot_count = r.count()?;
     if slot_count >= u32::MAX as usize {
         return Err(CorruptData("too many documents"));
@@ -245,7 +347,7 @@ fn decode_index(
     for _ in 0..slot_count {
         let doc = r.varint()?;
         let len = r.varint_u32()?;
-        if !entries.contains_key(&doc) {
+        if !is_entry(doc) {
             return Err(CorruptData("indexed document without an entry"));
         }
         let slot = index.slots.len() as u32;
@@ -260,25 +362,48 @@ fn decode_index(
     }
     let term_count = r.count()?;
     index.terms.reserve_exact(term_count);
-    index.dict.reserve(term_count);
+    if !sorted_terms {
+        index.dict.reserve(term_count);
+    }
+    let checkpoint: &[u8] = buffer;
+    let mut previous: &[u8] = &[];
     for _ in 0..term_count {
         let text = r.str()?;
+        let text_at = TermText::in_checkpoint(r.position() - text.len(), text.len()).ok_or(CorruptData("term out of range"))?;
         let df = r.varint_u32()?;
         let byte_len = r.count()?;
-        let start = buffer.len() - r.remaining();
+        let start = r.position();
         r.bytes(byte_len)?;
         if df == 0 || df as usize > slot_count || byte_len < df as usize {
             return Err(CorruptData("invalid posting list"));
         }
-        let id = index.terms.len() as u32;
-        index.live_postings += u64::from(df);
-        index.terms.push(Term { df, frozen: FrozenPostings::new(Rc::clone(buffer), start..start + byte_len), postings: Vec::new() });
-        if text.is_empty() || index.dict.insert(text.into(), id).is_some() {
-            return Err(CorruptData("invalid or repeated term"));
+        if text.is_empty() {
+            return Err(CorruptData("empty term"));
         }
+        if sorted_terms {
+            // Strictly ascending: sorted, and no term twice.
+            if !index.terms.is_empty() && previous >= text.as_bytes() {
+                return Err(CorruptData("terms out of order"));
+            }
+            previous = text.as_bytes();
+        } else {
+            let id = index.terms.len() as u32;
+            let hash = index.dict.hash(text.as_bytes());
+            let terms = &index.terms;
+            let is_text = |other: u32| terms.get(other as usize).is_some_and(|t| t.text.bytes(checkpoint, "") == text.as_bytes());
+            if index.dict.insert_hashed(hash, id, is_text).is_err() {
+                return Err(CorruptData("repeated term"));
+            }
+        }
+        index.live_postings += u64::from(df);
+        index.terms.push(Term::frozen(text_at, df, (start as u32, byte_len as u32)));
     }
     if !r.is_at_end() {
         return Err(CorruptData("trailing bytes after the snapshot"));
+    }
+    if sorted_terms {
+        index.sorted_only = index.terms.len() as u32;
+        index.sorted_lookups_left = index.sorted_only / 4;
     }
     Ok(index)
 }

@@ -16,6 +16,8 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::keys::KeyIndex;
+
 /// Tokens longer than this are dropped (base64 blobs, hashes): Lucene's
 /// `StandardTokenizer` caps tokens at 255 characters too.
 pub const MAX_TOKEN_BYTES: usize = 255;
@@ -55,11 +57,14 @@ impl Tokenizer {
         out
     }
 
-    /// The distinct tokens of a query, in first-occurrence order.
+    /// The distinct tokens of a query, in first-occurrence order. Linear in the
+    /// query's length (a pasted document is a long query).
     pub fn query_terms(self, query: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
+        let mut seen: KeyIndex<usize> = KeyIndex::default();
         self.for_each_token(query, &mut |t| {
-            if !out.iter().any(|seen| seen == t) {
+            let hash = seen.hash(t.as_bytes());
+            if seen.insert_hashed(hash, out.len(), |at| out.get(at).is_some_and(|s| s == t)).is_ok() {
                 out.push(t.to_owned());
             }
         });
@@ -201,6 +206,10 @@ mod tests {
     #[test]
     fn query_terms_are_deduplicated_in_order() {
         assert_eq!(Tokenizer::Reference.query_terms("flow wing Flow the wing"), vec!["flow", "wing"]);
+        // A long query (a pasted document): every distinct word once, in order.
+        let words: Vec<String> = (0..20_000).map(|i| format!("w{}", i % 7_000)).collect();
+        let terms = Tokenizer::Unicode.query_terms(&words.join(" "));
+        assert_eq!(terms, (0..7_000).map(|i| format!("w{i}")).collect::<Vec<_>>());
     }
 
     #[test]

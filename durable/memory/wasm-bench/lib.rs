@@ -9,6 +9,7 @@ thread_local! {
     static INDEX: RefCell<Option<Bm25Index>> = const { RefCell::new(None) };
     static STORE: RefCell<Option<MemoryStore<InMemoryBackend>>> = const { RefCell::new(None) };
     static SAVED: RefCell<Option<InMemoryBackend>> = const { RefCell::new(None) };
+    static PREPARED: RefCell<Option<InMemoryBackend>> = const { RefCell::new(None) };
 }
 
 #[no_mangle]
@@ -107,10 +108,20 @@ pub extern "C" fn notes_build(n: u32) -> u32 {
     bytes
 }
 
-/// Opens the saved checkpoint as a cold object would; returns the entry count.
+/// Readies a cold load outside the timed call: drops the loaded store (a cold object
+/// has none to free) and copies the saved rows into a fresh backend.
+#[no_mangle]
+pub extern "C" fn notes_cold_prepare() {
+    STORE.with(|s| *s.borrow_mut() = None);
+    let backend = SAVED.with(|s| s.borrow().clone());
+    PREPARED.with(|p| *p.borrow_mut() = backend);
+}
+
+/// Opens the prepared backend as a cold object would (the backend's `load` copies the
+/// rows, as reading them from SQLite does); returns the entry count.
 #[no_mangle]
 pub extern "C" fn notes_cold_load() -> u32 {
-    let Some(backend) = SAVED.with(|s| s.borrow().clone()) else { return 0 };
+    let Some(backend) = PREPARED.with(|p| p.borrow_mut().take()) else { return 0 };
     let config = MemoryConfig { checkpoint_after: None, ..MemoryConfig::default() };
     match MemoryStore::open(backend, config) {
         Ok(store) => {
@@ -120,6 +131,14 @@ pub extern "C" fn notes_cold_load() -> u32 {
         }
         Err(_) => 0,
     }
+}
+
+/// Searches the loaded store for the first three words of the text from
+/// [`notes_prepare`] (kept); returns the number of hits (top 10).
+#[no_mangle]
+pub extern "C" fn notes_search() -> u32 {
+    let query: String = PENDING.with(|p| p.borrow().split(' ').take(3).collect::<Vec<_>>().join(" "));
+    STORE.with(|s| s.borrow().as_ref().map_or(0, |st| st.search(&query, 10).len() as u32))
 }
 
 /// Generates the text the next [`notes_op`] uses (kept out of the timed call).

@@ -12,14 +12,42 @@
 //! none (in the Agent object, inside `transactionSync`). Snapshot chunks are
 //! ≤ 1 MiB and log records ≤ ~1.5 MiB, under the 2 MB row limit.
 
-use crate::ports::{Sql, SqlValue};
+use crate::ports::{Sql, SqlValue, StorageError};
 use hearth_memory::{BackendError, ChangeSet, LogRow, MemoryBackend, Persisted};
 use std::rc::Rc;
 
 pub const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS memory_snapshot (store TEXT NOT NULL, seq INTEGER NOT NULL, chunk BLOB NOT NULL, PRIMARY KEY (store, seq))",
     "CREATE TABLE IF NOT EXISTS memory_log (store TEXT NOT NULL, entry_id INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY (store, entry_id))",
+    // Recalls that brought notes into a turn, per store and UTC day (for my_stats).
+    "CREATE TABLE IF NOT EXISTS memory_recalls (store TEXT NOT NULL, day INTEGER NOT NULL, events INTEGER NOT NULL, PRIMARY KEY (store, day))",
 ];
+
+const DAY_MS: i64 = 86_400_000;
+/// Days of recall counts kept (my_stats reports the last 7).
+pub const RECALL_DAYS_KEPT: i64 = 30;
+
+/// Counts one recall event of `store` at `now_ms`.
+pub fn count_recall<S: Sql + ?Sized>(sql: &S, store: &str, now_ms: i64) -> Result<(), StorageError> {
+    sql.exec(
+        "INSERT INTO memory_recalls (store, day, events) VALUES (?, ?, 1) ON CONFLICT(store, day) DO UPDATE SET events = events + 1",
+        &[store.into(), SqlValue::Int(now_ms.div_euclid(DAY_MS))],
+    )
+    .map(|_| ())
+}
+
+/// Recall events of `store` in the `days` UTC days up to `now_ms` (today included).
+pub fn recalls_in_last_days<S: Sql + ?Sized>(sql: &S, store: &str, now_ms: i64, days: i64) -> Result<u64, StorageError> {
+    let since = now_ms.div_euclid(DAY_MS) - days + 1;
+    let rows = sql.exec("SELECT COALESCE(SUM(events), 0) FROM memory_recalls WHERE store = ? AND day >= ?", &[store.into(), SqlValue::Int(since)])?;
+    Ok(rows.first().and_then(|r| r.first()).and_then(SqlValue::as_i64).unwrap_or(0).max(0) as u64)
+}
+
+/// Forgets recall counts older than [`RECALL_DAYS_KEPT`].
+pub fn prune_recalls<S: Sql + ?Sized>(sql: &S, now_ms: i64) -> Result<(), StorageError> {
+    let before = now_ms.div_euclid(DAY_MS) - RECALL_DAYS_KEPT;
+    sql.exec("DELETE FROM memory_recalls WHERE day < ?", &[SqlValue::Int(before)]).map(|_| ())
+}
 
 /// Creates the tables (idempotent).
 pub fn init_schema<S: Sql + ?Sized>(sql: &S) -> Result<(), BackendError> {

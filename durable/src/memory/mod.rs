@@ -9,16 +9,22 @@
 //! - [`MemoryCall`] / [`MemoryReply`] are the wire format between the Session
 //!   object (through [`crate::ports::MemoryService`]) and the Agent object.
 //! - [`MemoryHub`] holds the loaded stores of one Agent object (lazily opened,
-//!   kept across requests) over [`backend::SqlMemoryBackend`] and answers calls.
-//! - [`tools`]: the memory and self-report tools; [`recall`]: per-turn recall.
+//!   kept across requests, at most [`MAX_LOADED_STORES`]: the least recently used
+//!   is checkpointed and unloaded) over [`backend::SqlMemoryBackend`] and answers
+//!   calls.
+//! - [`tools`]: the memory and self-report tools; [`recall`]: per-turn recall,
+//!   with a relevance floor.
 
 pub mod backend;
+pub mod recall;
 pub mod tools;
+
+pub use recall::{recall, RECALL_CHARS, RECALL_K};
 
 #[cfg(test)]
 mod tests;
 
-use crate::ports::{MemoryService, Sql};
+use crate::ports::Sql;
 use crate::routing::SessionKey;
 use backend::SqlMemoryBackend;
 use hearth_memory::{Entry, Kind, MemoryConfig, MemoryError, MemoryStore, Op};
@@ -30,15 +36,15 @@ use std::rc::Rc;
 pub const MAIN_STORE: &str = "main";
 /// Most hits a search returns.
 pub const MAX_K: usize = 50;
-/// Notes recalled into a main-session turn.
-pub const RECALL_K: usize = 3;
-/// Characters of each recalled note put in the prompt.
-pub const RECALL_CHARS: usize = 400;
 /// Log rows after which a request checkpoints inline (the alarm's
 /// [`MemoryHub::maintenance`] normally does it much earlier, off the request path).
 pub const INLINE_CHECKPOINT_AFTER: usize = 1024;
 /// Log rows after which [`MemoryHub::maintenance`] checkpoints a store.
 pub const MAINTENANCE_CHECKPOINT_AFTER: usize = 32;
+/// Stores kept in RAM at once: an agent in many groups has a store per group,
+/// and each loaded store holds its checkpoint and index (megabytes for a big
+/// one). The least recently used is checkpointed and unloaded to make room.
+pub const MAX_LOADED_STORES: usize = 16;
 
 /// The store a session uses.
 pub fn store_for(key: &SessionKey) -> String {
@@ -68,6 +74,9 @@ pub enum MemoryCall {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<Kind>,
     },
+    /// The few entries worth recalling into a turn (see [`recall`]): like a search,
+    /// without common words and with a relevance floor.
+    Recall { store: String, query: String, k: usize },
     Get { store: String, name: String },
     Stats { store: String },
     AddArchive { store: String, name: String, summary: String, created_at: i64 },
@@ -78,6 +87,7 @@ impl MemoryCall {
         match self {
             MemoryCall::Op { store, .. }
             | MemoryCall::Search { store, .. }
+            | MemoryCall::Recall { store, .. }
             | MemoryCall::Get { store, .. }
             | MemoryCall::Stats { store }
             | MemoryCall::AddArchive { store, .. } => store,
@@ -100,6 +110,27 @@ pub struct StoreStats {
     pub vocabulary: usize,
     pub avgdl: f32,
     pub pending_log_rows: usize,
+    /// Recalls that brought notes of this store into a turn in the last 7 days
+    /// (None: the host gave no clock, so none are counted).
+    #[serde(default)]
+    pub recall_events_7d: Option<u64>,
+    /// Conversations the agent has (the Agent object's session registry), if known.
+    #[serde(default)]
+    pub sessions_total: Option<u64>,
+}
+
+/// What the hub learns from the object hosting it.
+pub trait HubHost {
+    /// Now (ms since the epoch): recall events are counted per UTC day.
+    fn now_ms(&self) -> i64;
+    /// How many conversations the agent has, if the host keeps count.
+    fn sessions_total(&self) -> Option<u64>;
+}
+
+struct Loaded<S: Sql> {
+    store: MemoryStore<SqlMemoryBackend<S>>,
+    /// The hub's use counter when the store was last used (for LRU unloading).
+    last_used: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,12 +165,15 @@ impl From<MemoryError> for MemoryCallError {
     }
 }
 
-/// The stores of one Agent object, loaded on first use and kept in RAM.
+/// The stores of one Agent object, loaded on first use and kept in RAM (up to
+/// [`MAX_LOADED_STORES`]).
 pub struct MemoryHub<S: Sql> {
     sql: Rc<S>,
     config: MemoryConfig,
     schema_ready: bool,
-    stores: HashMap<String, MemoryStore<SqlMemoryBackend<S>>>,
+    stores: HashMap<String, Loaded<S>>,
+    uses: u64,
+    host: Option<Box<dyn HubHost>>,
 }
 
 impl<S: Sql> MemoryHub<S> {
@@ -149,7 +183,26 @@ impl<S: Sql> MemoryHub<S> {
     }
 
     pub fn with_config(sql: Rc<S>, config: MemoryConfig) -> Self {
-        MemoryHub { sql, config, schema_ready: false, stores: HashMap::new() }
+        MemoryHub { sql, config, schema_ready: false, stores: HashMap::new(), uses: 0, host: None }
+    }
+
+    /// Gives the hub a clock (recall events are counted) and the session count.
+    pub fn with_host(mut self, host: Box<dyn HubHost>) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// Scores later searches of every store with `params` (the agent's
+    /// `MEMORY_BM25_K1` / `MEMORY_BM25_B`); invalid values change nothing.
+    pub fn set_bm25(&mut self, params: hearth_memory::Bm25Params) -> Result<(), MemoryCallError> {
+        if params == self.config.bm25 {
+            return Ok(());
+        }
+        for loaded in self.stores.values_mut() {
+            loaded.store.set_bm25(params)?;
+        }
+        self.config.bm25 = params;
+        Ok(())
     }
 
     /// Names of the stores loaded in RAM.
@@ -168,11 +221,29 @@ impl<S: Sql> MemoryHub<S> {
             backend::init_schema(&*self.sql).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
             self.schema_ready = true;
         }
+        self.uses += 1;
         if !self.stores.contains_key(name) {
             let store = MemoryStore::open(SqlMemoryBackend::new(self.sql.clone(), name), self.config)?;
-            self.stores.insert(name.to_owned(), store);
+            self.make_room();
+            self.stores.insert(name.to_owned(), Loaded { store, last_used: 0 });
         }
-        self.stores.get_mut(name).ok_or_else(|| MemoryCallError::Unavailable("store vanished".into()))
+        let loaded = self.stores.get_mut(name).ok_or_else(|| MemoryCallError::Unavailable("store vanished".into()))?;
+        loaded.last_used = self.uses;
+        Ok(&mut loaded.store)
+    }
+
+    /// Unloads least recently used stores until one more fits under
+    /// [`MAX_LOADED_STORES`], checkpointing each first so its next load is short.
+    /// A failed checkpoint does not keep it loaded: its log holds every change.
+    fn make_room(&mut self) {
+        while self.stores.len() >= MAX_LOADED_STORES.max(1) {
+            let Some(oldest) = self.stores.iter().min_by_key(|(_, l)| l.last_used).map(|(name, _)| name.clone()) else { break };
+            if let Some(mut loaded) = self.stores.remove(&oldest) {
+                if loaded.store.pending_log_rows() > 0 {
+                    let _ = loaded.store.checkpoint();
+                }
+            }
+        }
     }
 
     /// Answers one call.
@@ -189,29 +260,44 @@ impl<S: Sql> MemoryHub<S> {
                 let s = self.store(&store)?;
                 let k = k.min(MAX_K);
                 let hits = match kind {
-                    Some(kind) => s.search_where(&query, k, |e| e.kind == kind),
+                    Some(kind) => s.search_kind(&query, k, kind),
                     None => s.search(&query, k),
                 };
                 Ok(MemoryReply::Hits {
                     hits: hits.into_iter().map(|h| MemoryHit { entry: h.entry.clone(), score: h.score }).collect(),
                 })
             }
+            MemoryCall::Recall { store, query, k } => {
+                let s = self.store(&store)?;
+                let hits: Vec<MemoryHit> = recall::relevant(s, &query, k.min(MAX_K))
+                    .into_iter()
+                    .map(|h| MemoryHit { entry: h.entry.clone(), score: h.score })
+                    .collect();
+                if let (false, Some(host)) = (hits.is_empty(), &self.host) {
+                    // Only a statistic: a failed count must not cost the turn its recall.
+                    let _ = backend::count_recall(&*self.sql, &store, host.now_ms());
+                }
+                Ok(MemoryReply::Hits { hits })
+            }
             MemoryCall::Get { store, name } => {
                 let s = self.store(&store)?;
                 Ok(MemoryReply::Entry { entry: s.get(&name).cloned() })
             }
             MemoryCall::Stats { store } => {
-                let s = self.store(&store)?;
-                let st = s.stats();
+                let st = self.store(&store)?.stats();
+                let recall_events_7d =
+                    self.host.as_ref().and_then(|h| backend::recalls_in_last_days(&*self.sql, &store, h.now_ms(), 7).ok());
                 Ok(MemoryReply::Stats {
                     stats: StoreStats {
-                        store,
                         entries: st.entries,
                         notes: st.notes,
                         archives: st.archives,
                         vocabulary: st.vocabulary,
                         avgdl: st.avgdl,
                         pending_log_rows: st.pending_log_rows,
+                        recall_events_7d,
+                        sessions_total: self.host.as_ref().and_then(|h| h.sessions_total()),
+                        store,
                     },
                 })
             }
@@ -259,12 +345,15 @@ impl<S: Sql> MemoryHub<S> {
         names.sort();
         let names: Vec<String> = names.into_iter().cloned().collect();
         for name in names {
-            if let Some(s) = self.stores.get_mut(&name) {
-                if s.stats().pending_log_rows >= MAINTENANCE_CHECKPOINT_AFTER {
-                    s.checkpoint()?;
+            if let Some(loaded) = self.stores.get_mut(&name) {
+                if loaded.store.pending_log_rows() >= MAINTENANCE_CHECKPOINT_AFTER {
+                    loaded.store.checkpoint()?;
                     done.push(name);
                 }
             }
+        }
+        if let (true, Some(host)) = (self.schema_ready, &self.host) {
+            let _ = backend::prune_recalls(&*self.sql, host.now_ms());
         }
         Ok(done)
     }
@@ -295,23 +384,3 @@ pub fn decode_reply(status: u16, body: &[u8]) -> Result<MemoryReply, MemoryCallE
     }
 }
 
-/// The recall block for a turn: the best few notes of the `main` store for the
-/// user's text, as a `<system-reminder>`. Main scope only; None when nothing
-/// matches or the memory is unavailable (a turn never fails for recall).
-pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str) -> Option<String> {
-    if store_for(key) != MAIN_STORE || text.trim().is_empty() {
-        return None;
-    }
-    let call = MemoryCall::Search { store: MAIN_STORE.to_owned(), query: text.to_owned(), k: RECALL_K, kind: None };
-    let Ok(MemoryReply::Hits { hits }) = memory.call(&call).await else { return None };
-    if hits.is_empty() {
-        return None;
-    }
-    let mut out = String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
-    for h in hits {
-        let content = crate::prompt::truncate_chars(&h.entry.content, RECALL_CHARS);
-        out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
-    }
-    out.push_str("</system-reminder>");
-    Some(out)
-}

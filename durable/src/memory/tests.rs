@@ -3,7 +3,7 @@
 
 use super::tools::{self as mtools, MemoryToolContext};
 use super::*;
-use crate::ports::{StorageError, SqlValue};
+use crate::ports::{MemoryService, StorageError, SqlValue};
 use crate::prompt::Workspace;
 use crate::testing::{InProcessMemory, MemSql};
 use futures::executor::block_on;
@@ -360,4 +360,238 @@ fn recall_is_main_scope_only() {
     assert!(block_on(recall(&m, &group, "what is the vault code?")).is_none());
     assert_eq!(m.calls.borrow().len(), calls, "a group session does not even ask");
     assert!(block_on(recall(&m, &main, "nothing matches")).is_none());
+}
+
+/// A store where a few words are in most notes, as "the" and "what" are in real ones.
+fn everyday_store() -> InProcessMemory {
+    let m = InProcessMemory::default();
+    let notes = [
+        ("olga-coffee", "What Olga orders: the oat flat white, no sugar"),
+        ("dentist", "The dentist is on Tuesday, what a pain"),
+        ("wifi", "The wifi password is on the fridge"),
+        ("car", "The car is due for new tyres before the winter"),
+        ("plants", "Water the ferns every Sunday, what fun it is"),
+        ("books", "The library books are due on the 14th"),
+        ("gym", "The gym is closed early on holidays"),
+        ("bank", "What the bank said: the card arrives next week"),
+    ];
+    for (name, content) in notes {
+        block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add(name, content) })).unwrap();
+    }
+    m
+}
+
+fn recalled(m: &InProcessMemory, text: &str) -> Vec<String> {
+    let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
+    let Some(block) = block_on(recall(m, &main, text)) else { return Vec::new() };
+    block.lines().filter_map(|l| l.strip_prefix("- [")).filter_map(|l| l.split_once(']')).map(|(n, _)| n.to_owned()).collect()
+}
+
+#[test]
+fn recall_ignores_common_words() {
+    let m = everyday_store();
+    // "the", "what" and "is" are in most notes: a message made of them recalls nothing...
+    assert!(recalled(&m, "what is the plan?").is_empty());
+    // ...although a plain search ranks notes for them.
+    let hits = block_on(m.call(&MemoryCall::Search { store: "main".into(), query: "what is the plan?".into(), k: 3, kind: None })).unwrap();
+    assert!(matches!(hits, MemoryReply::Hits { hits } if hits.len() == 3));
+    // A specific word is enough for a short question.
+    assert_eq!(recalled(&m, "What does Olga drink?"), vec!["olga-coffee"]);
+    assert_eq!(recalled(&m, "when is the dentist?"), vec!["dentist"]);
+}
+
+#[test]
+fn recall_needs_a_fair_share_of_a_longer_message() {
+    let m = everyday_store();
+    // Five specific words, each in a different note: no note is about this message.
+    assert!(recalled(&m, "On Tuesday: tyres, library, gym and the bank").is_empty());
+    // Two of three specific words in one note: that note.
+    assert_eq!(recalled(&m, "are the library books due?"), vec!["books"]);
+    // The car note holds two of the message's five specific words: enough; the others hold one.
+    assert_eq!(recalled(&m, "On Tuesday: tyres for the car, library, gym and the bank"), vec!["car"]);
+}
+
+#[test]
+fn scheduled_turns_recall_nothing() {
+    use crate::routing::SessionKey;
+    let m = everyday_store();
+    let calls = m.calls.borrow().len();
+    for key in ["agent:main:heartbeat", "agent:main:job:morning"] {
+        let key = SessionKey::parse(key).unwrap();
+        assert!(block_on(recall(&m, &key, "Olga's coffee order")).is_none());
+    }
+    assert_eq!(m.calls.borrow().len(), calls, "scheduled sessions do not even ask");
+}
+
+#[test]
+fn bm25_parameters_apply_to_loaded_and_later_stores() {
+    let scores = |hub: &mut MemoryHub<MemSql>, store: &str| match hub
+        .call(MemoryCall::Search { store: store.into(), query: "tea olga".into(), k: 10, kind: None })
+        .unwrap()
+    {
+        MemoryReply::Hits { hits } => hits.into_iter().map(|h| (h.entry.name, h.score)).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let fill = |hub: &mut MemoryHub<MemSql>, store: &str| {
+        let s = hub.store(store).unwrap();
+        s.apply(add("tea", "Olga drinks oolong tea, green tea and more tea")).unwrap();
+        s.apply(add("olga", "Olga")).unwrap();
+        s.apply(add("long", "Olga once had tea at a very long and winding garden party in the hills")).unwrap();
+    };
+    let params = hearth_memory::Bm25Params { k1: 0.9, b: 0.4 };
+    let mut configured = MemoryHub::with_config(Rc::new(MemSql::default()), MemoryConfig { bm25: params, ..MemoryConfig::default() });
+    fill(&mut configured, "main");
+    let expected = scores(&mut configured, "main");
+
+    let mut hub = hub_on(&Rc::new(MemSql::default()));
+    fill(&mut hub, "main");
+    let default_scores = scores(&mut hub, "main");
+    assert_ne!(default_scores, expected);
+    hub.set_bm25(params).unwrap();
+    assert_eq!(scores(&mut hub, "main"), expected, "a loaded store");
+    fill(&mut hub, "group:telegram:-1");
+    assert_eq!(scores(&mut hub, "group:telegram:-1"), expected, "a store opened later");
+    assert!(hub.set_bm25(hearth_memory::Bm25Params { k1: -1.0, b: 0.5 }).is_err());
+    assert_eq!(scores(&mut hub, "main"), expected, "invalid parameters change nothing");
+}
+
+fn know(text: &str, filter: Option<&str>) -> (Value, usize) {
+    let v = mtools::know_sections(text, filter);
+    let bytes = serde_json::to_string(&v).unwrap().len();
+    (v, bytes)
+}
+
+fn headings(v: &Value) -> Vec<String> {
+    v["sections"].as_array().unwrap().iter().map(|s| s["heading"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn what_do_i_know_keeps_later_sections_when_one_is_huge() {
+    let mut md = String::from("## Huge\n");
+    for i in 0..10 {
+        md.push_str(&format!("- {i} {}\n", "\"quoted\" and long ".repeat(150)));
+    }
+    md.push_str("## People\n- Luis prefers Spanish\n## Open questions\n- What carrier does Luis use?\n");
+    let (v, bytes) = know(&md, None);
+    assert!(bytes <= mtools::KNOW_MAX_BYTES, "{bytes}");
+    assert_eq!(headings(&v), vec!["Huge", "People", "Open questions"]);
+    assert_eq!(v["sections"][1]["bullets"], json!(["Luis prefers Spanish"]));
+    assert_eq!(v["sections"][2]["bullets"], json!(["What carrier does Luis use?"]));
+    assert_eq!(v["truncated"], true);
+    let huge = v["sections"][0]["bullets"].as_array().unwrap();
+    assert!(!huge.is_empty() && huge.iter().all(|b| b.as_str().unwrap().ends_with('…')), "long bullets are cut, not dropped");
+}
+
+#[test]
+fn what_do_i_know_shows_plain_lines_and_explains_a_filter_miss() {
+    let (v, _) = know("Luis prefers Spanish.\nAna uses a Samsung.\n1. numbered item\n", None);
+    assert_eq!(v["sections"], json!([{"heading": "", "bullets": ["Luis prefers Spanish.", "Ana uses a Samsung.", "numbered item"]}]));
+    assert_eq!(v["truncated"], false);
+    let (v, _) = know("## People\n- Luis\n## Places\n- Bogotá\n", Some("pets"));
+    assert_eq!(v["sections"], json!([]));
+    assert!(v["note"].as_str().unwrap().contains("People | Places"), "{v}");
+}
+
+/// Whatever MEMORY.md holds: within 6,144 bytes, at most 10 bullets per section,
+/// never empty when there is content, and complete when it says it is not truncated.
+#[test]
+fn what_do_i_know_caps_hold_for_any_memory_md() {
+    let pieces = ["Luis", "\"q\"", "back\\slash", "tab\there", "ctl\u{1}x", "東京", "🐙", "word", "a much longer phrase about coffee"];
+    let mut state = 7u64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    for _ in 0..300 {
+        let mut md = String::new();
+        let mut items = 0;
+        for s in 0..next(12) {
+            md.push_str(&format!("## Section {s} {}\n", pieces[next(pieces.len())]));
+            for _ in 0..next(16) {
+                let words: Vec<&str> = (0..1 + next(80)).map(|_| pieces[next(pieces.len())]).collect();
+                md.push_str(&format!("- {}\n", words.join(" ")));
+                items += 1;
+            }
+        }
+        let (v, bytes) = know(&md, None);
+        assert!(bytes <= mtools::KNOW_MAX_BYTES, "{bytes} bytes");
+        let sections = v["sections"].as_array().unwrap();
+        assert!(sections.iter().all(|s| s["bullets"].as_array().unwrap().len() <= mtools::KNOW_MAX_BULLETS));
+        if !md.is_empty() {
+            assert!(!sections.is_empty());
+        }
+        if v["truncated"] == false {
+            let shown: usize = sections.iter().map(|s| s["bullets"].as_array().unwrap().len()).sum();
+            assert_eq!(shown, items, "nothing left out");
+        }
+    }
+}
+
+#[test]
+fn my_stats_reports_seed_fields_honestly() {
+    let day = 86_400_000;
+    let sql = Rc::new(MemSql::default());
+    let now = std::rc::Rc::new(Cell::new(20 * day));
+    struct Clock(std::rc::Rc<Cell<i64>>);
+    impl HubHost for Clock {
+        fn now_ms(&self) -> i64 {
+            self.0.get()
+        }
+        fn sessions_total(&self) -> Option<u64> {
+            Some(4)
+        }
+    }
+    let m = InProcessMemory { hub: std::cell::RefCell::new(MemoryHub::new(sql.clone()).with_host(Box::new(Clock(now.clone())))), sql, ..Default::default() };
+    block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") })).unwrap();
+    let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
+    // Two recalls with a hit ten days ago, three today, one that found nothing.
+    now.set(10 * day);
+    for _ in 0..2 {
+        assert!(block_on(recall(&m, &main, "vault code")).is_some());
+    }
+    now.set(20 * day + 5);
+    for _ in 0..3 {
+        assert!(block_on(recall(&m, &main, "vault code")).is_some());
+    }
+    assert!(block_on(recall(&m, &main, "nothing here")).is_none());
+
+    let agent = AgentId::parse("main").unwrap();
+    let ws = Workspace::default();
+    let (v, _) = run(&m, &ctx(&agent, "main", Scope::Main, &ws), "my_stats", json!({}));
+    assert_eq!(v["sessions_total"], 4);
+    assert_eq!(v["memories_stored"], 1);
+    assert_eq!(v["recall_events_7d"], 3);
+    for absent in ["memories_promoted", "last_dream_ts", "top_concept_tags_7d"] {
+        assert!(v.get(absent).is_some_and(Value::is_null), "{absent}: {v}");
+    }
+    // Without a host (no clock), recalls are not counted rather than reported as 0.
+    let plain = InProcessMemory::default();
+    let (v, _) = run(&plain, &ctx(&agent, "main", Scope::Main, &ws), "my_stats", json!({}));
+    assert!(v["recall_events_7d"].is_null() && v["sessions_total"].is_null(), "{v}");
+}
+
+#[test]
+fn the_least_recently_used_store_is_checkpointed_and_unloaded() {
+    let sql = Rc::new(MemSql::default());
+    let mut hub = hub_on(&sql);
+    let name = |i: usize| format!("group:telegram:-{i}");
+    for i in 0..MAX_LOADED_STORES {
+        hub.call(MemoryCall::Op { store: name(i), op: add("note", &format!("picnic number {i}")) }).unwrap();
+    }
+    // Store 0 is used again, so store 1 is now the least recently used.
+    assert_eq!(names(&mut hub, &name(0), "picnic"), vec!["note"]);
+    assert_eq!(hub.loaded().len(), MAX_LOADED_STORES);
+    hub.call(MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") }).unwrap();
+
+    let loaded = hub.loaded();
+    assert_eq!(loaded.len(), MAX_LOADED_STORES, "{loaded:?}");
+    assert!(!loaded.contains(&name(1)) && loaded.contains(&name(0)) && loaded.contains(&"main".to_owned()));
+    let rows = |table: &str| sql.exec(&format!("SELECT COUNT(*) FROM {table} WHERE store = ?"), &[name(1).into()]).unwrap()[0][0].as_i64().unwrap();
+    assert!(rows("memory_snapshot") > 0, "checkpointed before unloading");
+    assert_eq!(rows("memory_log"), 0);
+    // It loads again on its next use, with its note.
+    assert_eq!(names(&mut hub, &name(1), "picnic"), vec!["note"]);
+    assert_eq!(hub.loaded().len(), MAX_LOADED_STORES);
 }

@@ -86,7 +86,7 @@ Returns the best entries with scores; content is shortened, use memory_get for a
         },
         ToolSpec {
             name: "my_stats",
-            description: "Counts about yourself: entries in your memory, workspace files present.",
+            description: "Counts about yourself: conversations, entries in your memory, recalls in the last 7 days, workspace files present.",
             input_schema: obj(json!({}), &[]),
         },
     ];
@@ -228,57 +228,180 @@ pub fn what_do_i_know(ws: &Workspace, filter: Option<&str>) -> ToolOutcome {
     ok(know_sections(text, filter))
 }
 
-pub fn know_sections(text: &str, filter: Option<&str>) -> Value {
-    let filter = filter.map(str::trim).filter(|f| !f.is_empty()).map(str::to_lowercase);
-    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+/// Longest bullet (and heading) kept whole, in characters: one long bullet cannot
+/// take a whole answer's budget.
+pub const KNOW_MAX_ITEM_CHARS: usize = 500;
+/// A bullet cut to fit the remaining bytes keeps at least this many characters, or
+/// is left out.
+const KNOW_MIN_CUT_CHARS: usize = 24;
+
+struct KnowSection {
+    heading: String,
+    bullets: Vec<String>,
+}
+
+/// Bytes `s` takes as a JSON string (quotes and escapes included), as serde_json writes it.
+fn json_len(s: &str) -> usize {
+    2 + s.chars().map(json_char_len).sum::<usize>()
+}
+
+fn json_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// `s` cut to at most `max_chars` characters, with an ellipsis when cut.
+fn cut_chars(s: &str, max_chars: usize) -> (String, bool) {
+    match s.char_indices().nth(max_chars) {
+        None => (s.to_owned(), false),
+        Some((at, _)) => (format!("{}…", &s[..at]), true),
+    }
+}
+
+/// The longest prefix of `s` (plus an ellipsis) whose JSON string fits `room` bytes.
+fn cut_to_json_bytes(s: &str, room: usize) -> Option<String> {
+    let mut used = 2 + '…'.len_utf8();
+    let mut end = 0;
+    for (i, c) in s.char_indices() {
+        used += json_char_len(c);
+        if used > room {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let kept = &s[..end];
+    (kept.chars().count() >= KNOW_MIN_CUT_CHARS).then(|| format!("{kept}…"))
+}
+
+/// Sections of MEMORY.md: headings (`#`...) with their items. Bullets (`-`, `*`, `+`,
+/// `1.`) lose their marker; other non-empty lines are items too, so a MEMORY.md
+/// written as plain lines still shows.
+fn parse_sections(text: &str) -> Vec<KnowSection> {
+    let mut sections: Vec<KnowSection> = Vec::new();
     for line in text.lines() {
         let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
         if t.starts_with('#') {
-            sections.push((t.trim_start_matches('#').trim().to_owned(), Vec::new()));
-        } else if let Some(b) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) {
-            if sections.is_empty() {
-                sections.push((String::new(), Vec::new()));
-            }
-            if let Some(last) = sections.last_mut() {
-                last.1.push(b.trim().to_owned());
-            }
+            sections.push(KnowSection { heading: t.trim_start_matches('#').trim().to_owned(), bullets: Vec::new() });
+            continue;
+        }
+        let numbered = t.split_once(". ").filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).map(|(_, rest)| rest);
+        let item = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")).or_else(|| t.strip_prefix("+ ")).or(numbered).unwrap_or(t).trim();
+        if item.is_empty() {
+            continue;
+        }
+        if sections.is_empty() {
+            sections.push(KnowSection { heading: String::new(), bullets: Vec::new() });
+        }
+        if let Some(last) = sections.last_mut() {
+            last.bullets.push(item.to_owned());
         }
     }
+    sections
+}
+
+/// Seed 000's `what_do_i_know`: at most [`KNOW_MAX_BULLETS`] bullets per section and
+/// [`KNOW_MAX_BYTES`] of JSON in all. The budget goes to every heading first, then to
+/// the sections' bullets in rounds (each section's first bullet, then each one's
+/// second, ...), so one long section cannot crowd out the ones after it; a bullet that
+/// does not fit whole is cut to the room left. `truncated` tells that something was
+/// left out or cut.
+pub fn know_sections(text: &str, filter: Option<&str>) -> Value {
+    let filter = filter.map(str::trim).filter(|f| !f.is_empty()).map(str::to_lowercase);
     let mut truncated = false;
-    let mut out: Vec<Value> = Vec::new();
-    let mut size = 40; // the wrapper object
-    for (heading, bullets) in sections {
-        if let Some(f) = &filter {
-            if !heading.to_lowercase().contains(f.as_str()) {
-                continue;
-            }
-        }
-        if bullets.len() > KNOW_MAX_BULLETS {
-            truncated = true;
-        }
-        let section = json!({"heading": heading, "bullets": bullets.into_iter().take(KNOW_MAX_BULLETS).collect::<Vec<_>>()});
-        let len = serde_json::to_string(&section).map(|s| s.len()).unwrap_or(0) + 1;
-        if size + len > KNOW_MAX_BYTES {
+    let all = parse_sections(text);
+    let headings: Vec<String> = all.iter().map(|s| s.heading.clone()).collect();
+    let mut sections: Vec<KnowSection> = all
+        .into_iter()
+        .filter(|s| filter.as_ref().is_none_or(|f| s.heading.to_lowercase().contains(f.as_str())))
+        .map(|mut s| {
+            truncated |= s.bullets.len() > KNOW_MAX_BULLETS;
+            s.bullets.truncate(KNOW_MAX_BULLETS);
+            let (heading, cut) = cut_chars(&s.heading, KNOW_MAX_ITEM_CHARS);
+            truncated |= cut;
+            let bullets = s
+                .bullets
+                .iter()
+                .map(|b| {
+                    let (b, cut) = cut_chars(b, KNOW_MAX_ITEM_CHARS);
+                    truncated |= cut;
+                    b
+                })
+                .collect();
+            KnowSection { heading, bullets }
+        })
+        .collect();
+
+    // `{"sections":[...],"truncated":false}`: the wrapper, then what each part adds.
+    let mut size = r#"{"sections":[],"truncated":false}"#.len();
+    let mut kept: Vec<KnowSection> = Vec::new();
+    for section in &mut sections {
+        let cost = r#"{"heading":,"bullets":[]}"#.len() + json_len(&section.heading) + usize::from(!kept.is_empty());
+        if size + cost > KNOW_MAX_BYTES {
             truncated = true;
             break;
         }
-        size += len;
-        out.push(section);
+        size += cost;
+        kept.push(KnowSection { heading: std::mem::take(&mut section.heading), bullets: Vec::new() });
     }
-    json!({"sections": out, "truncated": truncated})
+    truncated |= kept.len() < sections.len();
+    let mut open = vec![true; kept.len()];
+    for round in 0..KNOW_MAX_BULLETS {
+        for (at, section) in kept.iter_mut().enumerate() {
+            let Some(bullet) = sections.get(at).and_then(|s| s.bullets.get(round)) else { continue };
+            if !open[at] {
+                continue;
+            }
+            let comma = usize::from(round > 0);
+            let cost = json_len(bullet) + comma;
+            if size + cost <= KNOW_MAX_BYTES {
+                size += cost;
+                section.bullets.push(bullet.clone());
+                continue;
+            }
+            // The budget is nearly spent: cut this bullet to the room left (or leave
+            // it out), and stop adding to this section.
+            truncated = true;
+            open[at] = false;
+            if let Some(cut) = cut_to_json_bytes(bullet, KNOW_MAX_BYTES.saturating_sub(size + comma)) {
+                size += json_len(&cut) + comma;
+                section.bullets.push(cut);
+            }
+        }
+    }
+    let sections: Vec<Value> = kept.into_iter().map(|s| json!({"heading": s.heading, "bullets": s.bullets})).collect();
+    let mut out = json!({"sections": sections, "truncated": truncated});
+    if let (Some(f), true) = (&filter, out["sections"].as_array().is_some_and(Vec::is_empty)) {
+        let mut list = headings.into_iter().filter(|h| !h.is_empty()).collect::<Vec<_>>().join(" | ");
+        list = cut_chars(&list, 2000).0;
+        out["note"] = json!(format!("no section heading contains {f:?}; the headings are: {list}"));
+    }
+    out
 }
 
+/// Seed 000's `my_stats`. Hearth has no dreaming (no promoted memories, no dream
+/// time) and no concept tags: those fields are null rather than invented.
 async fn my_stats<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>) -> ToolOutcome {
     let mut files: Vec<&str> = ctx.workspace.files.keys().map(|f| f.file_name()).collect();
     files.sort_unstable();
     match memory.call(&MemoryCall::Stats { store: ctx.store.clone() }).await {
         Ok(MemoryReply::Stats { stats }) => ok(json!({
-            "memory_store": stats.store,
+            "sessions_total": stats.sessions_total,
             "memories_stored": stats.entries,
+            "memories_promoted": null,
+            "last_dream_ts": null,
+            "recall_events_7d": stats.recall_events_7d,
+            "top_concept_tags_7d": null,
+            "workspace_files_present": files,
+            "memory_store": stats.store,
             "notes": stats.notes,
             "archives": stats.archives,
             "distinct_terms": stats.vocabulary,
-            "workspace_files_present": files,
         })),
         Ok(other) => err(format!("unexpected memory reply {other:?}")),
         Err(e) => call_error(e),

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: a seeded RNG and a brute-force BM25 scorer.
 #![allow(dead_code)]
 
+pub mod cranfield;
+
 use std::collections::HashMap;
 
 use hearth_memory::norms::{length_to_norm, norm_to_length};

@@ -1,0 +1,97 @@
+//! Per-turn recall: the few notes of the owner's store that are clearly about the
+//! user's message, put in the prompt as a `<system-reminder>`.
+//!
+//! Search ranks everything that shares a word with the query; recall must be pickier,
+//! or nearly every message drags three unrelated notes into the prompt. Two rules,
+//! both from the store's own statistics ([`relevant`], answered by the Agent object):
+//!
+//! 1. **Common words do not count.** A query term found in more than a quarter of the
+//!    store's notes (and in more than two) says little about any one of them ("the",
+//!    "what", "you": the multilingual tokenizer keeps stop words). Recall searches with
+//!    the remaining terms only; a message made of common words recalls nothing.
+//! 2. **A note must match a fair share of what is specific in the message.** A term can
+//!    add at most its idf to a score (BM25's term score saturates below idf), and one
+//!    occurrence in a note of average length adds `idf / (1 + k1)`. The reference is a
+//!    note holding each of the message's (up to) five most specific terms once:
+//!    `Σ idf / (1 + k1)` over those terms. A recalled note must score at least
+//!    [`RECALL_MIN_SHARE`] of it: for a one- or two-word question one matching word is
+//!    enough, for a longer message it takes about a third of its specific words.
+//!    Capping the reference at five terms keeps long messages from needing a note that
+//!    matches everything.
+//!
+//! Scheduled turns (heartbeats, jobs) recall nothing: their text is a fixed prompt, not
+//! something the owner said, and recall would put the same notes in every run.
+
+use super::{MemoryCall, MemoryReply, MAIN_STORE};
+use crate::ports::MemoryService;
+use crate::routing::SessionKey;
+use hearth_memory::{bm25, MemoryBackend, MemoryStore, SearchHit};
+
+/// Notes recalled into a main-session turn (at most).
+pub const RECALL_K: usize = 3;
+/// Characters of each recalled note put in the prompt.
+pub const RECALL_CHARS: usize = 400;
+/// Rule 1: a term in more than this share of the notes is common...
+pub const COMMON_TERM_SHARE: f64 = 0.25;
+/// ...when it is also in more than this many notes (tiny stores have no common words).
+pub const COMMON_TERM_MIN_NOTES: u64 = 2;
+/// Rule 2: the most specific terms the reference note holds.
+pub const RECALL_REFERENCE_TERMS: usize = 5;
+/// Rule 2: the share of the reference score a recalled note must reach.
+pub const RECALL_MIN_SHARE: f32 = 0.3;
+
+/// The best notes of `store` for `text` that pass both rules, best first (at most `k`).
+pub fn relevant<'s, B: MemoryBackend>(store: &'s MemoryStore<B>, text: &str, k: usize) -> Vec<SearchHit<'s>> {
+    let index = store.index();
+    let notes = index.doc_count();
+    if notes == 0 {
+        return Vec::new();
+    }
+    // (term, idf) of the terms that occur and are not common (rule 1).
+    let mut specific: Vec<(String, f32)> = index
+        .tokenizer()
+        .query_terms(text)
+        .into_iter()
+        .filter_map(|term| {
+            let df = index.doc_freq(&term);
+            let common = df > COMMON_TERM_MIN_NOTES && df as f64 > COMMON_TERM_SHARE * notes as f64;
+            (df > 0 && !common).then(|| (term, bm25::idf(df, notes)))
+        })
+        .collect();
+    if specific.is_empty() {
+        return Vec::new();
+    }
+    specific.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let params = store.config().bm25;
+    let reference: f32 = specific.iter().take(RECALL_REFERENCE_TERMS).map(|(_, idf)| idf / (1.0 + params.k1)).sum();
+    let floor = RECALL_MIN_SHARE * reference;
+    let terms: Vec<String> = specific.into_iter().map(|(term, _)| term).collect();
+    index
+        .search_terms(&terms, params, k, &|_| true)
+        .into_iter()
+        .filter(|&(_, score)| score >= floor)
+        .filter_map(|(id, score)| store.get_by_id(id).map(|entry| SearchHit { entry, score }))
+        .collect()
+}
+
+/// The recall block for a turn: the notes of the `main` store that are about the
+/// user's text, as a `<system-reminder>`. Only for the owner's own messages in the main
+/// session (not groups, other DMs, heartbeats or jobs); None when nothing is relevant
+/// or the memory is unavailable (a turn never fails for recall).
+pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str) -> Option<String> {
+    if !matches!(key, SessionKey::Main(_)) || text.trim().is_empty() {
+        return None;
+    }
+    let call = MemoryCall::Recall { store: MAIN_STORE.to_owned(), query: text.to_owned(), k: RECALL_K };
+    let Ok(MemoryReply::Hits { hits }) = memory.call(&call).await else { return None };
+    if hits.is_empty() {
+        return None;
+    }
+    let mut out = String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
+    for h in hits {
+        let content = crate::prompt::truncate_chars(&h.entry.content, RECALL_CHARS);
+        out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
+    }
+    out.push_str("</system-reminder>");
+    Some(out)
+}
