@@ -4,11 +4,25 @@
 //! not know which slot a turn belonged to, and a job's Session is not found
 //! again once the job leaves `cron.json`. So the Agent object records each
 //! run itself: once a run is queued, the next tick (or admin read) asks its
-//! Session for its usage counters (`usageAll`, which only grow) and, when
-//! the Session is idle, writes the growth since the last record as the run's
-//! row. Heartbeat runs are queued only into an idle session, so a delta is
-//! exactly one run; a job that overran its period has several runs in one
-//! delta, recorded on the newest (the older rows carry zero tokens).
+//! Session for its usage counters (`usageAll`, which only grow, and `open`,
+//! the messages not yet finished) and writes the growth since the last
+//! record as the row of the runs that are over.
+//!
+//! Which runs are over: a job's or the heartbeat's Session receives only
+//! scheduled runs, one message each, and runs them one at a time in the
+//! order queued. Of its `n` queued runs at most `open` are unfinished, so
+//! the oldest `n - open` are over. A job that always overlaps itself (runs
+//! longer than its period) never has an idle Session, yet each tick finds
+//! the runs that ended since the last one and records them; its claims never
+//! wait for a pruning that would lose their tokens.
+//!
+//! Attribution is per tick, not per turn: a delta holds every run that ended
+//! since the last record, on the newest of them (the older rows carry zero
+//! tokens), plus what a run still in progress has spent so far (the rest of
+//! it goes to the next record). Runs are taken oldest slot first; a run
+//! queued late (its first queue call failed) may have started after a newer
+//! one, which moves tokens between rows, never out of them. Totals per job
+//! and for the heartbeat are exact; nothing is counted twice or lost.
 
 use super::store::{Claim, LedgerTotal, ScheduleStore};
 use super::{SessionQueue, KIND_HEARTBEAT, KIND_JOB};
@@ -45,8 +59,8 @@ fn growth(now: &Usage, before: &Usage) -> Usage {
     )
 }
 
-/// Records the usage of queued runs whose Session is idle again. A Session
-/// that cannot be asked is tried again next time (logged, not fatal).
+/// Records the usage of queued runs that are over (see the module docs). A
+/// Session that cannot be asked is tried again next time (logged, not fatal).
 pub async fn sync<S: Sql, Q: SessionQueue>(
     state: &ScheduleStore<'_, S>,
     queue: &Q,
@@ -68,11 +82,14 @@ pub async fn sync<S: Sql, Q: SessionQueue>(
                 continue;
             }
         };
-        if counters.open > 0 {
-            continue; // still running: its tokens are not all spent yet
+        // `runs` is oldest first; the newest `open` of them may still run.
+        let unfinished = usize::try_from(counters.open).unwrap_or(0);
+        let over = runs.len().saturating_sub(unfinished);
+        if over == 0 {
+            continue; // every run may still be spending tokens
         }
         let seen = state.usage_seen(&name)?.unwrap_or_default();
-        state.record_usage(&runs, &growth(&counters.total, &seen), &name, &counters.total, now)?;
+        state.record_usage(&runs[..over], &growth(&counters.total, &seen), &name, &counters.total, now)?;
     }
     Ok(())
 }

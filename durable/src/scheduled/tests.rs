@@ -39,6 +39,15 @@ impl MemQueue {
         e.open = 0;
         e.total.add(&usage);
     }
+
+    /// The Session `key` finished its oldest open message, spending `usage`
+    /// (the others are still queued).
+    fn finish_one(&self, key: &str, usage: Usage) {
+        let mut c = self.counters.borrow_mut();
+        let e = c.entry(key.to_owned()).or_default();
+        e.open = (e.open - 1).max(0);
+        e.total.add(&usage);
+    }
 }
 
 impl SessionQueue for MemQueue {

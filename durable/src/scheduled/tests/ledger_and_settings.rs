@@ -67,6 +67,39 @@ fn runs_of_a_job_that_overran_share_one_delta() {
     assert_eq!((r.jobs.runs, r.jobs.usage.input), (2, 50));
 }
 
+#[test]
+fn a_job_that_always_overlaps_itself_still_gets_its_runs_recorded() {
+    // Every run takes longer than the 5-minute period: the Session is never idle.
+    let f = Fx::new(&[("HEARTBEAT_ENABLED", "false")]);
+    f.store.put_text("agents/main/cron.json", r#"[{"name":"poll","message":"Poll","cron":"*/5 * * * *"}]"#);
+    let key = "agent:main:job:poll";
+    let t = utc(2026, 2, 2, 9, 0);
+    f.tick(t);
+    f.tick(t + 5 * MIN);
+    assert_eq!(ledger::report(&f.state()).unwrap().jobs.runs, 0, "both runs may still be spending");
+    let mut spent = 0;
+    for i in 2..12 {
+        // The oldest run ends just before the next tick, which queues another.
+        f.queue.finish_one(key, usage(40, 4));
+        spent += 40;
+        f.tick(t + i * 5 * MIN);
+        assert!(f.queue.counters.borrow()[key].open >= 2, "never idle");
+        let r = ledger::report(&f.state()).unwrap();
+        assert_eq!((r.jobs.runs, r.jobs.usage.input), (i - 1, spent), "tick {i}: every finished run is in the ledger");
+    }
+    // The claims of the finished runs are done, the open ones still queued.
+    let claims = f.claims();
+    assert_eq!(claims.iter().filter(|c| c.ends_with(" done")).count(), 10);
+    assert_eq!(claims.iter().filter(|c| c.ends_with(" queued")).count(), 2, "{claims:?}");
+    // It leaves cron.json; its last runs end: nothing is left out.
+    f.store.put_text("agents/main/cron.json", "[]");
+    f.queue.run_turns(key, usage(70, 7));
+    f.tick(t + 12 * 5 * MIN);
+    let r = ledger::report(&f.state()).unwrap();
+    assert_eq!((r.jobs.runs, r.jobs.usage.input), (12, spent + 70));
+    assert!(f.claims().iter().all(|c| c.ends_with(" done")));
+}
+
 fn load(vars: &[(&str, &str)]) -> ScheduleConfig {
     let v: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     ScheduleConfig::load(&v, "main").unwrap()
