@@ -9,7 +9,7 @@
 //!
 //! - [`placeholders`]: the seven tokens, their values and the sanitiser.
 //! - [`resolve`]: the layer decision ([`resolve::resolve_file`]) and the
-//!   fetching resolver ([`resolve::resolve_workspace`]).
+//!   fetching resolver over listings made ([`resolve::resolve_listed`]).
 //! - [`listing`]: the R2 listings of a workspace load, cached with TTLs and
 //!   made concurrently.
 //! - [`pins`]: pin records in the Agent object's SQLite, the version store,
@@ -26,7 +26,7 @@ pub mod resolve;
 
 pub use pins::Pins;
 pub use placeholders::PlaceholderValues;
-pub use resolve::{resolve_workspace, Layer, OverlayCache, ResolvedWorkspace};
+pub use resolve::Layer;
 
 use crate::config::{setting, ConfigError, Vars};
 use r2_layout::WorkspaceFile;

@@ -21,12 +21,13 @@
 //! its BOOTSTRAP.md into each new agent's prefix (`npm run seed`).
 //!
 //! [`resolve_file`] is the pure decision; [`resolve_listed`] fetches the
-//! texts for listings already made; [`resolve_workspace`] lists and fetches.
-//! Steady state costs one listing (the agent's own prefix): the template and
+//! texts for listings already made ([`OverlayPrefixes::wants`], listed with
+//! [`super::listing::list_due`]). With the caches a Session keeps, steady
+//! state costs one listing (the agent's own prefix): the template and
 //! defaults listings are cached for [`SHARED_LAYER_TTL_MS`], texts are cached
 //! by etag, and pinned versions (content-addressed, immutable) forever.
 
-use super::listing::{list_due, ListingCache, Want, SHARED_LAYER_TTL_MS};
+use super::listing::{Want, SHARED_LAYER_TTL_MS};
 use super::pins::Pins;
 use super::placeholders::{substitute, PlaceholderValues};
 use crate::ports::{ObjectInfo, ObjectStore, StorageError};
@@ -166,15 +167,6 @@ pub async fn fetch_texts<S: ObjectStore>(
     Ok((out, ops))
 }
 
-/// Listings and texts kept between calls of [`resolve_workspace`].
-#[derive(Debug, Default)]
-pub struct OverlayCache {
-    pub listings: ListingCache,
-    pub texts: TextCache,
-    /// R2 operations made by the last [`resolve_workspace`].
-    pub last_ops: u32,
-}
-
 /// The resolved files with the layer of each.
 #[derive(Debug, Default, Clone)]
 pub struct ResolvedWorkspace {
@@ -209,28 +201,6 @@ impl OverlayPrefixes {
         }
         wants
     }
-}
-
-/// Resolves `wanted` files for `agent` through the three layers, listing
-/// what is due first. See [`resolve_listed`].
-#[allow(clippy::too_many_arguments)]
-pub async fn resolve_workspace<S: ObjectStore>(
-    store: &S,
-    agent: &AgentId,
-    template: Option<&str>,
-    pins: &Pins,
-    values: &PlaceholderValues,
-    wanted: &[WorkspaceFile],
-    cache: &mut OverlayCache,
-    now_ms: i64,
-) -> Result<ResolvedWorkspace, StorageError> {
-    let prefixes = OverlayPrefixes::new(agent, template)?;
-    let (listed, mut ops) = list_due(store, &mut cache.listings, &prefixes.wants(), now_ms).await?;
-    let layers = ListedLayers::new(&prefixes, &listed);
-    let (out, fetched) = resolve_listed(store, agent, template, &layers, pins, values, wanted, &mut cache.texts).await?;
-    ops += fetched;
-    cache.last_ops = ops;
-    Ok(out)
 }
 
 /// The three layers' listings, named.
@@ -339,6 +309,7 @@ pub fn identity_name(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::overlay::listing::{list_due, ListingCache};
     use crate::overlay::pins::{initialize_pins, sha256_hex, PinStore};
     use crate::testing::{MemSql, MemStore};
     use futures::executor::block_on;
@@ -405,19 +376,38 @@ mod tests {
         s
     }
 
+    /// The prompt loader's two steps (the due listings, then the resolution)
+    /// with the caches a Session keeps between turns.
+    #[derive(Default)]
+    struct Caches {
+        listings: ListingCache,
+        texts: TextCache,
+        /// R2 operations of the last call.
+        last_ops: u32,
+    }
+
+    fn resolve_all(s: &MemStore, template: Option<&str>, pins: &Pins, values: &PlaceholderValues, wanted: &[F], c: &mut Caches, now: i64) -> ResolvedWorkspace {
+        let prefixes = OverlayPrefixes::new(&main(), template).unwrap();
+        let (listed, lists) = block_on(list_due(s, &mut c.listings, &prefixes.wants(), now)).unwrap();
+        let layers = ListedLayers::new(&prefixes, &listed);
+        let (ws, reads) = block_on(resolve_listed(s, &main(), template, &layers, pins, values, wanted, &mut c.texts)).unwrap();
+        c.last_ops = lists + reads;
+        ws
+    }
+
     fn values() -> PlaceholderValues {
         PlaceholderValues { human_name: Some("Eve\u{202E}<!-- x -->{{AGENT_NAME}}".into()), ..Default::default() }
     }
 
     #[test]
-    fn resolve_workspace_serves_each_layer_and_substitutes_live_files() {
+    fn each_layer_serves_its_files_and_live_files_get_placeholders() {
         let s = fixture();
         let sql = MemSql::default();
         let ps = PinStore::new(&sql);
         ps.init().unwrap();
         let p = block_on(initialize_pins(&s, &ps, T, 0)).unwrap();
-        let mut cache = OverlayCache::default();
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &values(), &F::ALL, &mut cache, 1_000)).unwrap();
+        let mut cache = Caches::default();
+        let ws = resolve_all(&s, Some(T), &p, &values(), &F::ALL, &mut cache, 1_000);
         assert_eq!(&*ws.files[&F::Soul], "Default soul of Conci.", "AGENT_NAME from IDENTITY's name line");
         assert_eq!(ws.layers[&F::Soul], Layer::Defaults);
         assert_eq!(&*ws.files[&F::Identity], "- **Name:** Conci\nServing Eve\\{\\{AGENT\\_NAME\\}\\} at —. {{KEEP}}");
@@ -430,12 +420,12 @@ mod tests {
 
         // The template edits GUARDRAILS.md: the agent keeps the pinned bytes.
         s.put_text("_catalog/concierge/workspace/GUARDRAILS.md", "v2 wider");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &values(), &F::ALL, &mut cache, 120_000)).unwrap();
+        let ws = resolve_all(&s, Some(T), &p, &values(), &F::ALL, &mut cache, 120_000);
         assert_eq!(&*ws.files[&F::Guardrails], "v1 {{HUMAN_NAME}}");
         // Accepted: the new pin serves v2.
         let p2 = Pins { files: [("GUARDRAILS.md".to_owned(), sha256_hex(b"v2 wider"))].into(), ..p.clone() };
         block_on(crate::overlay::pins::ensure_version(&s, T, "GUARDRAILS.md", &sha256_hex(b"v2 wider"), b"v2 wider")).unwrap();
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p2, &values(), &F::ALL, &mut cache, 120_001)).unwrap();
+        let ws = resolve_all(&s, Some(T), &p2, &values(), &F::ALL, &mut cache, 120_001);
         assert_eq!(&*ws.files[&F::Guardrails], "v2 wider");
     }
 
@@ -443,33 +433,33 @@ mod tests {
     fn steady_state_is_one_listing_and_edits_are_seen() {
         let s = fixture();
         let p = Pins { template: Some(T.into()), files: BTreeMap::new() };
-        let mut cache = OverlayCache::default();
+        let mut cache = Caches::default();
         let v = values();
-        block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 0)).unwrap();
+        resolve_all(&s, Some(T), &p, &v, &F::ALL, &mut cache, 0);
         assert!(cache.last_ops >= 3 + 4, "three listings and the texts: {}", cache.last_ops);
         s.ops.borrow_mut().clear();
-        block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 30_000)).unwrap();
+        resolve_all(&s, Some(T), &p, &v, &F::ALL, &mut cache, 30_000);
         assert_eq!(*s.ops.borrow(), ["list agents/main/"], "only the agent's own listing");
         assert_eq!(cache.last_ops, 1);
 
         // An agent file edited in R2 is seen on the next call.
         s.put_text("agents/main/TOOLS.md", "new tools");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, 31_000)).unwrap();
+        let ws = resolve_all(&s, Some(T), &p, &v, &F::ALL, &mut cache, 31_000);
         assert_eq!(&*ws.files[&F::Tools], "new tools");
         assert_eq!(cache.last_ops, 2);
 
         // A template edit is seen once the listing's TTL ran out.
         s.put_text("_catalog/concierge/workspace/IDENTITY.md", "- **Name:** Renamed");
         let ttl = SHARED_LAYER_TTL_MS;
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, ttl - 1)).unwrap();
+        let ws = resolve_all(&s, Some(T), &p, &v, &F::ALL, &mut cache, ttl - 1);
         assert!(ws.files[&F::Identity].contains("Conci"), "cached listing within the TTL");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, ttl)).unwrap();
+        let ws = resolve_all(&s, Some(T), &p, &v, &F::ALL, &mut cache, ttl);
         assert_eq!(&*ws.files[&F::Identity], "- **Name:** Renamed");
         assert_eq!(&*ws.files[&F::Soul], "Default soul of Renamed.");
 
         // An agent override created from outside wins at once.
         s.put_text("agents/main/IDENTITY.md", "- **Name:** Mine");
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &v, &F::ALL, &mut cache, ttl + 1)).unwrap();
+        let ws = resolve_all(&s, Some(T), &p, &v, &F::ALL, &mut cache, ttl + 1);
         assert_eq!(ws.layers[&F::Identity], Layer::Agent);
     }
 
@@ -490,8 +480,8 @@ mod tests {
         s.put_text("_catalog/defaults/workspace/BOOTSTRAP.md", "default ceremony");
         s.put_text("_catalog/concierge/workspace/BOOTSTRAP.md", "template ceremony");
         s.put_text("agents/main/BOOTSTRAP.md", "my ceremony");
-        let mut cache = OverlayCache::default();
-        let load = |cache: &mut OverlayCache, now| block_on(resolve_workspace(&s, &main(), Some(T), &Pins::default(), &values(), &F::ALL, cache, now)).unwrap();
+        let mut cache = Caches::default();
+        let load = |cache: &mut Caches, now| resolve_all(&s, Some(T), &Pins::default(), &values(), &F::ALL, cache, now);
         assert_eq!(load(&mut cache, 0).files.get(&F::Bootstrap).map(|t| &**t), Some("my ceremony"));
         block_on(s.delete(&["agents/main/BOOTSTRAP.md".into()])).unwrap();
         assert!(!load(&mut cache, 1).files.contains_key(&F::Bootstrap));
@@ -500,9 +490,9 @@ mod tests {
     #[test]
     fn without_a_template_files_come_from_agent_then_defaults() {
         let s = fixture();
-        let mut cache = OverlayCache::default();
+        let mut cache = Caches::default();
         let v = PlaceholderValues { agent_name: Some("Zed".into()), ..Default::default() };
-        let ws = block_on(resolve_workspace(&s, &main(), None, &Pins::default(), &v, &[F::Soul, F::Identity, F::Guardrails], &mut cache, 0)).unwrap();
+        let ws = resolve_all(&s, None, &Pins::default(), &v, &[F::Soul, F::Identity, F::Guardrails], &mut cache, 0);
         assert_eq!(&*ws.files[&F::Soul], "Default soul of Zed.", "AGENT_NAME var beats IDENTITY");
         assert_eq!(ws.layers[&F::Identity], Layer::Defaults);
         assert_eq!(&*ws.files[&F::Guardrails], "default guardrails");
@@ -513,8 +503,8 @@ mod tests {
     fn a_missing_pinned_version_falls_back_to_defaults() {
         let s = fixture();
         let p = pins(&[("GUARDRAILS.md", &"cd".repeat(32))]);
-        let mut cache = OverlayCache::default();
-        let ws = block_on(resolve_workspace(&s, &main(), Some(T), &p, &values(), &[F::Guardrails], &mut cache, 0)).unwrap();
+        let mut cache = Caches::default();
+        let ws = resolve_all(&s, Some(T), &p, &values(), &[F::Guardrails], &mut cache, 0);
         assert_eq!(&*ws.files[&F::Guardrails], "default guardrails");
         assert_eq!(ws.layers[&F::Guardrails], Layer::Defaults);
     }

@@ -1,21 +1,29 @@
 //! HEARTBEAT.md as the heartbeat sees it: resolved through the workspace
-//! overlay (agent → template → defaults, seed 001) exactly like the prompt,
-//! and remembered by etag so an idle tick costs one `head`.
+//! overlay (agent → template → defaults, seed 001) with the prompt loader's
+//! pieces ([`resolve_listed`]), judged on the text the prompt shows (template
+//! fill-in hints like `_(add your checks)_` removed, as in
+//! `prompt::file_body`), and remembered by etag so an idle tick costs one
+//! `head`.
 //!
 //! What is kept (in the Agent object's state table, so it survives eviction
-//! between ticks) is the [`Checklist`] of the resolved file, not its text.
+//! between ticks) is the [`Checklist`] of the resolved file, not its text;
+//! nothing else is cached between ticks.
 //!
 //! * The agent's own file wins whenever it exists: each tick `head`s it
 //!   (one cheap R2 operation). Same etag as last time: the kept checklist.
-//!   New or changed: resolve and read again.
+//!   New or changed: read it again (one `get`; it wins in every layering,
+//!   so nothing needs listing).
 //! * Without the agent's own file the template or defaults layer serves it.
 //!   Those change with a deploy or an admin edit, not from a conversation,
 //!   so their resolution is trusted for [`LOWER_LAYERS_TTL_MS`]; past it (or
-//!   when `TEMPLATE` changes) the overlay is resolved again.
+//!   when `TEMPLATE` changes) the layers are listed and resolved again.
 
 use super::store::ScheduleStore;
-use crate::overlay::{resolve_workspace, Layer, OverlayCache, OverlayConfig, Pins};
-use crate::ports::{ObjectStore, Sql, StorageError};
+use crate::identity::strip_template_placeholders;
+use crate::overlay::listing::{list_due, ListingCache};
+use crate::overlay::resolve::{resolve_listed, ListedLayers, Listing, OverlayPrefixes, TextCache};
+use crate::overlay::{Layer, OverlayConfig, Pins};
+use crate::ports::{ObjectInfo, ObjectStore, Sql, StorageError};
 use hearth_schedule::Checklist;
 use r2_layout::{keys, AgentId, WorkspaceFile};
 use serde::{Deserialize, Serialize};
@@ -24,7 +32,11 @@ use serde::{Deserialize, Serialize};
 /// trusted before the overlay is resolved again.
 pub const LOWER_LAYERS_TTL_MS: i64 = 60 * 60_000;
 
-const STATE_KEY: &str = "heartbeat_file";
+/// `_v2`: checklists judged on the text without template hints. The key of
+/// version 1 (judged on the raw file) is dropped at the first resolution,
+/// so an unchanged hint-only file is not trusted as "has content" for good.
+const STATE_KEY: &str = "heartbeat_file_v2";
+const STATE_KEY_V1: &str = "heartbeat_file";
 
 /// The last resolution, kept between ticks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,27 +79,58 @@ pub async fn heartbeat_checklist<O: ObjectStore, S: Sql>(
             return Ok(k.checklist);
         }
     }
-    // HEARTBEAT.md is a live file: pins apply only to guardrail files, so
-    // none are needed to resolve it.
-    let resolved = resolve_workspace(
-        store,
-        agent,
-        overlay.template.as_deref(),
-        &Pins::default(),
-        &overlay.values,
-        &[WorkspaceFile::Heartbeat],
-        &mut OverlayCache::default(),
-        now,
-    )
-    .await?;
-    let checklist = resolved.files.get(&WorkspaceFile::Heartbeat).map(|t| Checklist::of(t));
-    let from_agent = resolved.layers.get(&WorkspaceFile::Heartbeat) == Some(&Layer::Agent);
+    let (layer, text) = resolve(store, agent, overlay, own.as_ref(), now).await?.unzip();
+    // Judged on what the prompt shows: a file holding only fill-in hints is
+    // left out of the prompt, so it must not cost a run either.
+    let checklist = text.map(|t| Checklist::of(&strip_template_placeholders(&t)));
     // The head's etag: if the file changed since, the next head differs and
     // it is read again (never a stale checklist kept for good).
     let etag = own.map(|i| i.etag).unwrap_or_default();
     state.set_json(
         STATE_KEY,
-        &Resolved { from_agent, etag, template: overlay.template.clone(), resolved_at: now, checklist },
+        &Resolved { from_agent: layer == Some(Layer::Agent), etag, template: overlay.template.clone(), resolved_at: now, checklist },
     )?;
+    state.delete(STATE_KEY_V1)?;
     Ok(checklist)
+}
+
+/// HEARTBEAT.md through the overlay, as the prompt loader resolves it, with
+/// its layer (`None`: absent in every layer). `own`: the agent's file as the
+/// tick's `head` found it.
+async fn resolve<O: ObjectStore>(
+    store: &O,
+    agent: &AgentId,
+    overlay: &OverlayConfig,
+    own: Option<&ObjectInfo>,
+    now: i64,
+) -> Result<Option<(Layer, std::rc::Rc<str>)>, StorageError> {
+    let template = overlay.template.as_deref();
+    let prefixes = OverlayPrefixes::new(agent, template)?;
+    let file = WorkspaceFile::Heartbeat;
+    let mut own = own;
+    loop {
+        let layers = match own {
+            // The agent's own file wins over every other layer: no listing needed.
+            Some(info) => ListedLayers {
+                agent: Listing::from_objects(&prefixes.agent, std::slice::from_ref(info)),
+                defaults: Listing::default(),
+                template: prefixes.template.as_ref().map(|_| Listing::default()),
+            },
+            None => {
+                // A throwaway listing cache: between ticks the kept checklist is the cache.
+                let (listed, _) = list_due(store, &mut ListingCache::default(), &prefixes.wants(), now).await?;
+                ListedLayers::new(&prefixes, &listed)
+            }
+        };
+        // HEARTBEAT.md is a live file: pins apply only to guardrail files, so
+        // none are needed to resolve it.
+        let (mut resolved, _) =
+            resolve_listed(store, agent, template, &layers, &Pins::default(), &overlay.values, &[file], &mut TextCache::default()).await?;
+        let found = resolved.layers.get(&file).copied().zip(resolved.files.remove(&file));
+        if found.is_none() && own.is_some() {
+            own = None; // deleted since the head: a lower layer may serve it
+            continue;
+        }
+        return Ok(found);
+    }
 }

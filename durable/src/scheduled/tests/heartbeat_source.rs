@@ -18,6 +18,57 @@ fn prose_without_a_checkbox_makes_no_call_unless_opted_in() {
     assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Queued);
 }
 
+/// Whether the prompt shows `text` as its Heartbeats section.
+fn prompt_shows(text: &str) -> bool {
+    use crate::prompt::{build_system_prompt, RuntimeInfo, Workspace};
+    let ws = Workspace { files: [(r2_layout::WorkspaceFile::Heartbeat, text.into())].into(), ..Default::default() };
+    let runtime = RuntimeInfo {
+        agent: "main",
+        session_key: "agent:main:heartbeat",
+        channel: "system",
+        model: "m",
+        timezone: "UTC",
+        scope: r2_layout::Scope::Main,
+        tool_names: &[],
+    };
+    build_system_prompt(&ws, &runtime).contains("## Heartbeats")
+}
+
+#[test]
+fn a_heartbeat_md_of_template_hints_only_costs_no_run_even_with_prose_on() {
+    let hints = "# Heartbeat\n\n_(add your checks)_\n- **Check:** _(what to look at)_\n";
+    assert!(!prompt_shows(hints), "the prompt leaves a hint-only file out");
+    let t = utc(2026, 1, 5, 10, 0);
+    let f = Fx::new(&[("HEARTBEAT_RUN_PROSE", "true"), ("TEMPLATE", "concierge")]);
+    // Inherited from the template, then copied into the agent's own prefix.
+    f.store.put_text("_catalog/concierge/workspace/HEARTBEAT.md", hints);
+    assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Skipped("empty".into()));
+    f.store.put_text(HB, hints);
+    assert_eq!(f.tick(t + 5 * MIN).heartbeat, HeartbeatOutcome::Skipped("empty".into()));
+    assert!(f.queue.queued.borrow().is_empty(), "no heartbeat run, no LLM call");
+    // Filled in with a standing instruction: the prompt shows it, and it runs.
+    let filled = "# Heartbeat\n\n_(add your checks)_\nTell me if it will rain today.\n";
+    assert!(prompt_shows(filled));
+    f.store.put_text(HB, filled);
+    assert_eq!(f.tick(t + 10 * MIN).heartbeat, HeartbeatOutcome::Queued);
+}
+
+#[test]
+fn a_hint_only_file_judged_before_the_fix_is_judged_again() {
+    // The previous release kept the checklist of the raw file under
+    // `heartbeat_file`: a hint-only file counted as prose to run.
+    let f = Fx::new(&[("HEARTBEAT_RUN_PROSE", "true")]);
+    f.store.put_text(HB, "_(add your checks)_\n");
+    let etag = block_on(f.store.head(HB)).unwrap().unwrap().etag;
+    let old = format!(
+        r#"{{"fromAgent":true,"etag":"{etag}","template":null,"resolvedAt":0,"checklist":{{"meaningful":true,"openItems":0,"doneItems":0}}}}"#
+    );
+    f.state().init().unwrap();
+    f.state().set("heartbeat_file", &old).unwrap();
+    assert_eq!(f.tick(utc(2026, 1, 5, 10, 0)).heartbeat, HeartbeatOutcome::Skipped("empty".into()));
+    assert_eq!(f.state().get("heartbeat_file").unwrap(), None, "the old judgement is gone");
+}
+
 #[test]
 fn heartbeat_md_resolves_through_the_overlay_like_the_prompt() {
     let t = utc(2026, 1, 5, 10, 0);
@@ -69,7 +120,7 @@ fn an_unchanged_heartbeat_md_costs_one_head_per_tick() {
     f.store.put_text(HB, "- [ ] water the plants");
     let (r, ops) = ops_of(&f, t + 20 * MIN);
     assert_eq!(r.heartbeat, HeartbeatOutcome::Queued);
-    assert!(ops.contains(&"get agents/main/HEARTBEAT.md".to_string()), "{ops:?}");
+    assert_eq!(ops, ["head agents/main/HEARTBEAT.md", "get agents/main/HEARTBEAT.md", "get agents/main/cron.json"], "the agent's file wins: nothing to list");
     // The slot ran: the rest of it reads nothing but cron.json.
     let (r, ops) = ops_of(&f, t + 25 * MIN);
     assert_eq!(r.heartbeat, HeartbeatOutcome::NotDue);
@@ -93,4 +144,9 @@ fn a_heartbeat_md_from_a_lower_layer_is_trusted_for_an_hour() {
     f.store.put_text("_catalog/defaults/workspace/HEARTBEAT.md", "# Heartbeat\n");
     f.store.put_text(HB, "- [ ] the agent's own check");
     assert_eq!(f.tick(t + 90 * MIN).heartbeat, HeartbeatOutcome::Queued);
+    f.queue.run_turns("agent:main:heartbeat", Usage::default());
+    // Its deletion hands HEARTBEAT.md back to the defaults at once.
+    block_on(f.store.delete(&[HB.into()])).unwrap();
+    f.store.put_text("_catalog/defaults/workspace/HEARTBEAT.md", "- [x] the default check, done");
+    assert_eq!(f.tick(t + 120 * MIN).heartbeat, HeartbeatOutcome::Skipped("all_done".into()));
 }
