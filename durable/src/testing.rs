@@ -176,6 +176,9 @@ pub struct MemSql {
     pub fail_writes: Cell<bool>,
     /// Writes whose SQL contains this text fail (e.g. `"DELETE FROM history"`).
     pub fail_writes_containing: RefCell<Option<String>>,
+    /// Writes with a text parameter containing this fail (one chosen value,
+    /// e.g. a meta row saved with `"inMemory":true`).
+    pub fail_writes_of_value: RefCell<Option<String>>,
 }
 
 #[cfg(test)]
@@ -185,6 +188,7 @@ impl Default for MemSql {
             conn: rusqlite::Connection::open_in_memory().expect("sqlite"),
             fail_writes: Cell::new(false),
             fail_writes_containing: RefCell::new(None),
+            fail_writes_of_value: RefCell::new(None),
         }
     }
 }
@@ -199,6 +203,11 @@ impl Sql for MemSql {
         }
         if is_write && self.fail_writes_containing.borrow().as_deref().is_some_and(|t| query.contains(t)) {
             return Err(StorageError(format!("injected write failure: {query}")));
+        }
+        if let (true, Some(value)) = (is_write, self.fail_writes_of_value.borrow().as_deref()) {
+            if params.iter().any(|p| matches!(p, SqlValue::Text(t) if t.contains(value))) {
+                return Err(StorageError(format!("injected write failure: a value containing {value}")));
+            }
         }
         let mut stmt = self.conn.prepare(query).map_err(|e| StorageError(e.to_string()))?;
         let bound: Vec<V> = params

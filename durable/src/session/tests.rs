@@ -477,6 +477,53 @@ fn a_reset_retried_after_a_storage_error_neither_archives_nor_notes_twice() {
     assert_eq!(f.session_id(), None);
 }
 
+/// A reset stopped by a storage error once `fails_after` is recorded in its
+/// progress (as an eviction right after that write would stop it), then retried.
+fn reset_stopped_after(fails_after: &str) -> (Fixture, String) {
+    let f = Fixture::new();
+    f.say(1, "I like tea", "the previous answer");
+    let sid = f.session_id().unwrap();
+    f.p.http.push_json(200, anthropic_text("## Summary\nTea talk.\n## Memories\n- Ana likes tea\n- Ana drinks it black"));
+    f.enqueue(&inbound(2, "/reset"));
+    *f.p.sql.fail_writes_of_value.borrow_mut() = Some(fails_after.into());
+    assert!(f.try_drain().is_err(), "the storage error stops the drain (the alarm retries)");
+    *f.p.sql.fail_writes_of_value.borrow_mut() = None;
+    (f, sid)
+}
+
+const DAILY_NOTE: &str = "agents/main/memory/1970-01-01.md";
+
+fn assert_noted_once(f: &Fixture, sid: &str) {
+    assert_eq!(f.requests(), 2, "the saved extraction is used, not asked for again");
+    assert_eq!(f.p.store.ops_matching(&format!("put agents/main/sessions/{sid}.jsonl.gz")), 1, "archived once");
+    assert_eq!(f.p.store.ops_matching(&format!("put {DAILY_NOTE}")), 1, "the daily note is written once");
+    let note = f.object(DAILY_NOTE).unwrap();
+    assert_eq!(note.matches("### Extracted before reset").count(), 1, "{note}");
+    assert_eq!(note.matches("- Ana likes tea").count(), 1, "{note}");
+    let entries = f.archive_entries("main");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].0, format!("archive {sid}"));
+    assert_eq!(sent_last(f), "🧹 Fresh start. I archived our conversation (2 messages) and noted 2 things to remember.");
+    assert_eq!(f.session_id(), None);
+}
+
+#[test]
+fn a_reset_stopped_right_after_its_daily_note_writes_nothing_twice_on_retry() {
+    let (f, sid) = reset_stopped_after("\"inDailyNote\":true");
+    assert!(f.object(DAILY_NOTE).unwrap().contains("- Ana likes tea"), "the note was written before the stop");
+    assert!(f.archive_entries("main").is_empty(), "stopped before the memory entry");
+    f.drain();
+    assert_noted_once(&f, &sid);
+}
+
+#[test]
+fn a_reset_stopped_right_after_its_memory_entry_writes_nothing_twice_on_retry() {
+    let (f, sid) = reset_stopped_after("\"inMemory\":true");
+    assert_eq!(f.archive_entries("main").len(), 1, "the entry was added before the stop");
+    f.drain();
+    assert_noted_once(&f, &sid);
+}
+
 #[test]
 fn a_failed_media_delete_does_not_stop_the_reset() {
     let f = Fixture::new();
