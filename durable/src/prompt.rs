@@ -45,8 +45,6 @@ pub struct WorkspaceCache {
     /// Parsed skills by key and etag (a skipped skill is remembered as
     /// `None`, so its warning is logged once per version).
     skills: HashMap<String, (String, Option<Skill>)>,
-    /// R2 operations made by the last load (for the bench and tests).
-    pub last_load_ops: u32,
 }
 
 impl WorkspaceCache {
@@ -71,6 +69,8 @@ pub struct Workspace {
     pub skills: Vec<Skill>,
     /// Problems worth a log line (e.g. a malformed skill that was skipped).
     pub warnings: Vec<String>,
+    /// R2 operations this load made (`/status`, the bench and tests show them).
+    pub r2_ops: u32,
 }
 
 impl Workspace {
@@ -149,7 +149,7 @@ pub async fn load_workspace<S: ObjectStore>(
             ws.yesterday = text;
         }
     }
-    cache.last_load_ops = ops;
+    ws.r2_ops = ops;
     Ok(ws)
 }
 

@@ -52,6 +52,9 @@ pub struct MemStore {
     pub faults: RefCell<Vec<Fault>>,
     /// Objects + prefixes per listing page, like R2's `limit` (0: all in one page).
     pub page_size: Cell<usize>,
+    /// Each operation stays pending this many polls before it answers (a slow
+    /// bucket, for what runs meanwhile).
+    pub pending_polls: Cell<u32>,
     etag_counter: Cell<u64>,
 }
 
@@ -82,6 +85,11 @@ impl MemStore {
     pub fn ops_matching(&self, prefix: &str) -> usize {
         self.ops.borrow().iter().filter(|o| o.starts_with(prefix)).count()
     }
+    async fn answer_later(&self) {
+        for _ in 0..self.pending_polls.get() {
+            YieldOnce::default().await;
+        }
+    }
     fn check(&self, op: StoreOp, keys: &[&str]) -> Result<(), StorageError> {
         for f in self.faults.borrow_mut().iter_mut() {
             if f.op != op || f.times == 0 || !keys.iter().any(|k| k.starts_with(&f.prefix)) {
@@ -101,16 +109,19 @@ impl MemStore {
 impl ObjectStore for MemStore {
     async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
         self.ops.borrow_mut().push(format!("get {key}"));
+        self.answer_later().await;
         self.check(StoreOp::Get, &[key])?;
         Ok(self.objects.borrow().get(key).cloned())
     }
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
         self.ops.borrow_mut().push(format!("head {key}"));
+        self.answer_later().await;
         self.check(StoreOp::Head, &[key])?;
         Ok(self.objects.borrow().get(key).map(|o| o.info.clone()))
     }
     async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
         self.ops.borrow_mut().push(format!("put {key}"));
+        self.answer_later().await;
         if self.fail_puts.get() {
             return Err(StorageError("injected put failure".into()));
         }
@@ -130,6 +141,7 @@ impl ObjectStore for MemStore {
     }
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
         self.ops.borrow_mut().push(format!("delete {}", keys.join(",")));
+        self.answer_later().await;
         self.check(StoreOp::Delete, &keys.iter().map(String::as_str).collect::<Vec<_>>())?;
         let mut objs = self.objects.borrow_mut();
         for k in keys {
@@ -139,6 +151,7 @@ impl ObjectStore for MemStore {
     }
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
         self.ops.borrow_mut().push(format!("list {prefix}"));
+        self.answer_later().await;
         self.check(StoreOp::List, &[prefix])?;
         let mut page = ListPage::default();
         // The cursor is the last key of the previous page.

@@ -301,9 +301,9 @@ fn r2_operations_per_turn_by_listing_age() {
     let turn = |cache: &mut WorkspaceCache, now: i64| {
         store.inner.ops.borrow_mut().clear();
         store.max_lists.set(0);
-        Load { now, ..Load::ada(Scope::Main) }.run(&store, cache);
+        let ws = Load { now, ..Load::ada(Scope::Main) }.run(&store, cache);
         let lists: Vec<String> = store.inner.ops.borrow().iter().filter(|o| o.starts_with("list ")).cloned().collect();
-        (cache.last_load_ops, lists, store.max_lists.get())
+        (ws.r2_ops, lists, store.max_lists.get())
     };
     let (first, lists, together) = turn(&mut cache, NOW);
     assert_eq!(lists.len(), 5, "agent root, defaults, own skills, global skills, daily notes: {lists:?}");

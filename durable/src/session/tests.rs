@@ -10,7 +10,7 @@ use crate::testing::{Fault, StoreOp, TestPlatform};
 use futures::executor::block_on;
 use r2_layout::Message;
 use serde_json::json;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 fn config() -> AgentConfig {
@@ -53,6 +53,7 @@ struct Fixture {
     cfg: AgentConfig,
     key: SessionKey,
     cache: RefCell<WorkspaceCache>,
+    load_ops: Cell<Option<u32>>,
     media_cache: RefCell<crate::media::MediaCache>,
 }
 
@@ -60,7 +61,7 @@ impl Fixture {
     fn new() -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
-        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default(), media_cache: RefCell::default() }
+        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default(), load_ops: Cell::default(), media_cache: RefCell::default() }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap()
@@ -74,9 +75,11 @@ impl Fixture {
         self.enqueue(&inbound(n, text));
         self.drain();
     }
+    fn deps(&self) -> SessionDeps<'_> {
+        SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, workspace_load_ops: &self.load_ops, media_cache: &self.media_cache }
+    }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
-        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, media_cache: &self.media_cache };
-        block_on(drain(&self.p, &deps))
+        block_on(drain(&self.p, &self.deps()))
     }
     fn session_id(&self) -> Option<String> {
         SessionStore::new(&self.p.sql).meta("session_id").unwrap()
@@ -796,3 +799,34 @@ fn a_turn_reaching_its_reply_deadline_stops_between_model_calls_and_says_so() {
     // The tool round is kept, so asking again continues from it.
     assert!(f.history().iter().any(|h| matches!(h, Message::ToolResult { .. })));
 }
+
+#[test]
+fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs() {
+    use std::future::Future;
+    let f = Fixture::new();
+    f.say(1, "hello", "hi");
+    let first = f.load_ops.get().expect("known after a turn");
+    assert!(first > 1, "the first load lists and reads: {first}");
+    // A slow bucket and a slow model: look at the count at every pause of the next turn.
+    f.p.store.pending_polls.set(1);
+    f.p.http.pending_polls.set(1);
+    f.p.http.push_json(200, anthropic_text("hi again"));
+    f.enqueue(&inbound(2, "again"));
+    f.p.store.ops.borrow_mut().clear();
+    let deps = f.deps();
+    let mut turn = std::pin::pin!(drain(&f.p, &deps));
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    let (mut loading, mut asking) = (Vec::new(), Vec::new());
+    while turn.as_mut().poll(&mut cx).is_pending() {
+        match f.requests() {
+            1 => loading.push(f.load_ops.get()),
+            _ => asking.push(f.load_ops.get()),
+        }
+    }
+    // The cache is out for the load: its count is unknown, not the 0 of an empty cache.
+    assert!(!loading.is_empty() && loading.iter().all(Option::is_none), "{loading:?}");
+    assert!(!asking.is_empty() && asking.iter().all(|&o| o == Some(1)), "steady state, one listing: {asking:?}");
+    assert_eq!(f.load_ops.get(), Some(1));
+    assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
+}
+
