@@ -739,12 +739,28 @@ fn an_oversize_message_is_cut_to_fit_in_one_request() {
 
 #[test]
 fn a_slow_model_call_keeps_typing_shown() {
+    use super::turn::TYPING_REFRESH_MS;
+    use std::future::Future;
+    assert!(TYPING_REFRESH_MS < 5_000, "chat apps drop \"typing…\" after about 5 s");
     let f = Fixture::new();
     f.p.http.pending_polls.set(3);
-    f.say(1, "think hard", "done thinking");
+    f.p.http.push_json(200, anthropic_text("done thinking"));
+    f.enqueue(&inbound(1, "think hard"));
+    let deps = f.deps();
+    let mut turn = std::pin::pin!(drain(&f.p, &deps));
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    let mut pauses = 0;
+    while turn.as_mut().poll(&mut cx).is_pending() {
+        pauses += 1;
+        // Shown when the turn starts, then again each time a whole refresh
+        // interval has passed: at every pause one interval is running.
+        let intervals_begun = f.p.slept.borrow().len() as u32;
+        assert_eq!(f.p.channel.typing.get(), intervals_begun, "pause {pauses}");
+    }
+    let slept = f.p.slept.borrow().clone();
+    assert!(slept.len() >= 3, "the model kept us waiting through several intervals: {slept:?}");
+    assert!(slept.iter().all(|&ms| ms == TYPING_REFRESH_MS), "{slept:?}");
     assert_eq!(f.sent(), ["done thinking"]);
-    assert!(f.p.channel.typing.get() >= 3, "typing re-sent while waiting: {}", f.p.channel.typing.get());
-    assert!(f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS));
 }
 
 #[test]
