@@ -59,7 +59,15 @@ pub async fn enqueue_with(
 pub async fn status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
     let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
     let mut resp = stub.fetch_with_str(BRIEF_STATUS_URL).await?;
-    resp.json().await
+    if resp.status_code() != 200 {
+        return Err(worker::Error::RustError(format!("session answered {}: {}", resp.status_code(), resp.text().await?)));
+    }
+    let mut status: serde_json::Value = resp.json().await?;
+    // A session that never had a message has not stored its key yet.
+    if status["sessionKey"].is_null() {
+        status["sessionKey"] = serde_json::Value::String(key.render());
+    }
+    Ok(status)
 }
 
 /// `GET /status` without the messages.
