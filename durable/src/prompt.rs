@@ -283,14 +283,13 @@ fn file_body(ws: &Workspace, file: WorkspaceFile) -> Option<String> {
     if file.is_guardrail() {
         return Some(text.to_string());
     }
+    let stripped = strip_template_placeholders(text);
     if file == WorkspaceFile::Identity {
-        let body = crate::identity::without_placeholders(text);
         return Some(match parse_identity(text).persona_line() {
-            Some(line) => format!("{line}\n\n{}", body.trim()),
-            None => body,
+            Some(line) => format!("{line}\n\n{}", stripped.trim()),
+            None => stripped.into_owned(),
         });
     }
-    let stripped = strip_template_placeholders(text);
     let only_placeholders = matches!(stripped, std::borrow::Cow::Owned(_)) && !hearth_schedule::heartbeat::is_meaningful(&stripped);
     if only_placeholders || (file == WorkspaceFile::Heartbeat && !hearth_schedule::heartbeat::is_meaningful(&stripped)) {
         return None;

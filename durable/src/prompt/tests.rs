@@ -99,6 +99,14 @@ fn the_fixture_pins_are_content_addressed() {
 }
 
 #[test]
+fn identity_loses_its_template_hints_and_keeps_what_a_person_wrote() {
+    let mut ws = Workspace::default();
+    let identity = "# Identity\n- **Name:** Kate\n- **Avatar:** _(pick one)_\nNote: (aside)\n_(Edit this file.)_";
+    ws.files.insert(F::Identity, identity.into());
+    assert_eq!(file_body(&ws, F::Identity).unwrap(), "name=Kate\n\n# Identity\n- **Name:** Kate\nNote: (aside)");
+}
+
+#[test]
 fn a_main_session_gets_every_section_in_order() {
     let store = fixture_bucket();
     let load = Load::ada(Scope::Main);
