@@ -741,7 +741,7 @@ fn an_oversize_message_is_cut_to_fit_in_one_request() {
 fn a_slow_model_call_keeps_typing_shown() {
     use super::turn::TYPING_REFRESH_MS;
     use std::future::Future;
-    assert!(TYPING_REFRESH_MS < 5_000, "chat apps drop \"typing…\" after about 5 s");
+    const { assert!(TYPING_REFRESH_MS < 5_000, "chat apps drop \"typing…\" after about 5 s") };
     let f = Fixture::new();
     f.p.http.pending_polls.set(3);
     f.p.http.push_json(200, anthropic_text("done thinking"));
