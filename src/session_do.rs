@@ -59,7 +59,15 @@ pub async fn enqueue_with(
 pub async fn status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
     let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
     let mut resp = stub.fetch_with_str(BRIEF_STATUS_URL).await?;
-    resp.json().await
+    if resp.status_code() != 200 {
+        return Err(worker::Error::RustError(format!("session answered {}: {}", resp.status_code(), resp.text().await?)));
+    }
+    let mut status: serde_json::Value = resp.json().await?;
+    // A session that never had a message has not stored its key yet.
+    if status["sessionKey"].is_null() {
+        status["sessionKey"] = serde_json::Value::String(key.render());
+    }
+    Ok(status)
 }
 
 /// `GET /status` without the messages.
@@ -70,6 +78,8 @@ pub struct Session {
     state: State,
     env: Env,
     workspace_cache: RefCell<WorkspaceCache>,
+    /// R2 operations of the last workspace load (None while one runs).
+    workspace_load_ops: Cell<Option<u32>>,
     media_cache: RefCell<MediaCache>,
     schema_ready: Cell<bool>,
 }
@@ -190,10 +200,9 @@ impl Session {
                 None => 0,
             },
             "usage": usage,
-            // A turn holds the cache while it loads the workspace (across
-            // awaits): a status read meanwhile (the scheduler's usage ledger
-            // asks during runs) must not panic; it reports null instead.
-            "workspaceR2Ops": self.workspace_cache.try_borrow().ok().map(|c| c.last_load_ops),
+            // Null while a turn loads the workspace (the scheduler's usage
+            // ledger asks during runs) and before the first load.
+            "workspaceR2Ops": self.workspace_load_ops.get(),
             "media": media_status(&self.media_cache.borrow()),
             "usageAll": store.usage_totals_all().map_err(err)?,
         });
@@ -209,7 +218,14 @@ impl Session {
 
 impl DurableObject for Session {
     fn new(state: State, env: Env) -> Self {
-        Session { state, env, workspace_cache: RefCell::default(), media_cache: RefCell::default(), schema_ready: Cell::new(false) }
+        Session {
+            state,
+            env,
+            workspace_cache: RefCell::default(),
+            workspace_load_ops: Cell::default(),
+            media_cache: RefCell::default(),
+            schema_ready: Cell::new(false),
+        }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -252,7 +268,13 @@ impl DurableObject for Session {
             },
             memory: crate::platform::AgentMemory { env: self.env.clone(), agent: key.agent().as_str().to_owned() },
         };
-        let deps = SessionDeps { config: &config, key: &key, workspace_cache: &self.workspace_cache, media_cache: &self.media_cache };
+        let deps = SessionDeps {
+            config: &config,
+            key: &key,
+            workspace_cache: &self.workspace_cache,
+            workspace_load_ops: &self.workspace_load_ops,
+            media_cache: &self.media_cache,
+        };
         match drain(&platform, &deps).await {
             Ok(report) => {
                 self.touch_registry(&key).await;

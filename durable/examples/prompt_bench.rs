@@ -132,10 +132,10 @@ fn r2_ops_by_spacing(offsets: &[i64]) -> Vec<u32> {
     let mut ops = Vec::new();
     for &dt in std::iter::once(&0).chain(offsets) {
         let loaded = futures::executor::block_on(load_workspace(&bucket, &agent, Scope::Main, "2026-03-15", "2026-03-14", t0 + dt, &overlay, &mut cache));
-        if let Err(e) = loaded {
-            panic!("load failed: {e}");
+        match loaded {
+            Ok(ws) => ops.push(ws.r2_ops),
+            Err(e) => panic!("load failed: {e}"),
         }
-        ops.push(cache.last_load_ops);
     }
     ops
 }

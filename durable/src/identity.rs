@@ -5,7 +5,9 @@
 //! - **Emoji:** 🐙
 //! ```
 //! Template placeholders in parentheses (`_(pick something)_`) are skipped,
-//! so an unedited template never leaks into the persona.
+//! so an unedited template never leaks into the persona; the file itself
+//! reaches the prompt through the rule of every file
+//! ([`strip_template_placeholders`]).
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Identity {
@@ -50,18 +52,6 @@ pub fn parse_identity(text: &str) -> Identity {
         }
     }
     id
-}
-
-/// IDENTITY.md without its unfilled template lines (`- **Avatar:** _(...)_`),
-/// so placeholders never reach the prompt.
-pub fn without_placeholders(text: &str) -> String {
-    text.lines()
-        .filter(|line| {
-            let plain = line.trim().trim_start_matches(['-', '*', '+']).replace("**", "");
-            !matches!(plain.split_once(':'), Some((_, v)) if is_placeholder(v.trim()) && !v.trim().is_empty())
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// `_(…)_` or `*(…)*` (any number of `_`/`*` on each side): the fill-in hint
@@ -131,7 +121,6 @@ mod tests {
         assert_eq!((plain.name.as_deref(), plain.emoji.as_deref(), plain.vibe), (Some("Bo"), Some("🔥"), None));
         assert_eq!(parse_identity("nothing here").persona_line(), None);
         assert_eq!(parse_identity("- **Avatar:** https://x/y.png").avatar.as_deref(), Some("https://x/y.png"));
-        assert_eq!(without_placeholders("# Id\n- **Name:** Kate\n- **Avatar:** _(pick)_\nNote: (aside)"), "# Id\n- **Name:** Kate");
     }
 
     #[test]

@@ -243,7 +243,8 @@ pub trait MemoryService {
     async fn call(&self, call: &crate::memory::MemoryCall) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError>;
 
     /// Stores a compaction or reset summary as an Archive entry of `store`
-    /// (a taken name gets a numeric suffix). Returns the entry's name.
+    /// (a taken name gets a numeric suffix; the same add repeated, with the
+    /// same summary and time, finds the entry it made). Returns the entry's name.
     async fn add_archive(&self, store: &str, name: &str, summary: &str, created_at: i64) -> Result<String, crate::memory::MemoryCallError> {
         let call = crate::memory::MemoryCall::AddArchive {
             store: store.to_owned(),

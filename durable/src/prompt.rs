@@ -45,8 +45,6 @@ pub struct WorkspaceCache {
     /// Parsed skills by key and etag (a skipped skill is remembered as
     /// `None`, so its warning is logged once per version).
     skills: HashMap<String, (String, Option<Skill>)>,
-    /// R2 operations made by the last load (for the bench and tests).
-    pub last_load_ops: u32,
 }
 
 impl WorkspaceCache {
@@ -71,6 +69,8 @@ pub struct Workspace {
     pub skills: Vec<Skill>,
     /// Problems worth a log line (e.g. a malformed skill that was skipped).
     pub warnings: Vec<String>,
+    /// R2 operations this load made (`/status`, the bench and tests show them).
+    pub r2_ops: u32,
 }
 
 impl Workspace {
@@ -149,7 +149,7 @@ pub async fn load_workspace<S: ObjectStore>(
             ws.yesterday = text;
         }
     }
-    cache.last_load_ops = ops;
+    ws.r2_ops = ops;
     Ok(ws)
 }
 
@@ -283,14 +283,13 @@ fn file_body(ws: &Workspace, file: WorkspaceFile) -> Option<String> {
     if file.is_guardrail() {
         return Some(text.to_string());
     }
+    let stripped = strip_template_placeholders(text);
     if file == WorkspaceFile::Identity {
-        let body = crate::identity::without_placeholders(text);
         return Some(match parse_identity(text).persona_line() {
-            Some(line) => format!("{line}\n\n{}", body.trim()),
-            None => body,
+            Some(line) => format!("{line}\n\n{}", stripped.trim()),
+            None => stripped.into_owned(),
         });
     }
-    let stripped = strip_template_placeholders(text);
     let only_placeholders = matches!(stripped, std::borrow::Cow::Owned(_)) && !hearth_schedule::heartbeat::is_meaningful(&stripped);
     if only_placeholders || (file == WorkspaceFile::Heartbeat && !hearth_schedule::heartbeat::is_meaningful(&stripped)) {
         return None;

@@ -52,6 +52,9 @@ pub struct MemStore {
     pub faults: RefCell<Vec<Fault>>,
     /// Objects + prefixes per listing page, like R2's `limit` (0: all in one page).
     pub page_size: Cell<usize>,
+    /// Each operation stays pending this many polls before it answers (a slow
+    /// bucket, for what runs meanwhile).
+    pub pending_polls: Cell<u32>,
     etag_counter: Cell<u64>,
 }
 
@@ -82,6 +85,11 @@ impl MemStore {
     pub fn ops_matching(&self, prefix: &str) -> usize {
         self.ops.borrow().iter().filter(|o| o.starts_with(prefix)).count()
     }
+    async fn answer_later(&self) {
+        for _ in 0..self.pending_polls.get() {
+            YieldOnce::default().await;
+        }
+    }
     fn check(&self, op: StoreOp, keys: &[&str]) -> Result<(), StorageError> {
         for f in self.faults.borrow_mut().iter_mut() {
             if f.op != op || f.times == 0 || !keys.iter().any(|k| k.starts_with(&f.prefix)) {
@@ -101,16 +109,19 @@ impl MemStore {
 impl ObjectStore for MemStore {
     async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
         self.ops.borrow_mut().push(format!("get {key}"));
+        self.answer_later().await;
         self.check(StoreOp::Get, &[key])?;
         Ok(self.objects.borrow().get(key).cloned())
     }
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
         self.ops.borrow_mut().push(format!("head {key}"));
+        self.answer_later().await;
         self.check(StoreOp::Head, &[key])?;
         Ok(self.objects.borrow().get(key).map(|o| o.info.clone()))
     }
     async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
         self.ops.borrow_mut().push(format!("put {key}"));
+        self.answer_later().await;
         if self.fail_puts.get() {
             return Err(StorageError("injected put failure".into()));
         }
@@ -130,6 +141,7 @@ impl ObjectStore for MemStore {
     }
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
         self.ops.borrow_mut().push(format!("delete {}", keys.join(",")));
+        self.answer_later().await;
         self.check(StoreOp::Delete, &keys.iter().map(String::as_str).collect::<Vec<_>>())?;
         let mut objs = self.objects.borrow_mut();
         for k in keys {
@@ -139,6 +151,7 @@ impl ObjectStore for MemStore {
     }
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
         self.ops.borrow_mut().push(format!("list {prefix}"));
+        self.answer_later().await;
         self.check(StoreOp::List, &[prefix])?;
         let mut page = ListPage::default();
         // The cursor is the last key of the previous page.
@@ -176,6 +189,9 @@ pub struct MemSql {
     pub fail_writes: Cell<bool>,
     /// Writes whose SQL contains this text fail (e.g. `"DELETE FROM history"`).
     pub fail_writes_containing: RefCell<Option<String>>,
+    /// Writes with a text parameter containing this fail (one chosen value,
+    /// e.g. a meta row saved with `"inMemory":true`).
+    pub fail_writes_of_value: RefCell<Option<String>>,
 }
 
 #[cfg(test)]
@@ -185,6 +201,7 @@ impl Default for MemSql {
             conn: rusqlite::Connection::open_in_memory().expect("sqlite"),
             fail_writes: Cell::new(false),
             fail_writes_containing: RefCell::new(None),
+            fail_writes_of_value: RefCell::new(None),
         }
     }
 }
@@ -199,6 +216,11 @@ impl Sql for MemSql {
         }
         if is_write && self.fail_writes_containing.borrow().as_deref().is_some_and(|t| query.contains(t)) {
             return Err(StorageError(format!("injected write failure: {query}")));
+        }
+        if let (true, Some(value)) = (is_write, self.fail_writes_of_value.borrow().as_deref()) {
+            if params.iter().any(|p| matches!(p, SqlValue::Text(t) if t.contains(value))) {
+                return Err(StorageError(format!("injected write failure: a value containing {value}")));
+            }
         }
         let mut stmt = self.conn.prepare(query).map_err(|e| StorageError(e.to_string()))?;
         let bound: Vec<V> = params

@@ -22,7 +22,7 @@ use durable::ports::LogLevel;
 use durable::retry::Backoff;
 use durable::routing::{route, Route, SessionKey};
 use interaction::{ephemeral, Command, Interaction};
-use worker::{Env, Method, Request, Response, Result};
+use worker::{Env, Request, Response, Result};
 
 /// Interactions are a few kB; attachments come as URLs.
 const MAX_INTERACTION_BYTES: usize = 256 * 1024;
@@ -110,7 +110,7 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
         }
     };
     if cmd == Command::Status {
-        let text = match session_status(env, &key).await {
+        let text = match session_do::status(env, &key).await {
             Ok(status) => interaction::status_text(&status),
             Err(e) => format!("⚠️ Could not read the session status: {e}"),
         };
@@ -155,19 +155,3 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
     }
 }
 
-/// The Session object's `GET /status`.
-async fn session_status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
-    let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
-    let mut init = worker::RequestInit::new();
-    init.with_method(Method::Get);
-    let mut resp = stub.fetch_with_request(Request::new_with_init(crate::session_do::BRIEF_STATUS_URL, &init)?).await?;
-    if resp.status_code() != 200 {
-        return Err(worker::Error::RustError(format!("session answered {}", resp.status_code())));
-    }
-    let mut status: serde_json::Value = resp.json().await?;
-    // A new session has not stored its key yet.
-    if status["sessionKey"].is_null() {
-        status["sessionKey"] = serde_json::Value::String(key.render());
-    }
-    Ok(status)
-}

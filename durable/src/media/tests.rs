@@ -72,6 +72,7 @@ struct Fx {
     cfg: AgentConfig,
     key: SessionKey,
     ws: RefCell<crate::prompt::WorkspaceCache>,
+    load_ops: std::cell::Cell<Option<u32>>,
     cache: RefCell<MediaCache>,
 }
 
@@ -79,14 +80,14 @@ impl Fx {
     fn new(extra: &[(&str, &str)]) -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
-        Fx { p, cfg: config(extra), key: SessionKey::parse(KEY).unwrap(), ws: RefCell::default(), cache: RefCell::default() }
+        Fx { p, cfg: config(extra), key: SessionKey::parse(KEY).unwrap(), ws: RefCell::default(), load_ops: Default::default(), cache: RefCell::default() }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
         self.p.channel.media.borrow_mut().insert(handle.into(), bytes);
     }
     fn turn(&self, m: &Inbound) {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap();
-        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.ws, media_cache: &self.cache };
+        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.ws, workspace_load_ops: &self.load_ops, media_cache: &self.cache };
         block_on(drain(&self.p, &deps)).unwrap();
     }
     fn history(&self) -> Vec<Message> {

@@ -306,7 +306,11 @@ impl<S: Sql> MemoryHub<S> {
                 let base = name.trim().to_owned();
                 let mut candidate = base.clone();
                 let mut n = 2;
-                while s.get(&candidate).is_some() {
+                while let Some(taken) = s.get(&candidate) {
+                    // The same add again (a retry whose first reply was lost): the entry is there.
+                    if taken.kind == Kind::Archive && taken.content == summary && taken.created_at == created_at {
+                        return Ok(MemoryReply::Applied { id: taken.id, name: Some(taken.name.clone()) });
+                    }
                     candidate = format!("{base} ({n})");
                     n += 1;
                 }

@@ -216,6 +216,9 @@ fn archives_get_unique_names_and_are_searchable() {
     let n2 = block_on(m.add_archive("main", "compaction 2026-05-01", "Booked the Lisbon hotel", 11)).unwrap();
     assert_eq!(n1, "compaction 2026-05-01");
     assert_eq!(n2, "compaction 2026-05-01 (2)");
+    // The same add again (a retry whose reply was lost) adds nothing.
+    let again = block_on(m.add_archive("main", "compaction 2026-05-01", "Booked the Lisbon hotel", 11)).unwrap();
+    assert_eq!(again, "compaction 2026-05-01 (2)");
     let r = block_on(m.call(&MemoryCall::Search { store: "main".into(), query: "lisbon".into(), k: 5, kind: Some(Kind::Archive) }))
         .unwrap();
     let MemoryReply::Hits { hits } = r else { panic!() };

@@ -99,6 +99,14 @@ fn the_fixture_pins_are_content_addressed() {
 }
 
 #[test]
+fn identity_loses_its_template_hints_and_keeps_what_a_person_wrote() {
+    let mut ws = Workspace::default();
+    let identity = "# Identity\n- **Name:** Kate\n- **Avatar:** _(pick one)_\nNote: (aside)\n_(Edit this file.)_";
+    ws.files.insert(F::Identity, identity.into());
+    assert_eq!(file_body(&ws, F::Identity).unwrap(), "name=Kate\n\n# Identity\n- **Name:** Kate\nNote: (aside)");
+}
+
+#[test]
 fn a_main_session_gets_every_section_in_order() {
     let store = fixture_bucket();
     let load = Load::ada(Scope::Main);
@@ -301,9 +309,9 @@ fn r2_operations_per_turn_by_listing_age() {
     let turn = |cache: &mut WorkspaceCache, now: i64| {
         store.inner.ops.borrow_mut().clear();
         store.max_lists.set(0);
-        Load { now, ..Load::ada(Scope::Main) }.run(&store, cache);
+        let ws = Load { now, ..Load::ada(Scope::Main) }.run(&store, cache);
         let lists: Vec<String> = store.inner.ops.borrow().iter().filter(|o| o.starts_with("list ")).cloned().collect();
-        (cache.last_load_ops, lists, store.max_lists.get())
+        (ws.r2_ops, lists, store.max_lists.get())
     };
     let (first, lists, together) = turn(&mut cache, NOW);
     assert_eq!(lists.len(), 5, "agent root, defaults, own skills, global skills, daily notes: {lists:?}");

@@ -14,9 +14,13 @@
 //! with `gunzip | jq`, every line keeps seed 003's message shape, and the
 //! compacted messages themselves stay in the `-part{ts}` archives.
 //!
-//! A reset is resumable: its progress (archive written, memories extracted) is
-//! kept in the session's meta, so one resumed after eviction or retried after a
-//! storage error neither archives twice nor notes the same memories twice.
+//! A reset is resumable: its progress (archive written, memories extracted,
+//! each place they were written to) is kept in the session's meta, so one
+//! resumed after eviction or retried after a storage error neither archives
+//! twice nor notes the same memories twice. The extracted memories are saved
+//! there before they are written anywhere; a write whose progress was lost
+//! (evicted right after it) is recognised: the daily note already holds the
+//! block, the memory already holds the entry.
 //!
 //! Privacy: extracted memories go to the daily note (`memory/YYYY-MM-DD.md`,
 //! loaded into the owner's main prompt) only from the main scope. Other scopes
@@ -105,8 +109,23 @@ struct ResetProgress {
     /// Messages archived; progress recorded for another history is stale.
     messages: usize,
     archive_key: Option<String>,
-    extracted: bool,
-    memories: usize,
+    /// The pre-reset extraction, saved before it is written anywhere (None:
+    /// not asked for yet).
+    extraction: Option<Extraction>,
+}
+
+/// What the pre-reset extraction found, and where it is written already.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Extraction {
+    summary: String,
+    memories: Vec<String>,
+    /// When it was asked for: the daily note header's time, the entry's creation time.
+    at: i64,
+    /// The last activity before the reset: its day's daily note gets the memories.
+    last_activity: i64,
+    in_daily_note: bool,
+    in_memory: bool,
 }
 
 impl ResetProgress {
@@ -125,23 +144,28 @@ impl ResetProgress {
 }
 
 /// Appends extracted memories to a daily note under a timestamped header.
+/// A block the note already holds (written by an attempt whose progress was
+/// not recorded) is not appended again.
 async fn append_daily<S: ObjectStore>(store: &S, key: &str, header: &str, lines: &[String]) -> Result<(), StorageError> {
+    let mut block = format!("{header}\n");
+    for l in lines {
+        block.push_str(l);
+        block.push('\n');
+    }
     let mut text = match store.get(key).await? {
         Some(o) => String::from_utf8_lossy(&o.body).into_owned(),
         None => String::new(),
     };
+    if text.contains(&block) {
+        return Ok(());
+    }
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
     if !text.is_empty() {
         text.push('\n');
     }
-    text.push_str(header);
-    text.push('\n');
-    for l in lines {
-        text.push_str(l);
-        text.push('\n');
-    }
+    text.push_str(&block);
     store
         .put(key, text.into_bytes(), PutOptions { content_type: Some("text/markdown; charset=utf-8".into()), ..Default::default() })
         .await
@@ -302,12 +326,11 @@ pub async fn reset<P: Platform>(
             p.log(LogLevel::Info, &format!("reset resumed: {key} is already written"));
         }
         outcome.archive_key = Some(key.clone());
-        if !progress.extracted {
-            progress.memories = extract_before_reset(p, deps, prepared, &store, &session_id, now).await?;
-            progress.extracted = true;
+        if progress.extraction.is_none() {
+            progress.extraction = Some(extract_before_reset(p, deps, prepared, &store, &session_id, now).await?);
             progress.save(&store)?;
         }
-        outcome.memories = progress.memories;
+        outcome.memories = note_extraction(p, deps, &store, &session_id, &mut progress).await?;
     }
     outcome.media_deleted = delete_media(p, deps, &session_key).await;
     store.clear_session(&session_id)?;
@@ -316,9 +339,7 @@ pub async fn reset<P: Platform>(
 }
 
 /// The pre-reset memory extraction: one LLM call over the conversation with
-/// [`EXTRACT_PROMPT`] appended. Memories go to the daily note of the last
-/// activity's date (main scope) and, with the summary, to an Archive entry of
-/// the scope's memory store. Returns how many memories were kept.
+/// [`EXTRACT_PROMPT`] appended. A failed call finds nothing (the reset goes on).
 async fn extract_before_reset<P: Platform, S: Sql>(
     p: &P,
     deps: &SessionDeps<'_>,
@@ -326,10 +347,11 @@ async fn extract_before_reset<P: Platform, S: Sql>(
     store: &SessionStore<'_, S>,
     session_id: &str,
     now: i64,
-) -> Result<usize, StorageError> {
+) -> Result<Extraction, StorageError> {
     let cfg = deps.config;
     // Memories go to the day of the last activity, not today.
     let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok()).unwrap_or(now);
+    let found = Extraction { at: now, last_activity, ..Default::default() };
     let conversation = conversation(store, session_id)?;
     let media = Hydrated::new();
     let req = ChatRequest {
@@ -343,15 +365,49 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         Ok(reply) => reply,
         Err(e) => {
             p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {e}"));
-            return Ok(0);
+            return Ok(found);
         }
     };
     store.record_usage(p.now_ms(), session_id, &cfg.llm.model, &reply.usage)?;
     let (summary, memories) = split_extraction(&reply.text());
-    let header = format!("### Extracted before reset ({})", clock::time_string(now, &cfg.timezone));
-    let in_daily = note_in_daily_file(p, deps, last_activity, &header, &memories).await;
-    let in_memory = add_archive_entry(p, deps, &archive_entry_name(session_id), &summary, &memories, now).await.is_some();
-    Ok(if in_daily || in_memory { memories.len() } else { 0 })
+    Ok(Extraction { summary, memories, ..found })
+}
+
+/// Writes the saved extraction where it goes: the memories to the daily note
+/// of the last activity's date (main scope) and, with the summary, to an
+/// Archive entry of the scope's memory store. Each destination is recorded in
+/// the progress as soon as it is written, so a retried reset writes only what
+/// is missing. Returns how many memories were kept.
+async fn note_extraction<P: Platform, S: Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    session_id: &str,
+    progress: &mut ResetProgress,
+) -> Result<usize, StorageError> {
+    let Some(found) = progress.extraction.clone() else { return Ok(0) };
+    if !found.in_daily_note {
+        let header = format!("### Extracted before reset ({})", clock::time_string(found.at, &deps.config.timezone));
+        if note_in_daily_file(p, deps, found.last_activity, &header, &found.memories).await {
+            record(progress, store, |x| x.in_daily_note = true)?;
+        }
+    }
+    if !found.in_memory {
+        let name = archive_entry_name(session_id);
+        if add_archive_entry(p, deps, &name, &found.summary, &found.memories, found.at).await.is_some() {
+            record(progress, store, |x| x.in_memory = true)?;
+        }
+    }
+    let kept = progress.extraction.as_ref().is_some_and(|x| x.in_daily_note || x.in_memory);
+    Ok(if kept { found.memories.len() } else { 0 })
+}
+
+/// Marks a destination of the extraction as written, durably.
+fn record<S: Sql>(progress: &mut ResetProgress, store: &SessionStore<'_, S>, done: impl FnOnce(&mut Extraction)) -> Result<(), StorageError> {
+    if let Some(x) = progress.extraction.as_mut() {
+        done(x);
+    }
+    progress.save(store)
 }
 
 /// Whether a policy reset is due before the next message.

@@ -10,7 +10,7 @@ use crate::testing::{Fault, StoreOp, TestPlatform};
 use futures::executor::block_on;
 use r2_layout::Message;
 use serde_json::json;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 fn config() -> AgentConfig {
@@ -53,6 +53,7 @@ struct Fixture {
     cfg: AgentConfig,
     key: SessionKey,
     cache: RefCell<WorkspaceCache>,
+    load_ops: Cell<Option<u32>>,
     media_cache: RefCell<crate::media::MediaCache>,
 }
 
@@ -60,7 +61,7 @@ impl Fixture {
     fn new() -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
-        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default(), media_cache: RefCell::default() }
+        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default(), load_ops: Cell::default(), media_cache: RefCell::default() }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap()
@@ -74,9 +75,11 @@ impl Fixture {
         self.enqueue(&inbound(n, text));
         self.drain();
     }
+    fn deps(&self) -> SessionDeps<'_> {
+        SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, workspace_load_ops: &self.load_ops, media_cache: &self.media_cache }
+    }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
-        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, media_cache: &self.media_cache };
-        block_on(drain(&self.p, &deps))
+        block_on(drain(&self.p, &self.deps()))
     }
     fn session_id(&self) -> Option<String> {
         SessionStore::new(&self.p.sql).meta("session_id").unwrap()
@@ -477,6 +480,53 @@ fn a_reset_retried_after_a_storage_error_neither_archives_nor_notes_twice() {
     assert_eq!(f.session_id(), None);
 }
 
+/// A reset stopped by a storage error once `fails_after` is recorded in its
+/// progress (as an eviction right after that write would stop it), then retried.
+fn reset_stopped_after(fails_after: &str) -> (Fixture, String) {
+    let f = Fixture::new();
+    f.say(1, "I like tea", "the previous answer");
+    let sid = f.session_id().unwrap();
+    f.p.http.push_json(200, anthropic_text("## Summary\nTea talk.\n## Memories\n- Ana likes tea\n- Ana drinks it black"));
+    f.enqueue(&inbound(2, "/reset"));
+    *f.p.sql.fail_writes_of_value.borrow_mut() = Some(fails_after.into());
+    assert!(f.try_drain().is_err(), "the storage error stops the drain (the alarm retries)");
+    *f.p.sql.fail_writes_of_value.borrow_mut() = None;
+    (f, sid)
+}
+
+const DAILY_NOTE: &str = "agents/main/memory/1970-01-01.md";
+
+fn assert_noted_once(f: &Fixture, sid: &str) {
+    assert_eq!(f.requests(), 2, "the saved extraction is used, not asked for again");
+    assert_eq!(f.p.store.ops_matching(&format!("put agents/main/sessions/{sid}.jsonl.gz")), 1, "archived once");
+    assert_eq!(f.p.store.ops_matching(&format!("put {DAILY_NOTE}")), 1, "the daily note is written once");
+    let note = f.object(DAILY_NOTE).unwrap();
+    assert_eq!(note.matches("### Extracted before reset").count(), 1, "{note}");
+    assert_eq!(note.matches("- Ana likes tea").count(), 1, "{note}");
+    let entries = f.archive_entries("main");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].0, format!("archive {sid}"));
+    assert_eq!(sent_last(f), "🧹 Fresh start. I archived our conversation (2 messages) and noted 2 things to remember.");
+    assert_eq!(f.session_id(), None);
+}
+
+#[test]
+fn a_reset_stopped_right_after_its_daily_note_writes_nothing_twice_on_retry() {
+    let (f, sid) = reset_stopped_after("\"inDailyNote\":true");
+    assert!(f.object(DAILY_NOTE).unwrap().contains("- Ana likes tea"), "the note was written before the stop");
+    assert!(f.archive_entries("main").is_empty(), "stopped before the memory entry");
+    f.drain();
+    assert_noted_once(&f, &sid);
+}
+
+#[test]
+fn a_reset_stopped_right_after_its_memory_entry_writes_nothing_twice_on_retry() {
+    let (f, sid) = reset_stopped_after("\"inMemory\":true");
+    assert_eq!(f.archive_entries("main").len(), 1, "the entry was added before the stop");
+    f.drain();
+    assert_noted_once(&f, &sid);
+}
+
 #[test]
 fn a_failed_media_delete_does_not_stop_the_reset() {
     let f = Fixture::new();
@@ -689,12 +739,28 @@ fn an_oversize_message_is_cut_to_fit_in_one_request() {
 
 #[test]
 fn a_slow_model_call_keeps_typing_shown() {
+    use super::turn::TYPING_REFRESH_MS;
+    use std::future::Future;
+    const { assert!(TYPING_REFRESH_MS < 5_000, "chat apps drop \"typing…\" after about 5 s") };
     let f = Fixture::new();
     f.p.http.pending_polls.set(3);
-    f.say(1, "think hard", "done thinking");
+    f.p.http.push_json(200, anthropic_text("done thinking"));
+    f.enqueue(&inbound(1, "think hard"));
+    let deps = f.deps();
+    let mut turn = std::pin::pin!(drain(&f.p, &deps));
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    let mut pauses = 0;
+    while turn.as_mut().poll(&mut cx).is_pending() {
+        pauses += 1;
+        // Shown when the turn starts, then again each time a whole refresh
+        // interval has passed: at every pause one interval is running.
+        let intervals_begun = f.p.slept.borrow().len() as u32;
+        assert_eq!(f.p.channel.typing.get(), intervals_begun, "pause {pauses}");
+    }
+    let slept = f.p.slept.borrow().clone();
+    assert!(slept.len() >= 3, "the model kept us waiting through several intervals: {slept:?}");
+    assert!(slept.iter().all(|&ms| ms == TYPING_REFRESH_MS), "{slept:?}");
     assert_eq!(f.sent(), ["done thinking"]);
-    assert!(f.p.channel.typing.get() >= 3, "typing re-sent while waiting: {}", f.p.channel.typing.get());
-    assert!(f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS));
 }
 
 #[test]
@@ -749,3 +815,34 @@ fn a_turn_reaching_its_reply_deadline_stops_between_model_calls_and_says_so() {
     // The tool round is kept, so asking again continues from it.
     assert!(f.history().iter().any(|h| matches!(h, Message::ToolResult { .. })));
 }
+
+#[test]
+fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs() {
+    use std::future::Future;
+    let f = Fixture::new();
+    f.say(1, "hello", "hi");
+    let first = f.load_ops.get().expect("known after a turn");
+    assert!(first > 1, "the first load lists and reads: {first}");
+    // A slow bucket and a slow model: look at the count at every pause of the next turn.
+    f.p.store.pending_polls.set(1);
+    f.p.http.pending_polls.set(1);
+    f.p.http.push_json(200, anthropic_text("hi again"));
+    f.enqueue(&inbound(2, "again"));
+    f.p.store.ops.borrow_mut().clear();
+    let deps = f.deps();
+    let mut turn = std::pin::pin!(drain(&f.p, &deps));
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    let (mut loading, mut asking) = (Vec::new(), Vec::new());
+    while turn.as_mut().poll(&mut cx).is_pending() {
+        match f.requests() {
+            1 => loading.push(f.load_ops.get()),
+            _ => asking.push(f.load_ops.get()),
+        }
+    }
+    // The cache is out for the load: its count is unknown, not the 0 of an empty cache.
+    assert!(!loading.is_empty() && loading.iter().all(Option::is_none), "{loading:?}");
+    assert!(!asking.is_empty() && asking.iter().all(|&o| o == Some(1)), "steady state, one listing: {asking:?}");
+    assert_eq!(f.load_ops.get(), Some(1));
+    assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
+}
+

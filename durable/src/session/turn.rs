@@ -12,7 +12,7 @@ use crate::prompt::{self, RuntimeInfo, Workspace, WorkspaceCache};
 use crate::routing::{ChatKind, Inbound, SessionKey};
 use crate::tools::{self, ToolContext};
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// A message that failed this many times is given up (and the user told).
 pub const MAX_ATTEMPTS_PER_MESSAGE: i64 = 3;
@@ -29,6 +29,9 @@ pub struct SessionDeps<'a> {
     pub config: &'a AgentConfig,
     pub key: &'a SessionKey,
     pub workspace_cache: &'a RefCell<WorkspaceCache>,
+    /// R2 operations of the last workspace load, for `/status`; `None` while
+    /// a load runs (the cache is out for it) or before the first.
+    pub workspace_load_ops: &'a Cell<Option<u32>>,
     /// Media bytes kept between LLM calls (byte-budgeted LRU).
     pub media_cache: &'a RefCell<MediaCache>,
 }
@@ -192,11 +195,14 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let workspace = {
         let pins = crate::overlay::pins_for_turn(p, &cfg.overlay).await;
         let overlay = cfg.overlay.inputs(&pins);
-        // Taken out for the load, not borrowed across its awaits: a request the
-        // object serves meanwhile (`/status`) may look at the cache.
+        // Taken out for the load, not borrowed across its awaits, so nothing
+        // the object serves meanwhile can find it borrowed; `/status` reads
+        // the ops count beside it, unknown until the load is done.
+        deps.workspace_load_ops.set(None);
         let mut cache = std::mem::take(&mut *deps.workspace_cache.borrow_mut());
         let loaded = prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache).await;
         *deps.workspace_cache.borrow_mut() = cache;
+        deps.workspace_load_ops.set(loaded.as_ref().ok().map(|ws| ws.r2_ops));
         match loaded {
             Ok(ws) => ws,
             Err(e) => {

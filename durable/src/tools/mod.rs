@@ -344,10 +344,14 @@ mod tests {
 
     #[test]
     fn every_tool_name_once() {
-        let names = all_tool_names();
-        assert!(names.contains(&"write_file") && names.contains(&"read_file") && names.contains(&"load_skill"));
-        let mut sorted = names.clone();
-        sorted.dedup();
-        assert_eq!(sorted, names);
+        let names = |scope| tool_specs(scope).into_iter().map(|t| t.name).collect::<Vec<_>>();
+        let (main, shared) = (names(Scope::Main), names(Scope::Shared));
+        for scope in [&main, &shared] {
+            let distinct: std::collections::BTreeSet<_> = scope.iter().collect();
+            assert_eq!(distinct.len(), scope.len(), "a provider refuses a tool named twice: {scope:?}");
+        }
+        assert!(main.contains(&"write_file") && !shared.contains(&"write_file"), "the scopes differ");
+        let union: std::collections::BTreeSet<&str> = main.iter().chain(&shared).copied().collect();
+        assert_eq!(all_tool_names(), union.into_iter().collect::<Vec<_>>(), "each tool of either scope, once");
     }
 }

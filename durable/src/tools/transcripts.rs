@@ -8,6 +8,7 @@
 //! current session.
 
 use super::{ToolContext, ToolOutcome};
+use crate::overlay::listing::list_all;
 use crate::ports::ObjectStore;
 use r2_layout::{archive, keys, Message};
 use serde_json::{json, Value};
@@ -53,20 +54,14 @@ fn entry(i: usize, m: &Message, max: usize) -> Value {
 /// Archive session ids (file names without `.jsonl.gz`), newest first.
 async fn archive_ids<S: ObjectStore>(ctx: &ToolContext<'_, S>) -> Result<Vec<(String, u64, i64)>, String> {
     let prefix = keys::sessions_prefix(ctx.agent);
-    let mut out = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = ctx.store.list(&prefix, None, cursor.as_deref()).await.map_err(|e| e.to_string())?;
-        for o in page.objects {
-            if let Some(id) = o.key.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".jsonl.gz")) {
-                out.push((id.to_owned(), o.size, o.uploaded_ms));
-            }
-        }
-        match page.cursor {
-            Some(c) if Some(&c) != cursor.as_ref() => cursor = Some(c),
-            _ => break,
-        }
-    }
+    let (objects, _) = list_all(ctx.store, &prefix, None).await.map_err(|e| e.to_string())?;
+    let mut out: Vec<(String, u64, i64)> = objects
+        .into_iter()
+        .filter_map(|o| {
+            let id = o.key.strip_prefix(&prefix)?.strip_suffix(".jsonl.gz")?;
+            Some((id.to_owned(), o.size, o.uploaded_ms))
+        })
+        .collect();
     out.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0)));
     Ok(out)
 }
@@ -178,6 +173,19 @@ mod tests {
         let v = run(&store, &live, json!({"action": "search", "query": "green tea", "limit": 2}));
         assert_eq!(v["hits"].as_array().map(Vec::len), Some(2), "{v}");
         assert_eq!(store.ops_matching("get agents/main/sessions/"), 1, "the live session and one archive filled the limit");
+    }
+
+    #[test]
+    fn list_sessions_follows_every_page_of_the_listing() {
+        let store = MemStore::default();
+        for i in 0..5 {
+            put_archive(&store, &format!("s{i}"), &[Message::user_text("hi", i)]);
+        }
+        store.page_size.set(2);
+        let v = run(&store, &[], json!({"action": "list_sessions"}));
+        let ids: Vec<&str> = v["sessions"].as_array().unwrap().iter().filter_map(|s| s["session_id"].as_str()).collect();
+        assert_eq!(ids, ["live", "s4", "s3", "s2", "s1", "s0"], "{v}");
+        assert_eq!(store.ops_matching("list agents/main/sessions/"), 3);
     }
 
     #[test]
