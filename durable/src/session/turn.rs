@@ -103,7 +103,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if !item.active && inbound.reply_target.past_deadline(p.now_ms()) {
             // Waited in the queue until its answer could no longer arrive:
             // keep the message, spend nothing on it, say so.
-            begin(p, &store, &item, &inbound, &session_id, deps, None, Vec::new())?;
+            begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
             send(p, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
             store.finish(item.seq, p.now_ms())?;
             report.turns += 1;
@@ -116,7 +116,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         } else {
             media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
         };
-        begin(p, &store, &item, &inbound, &session_id, deps, recall, attached)?;
+        begin(p, &store, &item, &inbound, &session_id, deps, Additions { recall, attached })?;
         if let Some(answer) = answered_before_interruption(&store, &item, &session_id)? {
             // Evicted between the answer and its bookkeeping: deliver it
             // (at least once) instead of paying for the turn again.
@@ -234,6 +234,14 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     Prepared { system, tools, workspace, tools_len }
 }
 
+/// What joins the user's text in the stored message: notes recalled from
+/// memory and the attached media's blocks.
+#[derive(Default)]
+struct Additions {
+    recall: Option<String>,
+    attached: Vec<UserBlock>,
+}
+
 /// First attempt: the user's message joins the history as the row goes
 /// active. A resumed attempt finds it there already.
 fn begin<P: Platform, S: crate::ports::Sql>(
@@ -243,8 +251,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     inbound: &Inbound,
     session_id: &str,
     deps: &SessionDeps<'_>,
-    recall: Option<String>,
-    attached: Vec<UserBlock>,
+    Additions { recall, attached }: Additions,
 ) -> Result<(), StorageError> {
     if item.active {
         p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
