@@ -436,3 +436,14 @@ impl Platform for TestPlatform {
         self.logs.borrow_mut().push(msg.to_owned());
     }
 }
+
+/// The LLM settings an agent gets from `vars` (plus defaults), for tests of
+/// the encodings and the retry loop.
+#[cfg(test)]
+pub fn llm_config(vars: &[(&str, &str)]) -> crate::config::LlmConfig {
+    let vars: std::collections::HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    match crate::config::AgentConfig::load(&vars, "main") {
+        Ok(c) => c.llm,
+        Err(e) => panic!("test settings rejected: {e}"),
+    }
+}

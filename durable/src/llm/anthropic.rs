@@ -172,23 +172,12 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Provider;
     use crate::llm::Hydrated;
 
     fn cfg() -> LlmConfig {
-        LlmConfig {
-            provider: Provider::Anthropic,
-            base_url: "http://llm".into(),
-            model: "m".into(),
-            api_key: Some("k".into()),
-            max_tokens: 100,
-            timeout_ms: 1000,
-            max_attempts: 1,
-            retry_base_ms: 1,
-            retry_max_ms: 1,
-            max_tool_rounds: 1,
-        }
+        crate::testing::llm_config(&[("LLM_API_KEY", "k")])
     }
+
 
     fn encode_with(history: &[Message], appended: Option<&str>) -> Value {
         let media = Hydrated::new();

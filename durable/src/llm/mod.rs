@@ -219,9 +219,7 @@ mod tests {
     use r2_layout::{Message, UserContent};
 
     fn cfg() -> LlmConfig {
-        let vars: std::collections::HashMap<String, String> =
-            [("LLM_API_KEY", "k"), ("RETRY_BASE_MS", "10")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        crate::config::AgentConfig::load(&vars, "main").unwrap().llm
+        crate::testing::llm_config(&[("LLM_API_KEY", "k"), ("RETRY_BASE_MS", "10")])
     }
 
     fn call(p: &TestPlatform) -> Result<LlmReply, LlmError> {

@@ -136,9 +136,7 @@ mod tests {
     use r2_layout::Usage;
 
     fn cfg() -> LlmConfig {
-        let vars: std::collections::HashMap<String, String> =
-            [("LLM_PROVIDER", "openai"), ("LLM_MODEL", "gpt-test")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        crate::config::AgentConfig::load(&vars, "main").unwrap().llm
+        crate::testing::llm_config(&[("LLM_PROVIDER", "openai"), ("LLM_MODEL", "gpt-test")])
     }
 
     fn assistant(content: Vec<AssistantBlock>) -> Message {
