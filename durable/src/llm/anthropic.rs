@@ -178,7 +178,6 @@ mod tests {
         crate::testing::llm_config(&[("LLM_API_KEY", "k")])
     }
 
-
     fn encode_with(history: &[Message], appended: Option<&str>) -> Value {
         let media = Hydrated::new();
         encode(&cfg(), &ChatRequest { system: "sys", messages: history, tools: &[], media: &media, appended_user: appended })
