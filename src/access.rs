@@ -22,7 +22,11 @@ pub fn unknown_agent() -> Result<Response> {
 /// Once the caller is authenticated: the agent's settings, or the answer to
 /// give (unknown agent: 404; a broken setting: 500 naming it, also logged so
 /// `wrangler dev` and `wrangler tail` show it).
-pub fn config_after_auth(vars: &EnvVars<'_>, agent: &str, known: bool) -> std::result::Result<AgentConfig, Result<Response>> {
+pub fn config_after_auth(
+    vars: &EnvVars<'_>,
+    agent: &str,
+    known: bool,
+) -> std::result::Result<AgentConfig, Result<Response>> {
     if !known {
         return Err(unknown_agent());
     }

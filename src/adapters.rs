@@ -10,8 +10,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
 use worker::{
-    AbortController, Bucket, Date, Delay, Env, Fetch, Headers, HttpMetadata, Method, Request, RequestInit,
-    SqlStorage, SqlStorageValue, State,
+    AbortController, Bucket, Date, Delay, Env, Fetch, Headers, HttpMetadata, Method, Request, RequestInit, SqlStorage,
+    SqlStorageValue, State,
 };
 
 fn storage_err(e: worker::Error) -> StorageError {
@@ -23,11 +23,7 @@ pub struct EnvVars<'a>(pub &'a Env);
 
 impl Vars for EnvVars<'_> {
     fn get(&self, name: &str) -> Option<String> {
-        self.0
-            .var(name)
-            .map(|v| v.to_string())
-            .or_else(|_| self.0.secret(name).map(|v| v.to_string()))
-            .ok()
+        self.0.var(name).map(|v| v.to_string()).or_else(|_| self.0.secret(name).map(|v| v.to_string())).ok()
     }
 }
 
@@ -90,7 +86,12 @@ impl ObjectStore for R2 {
         Ok(())
     }
 
-    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError> {
         let mut b = self.bucket.list().prefix(prefix);
         if let Some(d) = delimiter {
             b = b.delimiter(d);
@@ -124,7 +125,10 @@ impl DoSql {
 
 fn js_error(e: JsValue) -> StorageError {
     StorageError(
-        e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
+        e.dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .or_else(|| e.as_string())
+            .unwrap_or_else(|| format!("{e:?}")),
     )
 }
 

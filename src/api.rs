@@ -5,9 +5,9 @@
 mod pins;
 
 use crate::adapters::EnvVars;
+use crate::http::call_object;
 use crate::telegram::secrets_match;
 use durable::config::Vars;
-use crate::http::call_object;
 use worker::{Env, Method, Request, Response, Result};
 
 /// Checks the bearer token. `Err` is the response to send (401/503).
@@ -38,7 +38,9 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
     match (req.method(), segments) {
         (Method::Get, ["agents"]) => Response::from_json(&agents),
         (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
-        (Method::Get, ["agents", agent, "sessions", key]) => session_call(env, agent, key, Method::Get, "/status").await,
+        (Method::Get, ["agents", agent, "sessions", key]) => {
+            session_call(env, agent, key, Method::Get, "/status").await
+        }
         (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
             session_call(env, agent, key, Method::Post, "/reset").await
         }
@@ -60,7 +62,10 @@ async fn list_sessions(env: &Env, agent: &str) -> Result<Response> {
     let mut archives = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let mut b = bucket.list().prefix(r2_layout::keys::sessions_prefix(&agent_id)).include(vec![worker::Include::CustomMetadata]);
+        let mut b = bucket
+            .list()
+            .prefix(r2_layout::keys::sessions_prefix(&agent_id))
+            .include(vec![worker::Include::CustomMetadata]);
         if let Some(c) = &cursor {
             b = b.cursor(c);
         }
@@ -105,7 +110,9 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
         Ok(messages) => Response::from_json(&serde_json::json!({
             "sessionId": id, "key": key, "metadata": metadata, "messages": messages,
         })),
-        Err(e @ r2_layout::archive::ArchiveError::TooLarge(_)) => Response::error(format!("{key}: {e}; download it from R2"), 413),
+        Err(e @ r2_layout::archive::ArchiveError::TooLarge(_)) => {
+            Response::error(format!("{key}: {e}; download it from R2"), 413)
+        }
         Err(e) => Response::error(format!("{key} is not a readable archive: {e}"), 422),
     }
 }

@@ -37,7 +37,9 @@ impl Channel for Channels {
                     owner_target = t;
                     &owner_target
                 }
-                NotifyDecision::NoOwner => return Err(ChannelError::Failed("OWNER_IDS is empty: no one to notify".into())),
+                NotifyDecision::NoOwner => {
+                    return Err(ChannelError::Failed("OWNER_IDS is empty: no one to notify".into()))
+                }
                 other => {
                     adapters::log(LogLevel::Info, &format!("notification not sent ({other:?}): {} chars", text.len()));
                     return Ok(());
@@ -94,7 +96,14 @@ pub struct AgentMemory {
 impl MemoryService for AgentMemory {
     async fn call(&self, call: &MemoryCall) -> Result<MemoryReply, MemoryCallError> {
         let down = |e: worker::Error| MemoryCallError::Unavailable(e.to_string());
-        let stub = self.env.durable_object("AGENT").map_err(down)?.id_from_name(&self.agent).map_err(down)?.get_stub().map_err(down)?;
+        let stub = self
+            .env
+            .durable_object("AGENT")
+            .map_err(down)?
+            .id_from_name(&self.agent)
+            .map_err(down)?
+            .get_stub()
+            .map_err(down)?;
         let body = serde_json::to_string(call).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
         let mut init = RequestInit::new();
         init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));

@@ -6,8 +6,8 @@ use crate::adapters::{self, DoSql, EnvVars, R2};
 use crate::platform::{Channels, DoPlatform};
 use crate::telegram;
 use durable::config::AgentConfig;
-use durable::ports::LogLevel;
 use durable::media::MediaCache;
+use durable::ports::LogLevel;
 use durable::prompt::WorkspaceCache;
 use durable::routing::{Inbound, SessionKey};
 use durable::session::{drain, SessionDeps, SessionStore, ADMIN_CHANNEL};
@@ -49,7 +49,11 @@ pub async fn enqueue_with(
     init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
     let mut resp = stub.fetch_with_request(Request::new_with_init("https://session/enqueue", &init)?).await?;
     if resp.status_code() != 200 {
-        return Err(worker::Error::RustError(format!("session answered {}: {}", resp.status_code(), resp.text().await?)));
+        return Err(worker::Error::RustError(format!(
+            "session answered {}: {}",
+            resp.status_code(),
+            resp.text().await?
+        )));
     }
     resp.json().await
 }
@@ -60,7 +64,11 @@ pub async fn status(env: &Env, key: &SessionKey) -> Result<serde_json::Value> {
     let stub = env.durable_object("SESSION")?.id_from_name(&key.render())?.get_stub()?;
     let mut resp = stub.fetch_with_str(BRIEF_STATUS_URL).await?;
     if resp.status_code() != 200 {
-        return Err(worker::Error::RustError(format!("session answered {}: {}", resp.status_code(), resp.text().await?)));
+        return Err(worker::Error::RustError(format!(
+            "session answered {}: {}",
+            resp.status_code(),
+            resp.text().await?
+        )));
     }
     let mut status: serde_json::Value = resp.json().await?;
     // A session that never had a message has not stored its key yet.
@@ -171,7 +179,16 @@ impl Session {
             "sessionId": store.meta("session_id").ok().flatten(),
             "updatedAt": store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
         });
-        if let Err(e) = crate::http::call_object(&self.env, "AGENT", key.agent().as_str(), Method::Post, "/sessions/touch", Some(&body)).await {
+        if let Err(e) = crate::http::call_object(
+            &self.env,
+            "AGENT",
+            key.agent().as_str(),
+            Method::Post,
+            "/sessions/touch",
+            Some(&body),
+        )
+        .await
+        {
             adapters::log(LogLevel::Warn, &format!("session registry not updated: {e}"));
         }
     }

@@ -110,7 +110,12 @@ impl ObjectStore for Bucket {
             match delimiter.and_then(|d| rest.find(d).map(|i| format!("{prefix}{}{d}", &rest[..i]))) {
                 Some(p) if !page.prefixes.contains(&p) => page.prefixes.push(p),
                 Some(_) => {}
-                None => page.objects.push(ObjectInfo { key: key.clone(), size: body.len() as u64, etag: etag.clone(), uploaded_ms: 0 }),
+                None => page.objects.push(ObjectInfo {
+                    key: key.clone(),
+                    size: body.len() as u64,
+                    etag: etag.clone(),
+                    uploaded_ms: 0,
+                }),
             }
         }
         Ok(page)
@@ -131,7 +136,16 @@ fn r2_ops_by_spacing(offsets: &[i64]) -> Vec<u32> {
     let mut cache = WorkspaceCache::default();
     let mut ops = Vec::new();
     for &dt in std::iter::once(&0).chain(offsets) {
-        let loaded = futures::executor::block_on(load_workspace(&bucket, &agent, Scope::Main, "2026-03-15", "2026-03-14", t0 + dt, &overlay, &mut cache));
+        let loaded = futures::executor::block_on(load_workspace(
+            &bucket,
+            &agent,
+            Scope::Main,
+            "2026-03-15",
+            "2026-03-14",
+            t0 + dt,
+            &overlay,
+            &mut cache,
+        ));
         match loaded {
             Ok(ws) => ops.push(ws.r2_ops),
             Err(e) => panic!("load failed: {e}"),
@@ -149,7 +163,10 @@ fn main() {
     let offsets = [30_000, 30_000 + a, 30_000 + 2 * a, 30_000 + 2 * a + SHARED_LAYER_TTL_MS];
     let ops = r2_ops_by_spacing(&offsets);
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    println!("R2 operations: first {}, +30 s {}, +61 s {}, +61 s {}, +5 min {}", ops[0], ops[1], ops[2], ops[3], ops[4]);
+    println!(
+        "R2 operations: first {}, +30 s {}, +61 s {}, +61 s {}, +5 min {}",
+        ops[0], ops[1], ops[2], ops[3], ops[4]
+    );
     println!(
         "BENCH_JSON {{\"prompt_assembly_us\":{us:.1},\"prompt_bytes\":{len},\"r2_ops_spaced\":[{}],\"agent_folder_ttl_s\":{},\"shared_layer_ttl_s\":{}}}",
         list(&ops),

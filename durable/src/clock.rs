@@ -47,11 +47,8 @@ pub fn last_daily_boundary(ms: i64, tz: &str, hour: i8, minute: i8) -> i64 {
     let now = zoned(ms, tz);
     let today = now.with().hour(hour).minute(minute).second(0).subsec_nanosecond(0).build();
     let Ok(today) = today else { return ms };
-    let boundary = if today.timestamp() <= now.timestamp() {
-        today
-    } else {
-        today.checked_sub(1.day()).unwrap_or(today)
-    };
+    let boundary =
+        if today.timestamp() <= now.timestamp() { today } else { today.checked_sub(1.day()).unwrap_or(today) };
     boundary.timestamp().as_millisecond()
 }
 

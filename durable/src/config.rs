@@ -110,21 +110,16 @@ fn parse_hhmm(name: &str, raw: &str) -> Result<(i8, i8), ConfigError> {
 /// The list of configured agent ids (`AGENTS`, default `main`).
 pub fn agent_ids(vars: &impl Vars) -> Vec<String> {
     match vars.get("AGENTS") {
-        Some(list) if !list.trim().is_empty() => list
-            .split(',')
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .collect(),
+        Some(list) if !list.trim().is_empty() => {
+            list.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()
+        }
         _ => vec!["main".to_owned()],
     }
 }
 
 /// Reads one setting for one agent: `{NAME}__{AGENT}` first, then `{NAME}`.
 pub fn setting(vars: &impl Vars, agent: &str, name: &str) -> Option<String> {
-    let suffix: String = agent
-        .chars()
-        .map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() })
-        .collect();
+    let suffix: String = agent.chars().map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() }).collect();
     vars.get(&format!("{name}__{suffix}"))
         .or_else(|| vars.get(name))
         .map(|v| v.trim().to_owned())
@@ -134,10 +129,9 @@ pub fn setting(vars: &impl Vars, agent: &str, name: &str) -> Option<String> {
 fn number<T: std::str::FromStr>(vars: &impl Vars, agent: &str, name: &str, default: T) -> Result<T, ConfigError> {
     match setting(vars, agent, name) {
         None => Ok(default),
-        Some(v) => v.parse().map_err(|_| ConfigError::Invalid {
-            name: name.to_owned(),
-            why: format!("{v:?} is not a number"),
-        }),
+        Some(v) => {
+            v.parse().map_err(|_| ConfigError::Invalid { name: name.to_owned(), why: format!("{v:?} is not a number") })
+        }
     }
 }
 
@@ -155,8 +149,18 @@ pub fn memory_bm25(vars: &impl Vars, agent: &str) -> Result<hearth_memory::Bm25P
         },
     };
     Ok(hearth_memory::Bm25Params {
-        k1: read("MEMORY_BM25_K1", hearth_memory::DEFAULT_K1, |v| v.is_finite() && v >= 0.0, "a number ≥ 0 (default 1.2)")?,
-        b: read("MEMORY_BM25_B", hearth_memory::DEFAULT_B, |v| (0.0..=1.0).contains(&v), "a number from 0 to 1 (default 0.75)")?,
+        k1: read(
+            "MEMORY_BM25_K1",
+            hearth_memory::DEFAULT_K1,
+            |v| v.is_finite() && v >= 0.0,
+            "a number ≥ 0 (default 1.2)",
+        )?,
+        b: read(
+            "MEMORY_BM25_B",
+            hearth_memory::DEFAULT_B,
+            |v| (0.0..=1.0).contains(&v),
+            "a number from 0 to 1 (default 0.75)",
+        )?,
     })
 }
 
@@ -169,9 +173,8 @@ pub fn parse_principals(name: &str, raw: &str) -> Result<Vec<Principal>, ConfigE
     let invalid = |why: String| ConfigError::Invalid { name: name.to_owned(), why };
     let mut out = Vec::new();
     for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (channel, id) = item
-            .split_once(':')
-            .ok_or_else(|| invalid(format!("{item:?} is not channel:id (e.g. telegram:12345)")))?;
+        let (channel, id) =
+            item.split_once(':').ok_or_else(|| invalid(format!("{item:?} is not channel:id (e.g. telegram:12345)")))?;
         let channel = channel.trim().to_ascii_lowercase();
         let id = id.trim();
         let digits = match channel.as_str() {
@@ -199,10 +202,8 @@ impl AgentConfig {
         if !ids.iter().any(|a| a == agent) {
             return Err(ConfigError::UnknownAgent(agent.to_owned(), ids.join(",")));
         }
-        let agent_id = AgentId::parse(agent).map_err(|e| ConfigError::Invalid {
-            name: "AGENTS".into(),
-            why: e.to_string(),
-        })?;
+        let agent_id =
+            AgentId::parse(agent).map_err(|e| ConfigError::Invalid { name: "AGENTS".into(), why: e.to_string() })?;
         let get = |name: &str| setting(vars, agent, name);
         let provider = match get("LLM_PROVIDER").as_deref().map(str::to_ascii_lowercase).as_deref() {
             None | Some("anthropic") => Provider::Anthropic,
@@ -232,7 +233,10 @@ impl AgentConfig {
         };
         let timezone = get("TIMEZONE").unwrap_or_else(|| "UTC".into());
         if !crate::clock::is_valid_zone(&timezone) {
-            return Err(ConfigError::Invalid { name: "TIMEZONE".into(), why: format!("{timezone:?} is not an IANA time zone") });
+            return Err(ConfigError::Invalid {
+                name: "TIMEZONE".into(),
+                why: format!("{timezone:?} is not an IANA time zone"),
+            });
         }
         Ok(AgentConfig {
             agent: agent_id,
@@ -332,7 +336,11 @@ mod tests {
             let c = AgentConfig::load(&vars(&[("OWNER_IDS", raw)]), "main").unwrap();
             assert!(c.owners.is_empty(), "{raw:?}");
         }
-        let c = AgentConfig::load(&vars(&[("OWNER_IDS", "telegram:, discord:123"), ("ALLOW_FROM", "telegram:-100123")]), "main").unwrap();
+        let c = AgentConfig::load(
+            &vars(&[("OWNER_IDS", "telegram:, discord:123"), ("ALLOW_FROM", "telegram:-100123")]),
+            "main",
+        )
+        .unwrap();
         assert_eq!(c.owners, vec![Principal { channel: "discord".into(), id: "123".into() }]);
         assert!(c.is_allowed("telegram", "-100123"));
         for bad in ["12345", "telegram:@olga", "slack:1", "telegram:12a", "discord:-5", "telegram:-"] {
@@ -348,7 +356,13 @@ mod tests {
         let v = vars(&[("AGENTS", "main,work"), ("MEMORY_BM25_K1", "0.9"), ("MEMORY_BM25_B__WORK", "0.4")]);
         assert_eq!(AgentConfig::load(&v, "main").unwrap().memory_bm25, hearth_memory::Bm25Params { k1: 0.9, b: 0.75 });
         assert_eq!(AgentConfig::load(&v, "work").unwrap().memory_bm25, hearth_memory::Bm25Params { k1: 0.9, b: 0.4 });
-        for (name, bad) in [("MEMORY_BM25_K1", "fast"), ("MEMORY_BM25_K1", "-1"), ("MEMORY_BM25_K1", "inf"), ("MEMORY_BM25_B", "1.5"), ("MEMORY_BM25_B", "NaN")] {
+        for (name, bad) in [
+            ("MEMORY_BM25_K1", "fast"),
+            ("MEMORY_BM25_K1", "-1"),
+            ("MEMORY_BM25_K1", "inf"),
+            ("MEMORY_BM25_B", "1.5"),
+            ("MEMORY_BM25_B", "NaN"),
+        ] {
             let e = AgentConfig::load(&vars(&[(name, bad)]), "main").unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name: n, .. } if n == name), "{name}={bad}: {e}");
             assert!(e.to_string().contains(bad), "{e}");

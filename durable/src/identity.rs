@@ -92,15 +92,11 @@ pub fn strip_template_placeholders(text: &str) -> std::borrow::Cow<'_, str> {
 impl Identity {
     /// The one-line persona: `name=Kate, creature=octopus, vibe=warm, emoji=🐙`.
     pub fn persona_line(&self) -> Option<String> {
-        let parts: Vec<String> = [
-            ("name", &self.name),
-            ("creature", &self.creature),
-            ("vibe", &self.vibe),
-            ("emoji", &self.emoji),
-        ]
-        .iter()
-        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
-        .collect();
+        let parts: Vec<String> =
+            [("name", &self.name), ("creature", &self.creature), ("vibe", &self.vibe), ("emoji", &self.emoji)]
+                .iter()
+                .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+                .collect();
         (!parts.is_empty()).then(|| parts.join(", "))
     }
 }

@@ -23,16 +23,16 @@ pub mod clock;
 pub mod config;
 pub mod identity;
 pub mod llm;
-pub mod memory;
 pub mod media;
+pub mod memory;
 pub mod overlay;
 pub mod ports;
 pub mod prompt;
 pub mod retry;
-pub mod skills;
 pub mod routing;
 pub mod scheduled;
 pub mod session;
+pub mod skills;
 pub mod tools;
 
 #[cfg(test)]

@@ -18,7 +18,9 @@
 
 use crate::config::{setting, AgentConfig, ConfigError, Provider, Vars};
 use crate::llm::Hydrated;
-use crate::ports::{Channel, ChannelError, Http, HttpRequest, LogLevel, ObjectStore, Platform, PutOptions, Sql, StorageError};
+use crate::ports::{
+    Channel, ChannelError, Http, HttpRequest, LogLevel, ObjectStore, Platform, PutOptions, Sql, StorageError,
+};
 use crate::routing::{Inbound, InboundMedia};
 use lru::LruCache;
 use r2_layout::metadata::MediaMetadata;
@@ -93,7 +95,10 @@ impl MediaConfig {
             None | Some("true" | "1" | "yes" | "on") => true,
             Some("false" | "0" | "no" | "off") => false,
             Some(other) => {
-                return Err(ConfigError::Invalid { name: "LLM_VISION".into(), why: format!("{other:?}: use true or false") })
+                return Err(ConfigError::Invalid {
+                    name: "LLM_VISION".into(),
+                    why: format!("{other:?}: use true or false"),
+                })
             }
         };
         let transcribe = get("TRANSCRIBE_BASE_URL").map(|base| TranscribeConfig {
@@ -360,20 +365,19 @@ pub async fn ingest<P: Platform>(
     let mut out = Vec::new();
     for (idx, m) in inbound.media.iter().enumerate() {
         let idx = idx as i64;
-        let mut rows = sql.exec("SELECT uuid, blocks FROM media_ingest WHERE seq = ? AND idx = ?", &[seq.into(), idx.into()])?;
+        let mut rows =
+            sql.exec("SELECT uuid, blocks FROM media_ingest WHERE seq = ? AND idx = ?", &[seq.into(), idx.into()])?;
         let row = rows.pop();
-        let done: Option<Vec<UserBlock>> = row
-            .as_ref()
-            .and_then(|r| r.get(1))
-            .and_then(|v| v.as_str())
-            .and_then(|s| serde_json::from_str(s).ok());
+        let done: Option<Vec<UserBlock>> =
+            row.as_ref().and_then(|r| r.get(1)).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok());
         if let Some(blocks) = done {
             out.extend(blocks);
             continue;
         }
         // The uuid is fixed before the upload: a resumed ingest overwrites
         // the same key instead of storing a second copy.
-        let uuid = match row.and_then(|mut r| r.get_mut(0).map(|v| std::mem::replace(v, crate::ports::SqlValue::Null))) {
+        let uuid = match row.and_then(|mut r| r.get_mut(0).map(|v| std::mem::replace(v, crate::ports::SqlValue::Null)))
+        {
             Some(crate::ports::SqlValue::Text(u)) => u,
             _ => {
                 let u = p.new_uuid();
@@ -412,7 +416,10 @@ async fn ingest_one<P: Platform>(
 ) -> Outcome {
     let what = describe(m);
     let too_large = |size: u64, limit: u64| Outcome {
-        blocks: note(format!("[The user sent a {what} ({}) that was too large to keep; it is not available.]", human_size(size))),
+        blocks: note(format!(
+            "[The user sent a {what} ({}) that was too large to keep; it is not available.]",
+            human_size(size)
+        )),
         notice: Some(format!(
             "⚠️ Your {what} is too large for me ({}; the limit is {}). I'll answer your message without it.",
             human_size(size),
@@ -421,7 +428,10 @@ async fn ingest_one<P: Platform>(
     };
     let failed = |why: &str| Outcome {
         blocks: note(format!("[The user sent a {what}, but it could not be {why}; it is not available.]")),
-        notice: Some(format!("⚠️ I couldn't {} your {what}. You may want to send it again.", if why == "stored" { "store" } else { "download" })),
+        notice: Some(format!(
+            "⚠️ I couldn't {} your {what}. You may want to send it again.",
+            if why == "stored" { "store" } else { "download" }
+        )),
     };
     let max_bytes = match admit(channel, m) {
         Admission::TooLarge { size, limit } => return too_large(size, limit),
@@ -470,7 +480,10 @@ async fn ingest_one<P: Platform>(
         if let Some(t) = &cfg.media.transcribe {
             match transcribe(p, t, &bytes, &mime, uuid).await {
                 Ok(text) if !text.trim().is_empty() => blocks.push(UserBlock::Text {
-                    text: format!("{TRANSCRIPT_PREFIX}{what}]: {}", crate::prompt::truncate_chars(text.trim(), MAX_TRANSCRIPT_CHARS)),
+                    text: format!(
+                        "{TRANSCRIPT_PREFIX}{what}]: {}",
+                        crate::prompt::truncate_chars(text.trim(), MAX_TRANSCRIPT_CHARS)
+                    ),
                 }),
                 Ok(_) => {}
                 Err(e) => p.log(LogLevel::Warn, &format!("transcription failed: {e}")),

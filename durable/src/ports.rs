@@ -50,12 +50,8 @@ pub trait ObjectStore {
     async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError>;
     async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError>;
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError>;
-    async fn list(
-        &self,
-        prefix: &str,
-        delimiter: Option<&str>,
-        cursor: Option<&str>,
-    ) -> Result<ListPage, StorageError>;
+    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>)
+        -> Result<ListPage, StorageError>;
 }
 
 /// A value bound to or read from SQLite.
@@ -159,10 +155,7 @@ pub struct HttpResponse {
 
 impl HttpResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
@@ -240,12 +233,21 @@ pub trait Channel {
 /// through this port (see [`crate::memory`]).
 #[allow(async_fn_in_trait)]
 pub trait MemoryService {
-    async fn call(&self, call: &crate::memory::MemoryCall) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError>;
+    async fn call(
+        &self,
+        call: &crate::memory::MemoryCall,
+    ) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError>;
 
     /// Stores a compaction or reset summary as an Archive entry of `store`
     /// (a taken name gets a numeric suffix; the same add repeated, with the
     /// same summary and time, finds the entry it made). Returns the entry's name.
-    async fn add_archive(&self, store: &str, name: &str, summary: &str, created_at: i64) -> Result<String, crate::memory::MemoryCallError> {
+    async fn add_archive(
+        &self,
+        store: &str,
+        name: &str,
+        summary: &str,
+        created_at: i64,
+    ) -> Result<String, crate::memory::MemoryCallError> {
         let call = crate::memory::MemoryCall::AddArchive {
             store: store.to_owned(),
             name: name.to_owned(),

@@ -141,7 +141,13 @@ pub async fn load_workspace<S: ObjectStore>(
     ops += n;
     cache.notes.retain_keys(note_reads.iter().map(|(k, _)| k.as_str()));
 
-    let mut ws = Workspace { files: resolved.files, layers: resolved.layers, skills: found_skills, warnings, ..Default::default() };
+    let mut ws = Workspace {
+        files: resolved.files,
+        layers: resolved.layers,
+        skills: found_skills,
+        warnings,
+        ..Default::default()
+    };
     for ((key, _), text) in note_reads.iter().zip(note_texts) {
         if *key == keys::daily_note(agent, today) {
             ws.today = text;
@@ -290,8 +296,10 @@ fn file_body(ws: &Workspace, file: WorkspaceFile) -> Option<String> {
             None => stripped.into_owned(),
         });
     }
-    let only_placeholders = matches!(stripped, std::borrow::Cow::Owned(_)) && !hearth_schedule::heartbeat::is_meaningful(&stripped);
-    if only_placeholders || (file == WorkspaceFile::Heartbeat && !hearth_schedule::heartbeat::is_meaningful(&stripped)) {
+    let only_placeholders =
+        matches!(stripped, std::borrow::Cow::Owned(_)) && !hearth_schedule::heartbeat::is_meaningful(&stripped);
+    if only_placeholders || (file == WorkspaceFile::Heartbeat && !hearth_schedule::heartbeat::is_meaningful(&stripped))
+    {
         return None;
     }
     Some(stripped.into_owned())

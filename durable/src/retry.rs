@@ -160,7 +160,9 @@ mod tests {
             |_| {},
             |resp| match resp.status {
                 200 => Verdict::Done(200),
-                s => Verdict::Retry { why: format!("HTTP {s}"), after_ms: parse_retry_after(resp.header("retry-after")) },
+                s => {
+                    Verdict::Retry { why: format!("HTTP {s}"), after_ms: parse_retry_after(resp.header("retry-after")) }
+                }
             },
             |g| g,
         ));

@@ -62,10 +62,22 @@ pub struct Inbound {
 pub enum SessionKey {
     Main(AgentId),
     Heartbeat(AgentId),
-    Direct { agent: AgentId, channel: String, peer: String },
-    Group { agent: AgentId, channel: String, chat: String, topic: Option<String> },
+    Direct {
+        agent: AgentId,
+        channel: String,
+        peer: String,
+    },
+    Group {
+        agent: AgentId,
+        channel: String,
+        chat: String,
+        topic: Option<String>,
+    },
     /// An isolated scheduled job's session.
-    Job { agent: AgentId, job: String },
+    Job {
+        agent: AgentId,
+        job: String,
+    },
 }
 
 impl SessionKey {
@@ -111,12 +123,9 @@ impl SessionKey {
             [channel, "dm", peer] if ok_id(peer) => {
                 Some(SessionKey::Direct { agent, channel: channel.to_string(), peer: peer.to_string() })
             }
-            [channel, "group", chat] if ok_id(chat) => Some(SessionKey::Group {
-                agent,
-                channel: channel.to_string(),
-                chat: chat.to_string(),
-                topic: None,
-            }),
+            [channel, "group", chat] if ok_id(chat) => {
+                Some(SessionKey::Group { agent, channel: channel.to_string(), chat: chat.to_string(), topic: None })
+            }
             [channel, "group", chat, "topic", t] if ok_id(chat) && ok_id(t) => Some(SessionKey::Group {
                 agent,
                 channel: channel.to_string(),
@@ -179,13 +188,11 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg() -> AgentConfig {
-        let vars: HashMap<String, String> = [
-            ("OWNER_IDS", "telegram:1"),
-            ("ALLOW_FROM", "telegram:2,telegram:-100500"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        let vars: HashMap<String, String> =
+            [("OWNER_IDS", "telegram:1"), ("ALLOW_FROM", "telegram:2,telegram:-100500")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
         AgentConfig::load(&vars, "main").unwrap()
     }
 

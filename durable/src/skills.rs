@@ -107,7 +107,8 @@ pub fn parse_front_matter(yaml: &str) -> Result<Vec<(String, Yaml)>, SkillError>
         if raw.starts_with([' ', '\t']) {
             return Err(SkillError::Yaml(format!("line {n}: unexpected indentation")));
         }
-        let (key, rest) = raw.split_once(':').ok_or_else(|| SkillError::Yaml(format!("line {n}: expected 'key: value'")))?;
+        let (key, rest) =
+            raw.split_once(':').ok_or_else(|| SkillError::Yaml(format!("line {n}: expected 'key: value'")))?;
         let key = key.trim();
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
             return Err(SkillError::Yaml(format!("line {n}: bad key {key:?}")));
@@ -129,7 +130,11 @@ pub fn parse_front_matter(yaml: &str) -> Result<Vec<(String, Yaml)>, SkillError>
             ">" | ">-" | "|" | "|-" => {
                 let folded = rest.starts_with('>');
                 let body: Vec<&str> = block.iter().map(|l| l.trim()).collect();
-                Yaml::Str(if folded { body.join(" ").split_whitespace().collect::<Vec<_>>().join(" ") } else { body.join("\n") })
+                Yaml::Str(if folded {
+                    body.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+                } else {
+                    body.join("\n")
+                })
             }
             "" => {
                 let items: Result<Vec<String>, SkillError> = block
@@ -146,8 +151,18 @@ pub fn parse_front_matter(yaml: &str) -> Result<Vec<(String, Yaml)>, SkillError>
                 if !block.is_empty() {
                     return Err(SkillError::Yaml(format!("line {n}: multi-line flow lists are not supported")));
                 }
-                let inner = v.strip_prefix('[').and_then(|v| v.strip_suffix(']')).ok_or_else(|| SkillError::Yaml(format!("line {n}: unclosed '['")))?;
-                Yaml::List(inner.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| unquote(s, n)).collect::<Result<_, _>>()?)
+                let inner = v
+                    .strip_prefix('[')
+                    .and_then(|v| v.strip_suffix(']'))
+                    .ok_or_else(|| SkillError::Yaml(format!("line {n}: unclosed '['")))?;
+                Yaml::List(
+                    inner
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| unquote(s, n))
+                        .collect::<Result<_, _>>()?,
+                )
             }
             v => {
                 let mut s = unquote(v, n)?;
@@ -201,7 +216,8 @@ pub fn parse_skill(dir_name: &str, key: &str, local: bool, text: &str) -> Result
     if !valid_name(&name) || name != dir_name {
         return Err(SkillError::BadName(name));
     }
-    let description = string("description")?.map(|d| d.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default();
+    let description =
+        string("description")?.map(|d| d.split_whitespace().collect::<Vec<_>>().join(" ")).unwrap_or_default();
     if description.is_empty() {
         return Err(SkillError::NoDescription);
     }
@@ -230,10 +246,31 @@ pub fn merge(local: Vec<Skill>, global: Vec<Skill>) -> Vec<Skill> {
 /// with the tools of [`crate::tools`], can never provide. Matched as whole
 /// words (or word pairs), case-insensitively.
 pub const UNAVAILABLE_NEEDS: &[&str] = &[
-    "shell", "bash", "zsh", "terminal", "command line", "subprocess",
-    "python", "python3", "node", "nodejs", "node.js", "npm", "docker", "git", "curl",
-    "browser", "chrome", "playwright", "gpu",
-    "filesystem", "file system", "internet", "web search", "web access", "network access",
+    "shell",
+    "bash",
+    "zsh",
+    "terminal",
+    "command line",
+    "subprocess",
+    "python",
+    "python3",
+    "node",
+    "nodejs",
+    "node.js",
+    "npm",
+    "docker",
+    "git",
+    "curl",
+    "browser",
+    "chrome",
+    "playwright",
+    "gpu",
+    "filesystem",
+    "file system",
+    "internet",
+    "web search",
+    "web access",
+    "network access",
 ];
 
 /// Why Hearth can never run `skill`, if it cannot: a tool in
@@ -250,7 +287,11 @@ pub fn unavailable(skill: &Skill, hearth_tools: &[&str]) -> Option<String> {
         return Some(format!("allowed-tools names tools Hearth does not have: {}", missing.join(", ")));
     }
     let text = skill.compatibility.as_deref()?.to_lowercase();
-    let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '.')).map(|w| w.trim_matches('.')).filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '.'))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
     if words.contains(&"hearth") {
         return None;
     }
@@ -258,10 +299,7 @@ pub fn unavailable(skill: &Skill, hearth_tools: &[&str]) -> Option<String> {
         Some((a, b)) => words.windows(2).any(|w| w[0] == a && w[1] == b),
         None => words.contains(&need),
     };
-    UNAVAILABLE_NEEDS
-        .iter()
-        .find(|n| has(n))
-        .map(|n| format!("compatibility needs {n:?}, which Hearth cannot provide"))
+    UNAVAILABLE_NEEDS.iter().find(|n| has(n)).map(|n| format!("compatibility needs {n:?}, which Hearth cannot provide"))
 }
 
 /// Skills whose `allowed-tools` this session has.
@@ -365,8 +403,14 @@ mod tests {
             key: n.into(),
             local,
         };
-        let merged = merge(vec![mk("zeta", true, &[]), mk("alpha", true, &[])], vec![mk("alpha", false, &[]), mk("beta", false, &["WebSearch"])]);
-        assert_eq!(merged.iter().map(|s| (s.name.as_str(), s.local)).collect::<Vec<_>>(), [("alpha", true), ("beta", false), ("zeta", true)]);
+        let merged = merge(
+            vec![mk("zeta", true, &[]), mk("alpha", true, &[])],
+            vec![mk("alpha", false, &[]), mk("beta", false, &["WebSearch"])],
+        );
+        assert_eq!(
+            merged.iter().map(|s| (s.name.as_str(), s.local)).collect::<Vec<_>>(),
+            [("alpha", true), ("beta", false), ("zeta", true)]
+        );
         let ok = eligible(&merged, &["read_file"]);
         assert_eq!(ok.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["alpha", "zeta"]);
         let xml = render(&ok, 12_000);
@@ -389,10 +433,21 @@ mod tests {
         };
         assert_eq!(unavailable(&with(&["read_file"], None), &hearth), None);
         assert!(unavailable(&with(&["WebSearch", "read_file"], None), &hearth).unwrap().contains("WebSearch"));
-        for needs in ["Requires Python 3.11", "Needs a shell and git.", "requires internet access", "Requires web search tool", "Node.js 20+"] {
+        for needs in [
+            "Requires Python 3.11",
+            "Needs a shell and git.",
+            "requires internet access",
+            "Requires web search tool",
+            "Node.js 20+",
+        ] {
             assert!(unavailable(&with(&[], Some(needs)), &hearth).is_some(), "{needs}");
         }
-        for fine in ["Works with any chat app", "Designed for Hearth; uses git-style notes", "digital notes, nodes and shells-free", "Best with metric units"] {
+        for fine in [
+            "Works with any chat app",
+            "Designed for Hearth; uses git-style notes",
+            "digital notes, nodes and shells-free",
+            "Best with metric units",
+        ] {
             assert_eq!(unavailable(&with(&[], Some(fine)), &hearth), None, "{fine}");
         }
     }

@@ -65,7 +65,12 @@ impl MemStore {
         self.objects.borrow_mut().insert(
             key.to_owned(),
             StoredObject {
-                info: ObjectInfo { key: key.to_owned(), size: text.len() as u64, etag: format!("e{n}"), uploaded_ms: 0 },
+                info: ObjectInfo {
+                    key: key.to_owned(),
+                    size: text.len() as u64,
+                    etag: format!("e{n}"),
+                    uploaded_ms: 0,
+                },
                 body: text.as_bytes().to_vec(),
                 ..Default::default()
             },
@@ -131,7 +136,12 @@ impl ObjectStore for MemStore {
         self.objects.borrow_mut().insert(
             key.to_owned(),
             StoredObject {
-                info: ObjectInfo { key: key.to_owned(), size: body.len() as u64, etag: format!("e{n}"), uploaded_ms: 0 },
+                info: ObjectInfo {
+                    key: key.to_owned(),
+                    size: body.len() as u64,
+                    etag: format!("e{n}"),
+                    uploaded_ms: 0,
+                },
                 body,
                 content_type: opts.content_type,
                 custom_metadata: opts.custom_metadata,
@@ -149,7 +159,12 @@ impl ObjectStore for MemStore {
         }
         Ok(())
     }
-    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError> {
         self.ops.borrow_mut().push(format!("list {prefix}"));
         self.answer_later().await;
         self.check(StoreOp::List, &[prefix])?;
@@ -290,7 +305,10 @@ impl Default for InProcessMemory {
 
 #[cfg(test)]
 impl MemoryService for InProcessMemory {
-    async fn call(&self, call: &crate::memory::MemoryCall) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError> {
+    async fn call(
+        &self,
+        call: &crate::memory::MemoryCall,
+    ) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError> {
         self.calls.borrow_mut().push(call.clone());
         if self.unavailable.get() {
             return Err(crate::memory::MemoryCallError::Unavailable("injected".into()));
@@ -441,7 +459,8 @@ impl Platform for TestPlatform {
 /// the encodings and the retry loop.
 #[cfg(test)]
 pub fn llm_config(vars: &[(&str, &str)]) -> crate::config::LlmConfig {
-    let vars: std::collections::HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let vars: std::collections::HashMap<String, String> =
+        vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     match crate::config::AgentConfig::load(&vars, "main") {
         Ok(c) => c.llm,
         Err(e) => panic!("test settings rejected: {e}"),

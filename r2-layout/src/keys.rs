@@ -22,9 +22,7 @@ impl AgentId {
     pub fn parse(raw: &str) -> Result<Self, KeyError> {
         let ok = !raw.is_empty()
             && raw.len() <= 64
-            && raw
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+            && raw.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
         if ok {
             Ok(Self(raw.to_owned()))
         } else {
@@ -183,10 +181,7 @@ mod tests {
         assert_eq!(session_part(&a, "abc", 17).unwrap(), "agents/main/sessions/abc-part17.jsonl.gz");
         assert_eq!(agent_skill(&a, "notes").unwrap(), "agents/main/skills/notes/SKILL.md");
         assert_eq!(global_skill("notes").unwrap(), "skills/notes/SKILL.md");
-        assert_eq!(
-            media_object("agent:main:main", "u-1", "jpg").unwrap(),
-            "media/agent:main:main/u-1.jpg"
-        );
+        assert_eq!(media_object("agent:main:main", "u-1", "jpg").unwrap(), "media/agent:main:main/u-1.jpg");
         assert_eq!(catalog_default("SOUL.md"), "_catalog/defaults/workspace/SOUL.md");
         let hex = "a".repeat(64);
         assert_eq!(

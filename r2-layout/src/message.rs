@@ -13,10 +13,7 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "role")]
 pub enum Message {
     #[serde(rename = "user")]
-    User {
-        content: UserContent,
-        timestamp: i64,
-    },
+    User { content: UserContent, timestamp: i64 },
     #[serde(rename = "assistant", rename_all = "camelCase")]
     Assistant {
         content: Vec<AssistantBlock>,
@@ -29,13 +26,7 @@ pub enum Message {
         usage: Option<Usage>,
     },
     #[serde(rename = "toolResult", rename_all = "camelCase")]
-    ToolResult {
-        tool_call_id: String,
-        tool_name: String,
-        content: Vec<ResultBlock>,
-        is_error: bool,
-        timestamp: i64,
-    },
+    ToolResult { tool_call_id: String, tool_name: String, content: Vec<ResultBlock>, is_error: bool, timestamp: i64 },
 }
 
 /// A user message's content: a plain string, or blocks when media is attached.
@@ -71,17 +62,9 @@ pub enum UserBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantBlock {
-    Text {
-        text: String,
-    },
-    Thinking {
-        thinking: String,
-    },
-    ToolCall {
-        id: String,
-        name: String,
-        arguments: serde_json::Value,
-    },
+    Text { text: String },
+    Thinking { thinking: String },
+    ToolCall { id: String, name: String, arguments: serde_json::Value },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,11 +131,9 @@ impl Message {
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),
-            Message::ToolResult { content, .. } => content
-                .iter()
-                .map(|ResultBlock::Text { text }| text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Message::ToolResult { content, .. } => {
+                content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect::<Vec<_>>().join("\n")
+            }
         }
     }
 }

@@ -26,11 +26,7 @@ const TABLE: &[(&str, &str)] = &[
 /// The extension for a MIME type; parameters (`; charset=...`) and case are ignored.
 pub fn extension_for(mime: &str) -> &'static str {
     let essence = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    TABLE
-        .iter()
-        .find(|(m, _)| *m == essence)
-        .map(|(_, ext)| *ext)
-        .unwrap_or("bin")
+    TABLE.iter().find(|(m, _)| *m == essence).map(|(_, ext)| *ext).unwrap_or("bin")
 }
 
 /// Largest media object Hearth stores (seed 003: 25 MB).

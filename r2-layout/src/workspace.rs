@@ -262,7 +262,10 @@ mod tests {
     #[test]
     fn shared_readable_is_what_the_shared_prompt_shows() {
         let readable: Vec<_> = WorkspaceFile::ALL.into_iter().filter(|f| f.is_shared_readable()).collect();
-        assert_eq!(readable, [F::Guardrails, F::Platform, F::Capabilities, F::Soul, F::Identity, F::Agents, F::Tools, F::Heartbeat]);
+        assert_eq!(
+            readable,
+            [F::Guardrails, F::Platform, F::Capabilities, F::Soul, F::Identity, F::Agents, F::Tools, F::Heartbeat]
+        );
         assert!(F::Bootstrap.is_agent_only() && !F::Soul.is_agent_only());
     }
 

@@ -113,7 +113,9 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
 /// Agent object's alarm (owned by `schedule.rs`) calls this.
 pub async fn maintenance(agent: &Agent) {
     match with_hub(agent, |hub| hub.maintenance()) {
-        Ok(done) if !done.is_empty() => adapters::log(LogLevel::Info, &format!("memory checkpointed: {}", done.join(", "))),
+        Ok(done) if !done.is_empty() => {
+            adapters::log(LogLevel::Info, &format!("memory checkpointed: {}", done.join(", ")))
+        }
         Ok(_) => {}
         Err(e) => adapters::log(LogLevel::Error, &format!("memory checkpoint failed: {e}")),
     }

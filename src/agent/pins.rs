@@ -36,7 +36,9 @@ struct Body {
 pub async fn fetch(env: &worker::Env, agent: &str) -> std::result::Result<Pins, durable::ports::StorageError> {
     let down = |e: worker::Error| durable::ports::StorageError(format!("pins: {e}"));
     let (status, body) =
-        crate::http::call_object(env, "AGENT", agent, Method::Get, &format!("/pins/get?agent={agent}"), None).await.map_err(down)?;
+        crate::http::call_object(env, "AGENT", agent, Method::Get, &format!("/pins/get?agent={agent}"), None)
+            .await
+            .map_err(down)?;
     if status != 200 {
         return Err(durable::ports::StorageError(format!("pins: Agent object answered {status}: {body}")));
     }
@@ -102,10 +104,12 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
     let r2 = R2::from_env(&agent.env)?;
     let now = adapters::now_ms();
     match (req.method(), path.as_str()) {
-        (Method::Get, "/pins/get") | (Method::Post, "/pins/init") => match pins::initialize_pins(&r2, &store, &template, now).await {
-            Ok(p) => Response::from_json(&p),
-            Err(e) => pin_fail(e),
-        },
+        (Method::Get, "/pins/get") | (Method::Post, "/pins/init") => {
+            match pins::initialize_pins(&r2, &store, &template, now).await {
+                Ok(p) => Response::from_json(&p),
+                Err(e) => pin_fail(e),
+            }
+        }
         (Method::Get, "/pins/status") => {
             let p = match pins::initialize_pins(&r2, &store, &template, now).await {
                 Ok(p) => p,
@@ -117,7 +121,9 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
             }
         }
         (Method::Post, "/pins/accept") => {
-            let Some(Body { file: Some(file), sha256, .. }) = body else { return fail(400, "accept needs {agent, file}") };
+            let Some(Body { file: Some(file), sha256, .. }) = body else {
+                return fail(400, "accept needs {agent, file}");
+            };
             if let Err(e) = pins::initialize_pins(&r2, &store, &template, now).await {
                 return pin_fail(e);
             }
@@ -131,7 +137,9 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
                 None => pins::accept_update(&r2, &store, &id, &template, &file, now).await,
             };
             match result {
-                Ok(outcome) => Response::from_json(&json!({"ok": true, "agent": agent_id, "template": template, "accepted": outcome})),
+                Ok(outcome) => Response::from_json(
+                    &json!({"ok": true, "agent": agent_id, "template": template, "accepted": outcome}),
+                ),
                 Err(e) => pin_fail(e),
             }
         }

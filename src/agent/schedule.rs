@@ -44,7 +44,12 @@ fn storage_err(e: impl std::fmt::Display) -> StorageError {
 }
 
 impl SessionQueue for DoQueue<'_> {
-    async fn enqueue(&self, key: &SessionKey, inbound: &Inbound, opts: EnqueueOptions) -> std::result::Result<EnqueueOutcome, StorageError> {
+    async fn enqueue(
+        &self,
+        key: &SessionKey,
+        inbound: &Inbound,
+        opts: EnqueueOptions,
+    ) -> std::result::Result<EnqueueOutcome, StorageError> {
         let v = session_do::enqueue_with(self.0, key, inbound, opts).await.map_err(storage_err)?;
         Ok(if v["busy"].as_bool() == Some(true) {
             EnqueueOutcome::Busy
@@ -57,7 +62,8 @@ impl SessionQueue for DoQueue<'_> {
 
     async fn usage(&self, key: &SessionKey) -> std::result::Result<SessionCounters, StorageError> {
         let v = session_do::status(self.0, key).await.map_err(storage_err)?;
-        let open = v["open"].as_i64().ok_or_else(|| storage_err(format!("{}: status without \"open\"", key.render())))?;
+        let open =
+            v["open"].as_i64().ok_or_else(|| storage_err(format!("{}: status without \"open\"", key.render())))?;
         let total = serde_json::from_value(v["usageAll"].clone()).map_err(storage_err)?;
         Ok(SessionCounters { open, total })
     }
@@ -147,8 +153,11 @@ async fn status(agent: &Agent, store: &ScheduleStore<'_, adapters::DoSql>) -> Re
     if let Some(e) = file_error {
         errors.insert(0, e);
     }
-    let heartbeat_last: Value =
-        store.get("heartbeat_last").map_err(rust_err)?.and_then(|v| serde_json::from_str(&v).ok()).unwrap_or(Value::Null);
+    let heartbeat_last: Value = store
+        .get("heartbeat_last")
+        .map_err(rust_err)?
+        .and_then(|v| serde_json::from_str(&v).ok())
+        .unwrap_or(Value::Null);
     let (hb_settings, next_hb) = match &cfg.heartbeat {
         Ok(c) => (
             json!({"intervalMinutes": c.interval_minutes(), "activeHours": c.active_hours().map(|a| a.to_string()),

@@ -44,7 +44,8 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
             Response::from_json(&json!({"ok": true}))
         }
         (Method::Get, "/sessions/list") => {
-            let rows = exec(&sql, "SELECT session_key, session_id, updated_at FROM sessions ORDER BY updated_at DESC", &[])?;
+            let rows =
+                exec(&sql, "SELECT session_key, session_id, updated_at FROM sessions ORDER BY updated_at DESC", &[])?;
             let list: Vec<_> = rows
                 .into_iter()
                 .map(|r| {

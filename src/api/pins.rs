@@ -16,7 +16,8 @@ use worker::{Env, Method, Response, Result};
 
 /// `GET /api/agents/{id}/pins`.
 pub async fn status(env: &Env, agent: &str) -> Result<Response> {
-    let (status, body) = call_object(env, "AGENT", agent, Method::Get, &format!("/pins/status?agent={agent}"), None).await?;
+    let (status, body) =
+        call_object(env, "AGENT", agent, Method::Get, &format!("/pins/status?agent={agent}"), None).await?;
     json_response(&body, status)
 }
 
@@ -40,14 +41,19 @@ fn agents_on(env: &Env, template: &str) -> Vec<String> {
 pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Response> {
     let agents = agents_on(env, template);
     if agents.is_empty() {
-        return json_response(&json!({"ok": false, "error": format!("no configured agent uses template {template:?}")}), 404);
+        return json_response(
+            &json!({"ok": false, "error": format!("no configured agent uses template {template:?}")}),
+            404,
+        );
     }
     let r2 = R2::from_env(env)?;
     let result = pins::accept_bulk(&r2, template, file, &agents, |agent, accepted| async move {
         let body = json!({"agent": agent, "file": accepted.file, "sha256": accepted.sha256});
         match call_object(env, "AGENT", &agent, Method::Post, "/pins/accept", Some(&body)).await {
             Ok((200, _)) => Ok(()),
-            Ok((status, body)) => Err(format!("{status}: {}", body.get("error").and_then(Value::as_str).unwrap_or("failed"))),
+            Ok((status, body)) => {
+                Err(format!("{status}: {}", body.get("error").and_then(Value::as_str).unwrap_or("failed")))
+            }
             Err(e) => Err(e.to_string()),
         }
     })

@@ -62,7 +62,8 @@ impl DiscordApi {
         let mut req = HttpRequest::post_json(url, body, 30_000).header("user-agent", USER_AGENT);
         req.method = method;
         if bot_auth {
-            let token = self.bot_token.as_deref().ok_or_else(|| DcError::Config("DISCORD_BOT_TOKEN is not set".into()))?;
+            let token =
+                self.bot_token.as_deref().ok_or_else(|| DcError::Config("DISCORD_BOT_TOKEN is not set".into()))?;
             req = req.header("authorization", &format!("Bot {token}"));
         }
         // Log the route, never the token in it.
@@ -80,7 +81,10 @@ impl DiscordApi {
                 }
                 let message = v["message"].as_str().map(str::to_owned).unwrap_or_else(|| resp.text());
                 if resp.status == 429 {
-                    Verdict::Retry { why: format!("429: {message}"), after_ms: retry_after_ms(&v, resp.header("retry-after")) }
+                    Verdict::Retry {
+                        why: format!("429: {message}"),
+                        after_ms: retry_after_ms(&v, resp.header("retry-after")),
+                    }
                 } else if resp.status >= 500 {
                     Verdict::Retry { why: format!("{}: {message}", resp.status), after_ms: None }
                 } else {
@@ -102,7 +106,9 @@ impl DiscordApi {
         // Proactive messages (heartbeat notifications to a Discord owner) have no
         // interaction to answer; opening a DM with the bot token is not built yet.
         let extra = ReplyExtra::from_target(target).ok_or_else(|| {
-            DcError::Config("discord can only answer slash commands for now (no proactive messages to a Discord owner)".into())
+            DcError::Config(
+                "discord can only answer slash commands for now (no proactive messages to a Discord owner)".into(),
+            )
         })?;
         let chunks = split_message(text, DISCORD_MAX_CHARS);
         if extra.token_expired(adapters::now_ms()) {
@@ -141,7 +147,8 @@ impl DiscordApi {
         let mut made = 0;
         loop {
             made += 1;
-            let req = HttpRequest { method: "GET", url: url.to_owned(), headers: vec![], body: vec![], timeout_ms: 120_000 };
+            let req =
+                HttpRequest { method: "GET", url: url.to_owned(), headers: vec![], body: vec![], timeout_ms: 120_000 };
             let (why, wait) = match FetchHttp.send(req).await {
                 Ok(resp) if resp.status == 200 => {
                     return match resp.body.len() as u64 {
@@ -170,13 +177,15 @@ impl DiscordApi {
         );
         if self.bot_token.is_none() {
             return Err(DcError::Config(
-                "the interaction token expired (15 minutes) and DISCORD_BOT_TOKEN is not set to post to the channel".into(),
+                "the interaction token expired (15 minutes) and DISCORD_BOT_TOKEN is not set to post to the channel"
+                    .into(),
             ));
         }
         let path = format!("/channels/{}/messages", target.chat_id);
         for (i, chunk) in chunks.iter().enumerate() {
             let content = if i == 0 { format!("(late answer to your /ask)\n{chunk}") } else { chunk.clone() };
-            let content: String = if content.encode_utf16().count() > DISCORD_MAX_CHARS { chunk.clone() } else { content };
+            let content: String =
+                if content.encode_utf16().count() > DISCORD_MAX_CHARS { chunk.clone() } else { content };
             self.call("POST", &path, &Self::message(&content), true).await?;
         }
         Ok(())

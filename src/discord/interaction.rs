@@ -116,11 +116,16 @@ pub struct Interaction {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    Ask { prompt: String, attachment: Option<Attachment> },
+    Ask {
+        prompt: String,
+        attachment: Option<Attachment>,
+    },
     Reset,
     Status,
     /// `/memory query`: search the memory store of this conversation's scope.
-    Memory { query: String },
+    Memory {
+        query: String,
+    },
     Unknown(String),
 }
 
@@ -296,7 +301,8 @@ pub fn channel_not_allowed_text(channel_id: &str) -> String {
 pub fn status_text(status: &Value) -> String {
     let key = status["sessionKey"].as_str().unwrap_or("(new session)");
     // The brief status counts; a full one lists the messages.
-    let messages = status["messageCount"].as_u64().unwrap_or_else(|| status["messages"].as_array().map_or(0, |m| m.len() as u64));
+    let messages =
+        status["messageCount"].as_u64().unwrap_or_else(|| status["messages"].as_array().map_or(0, |m| m.len() as u64));
     let queued = status["open"].as_u64().unwrap_or(0);
     let u = &status["usage"];
     let n = |f: &str| u[f].as_u64().unwrap_or(0);
@@ -339,7 +345,9 @@ mod tests {
         assert_eq!(a.filename, "cat.png");
         let m = attachment_media(&a);
         assert_eq!((m.mime_type.as_str(), m.kind.as_str(), m.size), ("image/png", "attachment", Some(1234)));
-        for (name, want) in [("reset", Command::Reset), ("status", Command::Status), ("x", Command::Unknown("x".into()))] {
+        for (name, want) in
+            [("reset", Command::Reset), ("status", Command::Status), ("x", Command::Unknown("x".into()))]
+        {
             let i = parse(format!(r#"{{"id":"1","type":2,"data":{{"name":"{name}"}}}}"#).as_bytes()).unwrap();
             assert_eq!(i.command(), Some(want));
         }
@@ -354,7 +362,10 @@ mod tests {
         let i = ask_in_guild();
         let inbound = to_inbound(&i, "hi".into(), vec![], now, TURN_WINDOW_MS).unwrap();
         assert_eq!(inbound.kind, ChatKind::Group);
-        assert_eq!((inbound.chat_id.as_str(), inbound.sender_id.as_str(), inbound.sender_name.as_str()), ("600", "42", "Olga"));
+        assert_eq!(
+            (inbound.chat_id.as_str(), inbound.sender_id.as_str(), inbound.sender_name.as_str()),
+            ("600", "42", "Olga")
+        );
         assert_eq!(inbound.dedupe_key, "discord:interaction:1180000000000000000");
         assert!(inbound.addressed);
         assert_eq!(inbound.reply_target.channel, "discord");
@@ -369,15 +380,25 @@ mod tests {
         )
         .unwrap();
         let inbound = to_inbound(&dm, "x".into(), vec![], now, TURN_WINDOW_MS).unwrap();
-        assert_eq!((inbound.kind, inbound.chat_id.as_str(), inbound.sender_name.as_str()), (ChatKind::Direct, "900", "olga"));
+        assert_eq!(
+            (inbound.kind, inbound.chat_id.as_str(), inbound.sender_name.as_str()),
+            (ChatKind::Direct, "900", "olga")
+        );
         // A private channel (user-installed app in someone else's DM or group DM) is shared.
-        let private = parse(br#"{"id":"3","type":2,"token":"t","channel_id":"901","context":2,"user":{"id":"42"}}"#).unwrap();
+        let private =
+            parse(br#"{"id":"3","type":2,"token":"t","channel_id":"901","context":2,"user":{"id":"42"}}"#).unwrap();
         assert_eq!(private.chat_kind(), ChatKind::Group);
 
         let no_user = parse(br#"{"id":"4","type":2,"token":"t","channel_id":"1"}"#).unwrap();
-        assert_eq!(to_inbound(&no_user, "x".into(), vec![], now, TURN_WINDOW_MS), Err(InteractionError::Missing("user")));
+        assert_eq!(
+            to_inbound(&no_user, "x".into(), vec![], now, TURN_WINDOW_MS),
+            Err(InteractionError::Missing("user"))
+        );
         let no_token = parse(br#"{"id":"4","type":2,"channel_id":"1","user":{"id":"1"}}"#).unwrap();
-        assert_eq!(to_inbound(&no_token, "x".into(), vec![], now, TURN_WINDOW_MS), Err(InteractionError::Missing("token")));
+        assert_eq!(
+            to_inbound(&no_token, "x".into(), vec![], now, TURN_WINDOW_MS),
+            Err(InteractionError::Missing("token"))
+        );
     }
 
     #[test]
@@ -445,7 +466,13 @@ mod tests {
         assert_eq!((e["type"].as_u64(), e["data"]["flags"].as_u64()), (Some(4), Some(64)));
         let s = status_text(&json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
             "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}}));
-        assert!(s.contains("agent:main:main") && s.contains("Messages: 2") && s.contains("200 in") && s.contains("360 total"), "{s}");
+        assert!(
+            s.contains("agent:main:main")
+                && s.contains("Messages: 2")
+                && s.contains("200 in")
+                && s.contains("360 total"),
+            "{s}"
+        );
         let s = status_text(&json!({"sessionKey": null, "sessionId": null, "open": 0, "messages": [], "usage": {}}));
         assert!(s.contains("no conversation yet"), "{s}");
     }

@@ -85,7 +85,9 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
         Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
-        Some(Command::Memory { query }) => (Command::Memory { query: query.clone() }, format!("/memory {query}"), vec![]),
+        Some(Command::Memory { query }) => {
+            (Command::Memory { query: query.clone() }, format!("/memory {query}"), vec![])
+        }
         Some(Command::Unknown(name)) => return json_response(&ephemeral(&format!("I don't know /{name}.")), 200),
         None => return Response::error("command interaction without data", 400),
     };
@@ -101,7 +103,10 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
     let key = match route(cfg, &inbound) {
         Route::Turn(key) => key,
         Route::Stranger => {
-            adapters::log(LogLevel::Info, &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent));
+            adapters::log(
+                LogLevel::Info,
+                &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent),
+            );
             let text = access::stranger_text("discord", &inbound.sender_id, !cfg.owners.is_empty());
             return json_response(&ephemeral(&text), 200);
         }
@@ -154,4 +159,3 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
         Err(e) => format!("⚠️ My memory is not available right now: {e}"),
     }
 }
-

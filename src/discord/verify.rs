@@ -62,9 +62,7 @@ impl PublicKey {
         let mut message = Vec::with_capacity(timestamp.len() + body.len());
         message.extend_from_slice(timestamp.as_bytes());
         message.extend_from_slice(body);
-        self.0
-            .verify_strict(&message, &Signature::from_bytes(&sig))
-            .map_err(|_| VerifyError::BadSignature)
+        self.0.verify_strict(&message, &Signature::from_bytes(&sig)).map_err(|_| VerifyError::BadSignature)
     }
 }
 
@@ -148,7 +146,10 @@ mod tests {
         let not_hex = format!("zz{}", &sig[2..]);
         assert_eq!(key.verify(Some(&not_hex), Some(TS), BODY), Err(VerifyError::NotHex(SIGNATURE_HEADER)));
         assert_eq!(key.verify(Some("é"), Some(TS), BODY), Err(VerifyError::NotHex(SIGNATURE_HEADER)));
-        assert_eq!(key.verify(Some(""), Some(TS), BODY), Err(VerifyError::WrongLength { what: SIGNATURE_HEADER, len: 0, expected: 64 }));
+        assert_eq!(
+            key.verify(Some(""), Some(TS), BODY),
+            Err(VerifyError::WrongLength { what: SIGNATURE_HEADER, len: 0, expected: 64 })
+        );
         // The configured key.
         assert!(matches!(PublicKey::from_hex("xyz"), Err(VerifyError::NotHex(_))));
         assert!(matches!(PublicKey::from_hex(&pk[..62]), Err(VerifyError::WrongLength { len: 31, .. })));

@@ -113,14 +113,14 @@ impl TelegramApi {
         if let Some(size) = file["file_size"].as_u64().filter(|s| *s > max_bytes) {
             return Err(ChannelError::TooLarge(size));
         }
-        let path = file["file_path"]
-            .as_str()
-            .ok_or_else(|| ChannelError::Failed("getFile gave no file_path".into()))?;
+        let path =
+            file["file_path"].as_str().ok_or_else(|| ChannelError::Failed("getFile gave no file_path".into()))?;
         let url = format!("{}/file/bot{}/{path}", self.base, self.token);
         let mut made = 0;
         loop {
             made += 1;
-            let req = HttpRequest { method: "GET", url: url.clone(), headers: vec![], body: vec![], timeout_ms: 120_000 };
+            let req =
+                HttpRequest { method: "GET", url: url.clone(), headers: vec![], body: vec![], timeout_ms: 120_000 };
             let why = match FetchHttp.send(req).await {
                 Ok(resp) if resp.status == 200 => {
                     if resp.body.len() as u64 > max_bytes {

@@ -30,10 +30,8 @@ pub fn split_message(text: &str, limit: usize) -> Vec<String> {
             hard = i + c.len_utf8();
         }
         let window = &rest[..hard];
-        let cut = ["\n\n", "\n", " "]
-            .iter()
-            .find_map(|sep| window.rfind(sep).filter(|&i| i > hard / 3))
-            .unwrap_or(hard);
+        let cut =
+            ["\n\n", "\n", " "].iter().find_map(|sep| window.rfind(sep).filter(|&i| i > hard / 3)).unwrap_or(hard);
         let (head, tail) = rest.split_at(cut.max(1).min(rest.len()));
         if !head.trim().is_empty() {
             chunks.push(head.trim_end().to_owned());
@@ -153,7 +151,10 @@ mod tests {
         assert_eq!(to_telegram_html("a < b & **c**"), "a &lt; b &amp; <b>c</b>");
         assert_eq!(to_telegram_html("use `x<y`"), "use <code>x&lt;y</code>");
         assert_eq!(to_telegram_html("```rust\nfn a() {}\n```"), "<pre><code>fn a() {}</code></pre>");
-        assert_eq!(to_telegram_html("[site](https://e.com/?a=1&b=2)"), "<a href=\"https://e.com/?a=1&amp;b=2\">site</a>");
+        assert_eq!(
+            to_telegram_html("[site](https://e.com/?a=1&b=2)"),
+            "<a href=\"https://e.com/?a=1&amp;b=2\">site</a>"
+        );
         assert_eq!(to_telegram_html("open ``` fence"), "open ``` fence");
         assert_eq!(to_telegram_html("snake_case and * star"), "snake_case and * star");
     }

@@ -103,7 +103,8 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         },
         Route::Stranger => {
             adapters::log(LogLevel::Info, &format!("stranger telegram:{} wrote to agent {agent}", inbound.sender_id));
-            let target = ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
+            let target =
+                ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
             let text = access::stranger_text("telegram", &inbound.sender_id, !cfg.owners.is_empty());
             ctx.wait_until(async move {
                 let _ = api.send_reply(&target, &text).await;

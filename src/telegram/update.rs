@@ -153,16 +153,17 @@ impl TgMessage {
         let (text, entities) = self.body();
         self.is_group()
             && entities.iter().any(|e| {
-                e.kind == "mention" || (e.kind == "bot_command" && utf16_slice(text, e.offset, e.length).is_some_and(|c| c.contains('@')))
+                e.kind == "mention"
+                    || (e.kind == "bot_command"
+                        && utf16_slice(text, e.offset, e.length).is_some_and(|c| c.contains('@')))
             })
     }
 
     /// Mentioned by @username or text mention, replied to, or commanded.
     fn addresses(&self, bot: &BotIdentity) -> bool {
         let (text, entities) = self.body();
-        let named = |s: &str| {
-            bot.username.as_deref().is_some_and(|u| s.trim_start_matches('@').eq_ignore_ascii_case(u))
-        };
+        let named =
+            |s: &str| bot.username.as_deref().is_some_and(|u| s.trim_start_matches('@').eq_ignore_ascii_case(u));
         let by_entity = entities.iter().any(|e| match e.kind.as_str() {
             "mention" => utf16_slice(text, e.offset, e.length).is_some_and(|m| named(&m)),
             "text_mention" => e.user.as_ref().is_some_and(|u| u.id == bot.id),
@@ -175,11 +176,7 @@ impl TgMessage {
             },
             _ => false,
         });
-        let replied = self
-            .reply_to_message
-            .as_ref()
-            .and_then(|r| r.from.as_ref())
-            .is_some_and(|u| u.id == bot.id);
+        let replied = self.reply_to_message.as_ref().and_then(|r| r.from.as_ref()).is_some_and(|u| u.id == bot.id);
         by_entity || replied
     }
 
@@ -220,7 +217,13 @@ impl TgMessage {
             }
         }
         if let Some(s) = &self.sticker {
-            let mime = if s.is_video { "video/webm" } else if s.is_animated { "application/x-tgsticker" } else { "image/webp" };
+            let mime = if s.is_video {
+                "video/webm"
+            } else if s.is_animated {
+                "application/x-tgsticker"
+            } else {
+                "image/webp"
+            };
             out.push(InboundMedia {
                 handle: s.file_id.clone(),
                 mime_type: mime.into(),
@@ -299,7 +302,9 @@ mod tests {
 
     #[test]
     fn private_text() {
-        let u = parse(r#"{"update_id":1,"message":{"message_id":5,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"is_bot":false,"first_name":"Ana"},"text":"hi"}}"#);
+        let u = parse(
+            r#"{"update_id":1,"message":{"message_id":5,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"is_bot":false,"first_name":"Ana"},"text":"hi"}}"#,
+        );
         let m = to_inbound(&u, &bot(), 0).unwrap();
         assert_eq!((m.kind, m.text.as_str(), m.addressed), (ChatKind::Direct, "hi", true));
         assert_eq!(m.dedupe_key, "telegram:update:1");
@@ -309,7 +314,9 @@ mod tests {
     #[test]
     fn group_addressing() {
         let base = |extra: &str| {
-            parse(&format!(r#"{{"update_id":2,"message":{{"message_id":6,"date":1,"chat":{{"id":-100,"type":"supergroup"}},"from":{{"id":7,"first_name":"Bo"}},{extra}}}}}"#))
+            parse(&format!(
+                r#"{{"update_id":2,"message":{{"message_id":6,"date":1,"chat":{{"id":-100,"type":"supergroup"}},"from":{{"id":7,"first_name":"Bo"}},{extra}}}}}"#
+            ))
         };
         let plain = base(r#""text":"hello all""#);
         assert!(!to_inbound(&plain, &bot(), 0).unwrap().addressed);
@@ -324,13 +331,17 @@ mod tests {
         assert!(to_inbound(&cmd, &bot(), 0).unwrap().addressed);
         let cmd_other = base(r#""text":"/help@other_bot","entities":[{"type":"bot_command","offset":0,"length":15}]"#);
         assert!(!to_inbound(&cmd_other, &bot(), 0).unwrap().addressed);
-        let reply = base(r#""text":"yes","reply_to_message":{"message_id":3,"date":1,"chat":{"id":-100,"type":"supergroup"},"from":{"id":999,"first_name":"H","is_bot":true}}"#);
+        let reply = base(
+            r#""text":"yes","reply_to_message":{"message_id":3,"date":1,"chat":{"id":-100,"type":"supergroup"},"from":{"id":999,"first_name":"H","is_bot":true}}"#,
+        );
         assert!(to_inbound(&reply, &bot(), 0).unwrap().addressed);
     }
 
     #[test]
     fn topics_captions_and_media() {
-        let u = parse(r#"{"update_id":3,"message":{"message_id":8,"date":1,"message_thread_id":77,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup"},"from":{"id":7,"first_name":"Bo","username":"bo"},"caption":"look","photo":[{"file_id":"s","file_size":10,"width":90,"height":90},{"file_id":"b","file_size":900,"width":800,"height":800}]}}"#);
+        let u = parse(
+            r#"{"update_id":3,"message":{"message_id":8,"date":1,"message_thread_id":77,"is_topic_message":true,"chat":{"id":-100,"type":"supergroup"},"from":{"id":7,"first_name":"Bo","username":"bo"},"caption":"look","photo":[{"file_id":"s","file_size":10,"width":90,"height":90},{"file_id":"b","file_size":900,"width":800,"height":800}]}}"#,
+        );
         let m = to_inbound(&u, &bot(), 0).unwrap();
         assert_eq!(m.text, "look");
         assert_eq!(m.thread_id.as_deref(), Some("77"));
@@ -340,7 +351,9 @@ mod tests {
 
     #[test]
     fn edits_start_no_turn() {
-        let edit = parse(r#"{"update_id":9,"edited_message":{"message_id":8,"date":1,"edit_date":2,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"text":"hi (fixed)","photo":[{"file_id":"p","file_size":10,"width":9,"height":9}]}}"#);
+        let edit = parse(
+            r#"{"update_id":9,"edited_message":{"message_id":8,"date":1,"edit_date":2,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"text":"hi (fixed)","photo":[{"file_id":"p","file_size":10,"width":9,"height":9}]}}"#,
+        );
         assert!(edit.edited_message.is_some(), "an edit still parses");
         assert!(to_inbound(&edit, &bot(), 0).is_none());
     }
@@ -349,7 +362,9 @@ mod tests {
     fn non_messages_and_channels_are_not_inbound() {
         let u = parse(r#"{"update_id":4,"callback_query":{"id":"x"}}"#);
         assert!(to_inbound(&u, &bot(), 0).is_none());
-        let c = parse(r#"{"update_id":5,"message":{"message_id":1,"date":1,"chat":{"id":-1,"type":"channel"},"text":"x"}}"#);
+        let c = parse(
+            r#"{"update_id":5,"message":{"message_id":1,"date":1,"chat":{"id":-1,"type":"channel"},"text":"x"}}"#,
+        );
         assert!(to_inbound(&c, &bot(), 0).is_none());
         assert!(serde_json::from_str::<Update>(r#"{"message":{}}"#).is_err());
         assert_eq!(utf16_slice("ab", 1, 5), None);

@@ -32,9 +32,14 @@ fn main() {
     let index = cranfield::index(&collection);
     let index_ms = started.elapsed().as_secs_f64() * 1e3;
 
-    let query_terms: Vec<Vec<String>> = collection.queries.iter().map(|q| Tokenizer::Reference.query_terms(q)).collect();
+    let query_terms: Vec<Vec<String>> =
+        collection.queries.iter().map(|q| Tokenizer::Reference.query_terms(q)).collect();
 
-    println!("Cranfield: {} documents, {} queries, index built in {index_ms:.1} ms", collection.docs.len(), collection.queries.len());
+    println!(
+        "Cranfield: {} documents, {} queries, index built in {index_ms:.1} ms",
+        collection.docs.len(),
+        collection.queries.len()
+    );
     println!("| k1, b | nDCG@10 | Lucene | Δ | Recall@100 | Lucene | MAP | Lucene | queries/s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut json_runs = Vec::new();

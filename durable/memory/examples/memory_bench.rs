@@ -106,7 +106,8 @@ fn main() {
     let contents: Vec<String> = (0..notes + 2 * TIMED_OPS).map(|_| text.note()).collect();
     let mut add = Latencies(Vec::with_capacity(notes));
     for (i, content) in contents.iter().take(notes).enumerate() {
-        let op = Op::Add { name: format!("note-{i}"), content: content.clone(), kind: Kind::Note, created_at: i as i64 };
+        let op =
+            Op::Add { name: format!("note-{i}"), content: content.clone(), kind: Kind::Note, created_at: i as i64 };
         let (result, elapsed) = time(|| store.apply(op));
         result.expect("add");
         add.0.push(elapsed);
@@ -136,7 +137,12 @@ fn main() {
     }
     // Back to `notes` entries so the load figures are at full size.
     for i in 0..remove.0.len() {
-        let op = Op::Add { name: format!("extra-{i}"), content: contents[notes + TIMED_OPS + i].clone(), kind: Kind::Note, created_at: 0 };
+        let op = Op::Add {
+            name: format!("extra-{i}"),
+            content: contents[notes + TIMED_OPS + i].clone(),
+            kind: Kind::Note,
+            created_at: 0,
+        };
         store.apply(op).expect("re-add");
     }
     store.checkpoint().expect("checkpoint");
@@ -165,7 +171,8 @@ fn main() {
     // terms) and the first change (hashes them for the write path).
     let mut store = MemoryStore::open(backend.clone(), config).expect("open");
     let (_, first_search) = time(|| store.search(&queries[0], 10).len());
-    let op = Op::Add { name: "first-after-load".into(), content: contents[notes].clone(), kind: Kind::Note, created_at: 0 };
+    let op =
+        Op::Add { name: "first-after-load".into(), content: contents[notes].clone(), kind: Kind::Note, created_at: 0 };
     let (added, first_add) = time(|| store.apply(op));
     added.expect("first add");
     let mut store = MemoryStore::open(backend, config).expect("open");
@@ -180,11 +187,35 @@ fn main() {
     println!("hearth-memory at {entries} notes of {TOKENS_PER_NOTE} tokens (Zipf over {VOCABULARY} words), native:");
     println!("| measure | value |");
     println!("|---|---|");
-    println!("| add, all {notes}: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |", add.mean_micros(), add.micros(0.5), add.micros(0.99));
-    println!("| add at {notes}: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |", add_at_size.mean_micros(), add_at_size.micros(0.5), add_at_size.micros(0.99));
-    println!("| write: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |", write.mean_micros(), write.micros(0.5), write.micros(0.99));
-    println!("| remove: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |", remove.mean_micros(), remove.micros(0.5), remove.micros(0.99));
-    println!("| checkpoint (whole store) | {:.2} ms ({:.1} µs per op amortised over {DEFAULT_CHECKPOINT_AFTER}) |", checkpoint_time.as_secs_f64() * 1e3, amortised_checkpoint_us);
+    println!(
+        "| add, all {notes}: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |",
+        add.mean_micros(),
+        add.micros(0.5),
+        add.micros(0.99)
+    );
+    println!(
+        "| add at {notes}: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |",
+        add_at_size.mean_micros(),
+        add_at_size.micros(0.5),
+        add_at_size.micros(0.99)
+    );
+    println!(
+        "| write: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |",
+        write.mean_micros(),
+        write.micros(0.5),
+        write.micros(0.99)
+    );
+    println!(
+        "| remove: mean / p50 / p99 | {:.1} / {:.1} / {:.1} µs |",
+        remove.mean_micros(),
+        remove.micros(0.5),
+        remove.micros(0.99)
+    );
+    println!(
+        "| checkpoint (whole store) | {:.2} ms ({:.1} µs per op amortised over {DEFAULT_CHECKPOINT_AFTER}) |",
+        checkpoint_time.as_secs_f64() * 1e3,
+        amortised_checkpoint_us
+    );
     println!("| cold load after checkpoint (median) | {cold_load_ms:.2} ms |");
     println!("| cold load with {DEFAULT_CHECKPOINT_AFTER} log rows (median) | {full_log_load_ms:.2} ms |");
     println!(
@@ -193,7 +224,10 @@ fn main() {
         first_add.as_secs_f64() * 1e3
     );
     println!("| search, 3-word query, top 10 | {search_micros:.1} µs |");
-    println!("| storage per note (checkpoint) | {per_note:.0} bytes ({:.0} bytes of name + content) |", content_bytes as f64 / notes as f64);
+    println!(
+        "| storage per note (checkpoint) | {per_note:.0} bytes ({:.0} bytes of name + content) |",
+        content_bytes as f64 / notes as f64
+    );
     println!("| checkpoint size | {:.2} MB |", snapshot_bytes as f64 / 1e6);
     println!(
         "BENCH_JSON {{\"bench\":\"memory\",\"engine\":\"hearth-memory\",\"target\":\"native\",\"notes\":{entries},\"tokens_per_note\":{TOKENS_PER_NOTE},\

@@ -138,8 +138,8 @@ impl fmt::Display for Explanation {
 /// `BM25Scorer.explain` for one term in one document.
 pub fn explain_term(params: Bm25Params, stats: &TermStats) -> Explanation {
     let idf_value = idf(stats.doc_freq, stats.doc_count);
-    let idf_explanation =
-        Explanation::new(idf_value, "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:").with(vec![
+    let idf_explanation = Explanation::new(idf_value, "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:")
+        .with(vec![
             Explanation::new(stats.doc_freq as f32, "n, number of documents containing term"),
             Explanation::new(stats.doc_count as f32, "N, total number of documents with field"),
         ]);
@@ -202,7 +202,14 @@ mod tests {
     #[test]
     fn explanation_value_is_the_score() {
         let params = Bm25Params::default();
-        let stats = TermStats { term: "wing".into(), doc_freq: 3, doc_count: 100, avgdl: 20.0, freq: 2, norm: length_to_norm(30) };
+        let stats = TermStats {
+            term: "wing".into(),
+            doc_freq: 3,
+            doc_count: 100,
+            avgdl: 20.0,
+            freq: 2,
+            norm: length_to_norm(30),
+        };
         let e = explain_term(params, &stats);
         let cache = NormCache::new(params, 20.0);
         assert_eq!(e.value, term_score(idf(3, 100), 2.0, cache.inverse(stats.norm)));

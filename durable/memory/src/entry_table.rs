@@ -247,7 +247,14 @@ fn decode(buffer: &[u8], frozen: &FrozenEntry) -> Entry {
     match view(buffer, frozen) {
         Some(view) => view.to_entry(),
         // Unreachable: the record was validated at load. Never panic on stored data.
-        None => Entry { id: frozen.id, name: String::new(), aliases: Vec::new(), content: String::new(), kind: frozen.kind, created_at: 0 },
+        None => Entry {
+            id: frozen.id,
+            name: String::new(),
+            aliases: Vec::new(),
+            content: String::new(),
+            kind: frozen.kind,
+            created_at: 0,
+        },
     }
 }
 

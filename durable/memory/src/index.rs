@@ -273,7 +273,8 @@ impl Bm25Index {
         ids.clear();
         {
             let (tokenizer, sorted_only) = (self.tokenizer, self.sorted_only);
-            let (dict, terms, arena, checkpoint) = (&mut self.dict, &mut self.terms, &mut self.arena, &self.checkpoint[..]);
+            let (dict, terms, arena, checkpoint) =
+                (&mut self.dict, &mut self.terms, &mut self.arena, &self.checkpoint[..]);
             let lookups_left = &mut self.sorted_lookups_left;
             for part in parts {
                 tokenizer.for_each_token(part, &mut |token| {
@@ -498,8 +499,17 @@ impl Bm25Index {
 
 /// Finds the term `key` (whose hash is `hash`): among the hashed terms, then by binary
 /// search among the first `sorted_only` terms (sorted by text).
-fn find_term(dict: &KeyIndex<u32>, terms: &[Term], checkpoint: &[u8], arena: &str, sorted_only: u32, key: &[u8], hash: u64) -> Option<u32> {
-    let hashed = dict.get_hashed(hash, |id| terms.get(id as usize).is_some_and(|t| t.text.bytes(checkpoint, arena) == key));
+fn find_term(
+    dict: &KeyIndex<u32>,
+    terms: &[Term],
+    checkpoint: &[u8],
+    arena: &str,
+    sorted_only: u32,
+    key: &[u8],
+    hash: u64,
+) -> Option<u32> {
+    let hashed =
+        dict.get_hashed(hash, |id| terms.get(id as usize).is_some_and(|t| t.text.bytes(checkpoint, arena) == key));
     if hashed.is_some() || sorted_only == 0 {
         return hashed;
     }

@@ -48,7 +48,11 @@ pub(crate) struct KeyIndex<V> {
 
 impl<V: Copy + PartialEq> KeyIndex<V> {
     pub fn with_capacity(capacity: usize) -> Self {
-        KeyIndex { state: RandomState::default(), first: HashMap::with_capacity_and_hasher(capacity, Default::default()), spill: Vec::new() }
+        KeyIndex {
+            state: RandomState::default(),
+            first: HashMap::with_capacity_and_hasher(capacity, Default::default()),
+            spill: Vec::new(),
+        }
     }
 
     pub fn hash(&self, key: &[u8]) -> u64 {

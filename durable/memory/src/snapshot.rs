@@ -183,8 +183,13 @@ fn encode_index(w: &mut Writer, index: &Bm25Index) {
         }
     }
     let mut scratch = Writer::default();
-    let mut used: Vec<(&str, &Term)> =
-        index.terms.iter().enumerate().filter(|(_, t)| t.df > 0).map(|(id, t)| (index.term_text(id as u32), t)).collect();
+    let mut used: Vec<(&str, &Term)> = index
+        .terms
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.df > 0)
+        .map(|(id, t)| (index.term_text(id as u32), t))
+        .collect();
     // Sorted, so the next load can binary-search them in place.
     used.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
     w.varint(used.len() as u64);
@@ -369,7 +374,8 @@ fn decode_index(
     let mut previous: &[u8] = &[];
     for _ in 0..term_count {
         let text = r.str()?;
-        let text_at = TermText::in_checkpoint(r.position() - text.len(), text.len()).ok_or(CorruptData("term out of range"))?;
+        let text_at =
+            TermText::in_checkpoint(r.position() - text.len(), text.len()).ok_or(CorruptData("term out of range"))?;
         let df = r.varint_u32()?;
         let byte_len = r.count()?;
         let start = r.position();
@@ -390,7 +396,8 @@ fn decode_index(
             let id = index.terms.len() as u32;
             let hash = index.dict.hash(text.as_bytes());
             let terms = &index.terms;
-            let is_text = |other: u32| terms.get(other as usize).is_some_and(|t| t.text.bytes(checkpoint, "") == text.as_bytes());
+            let is_text =
+                |other: u32| terms.get(other as usize).is_some_and(|t| t.text.bytes(checkpoint, "") == text.as_bytes());
             if index.dict.insert_hashed(hash, id, is_text).is_err() {
                 return Err(CorruptData("repeated term"));
             }

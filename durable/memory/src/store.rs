@@ -332,7 +332,10 @@ impl<B: MemoryBackend> MemoryStore<B> {
     }
 
     fn hits(&self, ranked: Vec<(EntryId, f32)>) -> Vec<SearchHit<'_>> {
-        ranked.into_iter().filter_map(|(id, score)| self.entries.get(id).map(|entry| SearchHit { entry, score })).collect()
+        ranked
+            .into_iter()
+            .filter_map(|(id, score)| self.entries.get(id).map(|entry| SearchHit { entry, score }))
+            .collect()
     }
 
     /// [`MemoryStore::search`] among the entries `keep` accepts (e.g. only notes); the
@@ -401,7 +404,9 @@ impl<B: MemoryBackend> MemoryStore<B> {
 
     /// Names currently bound (canonical names and aliases), for diagnostics.
     pub fn bound_names(&self) -> HashSet<&str> {
-        self.entries().flat_map(|e| std::iter::once(e.name.as_str()).chain(e.aliases.iter().map(String::as_str))).collect()
+        self.entries()
+            .flat_map(|e| std::iter::once(e.name.as_str()).chain(e.aliases.iter().map(String::as_str)))
+            .collect()
     }
 }
 
@@ -462,7 +467,12 @@ mod tests {
             let i = step % 300;
             let ops = [
                 Op::Write { name: format!("n{i}"), content: format!("{} fresh{step}", text(i + 1000)) },
-                Op::Add { name: format!("m{step}"), content: format!("fresh w{step} {}", text(step + 2000)), kind: Kind::Note, created_at: 0 },
+                Op::Add {
+                    name: format!("m{step}"),
+                    content: format!("fresh w{step} {}", text(step + 2000)),
+                    kind: Kind::Note,
+                    created_at: 0,
+                },
                 Op::Remove { name: format!("n{}", (i * 31) % 300) },
             ];
             for op in ops {
@@ -487,7 +497,9 @@ mod tests {
         let config = MemoryConfig { checkpoint_after: None, ..MemoryConfig::default() };
         let mut store = MemoryStore::open(InMemoryBackend::new(), config).unwrap();
         for (name, content) in contents {
-            store.apply(Op::Add { name: (*name).into(), content: (*content).into(), kind: Kind::Note, created_at: 0 }).unwrap();
+            store
+                .apply(Op::Add { name: (*name).into(), content: (*content).into(), kind: Kind::Note, created_at: 0 })
+                .unwrap();
         }
         store.checkpoint().unwrap();
         store.into_backend().load().unwrap().snapshot.concat()

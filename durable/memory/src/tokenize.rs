@@ -24,9 +24,8 @@ pub const MAX_TOKEN_BYTES: usize = 255;
 
 /// `EnglishAnalyzer.ENGLISH_STOP_WORDS_SET` (Lucene 8), sorted for binary search.
 pub const LUCENE_ENGLISH_STOP_WORDS: [&str; 33] = [
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",
-    "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this",
-    "to", "was", "will", "with",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
 ];
 
 /// Which tokenization a store uses. Persisted snapshots record it, so changing it
@@ -135,8 +134,10 @@ fn ascii_words(text: &str, emit: &mut dyn FnMut(&str)) {
                 continue;
             }
             let (before, after) = (bytes[i - 1], bytes.get(i + 1).copied().unwrap_or(0));
-            let joins_letters = matches!(c, b':' | b'.' | b'\'') && before.is_ascii_alphabetic() && after.is_ascii_alphabetic();
-            let joins_digits = matches!(c, b',' | b';' | b'.' | b'\'') && before.is_ascii_digit() && after.is_ascii_digit();
+            let joins_letters =
+                matches!(c, b':' | b'.' | b'\'') && before.is_ascii_alphabetic() && after.is_ascii_alphabetic();
+            let joins_digits =
+                matches!(c, b',' | b';' | b'.' | b'\'') && before.is_ascii_digit() && after.is_ascii_digit();
             if joins_letters || joins_digits {
                 i += 2;
             } else {

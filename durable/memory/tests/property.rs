@@ -11,7 +11,8 @@ const WORDS: &[&str] = &[
     "espresso", "coffee", "tea", "luis", "ana", "spanish", "english", "the", "a", "of", "müller", "straße", "canción",
     "東京", "京都", "wing", "flow", "mach", "boundary", "layer", "UPPER", "Mixed", "2026", "v3.14", "🐙", "--",
 ];
-const NAMES: &[&str] = &["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "café", "東京 trip", "the tea"];
+const NAMES: &[&str] =
+    &["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "café", "東京 trip", "the tea"];
 
 fn text(rng: &mut Rng, max_words: usize) -> String {
     let n = rng.below(max_words + 1);
@@ -52,7 +53,8 @@ fn check(store: &MemoryStore<InMemoryBackend>, rng: &mut Rng, tokenizer: Tokeniz
 
 fn run(seed: u64, tokenizer: Tokenizer, params: Bm25Params, steps: usize) {
     let mut rng = Rng::new(seed);
-    let config = MemoryConfig { tokenizer, bm25: params, checkpoint_after: Some(1 + rng.below(20)), ..MemoryConfig::default() };
+    let config =
+        MemoryConfig { tokenizer, bm25: params, checkpoint_after: Some(1 + rng.below(20)), ..MemoryConfig::default() };
     let mut store = MemoryStore::open(InMemoryBackend::new(), config).unwrap();
     for step in 0..steps {
         let op = random_op(&mut rng);

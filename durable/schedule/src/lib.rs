@@ -68,8 +68,8 @@ pub use active_hours::ActiveHours;
 pub use cron_jobs::{due_jobs, parse_cron_json, CronFile, CronJob, DueJob, JobError, JobErrorKind};
 pub use error::ScheduleError;
 pub use heartbeat::{
-    decide, has_open_items, is_heartbeat_ok, is_meaningful, should_run, Checklist,
-    HeartbeatDecision, ProseRule, SkipReason,
+    decide, has_open_items, is_heartbeat_ok, is_meaningful, should_run, Checklist, HeartbeatDecision, ProseRule,
+    SkipReason,
 };
 pub use notify::{is_duplicate, notification_hash, SentNotification};
 pub use timing::{heartbeat_due, HeartbeatConfig, HeartbeatSettings, HeartbeatSlot};

@@ -47,8 +47,7 @@ pub fn notification_hash(text: &str) -> u64 {
 /// after `now_ms`, from clock skew, counts as recent).
 pub fn is_duplicate(text: &str, now_ms: i64, sent: &[SentNotification], window_ms: i64) -> bool {
     let hash = notification_hash(text);
-    sent.iter()
-        .any(|s| s.hash == hash && now_ms.saturating_sub(s.sent_at_ms) < window_ms)
+    sent.iter().any(|s| s.hash == hash && now_ms.saturating_sub(s.sent_at_ms) < window_ms)
 }
 
 /// Drops records too old to matter for `window_ms` (keeps the list small in storage).
@@ -72,28 +71,16 @@ mod tests {
 
     #[test]
     fn hash_is_over_normalized_text() {
-        assert_eq!(
-            normalize_text("  Rain \n\n tomorrow\t at  9 "),
-            "Rain tomorrow at 9"
-        );
-        assert_eq!(
-            notification_hash("  Rain \n\n tomorrow\t at  9 "),
-            notification_hash("Rain tomorrow at 9")
-        );
-        assert_ne!(
-            notification_hash("Rain tomorrow"),
-            notification_hash("rain tomorrow")
-        );
+        assert_eq!(normalize_text("  Rain \n\n tomorrow\t at  9 "), "Rain tomorrow at 9");
+        assert_eq!(notification_hash("  Rain \n\n tomorrow\t at  9 "), notification_hash("Rain tomorrow at 9"));
+        assert_ne!(notification_hash("Rain tomorrow"), notification_hash("rain tomorrow"));
         assert_ne!(notification_hash("ab"), notification_hash("a b"));
     }
 
     #[test]
     fn duplicate_window() {
         let t0 = 1_780_000_000_000;
-        let sent = vec![SentNotification {
-            hash: notification_hash("Server down"),
-            sent_at_ms: t0,
-        }];
+        let sent = vec![SentNotification { hash: notification_hash("Server down"), sent_at_ms: t0 }];
         let w = DEFAULT_DEDUPE_WINDOW_MS;
         assert!(is_duplicate("Server down", t0, &sent, w));
         assert!(is_duplicate(" Server   down\n", t0 + 5 * H, &sent, w));
@@ -109,18 +96,9 @@ mod tests {
     #[test]
     fn prune() {
         let mut sent = vec![
-            SentNotification {
-                hash: 1,
-                sent_at_ms: 0,
-            },
-            SentNotification {
-                hash: 2,
-                sent_at_ms: 5 * H,
-            },
-            SentNotification {
-                hash: 3,
-                sent_at_ms: 7 * H,
-            },
+            SentNotification { hash: 1, sent_at_ms: 0 },
+            SentNotification { hash: 2, sent_at_ms: 5 * H },
+            SentNotification { hash: 3, sent_at_ms: 7 * H },
         ];
         prune_sent(&mut sent, 7 * H, DEFAULT_DEDUPE_WINDOW_MS);
         assert_eq!(sent.iter().map(|s| s.hash).collect::<Vec<_>>(), [2, 3]);

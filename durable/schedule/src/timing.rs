@@ -58,11 +58,7 @@ pub struct HeartbeatConfig {
 impl Default for HeartbeatConfig {
     /// Every 30 minutes, always active, UTC.
     fn default() -> Self {
-        Self {
-            interval_minutes: DEFAULT_INTERVAL_MINUTES,
-            active_hours: None,
-            time_zone: TimeZone::UTC,
-        }
+        Self { interval_minutes: DEFAULT_INTERVAL_MINUTES, active_hours: None, time_zone: TimeZone::UTC }
     }
 }
 
@@ -85,11 +81,7 @@ impl HeartbeatConfig {
             None | Some("") => parse_time_zone(DEFAULT_TIME_ZONE)?,
             Some(name) => parse_time_zone(name)?,
         };
-        Ok(Self {
-            interval_minutes,
-            active_hours,
-            time_zone,
-        })
+        Ok(Self { interval_minutes, active_hours, time_zone })
     }
 
     /// Minutes between heartbeats.
@@ -122,8 +114,7 @@ impl HeartbeatConfig {
             return false;
         };
         let local = ts.to_zoned(self.time_zone.clone());
-        let minute =
-            u16::try_from(i32::from(local.hour()) * 60 + i32::from(local.minute())).unwrap_or(0);
+        let minute = u16::try_from(i32::from(local.hour()) * 60 + i32::from(local.minute())).unwrap_or(0);
         window.contains_minute(minute)
     }
 
@@ -156,11 +147,7 @@ impl HeartbeatSlot {
 /// Worker did not fire, or the window was closed) is not made up: the next trigger runs the
 /// current slot only. Comparing slot starts, not ids, keeps this right when the interval
 /// changes: a longer interval never re-runs a slot that began before the last run.
-pub fn heartbeat_due(
-    now_ms: i64,
-    last_run_slot: Option<i64>,
-    config: &HeartbeatConfig,
-) -> Option<HeartbeatSlot> {
+pub fn heartbeat_due(now_ms: i64, last_run_slot: Option<i64>, config: &HeartbeatConfig) -> Option<HeartbeatSlot> {
     if !config.is_active_at(now_ms) {
         return None;
     }
@@ -177,12 +164,7 @@ mod tests {
 
     /// Unix ms of a UTC civil time.
     fn utc(y: i16, mo: i8, d: i8, h: i8, mi: i8) -> i64 {
-        jiff::civil::date(y, mo, d)
-            .at(h, mi, 0, 0)
-            .to_zoned(TimeZone::UTC)
-            .unwrap()
-            .timestamp()
-            .as_millisecond()
+        jiff::civil::date(y, mo, d).at(h, mi, 0, 0).to_zoned(TimeZone::UTC).unwrap().timestamp().as_millisecond()
     }
 
     #[test]
@@ -190,10 +172,9 @@ mod tests {
         let c = HeartbeatConfig::default();
         assert_eq!(c.interval_minutes(), 30);
         assert_eq!(HeartbeatSettings::default().resolve().unwrap(), c);
-        let s: HeartbeatSettings = serde_json::from_str(
-            r#"{"intervalMinutes":15,"activeHours":"08:00-22:00","timezone":"Europe/Paris"}"#,
-        )
-        .unwrap();
+        let s: HeartbeatSettings =
+            serde_json::from_str(r#"{"intervalMinutes":15,"activeHours":"08:00-22:00","timezone":"Europe/Paris"}"#)
+                .unwrap();
         let c = s.resolve().unwrap();
         assert_eq!(c.interval_minutes(), 15);
         assert_eq!(c.active_hours().unwrap().to_string(), "08:00-22:00");
@@ -201,10 +182,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_config() {
-        assert_eq!(
-            HeartbeatConfig::new(0, None, None),
-            Err(ScheduleError::InvalidInterval(0))
-        );
+        assert_eq!(HeartbeatConfig::new(0, None, None), Err(ScheduleError::InvalidInterval(0)));
         assert!(HeartbeatConfig::new(MAX_INTERVAL_MINUTES + 1, None, None).is_err());
         assert!(HeartbeatConfig::new(30, Some("9 to 5"), None).is_err());
         assert!(HeartbeatConfig::new(30, None, Some("Nowhere/Land")).is_err());
@@ -236,10 +214,7 @@ mod tests {
         let t0 = utc(2026, 6, 1, 10, 0);
         // Last run was the 10:30 slot of a 30-minute config; at 10:45 the 60-minute slot (10:00)
         // is older, so nothing runs until 11:00.
-        assert_eq!(
-            heartbeat_due(t0 + 45 * 60_000, Some(t0 + 30 * 60_000), &c60),
-            None
-        );
+        assert_eq!(heartbeat_due(t0 + 45 * 60_000, Some(t0 + 30 * 60_000), &c60), None);
         assert!(heartbeat_due(t0 + 60 * 60_000, Some(t0 + 30 * 60_000), &c60).is_some());
     }
 

@@ -46,10 +46,7 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(cfg.model));
     body.insert("max_tokens".into(), json!(cfg.max_tokens));
-    body.insert(
-        "system".into(),
-        json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]),
-    );
+    body.insert("system".into(), json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]));
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
             .tools
@@ -130,9 +127,7 @@ fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
 }
 
 pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
-    let content = body["content"]
-        .as_array()
-        .ok_or_else(|| LlmError::Decode("no content array".into()))?;
+    let content = body["content"].as_array().ok_or_else(|| LlmError::Decode("no content array".into()))?;
     let mut blocks = Vec::new();
     for b in content {
         match b["type"].as_str() {
@@ -180,7 +175,10 @@ mod tests {
 
     fn encode_with(history: &[Message], appended: Option<&str>) -> Value {
         let media = Hydrated::new();
-        encode(&cfg(), &ChatRequest { system: "sys", messages: history, tools: &[], media: &media, appended_user: appended })
+        encode(
+            &cfg(),
+            &ChatRequest { system: "sys", messages: history, tools: &[], media: &media, appended_user: appended },
+        )
     }
 
     fn breakpoints(body: &Value) -> Vec<String> {

@@ -133,10 +133,7 @@ fn human_wait(secs: u64) -> String {
 
 /// The HTTP request for one call.
 pub fn build_request(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<HttpRequest, LlmError> {
-    let key = cfg
-        .api_key
-        .as_deref()
-        .ok_or_else(|| LlmError::Config("LLM_API_KEY is not set".into()))?;
+    let key = cfg.api_key.as_deref().ok_or_else(|| LlmError::Config("LLM_API_KEY is not set".into()))?;
     Ok(match cfg.provider {
         Provider::Anthropic => HttpRequest::post_json(
             format!("{}/v1/messages", cfg.base_url),

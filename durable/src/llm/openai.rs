@@ -25,7 +25,11 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
                             None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
                         },
                         UserBlock::File { mime_type, filename, .. } => {
-                            let note = crate::prompt::file_note(mime_type, filename.as_deref(), crate::media::transcript_follows(blocks, i));
+                            let note = crate::prompt::file_note(
+                                mime_type,
+                                filename.as_deref(),
+                                crate::media::transcript_follows(blocks, i),
+                            );
                             json!({"type": "text", "text": note})
                         }
                     })
@@ -80,8 +84,10 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
         body["tools"] = Value::Array(
             req.tools
                 .iter()
-                .map(|t| json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.input_schema}}))
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.input_schema}})
+                })
                 .collect(),
         );
     }
@@ -89,9 +95,7 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
 }
 
 pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
-    let choice = body["choices"]
-        .get(0)
-        .ok_or_else(|| LlmError::Decode("no choices".into()))?;
+    let choice = body["choices"].get(0).ok_or_else(|| LlmError::Decode("no choices".into()))?;
     let msg = &choice["message"];
     let mut blocks = Vec::new();
     if let Some(t) = msg["content"].as_str() {
@@ -147,7 +151,11 @@ mod tests {
     fn encodes_a_tool_round_as_chat_completions() {
         let messages = vec![
             Message::User { content: UserContent::Text("read TOOLS.md".into()), timestamp: 0 },
-            assistant(vec![AssistantBlock::ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: json!({"path": "TOOLS.md"}) }]),
+            assistant(vec![AssistantBlock::ToolCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "TOOLS.md"}),
+            }]),
             Message::ToolResult {
                 tool_call_id: "call_1".into(),
                 tool_name: "read_file".into(),
@@ -160,18 +168,30 @@ mod tests {
         ];
         let tools = [ToolSpec { name: "read_file", description: "reads", input_schema: json!({"type": "object"}) }];
         let media = Hydrated::new();
-        let req = ChatRequest { system: "SYS", messages: &messages, tools: &tools, media: &media, appended_user: Some("summarise") };
+        let req = ChatRequest {
+            system: "SYS",
+            messages: &messages,
+            tools: &tools,
+            media: &media,
+            appended_user: Some("summarise"),
+        };
         let body = encode(&cfg(), &req);
         assert_eq!(body["model"], "gpt-test");
         let m = body["messages"].as_array().unwrap();
         assert_eq!(m[0], json!({"role": "system", "content": "SYS"}));
         assert_eq!(m[1], json!({"role": "user", "content": "read TOOLS.md"}));
         assert_eq!(m[2]["content"], Value::Null);
-        assert_eq!(m[2]["tool_calls"][0]["function"], json!({"name": "read_file", "arguments": "{\"path\":\"TOOLS.md\"}"}));
+        assert_eq!(
+            m[2]["tool_calls"][0]["function"],
+            json!({"name": "read_file", "arguments": "{\"path\":\"TOOLS.md\"}"})
+        );
         assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "call_1", "content": "notes"}));
         assert_eq!(m[4], json!({"role": "assistant", "content": ""}), "never null without tool calls");
         assert_eq!(m[5], json!({"role": "user", "content": "summarise"}));
-        assert_eq!(body["tools"][0], json!({"type": "function", "function": {"name": "read_file", "description": "reads", "parameters": {"type": "object"}}}));
+        assert_eq!(
+            body["tools"][0],
+            json!({"type": "function", "function": {"name": "read_file", "description": "reads", "parameters": {"type": "object"}}})
+        );
     }
 
     #[test]
@@ -212,7 +232,10 @@ mod tests {
         let calls: Vec<_> = reply.tool_calls().collect();
         assert_eq!(calls[0], ("call_9", "read_file", &json!({"path": "A.md"})));
         assert_eq!(calls[1].2, &json!({"_unparsed": "{broken"}));
-        assert_eq!((reply.usage.input, reply.usage.cache_read, reply.usage.output, reply.usage.total_tokens), (60, 40, 10, 110));
+        assert_eq!(
+            (reply.usage.input, reply.usage.cache_read, reply.usage.output, reply.usage.total_tokens),
+            (60, 40, 10, 110)
+        );
         assert_eq!(reply.model, "gpt-test-2024");
 
         let text = decode(&json!({"choices": [{"finish_reason": "length", "message": {"content": "cut"}}],

@@ -80,14 +80,27 @@ impl Fx {
     fn new(extra: &[(&str, &str)]) -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
-        Fx { p, cfg: config(extra), key: SessionKey::parse(KEY).unwrap(), ws: RefCell::default(), load_ops: Default::default(), cache: RefCell::default() }
+        Fx {
+            p,
+            cfg: config(extra),
+            key: SessionKey::parse(KEY).unwrap(),
+            ws: RefCell::default(),
+            load_ops: Default::default(),
+            cache: RefCell::default(),
+        }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
         self.p.channel.media.borrow_mut().insert(handle.into(), bytes);
     }
     fn turn(&self, m: &Inbound) {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap();
-        let deps = SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.ws, workspace_load_ops: &self.load_ops, media_cache: &self.cache };
+        let deps = SessionDeps {
+            config: &self.cfg,
+            key: &self.key,
+            workspace_cache: &self.ws,
+            workspace_load_ops: &self.load_ops,
+            media_cache: &self.cache,
+        };
         block_on(drain(&self.p, &deps)).unwrap();
     }
     fn history(&self) -> Vec<Message> {
@@ -157,7 +170,10 @@ fn classification_and_sniffing() {
 #[test]
 fn admission_knows_the_limits_before_downloading() {
     let mb = 1024 * 1024;
-    assert_eq!(admit("telegram", &att("a", "photo", "image/jpeg", Some(19 * mb), None)), Admission::Fetch { max_bytes: 20 * mb });
+    assert_eq!(
+        admit("telegram", &att("a", "photo", "image/jpeg", Some(19 * mb), None)),
+        Admission::Fetch { max_bytes: 20 * mb }
+    );
     assert_eq!(
         admit("telegram", &att("a", "document", "video/mp4", Some(21 * mb), None)),
         Admission::TooLarge { size: 21 * mb, limit: 20 * mb }
@@ -278,9 +294,11 @@ fn repeated_calls_over_one_image_read_r2_once() {
     assert_eq!((s.r2_reads, s.hits), (1, 1));
     for i in 1..3 {
         let req = fx.llm_request(i);
-        let has_image = req["messages"].as_array().unwrap().iter().any(|m| {
-            m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "image"))
-        });
+        let has_image = req["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "image")));
         assert!(has_image, "call {i} lacks the image");
     }
 }
@@ -290,7 +308,11 @@ fn oversize_media_is_refused_without_downloading_and_the_text_still_gets_its_tur
     let fx = Fx::new(&[]);
     fx.serve("big", vec![0; 10]);
     fx.p.http.push_json(200, anthropic_text("answered"));
-    fx.turn(&inbound(1, "here's the video", vec![att("big", "video", "video/mp4", Some(21 * 1024 * 1024), Some("v.mp4"))]));
+    fx.turn(&inbound(
+        1,
+        "here's the video",
+        vec![att("big", "video", "video/mp4", Some(21 * 1024 * 1024), Some("v.mp4"))],
+    ));
     assert!(fx.p.channel.fetched.borrow().is_empty(), "no download attempted");
     assert!(fx.media_keys().is_empty());
     let sent = fx.sent();
@@ -330,7 +352,9 @@ fn documents_images_as_files_and_pdfs() {
     let blocks = fx.user_blocks(0);
     let keys = fx.media_keys();
     assert_eq!(keys.len(), 3);
-    assert!(matches!(&blocks[1], UserBlock::Image { mime_type, r2_key } if mime_type == "image/jpeg" && r2_key.ends_with(".jpg")));
+    assert!(
+        matches!(&blocks[1], UserBlock::Image { mime_type, r2_key } if mime_type == "image/jpeg" && r2_key.ends_with(".jpg"))
+    );
     assert!(matches!(&blocks[2], UserBlock::File { mime_type, r2_key, filename }
         if mime_type == "application/pdf" && r2_key.ends_with(".pdf") && filename.as_deref() == Some("report.pdf")));
     assert!(matches!(&blocks[3], UserBlock::File { r2_key, .. } if r2_key.ends_with(".bin")));
@@ -383,7 +407,10 @@ fn failed_download_or_upload_is_a_note_and_a_message() {
     fx.p.http.push_json(200, anthropic_text("ok"));
     fx.turn(&inbound(1, "see", vec![att("missing", "photo", "image/jpeg", None, None)]));
     assert!(fx.sent()[0].contains("couldn't download your photo"));
-    assert!(fx.user_blocks(0).iter().any(|b| matches!(b, UserBlock::Text { text } if text.contains("could not be downloaded"))));
+    assert!(fx
+        .user_blocks(0)
+        .iter()
+        .any(|b| matches!(b, UserBlock::Text { text } if text.contains("could not be downloaded"))));
 
     let fx = Fx::new(&[]);
     fx.serve("p", jpeg(10));
@@ -400,7 +427,11 @@ fn a_model_without_vision_gets_a_note_instead_of_the_image() {
     fx.serve("p", jpeg(10));
     fx.serve("d", pdf(50));
     fx.p.http.push_json(200, anthropic_text("ok"));
-    fx.turn(&inbound(1, "see", vec![att("p", "photo", "image/jpeg", None, None), att("d", "document", "application/pdf", None, Some("r.pdf"))]));
+    fx.turn(&inbound(
+        1,
+        "see",
+        vec![att("p", "photo", "image/jpeg", None, None), att("d", "document", "application/pdf", None, Some("r.pdf"))],
+    ));
     let content = last_user_content(&fx.llm_request(0));
     assert!(!content.iter().any(|b| b["type"] == "image" || b["type"] == "document"));
     assert!(content.iter().any(|b| b["text"].as_str().is_some_and(|t| t.contains("cannot see images"))));
@@ -480,10 +511,17 @@ fn voice_notes_are_transcribed_into_the_history() {
     let ct = &req.headers.iter().find(|(k, _)| k == "content-type").unwrap().1;
     let boundary = ct.strip_prefix("multipart/form-data; boundary=").unwrap();
     let body = String::from_utf8_lossy(&req.body);
-    assert!(body.contains(&format!("--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n")));
-    assert!(body.contains("name=\"file\"; filename=\"") && body.contains(".ogg\"\r\nContent-Type: audio/ogg\r\n\r\nOggS-fake-opus\r\n"));
+    assert!(
+        body.contains(&format!("--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n"))
+    );
+    assert!(
+        body.contains("name=\"file\"; filename=\"")
+            && body.contains(".ogg\"\r\nContent-Type: audio/ogg\r\n\r\nOggS-fake-opus\r\n")
+    );
     let blocks = fx.user_blocks(0);
-    assert!(matches!(&blocks[1], UserBlock::File { mime_type, r2_key, .. } if mime_type == "audio/ogg" && r2_key.ends_with(".ogg")));
+    assert!(
+        matches!(&blocks[1], UserBlock::File { mime_type, r2_key, .. } if mime_type == "audio/ogg" && r2_key.ends_with(".ogg"))
+    );
     assert!(matches!(&blocks[2], UserBlock::Text { text } if text.contains("buy milk tomorrow")));
     assert_eq!(fx.sent(), vec!["noted"]);
     let content = last_user_content(&fx.llm_request(0));
@@ -499,7 +537,9 @@ fn voice_notes_are_transcribed_into_the_history() {
     fx.turn(&inbound(1, "", vec![att("v1", "voice", "audio/ogg", None, None)]));
     assert_eq!(fx.p.http.requests.borrow().len(), 1);
     let content = last_user_content(&fx.llm_request(0));
-    assert!(content.iter().any(|b| b["text"].as_str().is_some_and(|t| t.contains("audio/ogg") && t.contains("not available to you"))));
+    assert!(content
+        .iter()
+        .any(|b| b["text"].as_str().is_some_and(|t| t.contains("audio/ogg") && t.contains("not available to you"))));
 }
 
 // ------------------------------------------------------------ lifecycle

@@ -37,9 +37,17 @@ pub fn count_recall<S: Sql + ?Sized>(sql: &S, store: &str, now_ms: i64) -> Resul
 }
 
 /// Recall events of `store` in the `days` UTC days up to `now_ms` (today included).
-pub fn recalls_in_last_days<S: Sql + ?Sized>(sql: &S, store: &str, now_ms: i64, days: i64) -> Result<u64, StorageError> {
+pub fn recalls_in_last_days<S: Sql + ?Sized>(
+    sql: &S,
+    store: &str,
+    now_ms: i64,
+    days: i64,
+) -> Result<u64, StorageError> {
     let since = now_ms.div_euclid(DAY_MS) - days + 1;
-    let rows = sql.exec("SELECT COALESCE(SUM(events), 0) FROM memory_recalls WHERE store = ? AND day >= ?", &[store.into(), SqlValue::Int(since)])?;
+    let rows = sql.exec(
+        "SELECT COALESCE(SUM(events), 0) FROM memory_recalls WHERE store = ? AND day >= ?",
+        &[store.into(), SqlValue::Int(since)],
+    )?;
     Ok(rows.first().and_then(|r| r.first()).and_then(SqlValue::as_i64).unwrap_or(0).max(0) as u64)
 }
 
@@ -98,7 +106,8 @@ impl<S: Sql> MemoryBackend for SqlMemoryBackend<S> {
             if seq != Some(expected as i64) {
                 return Err(BackendError(format!("memory {:?}: checkpoint chunk {expected} is missing", self.store)));
             }
-            let chunk = cols.next().and_then(blob).ok_or_else(|| BackendError("checkpoint chunk is not a blob".into()))?;
+            let chunk =
+                cols.next().and_then(blob).ok_or_else(|| BackendError("checkpoint chunk is not a blob".into()))?;
             snapshot.push(chunk);
         }
         let rows = self

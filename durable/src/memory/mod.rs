@@ -65,7 +65,10 @@ pub fn valid_store_name(name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum MemoryCall {
-    Op { store: String, op: Op },
+    Op {
+        store: String,
+        op: Op,
+    },
     Search {
         store: String,
         query: String,
@@ -76,10 +79,24 @@ pub enum MemoryCall {
     },
     /// The few entries worth recalling into a turn (see [`recall`]): like a search,
     /// without common words and with a relevance floor.
-    Recall { store: String, query: String, k: usize },
-    Get { store: String, name: String },
-    Stats { store: String },
-    AddArchive { store: String, name: String, summary: String, created_at: i64 },
+    Recall {
+        store: String,
+        query: String,
+        k: usize,
+    },
+    Get {
+        store: String,
+        name: String,
+    },
+    Stats {
+        store: String,
+    },
+    AddArchive {
+        store: String,
+        name: String,
+        summary: String,
+        created_at: i64,
+    },
 }
 
 impl MemoryCall {
@@ -137,10 +154,19 @@ struct Loaded<S: Sql> {
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum MemoryReply {
     /// An operation succeeded on the entry `id`, now named `name` (None: removed).
-    Applied { id: u64, name: Option<String> },
-    Hits { hits: Vec<MemoryHit> },
-    Entry { entry: Option<Entry> },
-    Stats { stats: StoreStats },
+    Applied {
+        id: u64,
+        name: Option<String>,
+    },
+    Hits {
+        hits: Vec<MemoryHit>,
+    },
+    Entry {
+        entry: Option<Entry>,
+    },
+    Stats {
+        stats: StoreStats,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
@@ -237,7 +263,9 @@ impl<S: Sql> MemoryHub<S> {
     /// A failed checkpoint does not keep it loaded: its log holds every change.
     fn make_room(&mut self) {
         while self.stores.len() >= MAX_LOADED_STORES.max(1) {
-            let Some(oldest) = self.stores.iter().min_by_key(|(_, l)| l.last_used).map(|(name, _)| name.clone()) else { break };
+            let Some(oldest) = self.stores.iter().min_by_key(|(_, l)| l.last_used).map(|(name, _)| name.clone()) else {
+                break;
+            };
             if let Some(mut loaded) = self.stores.remove(&oldest) {
                 if loaded.store.pending_log_rows() > 0 {
                     let _ = loaded.store.checkpoint();
@@ -285,8 +313,10 @@ impl<S: Sql> MemoryHub<S> {
             }
             MemoryCall::Stats { store } => {
                 let st = self.store(&store)?.stats();
-                let recall_events_7d =
-                    self.host.as_ref().and_then(|h| backend::recalls_in_last_days(&*self.sql, &store, h.now_ms(), 7).ok());
+                let recall_events_7d = self
+                    .host
+                    .as_ref()
+                    .and_then(|h| backend::recalls_in_last_days(&*self.sql, &store, h.now_ms(), 7).ok());
                 Ok(MemoryReply::Stats {
                     stats: StoreStats {
                         entries: st.entries,
@@ -387,4 +417,3 @@ pub fn decode_reply(status: u16, body: &[u8]) -> Result<MemoryReply, MemoryCallE
             .unwrap_or_else(|_| MemoryCallError::Unavailable(format!("memory answered {status}"))))
     }
 }
-

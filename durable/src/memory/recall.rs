@@ -87,7 +87,8 @@ pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str) 
     if hits.is_empty() {
         return None;
     }
-    let mut out = String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
+    let mut out =
+        String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
     for h in hits {
         let content = crate::prompt::truncate_chars(&h.entry.content, RECALL_CHARS);
         out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));

@@ -3,7 +3,7 @@
 
 use super::tools::{self as mtools, MemoryToolContext};
 use super::*;
-use crate::ports::{MemoryService, StorageError, SqlValue};
+use crate::ports::{MemoryService, SqlValue, StorageError};
 use crate::prompt::Workspace;
 use crate::testing::{InProcessMemory, MemSql};
 use futures::executor::block_on;
@@ -155,8 +155,11 @@ fn backend_load_reports_a_missing_chunk() {
     let sql = Rc::new(MemSql::default());
     backend::init_schema(&*sql).unwrap();
     let mut b = SqlMemoryBackend::new(sql.clone(), "main");
-    b.commit(&hearth_memory::ChangeSet { replace_snapshot: Some(vec![vec![1], vec![2], vec![3]]), ..Default::default() })
-        .unwrap();
+    b.commit(&hearth_memory::ChangeSet {
+        replace_snapshot: Some(vec![vec![1], vec![2], vec![3]]),
+        ..Default::default()
+    })
+    .unwrap();
     sql.exec("DELETE FROM memory_snapshot WHERE seq = 1", &[]).unwrap();
     assert!(b.load().is_err());
 }
@@ -192,7 +195,9 @@ fn json_calls_and_errors_round_trip() {
     let (status, v) = hub.call_json(br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"oolong","kind":"note","created_at":5}}"#);
     assert_eq!(status, 200, "{v}");
     assert_eq!(v, json!({"ok": true, "reply": "applied", "id": 1, "name": "tea"}));
-    let (status, v) = hub.call_json(br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"x","kind":"note","created_at":5}}"#);
+    let (status, v) = hub.call_json(
+        br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"x","kind":"note","created_at":5}}"#,
+    );
     assert_eq!(status, 422);
     let err = decode_reply(status, &serde_json::to_vec(&v).unwrap()).unwrap_err();
     assert!(matches!(&err, MemoryCallError::Rejected(m) if m.contains("already used")), "{err:?}");
@@ -219,8 +224,13 @@ fn archives_get_unique_names_and_are_searchable() {
     // The same add again (a retry whose reply was lost) adds nothing.
     let again = block_on(m.add_archive("main", "compaction 2026-05-01", "Booked the Lisbon hotel", 11)).unwrap();
     assert_eq!(again, "compaction 2026-05-01 (2)");
-    let r = block_on(m.call(&MemoryCall::Search { store: "main".into(), query: "lisbon".into(), k: 5, kind: Some(Kind::Archive) }))
-        .unwrap();
+    let r = block_on(m.call(&MemoryCall::Search {
+        store: "main".into(),
+        query: "lisbon".into(),
+        k: 5,
+        kind: Some(Kind::Archive),
+    }))
+    .unwrap();
     let MemoryReply::Hits { hits } = r else { panic!() };
     assert_eq!(hits.len(), 2);
     assert!(hits.iter().all(|h| h.entry.kind == Kind::Archive));
@@ -256,7 +266,8 @@ fn tools_store_find_and_edit_notes_in_the_sessions_store_only() {
     let main = ctx(&agent, "main", Scope::Main, &ws);
     let group = ctx(&agent, "group:telegram:-1", Scope::Shared, &ws);
 
-    let (v, e) = run(&m, &main, "memory_add", json!({"name": "olga-coffee", "content": "Olga takes her coffee with oat milk"}));
+    let (v, e) =
+        run(&m, &main, "memory_add", json!({"name": "olga-coffee", "content": "Olga takes her coffee with oat milk"}));
     assert!(!e, "{v}");
     assert_eq!(v["name"], "olga-coffee");
     let (v, e) = run(&m, &main, "memory_add", json!({"name": "olga-coffee", "content": "again"}));
@@ -303,7 +314,17 @@ fn tool_list_is_sorted_and_depends_on_scope_only() {
     let mut sorted = main.clone();
     sorted.sort();
     assert_eq!(main, sorted);
-    for t in ["memory_add", "memory_alias", "memory_get", "memory_remove", "memory_rename", "memory_search", "memory_write", "my_stats", "who_am_i"] {
+    for t in [
+        "memory_add",
+        "memory_alias",
+        "memory_get",
+        "memory_remove",
+        "memory_rename",
+        "memory_search",
+        "memory_write",
+        "my_stats",
+        "who_am_i",
+    ] {
         assert!(main.contains(&t) && shared.contains(&t), "{t}");
     }
     assert!(main.contains(&"what_do_i_know") && !shared.contains(&"what_do_i_know"));
@@ -315,7 +336,10 @@ fn self_report_tools() {
     let m = InProcessMemory::default();
     let agent = AgentId::parse("main").unwrap();
     let mut ws = Workspace::default();
-    ws.files.insert(WorkspaceFile::Identity, "- **Name:** Ember\n- **Creature:** _(pick something)_\n- **Emoji:** 🔥".into());
+    ws.files.insert(
+        WorkspaceFile::Identity,
+        "- **Name:** Ember\n- **Creature:** _(pick something)_\n- **Emoji:** 🔥".into(),
+    );
     ws.files.insert(WorkspaceFile::Soul, "S".repeat(5000).into());
     let mut memory_md = String::from("Intro line\n## People\n");
     for i in 0..15 {
@@ -387,7 +411,12 @@ fn everyday_store() -> InProcessMemory {
 fn recalled(m: &InProcessMemory, text: &str) -> Vec<String> {
     let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
     let Some(block) = block_on(recall(m, &main, text)) else { return Vec::new() };
-    block.lines().filter_map(|l| l.strip_prefix("- [")).filter_map(|l| l.split_once(']')).map(|(n, _)| n.to_owned()).collect()
+    block
+        .lines()
+        .filter_map(|l| l.strip_prefix("- ["))
+        .filter_map(|l| l.split_once(']'))
+        .map(|(n, _)| n.to_owned())
+        .collect()
 }
 
 #[test]
@@ -396,7 +425,13 @@ fn recall_ignores_common_words() {
     // "the", "what" and "is" are in most notes: a message made of them recalls nothing...
     assert!(recalled(&m, "what is the plan?").is_empty());
     // ...although a plain search ranks notes for them.
-    let hits = block_on(m.call(&MemoryCall::Search { store: "main".into(), query: "what is the plan?".into(), k: 3, kind: None })).unwrap();
+    let hits = block_on(m.call(&MemoryCall::Search {
+        store: "main".into(),
+        query: "what is the plan?".into(),
+        k: 3,
+        kind: None,
+    }))
+    .unwrap();
     assert!(matches!(hits, MemoryReply::Hits { hits } if hits.len() == 3));
     // A specific word is enough for a short question.
     assert_eq!(recalled(&m, "What does Olga drink?"), vec!["olga-coffee"]);
@@ -442,7 +477,8 @@ fn bm25_parameters_apply_to_loaded_and_later_stores() {
         s.apply(add("long", "Olga once had tea at a very long and winding garden party in the hills")).unwrap();
     };
     let params = hearth_memory::Bm25Params { k1: 0.9, b: 0.4 };
-    let mut configured = MemoryHub::with_config(Rc::new(MemSql::default()), MemoryConfig { bm25: params, ..MemoryConfig::default() });
+    let mut configured =
+        MemoryHub::with_config(Rc::new(MemSql::default()), MemoryConfig { bm25: params, ..MemoryConfig::default() });
     fill(&mut configured, "main");
     let expected = scores(&mut configured, "main");
 
@@ -482,13 +518,19 @@ fn what_do_i_know_keeps_later_sections_when_one_is_huge() {
     assert_eq!(v["sections"][2]["bullets"], json!(["What carrier does Luis use?"]));
     assert_eq!(v["truncated"], true);
     let huge = v["sections"][0]["bullets"].as_array().unwrap();
-    assert!(!huge.is_empty() && huge.iter().all(|b| b.as_str().unwrap().ends_with('…')), "long bullets are cut, not dropped");
+    assert!(
+        !huge.is_empty() && huge.iter().all(|b| b.as_str().unwrap().ends_with('…')),
+        "long bullets are cut, not dropped"
+    );
 }
 
 #[test]
 fn what_do_i_know_shows_plain_lines_and_explains_a_filter_miss() {
     let (v, _) = know("Luis prefers Spanish.\nAna uses a Samsung.\n1. numbered item\n", None);
-    assert_eq!(v["sections"], json!([{"heading": "", "bullets": ["Luis prefers Spanish.", "Ana uses a Samsung.", "numbered item"]}]));
+    assert_eq!(
+        v["sections"],
+        json!([{"heading": "", "bullets": ["Luis prefers Spanish.", "Ana uses a Samsung.", "numbered item"]}])
+    );
     assert_eq!(v["truncated"], false);
     let (v, _) = know("## People\n- Luis\n## Places\n- Bogotá\n", Some("pets"));
     assert_eq!(v["sections"], json!([]));
@@ -499,7 +541,17 @@ fn what_do_i_know_shows_plain_lines_and_explains_a_filter_miss() {
 /// never empty when there is content, and complete when it says it is not truncated.
 #[test]
 fn what_do_i_know_caps_hold_for_any_memory_md() {
-    let pieces = ["Luis", "\"q\"", "back\\slash", "tab\there", "ctl\u{1}x", "東京", "🐙", "word", "a much longer phrase about coffee"];
+    let pieces = [
+        "Luis",
+        "\"q\"",
+        "back\\slash",
+        "tab\there",
+        "ctl\u{1}x",
+        "東京",
+        "🐙",
+        "word",
+        "a much longer phrase about coffee",
+    ];
     let mut state = 7u64;
     let mut next = |n: usize| {
         state ^= state << 13;
@@ -546,7 +598,11 @@ fn my_stats_reports_seed_fields_honestly() {
             Some(4)
         }
     }
-    let m = InProcessMemory { hub: std::cell::RefCell::new(MemoryHub::new(sql.clone()).with_host(Box::new(Clock(now.clone())))), sql, ..Default::default() };
+    let m = InProcessMemory {
+        hub: std::cell::RefCell::new(MemoryHub::new(sql.clone()).with_host(Box::new(Clock(now.clone())))),
+        sql,
+        ..Default::default()
+    };
     block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") })).unwrap();
     let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
     // Two recalls with a hit ten days ago, three today, one that found nothing.
@@ -591,7 +647,11 @@ fn the_least_recently_used_store_is_checkpointed_and_unloaded() {
     let loaded = hub.loaded();
     assert_eq!(loaded.len(), MAX_LOADED_STORES, "{loaded:?}");
     assert!(!loaded.contains(&name(1)) && loaded.contains(&name(0)) && loaded.contains(&"main".to_owned()));
-    let rows = |table: &str| sql.exec(&format!("SELECT COUNT(*) FROM {table} WHERE store = ?"), &[name(1).into()]).unwrap()[0][0].as_i64().unwrap();
+    let rows = |table: &str| {
+        sql.exec(&format!("SELECT COUNT(*) FROM {table} WHERE store = ?"), &[name(1).into()]).unwrap()[0][0]
+            .as_i64()
+            .unwrap()
+    };
     assert!(rows("memory_snapshot") > 0, "checkpointed before unloading");
     assert_eq!(rows("memory_log"), 0);
     // It loads again on its next use, with its note.

@@ -118,7 +118,12 @@ fn call_error(e: MemoryCallError) -> ToolOutcome {
 }
 
 /// Runs the tool `name` if it is one of this module's; None otherwise.
-pub async fn run<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, name: &str, args: &Value) -> Option<ToolOutcome> {
+pub async fn run<M: MemoryService>(
+    memory: &M,
+    ctx: &MemoryToolContext<'_>,
+    name: &str,
+    args: &Value,
+) -> Option<ToolOutcome> {
     let outcome = match name {
         "memory_search" => search(memory, ctx, args).await,
         "memory_get" => get(memory, ctx, args).await,
@@ -209,7 +214,12 @@ async fn get<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &V
 }
 
 fn who_am_i(ctx: &MemoryToolContext<'_>) -> ToolOutcome {
-    let identity = ctx.workspace.files.get(&WorkspaceFile::Identity).map(|t| crate::identity::parse_identity(t)).unwrap_or_default();
+    let identity = ctx
+        .workspace
+        .files
+        .get(&WorkspaceFile::Identity)
+        .map(|t| crate::identity::parse_identity(t))
+        .unwrap_or_default();
     let soul = ctx.workspace.files.get(&WorkspaceFile::Soul).map(|t| truncate_chars(t, SOUL_EXCERPT_CHARS));
     ok(json!({
         "agent_id": ctx.agent.as_str(),
@@ -290,8 +300,17 @@ fn parse_sections(text: &str) -> Vec<KnowSection> {
             sections.push(KnowSection { heading: t.trim_start_matches('#').trim().to_owned(), bullets: Vec::new() });
             continue;
         }
-        let numbered = t.split_once(". ").filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).map(|(_, rest)| rest);
-        let item = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")).or_else(|| t.strip_prefix("+ ")).or(numbered).unwrap_or(t).trim();
+        let numbered = t
+            .split_once(". ")
+            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .map(|(_, rest)| rest);
+        let item = t
+            .strip_prefix("- ")
+            .or_else(|| t.strip_prefix("* "))
+            .or_else(|| t.strip_prefix("+ "))
+            .or(numbered)
+            .unwrap_or(t)
+            .trim();
         if item.is_empty() {
             continue;
         }

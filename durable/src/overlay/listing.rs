@@ -69,7 +69,11 @@ impl ListingCache {
 /// Every object under `prefix`, following cursors. A cursor that repeats
 /// ends the listing (a misbehaving store must not loop for ever). Returns
 /// the objects and the number of R2 operations made.
-pub async fn list_all<S: ObjectStore>(store: &S, prefix: &str, delimiter: Option<&str>) -> Result<(Vec<ObjectInfo>, u32), StorageError> {
+pub async fn list_all<S: ObjectStore>(
+    store: &S,
+    prefix: &str,
+    delimiter: Option<&str>,
+) -> Result<(Vec<ObjectInfo>, u32), StorageError> {
     let mut objects = Vec::new();
     let mut ops = 0;
     let mut cursor: Option<String> = None;
@@ -94,7 +98,8 @@ pub async fn list_due<S: ObjectStore>(
     now_ms: i64,
 ) -> Result<(Vec<Rc<Vec<ObjectInfo>>>, u32), StorageError> {
     let cached: Vec<Option<Rc<Vec<ObjectInfo>>>> = wants.iter().map(|w| cache.fresh(w, now_ms)).collect();
-    let due = wants.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(w, _)| list_all(store, w.prefix, w.delimiter));
+    let due =
+        wants.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(w, _)| list_all(store, w.prefix, w.delimiter));
     let mut fetched = futures::future::join_all(due).await.into_iter();
     let mut ops = 0;
     let mut out = Vec::with_capacity(wants.len());

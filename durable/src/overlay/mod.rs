@@ -71,7 +71,10 @@ pub async fn pins_for_turn<P: crate::ports::Platform>(p: &P, cfg: &OverlayConfig
     match p.pins().await {
         Ok(pins) => pins,
         Err(e) => {
-            p.log(crate::ports::LogLevel::Error, &format!("pinned versions unavailable, serving default guardrails: {e}"));
+            p.log(
+                crate::ports::LogLevel::Error,
+                &format!("pinned versions unavailable, serving default guardrails: {e}"),
+            );
             Pins::default()
         }
     }
@@ -84,7 +87,10 @@ pub fn template(vars: &impl Vars, agent: &str) -> Result<Option<String>, ConfigE
         None => Ok(None),
         Some(t) => match r2_layout::keys::check_segment("template", &t) {
             Ok(()) if t != "defaults" => Ok(Some(t)),
-            Ok(()) => Err(ConfigError::Invalid { name: "TEMPLATE".into(), why: "\"defaults\" is the defaults layer, not a template".into() }),
+            Ok(()) => Err(ConfigError::Invalid {
+                name: "TEMPLATE".into(),
+                why: "\"defaults\" is the defaults layer, not a template".into(),
+            }),
             Err(e) => Err(ConfigError::Invalid { name: "TEMPLATE".into(), why: e.to_string() }),
         },
     }
@@ -96,10 +102,7 @@ pub fn template(vars: &impl Vars, agent: &str) -> Result<Option<String>, ConfigE
 pub fn is_write_protected(path: &str) -> bool {
     let p = path.trim();
     let p = p.strip_prefix("./").unwrap_or(p);
-    WorkspaceFile::ALL
-        .into_iter()
-        .filter(|f| f.is_guardrail())
-        .any(|f| f.file_name().eq_ignore_ascii_case(p))
+    WorkspaceFile::ALL.into_iter().filter(|f| f.is_guardrail()).any(|f| f.file_name().eq_ignore_ascii_case(p))
 }
 
 #[cfg(test)]

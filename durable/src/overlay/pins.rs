@@ -120,10 +120,17 @@ impl<'a, Q: Sql> PinStore<'a, Q> {
     }
 
     /// Records the first pins of `template` and marks it initialised, atomically.
-    pub fn record_initial(&self, template: &str, files: &BTreeMap<String, String>, now_ms: i64) -> Result<(), StorageError> {
+    pub fn record_initial(
+        &self,
+        template: &str,
+        files: &BTreeMap<String, String>,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
         let mut stmts: Vec<(String, Vec<SqlValue>)> = files
             .iter()
-            .map(|(f, h)| (UPSERT_PIN.to_owned(), vec![template.into(), f.as_str().into(), h.as_str().into(), now_ms.into()]))
+            .map(|(f, h)| {
+                (UPSERT_PIN.to_owned(), vec![template.into(), f.as_str().into(), h.as_str().into(), now_ms.into()])
+            })
             .collect();
         stmts.push((MARK_INIT.to_owned(), vec![template.into(), now_ms.into()]));
         self.sql.exec_atomic(stmts)
@@ -195,7 +202,11 @@ pub struct PinStatusFile {
 
 /// Per guardrail file (pinned, or present in the template): the pinned hash
 /// and content against the template's current ones.
-pub async fn pin_status<S: ObjectStore>(store: &S, pins: &Pins, template: &str) -> Result<Vec<PinStatusFile>, PinError> {
+pub async fn pin_status<S: ObjectStore>(
+    store: &S,
+    pins: &Pins,
+    template: &str,
+) -> Result<Vec<PinStatusFile>, PinError> {
     let mut out = Vec::new();
     for f in guardrail_files() {
         let name = f.file_name();
@@ -215,7 +226,14 @@ pub async fn pin_status<S: ObjectStore>(store: &S, pins: &Pins, template: &str) 
             continue;
         }
         let update_available = current_sha256.is_some() && current_sha256 != pinned_sha256;
-        out.push(PinStatusFile { file: name.to_owned(), pinned_sha256, current_sha256, pinned_content, current_content, update_available });
+        out.push(PinStatusFile {
+            file: name.to_owned(),
+            pinned_sha256,
+            current_sha256,
+            pinned_content,
+            current_content,
+            update_available,
+        });
     }
     Ok(out)
 }
@@ -464,7 +482,10 @@ mod tests {
         let ps = pin_store(&sql);
         let a = agent("main");
         assert!(matches!(block_on(accept_update(&s, &ps, &a, T, "SOUL.md", 1)), Err(PinError::NotPinnable(_))));
-        assert!(matches!(block_on(accept_update(&s, &ps, &a, T, "CAPABILITIES.md", 1)), Err(PinError::NoTemplateFile { .. })));
+        assert!(matches!(
+            block_on(accept_update(&s, &ps, &a, T, "CAPABILITIES.md", 1)),
+            Err(PinError::NoTemplateFile { .. })
+        ));
         assert!(matches!(block_on(accept_update(&s, &ps, &a, "../x", "GUARDRAILS.md", 1)), Err(PinError::Key(_))));
         let bogus = Accepted { file: "GUARDRAILS.md".into(), sha256: "0".repeat(64) };
         assert!(matches!(block_on(apply_accept(&s, &ps, &a, T, &bogus, 1)), Err(PinError::VersionMissing(_))));
@@ -489,11 +510,15 @@ mod tests {
             let s = &s;
             async move {
                 let ps = PinStore::new(sql);
-                apply_accept(s, &ps, &AgentId::parse(&agent).unwrap(), T, &accepted, 9).await.map(|_| ()).map_err(|e| e.to_string())
+                apply_accept(s, &ps, &AgentId::parse(&agent).unwrap(), T, &accepted, 9)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
             }
         }))
         .unwrap();
-        let template_reads = s.ops.borrow().iter().filter(|o| *o == "get _catalog/concierge/workspace/GUARDRAILS.md").count();
+        let template_reads =
+            s.ops.borrow().iter().filter(|o| *o == "get _catalog/concierge/workspace/GUARDRAILS.md").count();
         assert_eq!(template_reads, 1, "single template-base read");
         assert_eq!(result.succeeded, 2);
         assert_eq!(result.failed, 1);

@@ -39,15 +39,8 @@ pub const MAX_VALUE_CHARS: usize = 200;
 pub const MISSING: &str = "\u{2014}";
 
 /// The known tokens, in the order of [`PlaceholderValues::get`].
-pub const TOKENS: [&str; 7] = [
-    "AGENT_NAME",
-    "TENANT_NAME",
-    "HUMAN_NAME",
-    "HUMAN_EMAIL",
-    "HUMAN_TITLE",
-    "HUMAN_TIMEZONE",
-    "HUMAN_PRONOUNS",
-];
+pub const TOKENS: [&str; 7] =
+    ["AGENT_NAME", "TENANT_NAME", "HUMAN_NAME", "HUMAN_EMAIL", "HUMAN_TITLE", "HUMAN_TIMEZONE", "HUMAN_PRONOUNS"];
 
 /// The raw (unsanitised) values of the seven tokens.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -234,7 +227,8 @@ fn is_brace_homoglyph(c: char) -> bool {
             | '\u{2774}' | '\u{2775}' // medium ornaments
             | '\u{FE37}' | '\u{FE38}' // vertical presentation forms
             | '\u{2983}' | '\u{2984}' // white curly brackets
-            | '\u{23A7}'..='\u{23AD}' // curly bracket pieces
+            | '\u{23A7}'
+            ..='\u{23AD}' // curly bracket pieces
             | '\u{1D114}' // musical brace
     )
 }
@@ -307,7 +301,11 @@ mod tests {
 
     #[test]
     fn missing_and_empty_values_render_as_em_dash() {
-        let v = PlaceholderValues { human_name: Some("  ".into()), human_email: Some("<!-- x -->".into()), ..Default::default() };
+        let v = PlaceholderValues {
+            human_name: Some("  ".into()),
+            human_email: Some("<!-- x -->".into()),
+            ..Default::default()
+        };
         assert_eq!(substitute("{{HUMAN_NAME}}|{{HUMAN_EMAIL}}|{{HUMAN_TITLE}}", &v), "—|—|—");
     }
 
@@ -326,7 +324,10 @@ mod tests {
     fn markdown_structure_is_escaped() {
         assert_eq!(sanitize_value("# Heading"), "\\# Heading");
         assert_eq!(sanitize_value("＃ Heading"), "\\# Heading", "fullwidth hash folded then escaped");
-        assert_eq!(sanitize_value("**bold** [x](http://e) `c` a|b ~s~ _i_ <b>"), "\\*\\*bold\\*\\* \\[x\\](http://e) \\`c\\` a\\|b \\~s\\~ \\_i\\_ \\<b\\>");
+        assert_eq!(
+            sanitize_value("**bold** [x](http://e) `c` a|b ~s~ _i_ <b>"),
+            "\\*\\*bold\\*\\* \\[x\\](http://e) \\`c\\` a\\|b \\~s\\~ \\_i\\_ \\<b\\>"
+        );
         assert_eq!(sanitize_value("- item"), "\\- item");
         assert_eq!(sanitize_value("1. first"), "1\\. first");
         assert_eq!(sanitize_value("Mary-Jane O'Neil"), "Mary-Jane O'Neil", "inner hyphens are prose");
@@ -354,7 +355,10 @@ mod tests {
 
     #[test]
     fn bidi_overrides_are_stripped() {
-        for c in ['\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}'] {
+        for c in [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+            '\u{200E}', '\u{200F}',
+        ] {
             assert_eq!(sanitize_value(&format!("ab{c}cd")), "abcd", "{:04X}", c as u32);
         }
         assert_eq!(sanitize_value("evil\u{202E}txt.exe"), "eviltxt.exe");
@@ -369,7 +373,10 @@ mod tests {
 
     #[test]
     fn brace_homoglyphs_are_stripped() {
-        for c in ['\u{FF5B}', '\u{FF5D}', '\u{FE5B}', '\u{FE5C}', '\u{2774}', '\u{2775}', '\u{FE37}', '\u{FE38}', '\u{2983}', '\u{2984}', '\u{23A8}'] {
+        for c in [
+            '\u{FF5B}', '\u{FF5D}', '\u{FE5B}', '\u{FE5C}', '\u{2774}', '\u{2775}', '\u{FE37}', '\u{FE38}', '\u{2983}',
+            '\u{2984}', '\u{23A8}',
+        ] {
             assert_eq!(sanitize_value(&format!("x{c}y")), "xy", "{:04X}", c as u32);
         }
     }
@@ -416,7 +423,11 @@ mod tests {
         let main = PlaceholderValues::from_vars(&vars, "main");
         assert_eq!(main.human_name.as_deref(), Some("Olga"));
         assert_eq!(main.agent_name, None);
-        assert_eq!(main.clone().with_agent_name_fallback(None, "main").agent_name.as_deref(), Some("main"), "agent id last");
+        assert_eq!(
+            main.clone().with_agent_name_fallback(None, "main").agent_name.as_deref(),
+            Some("main"),
+            "agent id last"
+        );
         assert_eq!(main.with_agent_name_fallback(Some("Ada"), "main").agent_name.as_deref(), Some("Ada"));
         let work = PlaceholderValues::from_vars(&vars, "work").with_agent_name_fallback(Some("Ada"), "work");
         assert_eq!(work.human_name.as_deref(), Some("Pat"));

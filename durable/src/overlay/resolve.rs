@@ -62,7 +62,12 @@ impl Listing {
     }
     /// The objects of a listing of `prefix`, by name relative to it.
     pub fn from_objects(prefix: &str, objects: &[ObjectInfo]) -> Self {
-        Listing { files: objects.iter().filter_map(|o| Some((o.key.strip_prefix(prefix)?.to_owned(), o.etag.clone()))).collect() }
+        Listing {
+            files: objects
+                .iter()
+                .filter_map(|o| Some((o.key.strip_prefix(prefix)?.to_owned(), o.etag.clone())))
+                .collect(),
+        }
     }
     pub fn contains(&self, name: &str) -> bool {
         self.files.contains_key(name)
@@ -88,7 +93,12 @@ pub struct Resolution {
 /// Decides which key serves `file` (a name at the workspace root, e.g.
 /// `IDENTITY.md`). `None`: no layer has it. Errors only on a template name
 /// or pin that cannot form a key.
-pub fn resolve_file(agent: &AgentId, layers: &Layers<'_>, pins: &Pins, file: &str) -> Result<Option<Resolution>, KeyError> {
+pub fn resolve_file(
+    agent: &AgentId,
+    layers: &Layers<'_>,
+    pins: &Pins,
+    file: &str,
+) -> Result<Option<Resolution>, KeyError> {
     if layers.agent.contains(file) {
         return Ok(Some(Resolution { key: keys::workspace_key(agent, file), layer: Layer::Agent }));
     }
@@ -100,7 +110,10 @@ pub fn resolve_file(agent: &AgentId, layers: &Layers<'_>, pins: &Pins, file: &st
     if let Some((template, listing)) = layers.template {
         if guardrail {
             if let Some(hash) = pins.hash_for(template, file) {
-                return Ok(Some(Resolution { key: keys::catalog_version(template, file, hash)?, layer: Layer::Pinned }));
+                return Ok(Some(Resolution {
+                    key: keys::catalog_version(template, file, hash)?,
+                    layer: Layer::Pinned,
+                }));
             }
         } else if listing.contains(file) {
             return Ok(Some(Resolution { key: keys::catalog_template(template, file)?, layer: Layer::Template }));
@@ -239,7 +252,8 @@ pub async fn resolve_listed<S: ObjectStore>(
     wanted: &[WorkspaceFile],
     texts: &mut TextCache,
 ) -> Result<(ResolvedWorkspace, u32), StorageError> {
-    let layers = Layers { agent: &listed.agent, template: template.zip(listed.template.as_ref()), defaults: &listed.defaults };
+    let layers =
+        Layers { agent: &listed.agent, template: template.zip(listed.template.as_ref()), defaults: &listed.defaults };
     let etag_of = |r: &Resolution, file: &str| -> Option<String> {
         let listing = match r.layer {
             Layer::Agent => layers.agent,
@@ -251,11 +265,14 @@ pub async fn resolve_listed<S: ObjectStore>(
     };
     let mut plan: Vec<(WorkspaceFile, Resolution)> = Vec::with_capacity(wanted.len());
     for &file in wanted {
-        if let Some(r) = resolve_file(agent, &layers, pins, file.file_name()).map_err(|e| StorageError(e.to_string()))? {
+        if let Some(r) =
+            resolve_file(agent, &layers, pins, file.file_name()).map_err(|e| StorageError(e.to_string()))?
+        {
             plan.push((file, r));
         }
     }
-    let reads: Vec<(String, Option<String>)> = plan.iter().map(|(f, r)| (r.key.clone(), etag_of(r, f.file_name()))).collect();
+    let reads: Vec<(String, Option<String>)> =
+        plan.iter().map(|(f, r)| (r.key.clone(), etag_of(r, f.file_name()))).collect();
     let (mut got, mut ops) = fetch_texts(store, &reads, texts).await?;
     for (i, (file, r)) in plan.iter_mut().enumerate() {
         let name = file.file_name();
@@ -297,7 +314,8 @@ pub fn identity_name(text: &str) -> Option<String> {
         let l = l.trim_start_matches("**");
         let Some(rest) = l.get(..5).filter(|p| p.eq_ignore_ascii_case("name:")).map(|_| &l[5..]) else { continue };
         let v = rest.trim().trim_start_matches("**").trim().trim_end_matches("**").trim();
-        let placeholder = v.is_empty() || v.starts_with('(') || v.contains("{{") || (v.starts_with('_') && v.ends_with('_'));
+        let placeholder =
+            v.is_empty() || v.starts_with('(') || v.contains("{{") || (v.starts_with('_') && v.ends_with('_'));
         if placeholder {
             return None;
         }
@@ -333,12 +351,21 @@ mod tests {
         let layers = Layers { agent: &agent, template: Some((T, &tpl)), defaults: &def };
         let r = |f| resolve_file(&main(), &layers, &Pins::default(), f).unwrap();
         assert_eq!(r("SOUL.md"), Some(Resolution { key: "agents/main/SOUL.md".into(), layer: Layer::Agent }));
-        assert_eq!(r("IDENTITY.md"), Some(Resolution { key: "_catalog/concierge/workspace/IDENTITY.md".into(), layer: Layer::Template }));
-        assert_eq!(r("USER.md"), Some(Resolution { key: "_catalog/defaults/workspace/USER.md".into(), layer: Layer::Defaults }));
+        assert_eq!(
+            r("IDENTITY.md"),
+            Some(Resolution { key: "_catalog/concierge/workspace/IDENTITY.md".into(), layer: Layer::Template })
+        );
+        assert_eq!(
+            r("USER.md"),
+            Some(Resolution { key: "_catalog/defaults/workspace/USER.md".into(), layer: Layer::Defaults })
+        );
         assert_eq!(r("TOOLS.md"), None);
         // Without a template: agent → defaults.
         let layers = Layers { agent: &agent, template: None, defaults: &def };
-        assert_eq!(resolve_file(&main(), &layers, &Pins::default(), "IDENTITY.md").unwrap().unwrap().layer, Layer::Defaults);
+        assert_eq!(
+            resolve_file(&main(), &layers, &Pins::default(), "IDENTITY.md").unwrap().unwrap().layer,
+            Layer::Defaults
+        );
     }
 
     #[test]
@@ -369,7 +396,10 @@ mod tests {
         s.put_text("_catalog/defaults/workspace/SOUL.md", "Default soul of {{AGENT_NAME}}.");
         s.put_text("_catalog/defaults/workspace/IDENTITY.md", "- **Name:** Default");
         s.put_text("_catalog/defaults/workspace/GUARDRAILS.md", "default guardrails");
-        s.put_text("_catalog/concierge/workspace/IDENTITY.md", "- **Name:** Conci\nServing {{HUMAN_NAME}} at {{TENANT_NAME}}. {{KEEP}}");
+        s.put_text(
+            "_catalog/concierge/workspace/IDENTITY.md",
+            "- **Name:** Conci\nServing {{HUMAN_NAME}} at {{TENANT_NAME}}. {{KEEP}}",
+        );
         s.put_text("_catalog/concierge/workspace/GUARDRAILS.md", "v1 {{HUMAN_NAME}}");
         s.put_text("agents/main/TOOLS.md", "tools for {{HUMAN_NAME}}");
         s.put_text("agents/main/memory/2026-01-01.md", "not a root file");
@@ -386,11 +416,20 @@ mod tests {
         last_ops: u32,
     }
 
-    fn resolve_all(s: &MemStore, template: Option<&str>, pins: &Pins, values: &PlaceholderValues, wanted: &[F], c: &mut Caches, now: i64) -> ResolvedWorkspace {
+    fn resolve_all(
+        s: &MemStore,
+        template: Option<&str>,
+        pins: &Pins,
+        values: &PlaceholderValues,
+        wanted: &[F],
+        c: &mut Caches,
+        now: i64,
+    ) -> ResolvedWorkspace {
         let prefixes = OverlayPrefixes::new(&main(), template).unwrap();
         let (listed, lists) = block_on(list_due(s, &mut c.listings, &prefixes.wants(), now)).unwrap();
         let layers = ListedLayers::new(&prefixes, &listed);
-        let (ws, reads) = block_on(resolve_listed(s, &main(), template, &layers, pins, values, wanted, &mut c.texts)).unwrap();
+        let (ws, reads) =
+            block_on(resolve_listed(s, &main(), template, &layers, pins, values, wanted, &mut c.texts)).unwrap();
         c.last_ops = lists + reads;
         ws
     }
@@ -424,7 +463,8 @@ mod tests {
         assert_eq!(&*ws.files[&F::Guardrails], "v1 {{HUMAN_NAME}}");
         // Accepted: the new pin serves v2.
         let p2 = Pins { files: [("GUARDRAILS.md".to_owned(), sha256_hex(b"v2 wider"))].into(), ..p.clone() };
-        block_on(crate::overlay::pins::ensure_version(&s, T, "GUARDRAILS.md", &sha256_hex(b"v2 wider"), b"v2 wider")).unwrap();
+        block_on(crate::overlay::pins::ensure_version(&s, T, "GUARDRAILS.md", &sha256_hex(b"v2 wider"), b"v2 wider"))
+            .unwrap();
         let ws = resolve_all(&s, Some(T), &p2, &values(), &F::ALL, &mut cache, 120_001);
         assert_eq!(&*ws.files[&F::Guardrails], "v2 wider");
     }
@@ -469,10 +509,17 @@ mod tests {
         let def = Listing::of(["BOOTSTRAP.md"]);
         let none = Listing::default();
         let layers = Layers { agent: &none, template: Some((T, &tpl)), defaults: &def };
-        assert_eq!(resolve_file(&main(), &layers, &Pins::default(), "BOOTSTRAP.md").unwrap(), None, "inherited copies are ignored");
+        assert_eq!(
+            resolve_file(&main(), &layers, &Pins::default(), "BOOTSTRAP.md").unwrap(),
+            None,
+            "inherited copies are ignored"
+        );
         let own = Listing::of(["BOOTSTRAP.md"]);
         let layers = Layers { agent: &own, ..layers };
-        assert_eq!(resolve_file(&main(), &layers, &Pins::default(), "BOOTSTRAP.md").unwrap().unwrap().layer, Layer::Agent);
+        assert_eq!(
+            resolve_file(&main(), &layers, &Pins::default(), "BOOTSTRAP.md").unwrap().unwrap().layer,
+            Layer::Agent
+        );
 
         // Through the store: the agent deletes its own copy and is out of
         // commissioning mode, although template and defaults still ship one.

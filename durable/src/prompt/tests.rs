@@ -68,7 +68,15 @@ impl Load<'_> {
         let key = format!("agent:{}:main", self.agent);
         build_system_prompt(
             ws,
-            &RuntimeInfo { agent: self.agent, session_key: &key, channel: "telegram", model: "m", timezone: self.timezone, scope: self.scope, tool_names: &tools },
+            &RuntimeInfo {
+                agent: self.agent,
+                session_key: &key,
+                channel: "telegram",
+                model: "m",
+                timezone: self.timezone,
+                scope: self.scope,
+                tool_names: &tools,
+            },
         )
     }
 }
@@ -79,7 +87,10 @@ fn titles(prompt: &str) -> Vec<&str> {
 
 /// The body of the section titled `title`.
 fn section<'a>(prompt: &'a str, title: &str) -> &'a str {
-    let start = prompt.find(&format!("## {title}\n\n")).map(|i| i + title.len() + 5).unwrap_or_else(|| panic!("no section {title}"));
+    let start = prompt
+        .find(&format!("## {title}\n\n"))
+        .map(|i| i + title.len() + 5)
+        .unwrap_or_else(|| panic!("no section {title}"));
     let rest = &prompt[start..];
     rest.find("\n\n## ").map_or(rest, |end| &rest[..end])
 }
@@ -95,7 +106,10 @@ fn the_fixture_pins_are_content_addressed() {
         assert_eq!(sha256_hex(&objects[key].body), hash, "{key}");
     }
     let pinned = pinned_v1();
-    assert!(objects.contains_key(&format!("_catalog/concierge/workspace-versions/GUARDRAILS.md@sha256:{}", pinned.files["GUARDRAILS.md"])));
+    assert!(objects.contains_key(&format!(
+        "_catalog/concierge/workspace-versions/GUARDRAILS.md@sha256:{}",
+        pinned.files["GUARDRAILS.md"]
+    )));
 }
 
 #[test]
@@ -115,12 +129,24 @@ fn a_main_session_gets_every_section_in_order() {
     assert_eq!(
         titles(&prompt),
         [
-            "Core", "Guardrails", "Platform Rules", "Your Soul", "Your Identity", "About Your Human", "Operating Instructions",
-            "Long-Term Memory", "Recent Context > Yesterday", "Recent Context > Today", "Tool Notes", "Heartbeats",
-            "Skills (Mandatory Scan)", "Runtime",
+            "Core",
+            "Guardrails",
+            "Platform Rules",
+            "Your Soul",
+            "Your Identity",
+            "About Your Human",
+            "Operating Instructions",
+            "Long-Term Memory",
+            "Recent Context > Yesterday",
+            "Recent Context > Today",
+            "Tool Notes",
+            "Heartbeats",
+            "Skills (Mandatory Scan)",
+            "Runtime",
         ]
     );
-    assert!(section(&prompt, "Your Identity").starts_with("name=Ada, creature=owl, vibe=patient, precise, emoji=🦉\n\n# Identity"));
+    assert!(section(&prompt, "Your Identity")
+        .starts_with("name=Ada, creature=owl, vibe=patient, precise, emoji=🦉\n\n# Identity"));
     assert!(!prompt.contains("a URL to a picture"), "IDENTITY placeholders are skipped");
     let user = section(&prompt, "About Your Human");
     assert!(user.contains("PRIVATE-USER") && user.contains("- **Name:** Grace"));
@@ -143,7 +169,11 @@ fn daily_notes_are_today_and_yesterday_in_the_agents_time_zone() {
     assert_eq!(section(&utc, "Recent Context > Yesterday"), "PRIVATE-NOTE-14: tomatoes sprouted.");
     load.timezone = "America/New_York";
     let ny = load.prompt(&load.run(&store, &mut WorkspaceCache::default()));
-    assert_eq!(section(&ny, "Recent Context > Today"), "PRIVATE-NOTE-14: tomatoes sprouted.", "23:00 on the 14th in New York");
+    assert_eq!(
+        section(&ny, "Recent Context > Today"),
+        "PRIVATE-NOTE-14: tomatoes sprouted.",
+        "23:00 on the 14th in New York"
+    );
     assert_eq!(section(&ny, "Recent Context > Yesterday"), "PRIVATE-NOTE-13: planted basil.");
     assert!(!ny.contains("PRIVATE-NOTE-15"));
 }
@@ -155,12 +185,24 @@ fn a_shared_session_gets_no_private_file_and_only_its_skills() {
     let prompt = load.prompt(&load.run(&store, &mut WorkspaceCache::default()));
     assert_eq!(
         titles(&prompt),
-        ["Core", "Guardrails", "Platform Rules", "Your Soul", "Your Identity", "Operating Instructions", "Tool Notes", "Heartbeats", "Skills (Mandatory Scan)", "Runtime"]
+        [
+            "Core",
+            "Guardrails",
+            "Platform Rules",
+            "Your Soul",
+            "Your Identity",
+            "Operating Instructions",
+            "Tool Notes",
+            "Heartbeats",
+            "Skills (Mandatory Scan)",
+            "Runtime"
+        ]
     );
     for private in ["PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-NOTE", "PRIVATE-GARDEN"] {
         assert!(!prompt.contains(private), "{private} leaked");
     }
-    let names: Vec<&str> = prompt.match_indices("<name>").map(|(i, _)| &prompt[i + 6..][..prompt[i + 6..].find('<').unwrap()]).collect();
+    let names: Vec<&str> =
+        prompt.match_indices("<name>").map(|(i, _)| &prompt[i + 6..][..prompt[i + 6..].find('<').unwrap()]).collect();
     assert_eq!(names, ["notes", "summarize"], "journal needs write_file, which a shared session lacks");
 }
 
@@ -194,9 +236,21 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
     let prompt = load.prompt(&ws);
     assert_eq!(
         titles(&prompt),
-        ["Core", "Guardrails", "Platform Rules", "Commissioning (BOOTSTRAP.md)", "Your Soul", "Your Identity", "About Your Human", "Runtime"]
+        [
+            "Core",
+            "Guardrails",
+            "Platform Rules",
+            "Commissioning (BOOTSTRAP.md)",
+            "Your Soul",
+            "Your Identity",
+            "About Your Human",
+            "Runtime"
+        ]
     );
-    assert!(section(&prompt, "Commissioning (BOOTSTRAP.md)").starts_with("# Commissioning"), "the agent's own, not the template's");
+    assert!(
+        section(&prompt, "Commissioning (BOOTSTRAP.md)").starts_with("# Commissioning"),
+        "the agent's own, not the template's"
+    );
     assert!(!prompt.contains("CEREMONY"));
     // Overlay: SOUL and IDENTITY from the template with placeholders, the
     // guardrails pinned (not the live v2), PLATFORM from the defaults.
@@ -204,7 +258,10 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
     assert!(section(&prompt, "Your Identity").contains("- **Serves:** Ines"));
     assert_eq!(section(&prompt, "Guardrails"), "Never share the owner's secrets. (pinned v1)");
     assert!(!prompt.contains("live v2"));
-    let layers: Vec<(F, Layer)> = [F::Bootstrap, F::Soul, F::Identity, F::User, F::Guardrails, F::Platform].iter().map(|f| (*f, ws.layers[f])).collect();
+    let layers: Vec<(F, Layer)> = [F::Bootstrap, F::Soul, F::Identity, F::User, F::Guardrails, F::Platform]
+        .iter()
+        .map(|f| (*f, ws.layers[f]))
+        .collect();
     assert_eq!(
         layers,
         [
@@ -228,7 +285,16 @@ fn an_empty_heartbeat_and_an_inherited_bootstrap_are_left_out() {
     let prompt = load.prompt(&ws);
     assert_eq!(
         titles(&prompt),
-        ["Core", "Guardrails", "Platform Rules", "Your Soul", "Your Identity", "Tool Notes", "Skills (Mandatory Scan)", "Runtime"]
+        [
+            "Core",
+            "Guardrails",
+            "Platform Rules",
+            "Your Soul",
+            "Your Identity",
+            "Tool Notes",
+            "Skills (Mandatory Scan)",
+            "Runtime"
+        ]
     );
     assert!(!prompt.contains("Heartbeats"), "headers, comments and rules only: not meaningful");
 }
@@ -242,12 +308,22 @@ fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
     }
     ws.today = Some(big("TODAY").into());
     ws.yesterday = Some(big("YESTERDAY").into());
-    ws.skills = vec![crate::skills::parse_skill("notes", "skills/notes/SKILL.md", false, "---\ndescription: Keep notes.\n---\n").unwrap()];
+    ws.skills = vec![crate::skills::parse_skill(
+        "notes",
+        "skills/notes/SKILL.md",
+        false,
+        "---\ndescription: Keep notes.\n---\n",
+    )
+    .unwrap()];
     let prompt = Load::ada(Scope::Main).prompt(&ws);
     // Five files of 12,000 characters spend the 60,000: MEMORY.md, the
     // notes, TOOLS.md and HEARTBEAT.md are left out.
     let budgeted = ["Guardrails", "Your Soul", "Your Identity", "About Your Human", "Operating Instructions"];
-    assert_eq!(titles(&prompt), [&["Core"][..], &budgeted, &["Skills (Mandatory Scan)", "Runtime"]].concat(), "files past the budget are left out whole");
+    assert_eq!(
+        titles(&prompt),
+        [&["Core"][..], &budgeted, &["Skills (Mandatory Scan)", "Runtime"]].concat(),
+        "files past the budget are left out whole"
+    );
     let total: usize = budgeted.iter().map(|t| section(&prompt, t).chars().count()).sum();
     assert_eq!(total, MAX_TOTAL_CHARS);
     for t in &budgeted {
@@ -293,7 +369,12 @@ impl ObjectStore for InFlight {
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
         self.inner.delete(keys).await
     }
-    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError> {
         self.lists_now.set(self.lists_now.get() + 1);
         self.max_lists.set(self.max_lists.get().max(self.lists_now.get()));
         crate::testing::YieldOnce::default().await;
@@ -350,7 +431,10 @@ fn the_starter_workspace_renders_without_its_fill_in_hints() {
     let load = Load { agent: "main", ..Load::ada(Scope::Main) };
     let prompt = load.prompt(&load.run(&store, &mut WorkspaceCache::default()));
     assert!(!prompt.contains("_("), "a hint reached the prompt:\n{prompt}");
-    assert!(!prompt.contains("## About Your Human") && !prompt.contains("## Long-Term Memory"), "unfilled files are left out");
+    assert!(
+        !prompt.contains("## About Your Human") && !prompt.contains("## Long-Term Memory"),
+        "unfilled files are left out"
+    );
     assert!(!prompt.contains("## Heartbeats"), "the starter HEARTBEAT.md is only a comment");
     assert!(section(&prompt, "Your Identity").starts_with("name=Hearth"));
     assert!(titles(&prompt).contains(&"Your Soul") && titles(&prompt).contains(&"Tool Notes"));

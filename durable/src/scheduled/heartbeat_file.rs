@@ -88,7 +88,13 @@ pub async fn heartbeat_checklist<O: ObjectStore, S: Sql>(
     let etag = own.map(|i| i.etag).unwrap_or_default();
     state.set_json(
         STATE_KEY,
-        &Resolved { from_agent: layer == Some(Layer::Agent), etag, template: overlay.template.clone(), resolved_at: now, checklist },
+        &Resolved {
+            from_agent: layer == Some(Layer::Agent),
+            etag,
+            template: overlay.template.clone(),
+            resolved_at: now,
+            checklist,
+        },
     )?;
     state.delete(STATE_KEY_V1)?;
     Ok(checklist)
@@ -124,8 +130,17 @@ async fn resolve<O: ObjectStore>(
         };
         // HEARTBEAT.md is a live file: pins apply only to guardrail files, so
         // none are needed to resolve it.
-        let (mut resolved, _) =
-            resolve_listed(store, agent, template, &layers, &Pins::default(), &overlay.values, &[file], &mut TextCache::default()).await?;
+        let (mut resolved, _) = resolve_listed(
+            store,
+            agent,
+            template,
+            &layers,
+            &Pins::default(),
+            &overlay.values,
+            &[file],
+            &mut TextCache::default(),
+        )
+        .await?;
         let found = resolved.layers.get(&file).copied().zip(resolved.files.remove(&file));
         if found.is_none() && own.is_some() {
             own = None; // deleted since the head: a lower layer may serve it

@@ -57,17 +57,19 @@ mod tests;
 
 use crate::config::{agent_ids, setting, ConfigError, Vars};
 use crate::overlay::OverlayConfig;
-use crate::ports::{ListPage, LogLevel, ObjectInfo, ObjectStore, PutOptions, ReplyTarget, Sql, StorageError, StoredObject};
+use crate::ports::{
+    ListPage, LogLevel, ObjectInfo, ObjectStore, PutOptions, ReplyTarget, Sql, StorageError, StoredObject,
+};
 use crate::routing::{ChatKind, Inbound, SessionKey};
 use hearth_schedule::cron_jobs::{due_jobs, parse_cron_json, CronFile};
+pub use hearth_schedule::heartbeat::ProseRule;
 use hearth_schedule::heartbeat::{decide, HeartbeatDecision};
 use hearth_schedule::timing::{heartbeat_due, HeartbeatConfig, DEFAULT_INTERVAL_MINUTES};
 use r2_layout::{keys, AgentId, Usage};
 use serde::Serialize;
 use std::cell::Cell;
-use store::{Claim, PENDING_GIVE_UP_MS};
-pub use hearth_schedule::heartbeat::ProseRule;
 pub use store::ScheduleStore;
+use store::{Claim, PENDING_GIVE_UP_MS};
 
 /// The `channel` of heartbeat and job messages (not a chat platform).
 pub const SYSTEM_CHANNEL: &str = "system";
@@ -124,7 +126,9 @@ fn heartbeat_interval(get: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<S
             if seconds.is_some() {
                 warnings.push("HEARTBEAT_INTERVAL is ignored: HEARTBEAT_INTERVAL_MINUTES is set".into());
             }
-            m.trim().parse::<u32>().map_err(|_| format!("HEARTBEAT_INTERVAL_MINUTES is invalid: {m:?} is not a number"))?
+            m.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("HEARTBEAT_INTERVAL_MINUTES is invalid: {m:?} is not a number"))?
         }
         (None, Some(s)) => {
             let secs = s
@@ -156,8 +160,8 @@ impl ScheduleConfig {
         if !ids.iter().any(|a| a == agent) {
             return Err(ConfigError::UnknownAgent(agent.to_owned(), ids.join(",")));
         }
-        let agent_id = AgentId::parse(agent)
-            .map_err(|e| ConfigError::Invalid { name: "AGENTS".into(), why: e.to_string() })?;
+        let agent_id =
+            AgentId::parse(agent).map_err(|e| ConfigError::Invalid { name: "AGENTS".into(), why: e.to_string() })?;
         let get = |name: &str| setting(vars, agent, name);
         let mut warnings = Vec::new();
         let heartbeat_enabled = flag(get("HEARTBEAT_ENABLED").as_deref()) != Some(false);
@@ -167,7 +171,9 @@ impl ScheduleConfig {
                 Some(true) => ProseRule::Run,
                 Some(false) => ProseRule::Skip,
                 None => {
-                    warnings.push(format!("HEARTBEAT_RUN_PROSE={v:?} is not true or false: prose-only HEARTBEAT.md is skipped"));
+                    warnings.push(format!(
+                        "HEARTBEAT_RUN_PROSE={v:?} is not true or false: prose-only HEARTBEAT.md is skipped"
+                    ));
                     ProseRule::Skip
                 }
             },
@@ -360,7 +366,12 @@ impl<O: ObjectStore> ObjectStore for Counted<'_, O> {
         self.count();
         self.inner.delete(keys).await
     }
-    async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>) -> Result<ListPage, StorageError> {
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError> {
         self.count();
         self.inner.list(prefix, delimiter, cursor).await
     }
@@ -416,7 +427,10 @@ pub async fn tick<O: ObjectStore, S: Sql, Q: SessionQueue>(
     if state.last_processed_tick()?.is_some_and(|t| now_ms < t) {
         // A newer trigger already covered this time: deciding again with an
         // older "now" could only move state backwards.
-        log(LogLevel::Info, &format!("agent {}: trigger {now_ms} is older than the last one handled; ignored", cfg.agent));
+        log(
+            LogLevel::Info,
+            &format!("agent {}: trigger {now_ms} is older than the last one handled; ignored", cfg.agent),
+        );
         report.stale = true;
         return finish(report, unqueued);
     }
@@ -466,7 +480,10 @@ fn finish(report: TickReport, unqueued: Vec<String>) -> Result<TickReport, Stora
     if unqueued.is_empty() {
         Ok(report)
     } else {
-        Err(StorageError(format!("could not queue {} (claimed as pending, queued again on retry)", unqueued.join(", "))))
+        Err(StorageError(format!(
+            "could not queue {} (claimed as pending, queued again on retry)",
+            unqueued.join(", ")
+        )))
     }
 }
 
@@ -492,7 +509,10 @@ async fn requeue_pending<S: Sql, Q: SessionQueue>(
         };
         if now_ms.saturating_sub(run.slot_ms) > PENDING_GIVE_UP_MS {
             state.mark_failed(&run.slot_id)?;
-            log(LogLevel::Error, &format!("agent {}: {} could not be queued for a day; given up", cfg.agent, run.slot_id));
+            log(
+                LogLevel::Error,
+                &format!("agent {}: {} could not be queued for a day; given up", cfg.agent, run.slot_id),
+            );
             continue;
         }
         match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: false, fresh: true }).await {
@@ -501,7 +521,10 @@ async fn requeue_pending<S: Sql, Q: SessionQueue>(
                 log(LogLevel::Info, &format!("agent {}: {} queued on retry", cfg.agent, run.slot_id));
             }
             Err(e) => {
-                log(LogLevel::Error, &format!("agent {}: could not queue {} (kept, retried): {e}", cfg.agent, run.slot_id));
+                log(
+                    LogLevel::Error,
+                    &format!("agent {}: could not queue {} (kept, retried): {e}", cfg.agent, run.slot_id),
+                );
                 unqueued.push(run.slot_id);
             }
         }

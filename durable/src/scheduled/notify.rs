@@ -26,7 +26,12 @@ pub enum NotifyDecision {
 }
 
 /// Decides what to do with `text` on the notify channel at `now`.
-pub fn decide<S: Sql>(sql: &S, owner: Option<&Principal>, text: &str, now: i64) -> Result<NotifyDecision, StorageError> {
+pub fn decide<S: Sql>(
+    sql: &S,
+    owner: Option<&Principal>,
+    text: &str,
+    now: i64,
+) -> Result<NotifyDecision, StorageError> {
     if is_heartbeat_ok(text) {
         return Ok(NotifyDecision::Silent);
     }
@@ -46,7 +51,11 @@ pub fn decide<S: Sql>(sql: &S, owner: Option<&Principal>, text: &str, now: i64) 
         return Ok(NotifyDecision::Duplicate);
     }
     let Some(owner) = owner else { return Ok(NotifyDecision::NoOwner) };
-    Ok(NotifyDecision::Send(ReplyTarget { channel: owner.channel.clone(), chat_id: owner.id.clone(), ..Default::default() }))
+    Ok(NotifyDecision::Send(ReplyTarget {
+        channel: owner.channel.clone(),
+        chat_id: owner.id.clone(),
+        ..Default::default()
+    }))
 }
 
 /// Remembers that `text` was sent at `now` (and forgets old records).
@@ -56,9 +65,6 @@ pub fn record<S: Sql>(sql: &S, text: &str, now: i64) -> Result<(), StorageError>
         "INSERT INTO notify_sent (hash, sent_at) VALUES (?, ?)",
         &[format!("{:016x}", notification_hash(text)).into(), now.into()],
     )?;
-    sql.exec(
-        "DELETE FROM notify_sent WHERE sent_at < ?",
-        &[now.saturating_sub(DEFAULT_DEDUPE_WINDOW_MS).into()],
-    )?;
+    sql.exec("DELETE FROM notify_sent WHERE sent_at < ?", &[now.saturating_sub(DEFAULT_DEDUPE_WINDOW_MS).into()])?;
     Ok(())
 }

@@ -75,7 +75,12 @@ pub struct Claim {
 
 impl Claim {
     /// The claim of a run whose message is `inbound` (its dedupe key is the slot id).
-    pub fn of_run(kind: &str, name: &str, slot_ms: i64, inbound: &crate::routing::Inbound) -> Result<Self, StorageError> {
+    pub fn of_run(
+        kind: &str,
+        name: &str,
+        slot_ms: i64,
+        inbound: &crate::routing::Inbound,
+    ) -> Result<Self, StorageError> {
         Ok(Claim {
             slot_id: inbound.dedupe_key.clone(),
             kind: kind.into(),
@@ -217,10 +222,9 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
 
     /// Slot ids of runs given up, newest first.
     pub fn failed(&self) -> Result<Vec<String>, StorageError> {
-        let rows = self.sql.exec(
-            "SELECT slot_id FROM sched_claims WHERE state = 'failed' ORDER BY slot_ms DESC LIMIT 50",
-            &[],
-        )?;
+        let rows = self
+            .sql
+            .exec("SELECT slot_id FROM sched_claims WHERE state = 'failed' ORDER BY slot_ms DESC LIMIT 50", &[])?;
         Ok(rows.into_iter().filter_map(|mut r| text(&mut r, 0)).collect())
     }
 
@@ -231,10 +235,9 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
 
     /// The last claimed slot of each job, `(name, slot_ms)`.
     pub fn last_job_slots(&self) -> Result<Vec<(String, i64)>, StorageError> {
-        let rows = self.sql.exec(
-            "SELECT name, MAX(slot_ms) FROM sched_claims WHERE kind = 'job' GROUP BY name ORDER BY name",
-            &[],
-        )?;
+        let rows = self
+            .sql
+            .exec("SELECT name, MAX(slot_ms) FROM sched_claims WHERE kind = 'job' GROUP BY name ORDER BY name", &[])?;
         Ok(rows
             .into_iter()
             .filter_map(|mut r| {
@@ -256,7 +259,14 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
     /// Records the usage of finished runs in one step: a ledger row per run
     /// (`usage` on the newest, see `ledger`), the Session's counters, the
     /// claims `done`.
-    pub fn record_usage(&self, runs: &[Claim], usage: &Usage, session_key: &str, seen: &Usage, now: i64) -> Result<(), StorageError> {
+    pub fn record_usage(
+        &self,
+        runs: &[Claim],
+        usage: &Usage,
+        session_key: &str,
+        seen: &Usage,
+        now: i64,
+    ) -> Result<(), StorageError> {
         let mut stmts: Vec<(String, Vec<SqlValue>)> = Vec::with_capacity(runs.len() * 2 + 1);
         let zero = Usage::default();
         for (i, run) in runs.iter().enumerate() {
@@ -277,7 +287,10 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
                     tok(u.cache_write),
                 ],
             ));
-            stmts.push(("UPDATE sched_claims SET state = 'done' WHERE slot_id = ?".into(), vec![run.slot_id.as_str().into()]));
+            stmts.push((
+                "UPDATE sched_claims SET state = 'done' WHERE slot_id = ?".into(),
+                vec![run.slot_id.as_str().into()],
+            ));
         }
         stmts.push((
             "INSERT INTO sched_usage_seen (session_key, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?)
@@ -413,10 +426,8 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
 
     /// Drops claims of slots older than [`CLAIM_RETENTION_MS`].
     pub fn prune(&self, now: i64) -> Result<(), StorageError> {
-        self.sql.exec(
-            "DELETE FROM sched_claims WHERE slot_ms < ?",
-            &[now.saturating_sub(CLAIM_RETENTION_MS).into()],
-        )?;
+        self.sql
+            .exec("DELETE FROM sched_claims WHERE slot_ms < ?", &[now.saturating_sub(CLAIM_RETENTION_MS).into()])?;
         Ok(())
     }
 }

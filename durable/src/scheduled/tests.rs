@@ -51,7 +51,12 @@ impl MemQueue {
 }
 
 impl SessionQueue for MemQueue {
-    async fn enqueue(&self, key: &SessionKey, inbound: &Inbound, opts: EnqueueOptions) -> Result<EnqueueOutcome, StorageError> {
+    async fn enqueue(
+        &self,
+        key: &SessionKey,
+        inbound: &Inbound,
+        opts: EnqueueOptions,
+    ) -> Result<EnqueueOutcome, StorageError> {
         if self.fail.get() {
             return Err(StorageError("session unreachable".into()));
         }
@@ -196,7 +201,8 @@ fn no_work_without_something_to_do() {
     assert_eq!(f.tick(utc(2026, 1, 5, 22, 30)).heartbeat, HeartbeatOutcome::Inactive); // 23:30 Paris
     assert_eq!(f.store.op_count() - ops, 1, "only cron.json is read outside active hours");
     assert!(f.queue.queued.borrow().is_empty());
-    assert_eq!(f.tick(utc(2026, 1, 6, 7, 0)).heartbeat, HeartbeatOutcome::Queued); // 08:00 Paris
+    assert_eq!(f.tick(utc(2026, 1, 6, 7, 0)).heartbeat, HeartbeatOutcome::Queued);
+    // 08:00 Paris
 }
 
 #[test]
@@ -271,7 +277,10 @@ fn missed_slots_run_once_and_bad_jobs_are_reported_not_fatal() {
     let r = f.tick(utc(2026, 2, 3, 9, 30));
     let mut ids = r.jobs_queued.clone();
     ids.sort();
-    assert_eq!(ids, [format!("job:hourly:{}", utc(2026, 2, 3, 9, 0)), format!("job:morning:{}", utc(2026, 2, 3, 7, 0))]);
+    assert_eq!(
+        ids,
+        [format!("job:hourly:{}", utc(2026, 2, 3, 9, 0)), format!("job:morning:{}", utc(2026, 2, 3, 7, 0))]
+    );
     // The error is logged once, not on every tick.
     f.tick(utc(2026, 2, 3, 9, 35));
     assert_eq!(f.logs.borrow().iter().filter(|l| l.contains("broken")).count(), 1);
@@ -310,11 +319,27 @@ fn notify_drops_ok_and_repeats_and_targets_the_owner() {
     let owner = Principal { channel: "telegram".into(), id: "42".into() };
     let now = 1_780_000_000_000;
     assert_eq!(notify::decide(&sql, Some(&owner), " HEARTBEAT_OK. ", now).unwrap(), notify::NotifyDecision::Silent);
-    assert_eq!(notify::decide(&sql, Some(&owner), "All quiet. HEARTBEAT_OK", now).unwrap(), notify::NotifyDecision::Silent);
+    assert_eq!(
+        notify::decide(&sql, Some(&owner), "All quiet. HEARTBEAT_OK", now).unwrap(),
+        notify::NotifyDecision::Silent
+    );
     let d = notify::decide(&sql, Some(&owner), "Rain at 3pm", now).unwrap();
-    assert_eq!(d, notify::NotifyDecision::Send(ReplyTarget { channel: "telegram".into(), chat_id: "42".into(), ..Default::default() }));
+    assert_eq!(
+        d,
+        notify::NotifyDecision::Send(ReplyTarget {
+            channel: "telegram".into(),
+            chat_id: "42".into(),
+            ..Default::default()
+        })
+    );
     notify::record(&sql, "Rain at 3pm", now).unwrap();
-    assert_eq!(notify::decide(&sql, Some(&owner), "Rain  at 3pm\n", now + 3_600_000).unwrap(), notify::NotifyDecision::Duplicate);
-    assert!(matches!(notify::decide(&sql, Some(&owner), "Rain at 3pm", now + 7 * 3_600_000).unwrap(), notify::NotifyDecision::Send(_)));
+    assert_eq!(
+        notify::decide(&sql, Some(&owner), "Rain  at 3pm\n", now + 3_600_000).unwrap(),
+        notify::NotifyDecision::Duplicate
+    );
+    assert!(matches!(
+        notify::decide(&sql, Some(&owner), "Rain at 3pm", now + 7 * 3_600_000).unwrap(),
+        notify::NotifyDecision::Send(_)
+    ));
     assert_eq!(notify::decide(&sql, None, "Something", now).unwrap(), notify::NotifyDecision::NoOwner);
 }

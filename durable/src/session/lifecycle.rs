@@ -55,7 +55,8 @@ conversation, one per line starting with \"- \", or NONE.";
 pub const INTERRUPTED_TOOL: &str = "interrupted: the tool did not finish";
 
 /// Put first when older messages are left out of a request.
-pub const TRIM_NOTE: &str = "[Note: earlier messages of this conversation were left out to fit the model's context window.]";
+pub const TRIM_NOTE: &str =
+    "[Note: earlier messages of this conversation were left out to fit the model's context window.]";
 
 /// Replaces an attachment left out of a request that would not fit.
 pub const MEDIA_CUT_NOTE: &str = "[An attachment is left out here to fit the model's context window.]";
@@ -146,7 +147,12 @@ impl ResetProgress {
 /// Appends extracted memories to a daily note under a timestamped header.
 /// A block the note already holds (written by an attempt whose progress was
 /// not recorded) is not appended again.
-async fn append_daily<S: ObjectStore>(store: &S, key: &str, header: &str, lines: &[String]) -> Result<(), StorageError> {
+async fn append_daily<S: ObjectStore>(
+    store: &S,
+    key: &str,
+    header: &str,
+    lines: &[String],
+) -> Result<(), StorageError> {
     let mut block = format!("{header}\n");
     for l in lines {
         block.push_str(l);
@@ -167,13 +173,23 @@ async fn append_daily<S: ObjectStore>(store: &S, key: &str, header: &str, lines:
     }
     text.push_str(&block);
     store
-        .put(key, text.into_bytes(), PutOptions { content_type: Some("text/markdown; charset=utf-8".into()), ..Default::default() })
+        .put(
+            key,
+            text.into_bytes(),
+            PutOptions { content_type: Some("text/markdown; charset=utf-8".into()), ..Default::default() },
+        )
         .await
 }
 
 /// Notes memories in the owner's daily file, from the main scope only.
 /// Returns whether they were written.
-async fn note_in_daily_file<P: Platform>(p: &P, deps: &SessionDeps<'_>, date_of: i64, header: &str, lines: &[String]) -> bool {
+async fn note_in_daily_file<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    date_of: i64,
+    header: &str,
+    lines: &[String],
+) -> bool {
     if lines.is_empty() || deps.key.scope() != Scope::Main {
         return false;
     }
@@ -194,7 +210,14 @@ async fn note_in_daily_file<P: Platform>(p: &P, deps: &SessionDeps<'_>, date_of:
 /// Stores a summary (and the memories found with it) as an Archive entry of
 /// the session scope's memory store. Returns the entry's name (the memory may
 /// add a suffix to keep names unique).
-async fn add_archive_entry<P: Platform>(p: &P, deps: &SessionDeps<'_>, name: &str, summary: &str, memories: &[String], at: i64) -> Option<String> {
+async fn add_archive_entry<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    name: &str,
+    summary: &str,
+    memories: &[String],
+    at: i64,
+) -> Option<String> {
     let mut content = summary.trim().to_owned();
     if !memories.is_empty() {
         if !content.is_empty() {
@@ -255,7 +278,12 @@ pub fn split_extraction(text: &str) -> (String, Vec<String>) {
     }
 }
 
-async fn put_confirmed<S: ObjectStore>(store: &S, key: &str, body: Vec<u8>, metadata: Vec<(String, String)>) -> Result<(), String> {
+async fn put_confirmed<S: ObjectStore>(
+    store: &S,
+    key: &str,
+    body: Vec<u8>,
+    metadata: Vec<(String, String)>,
+) -> Result<(), String> {
     let len = body.len() as u64;
     store
         .put(key, body, PutOptions { content_type: Some(ARCHIVE_CONTENT_TYPE.into()), custom_metadata: metadata })
@@ -403,7 +431,11 @@ async fn note_extraction<P: Platform, S: Sql>(
 }
 
 /// Marks a destination of the extraction as written, durably.
-fn record<S: Sql>(progress: &mut ResetProgress, store: &SessionStore<'_, S>, done: impl FnOnce(&mut Extraction)) -> Result<(), StorageError> {
+fn record<S: Sql>(
+    progress: &mut ResetProgress,
+    store: &SessionStore<'_, S>,
+    done: impl FnOnce(&mut Extraction),
+) -> Result<(), StorageError> {
     if let Some(x) = progress.extraction.as_mut() {
         done(x);
     }
@@ -507,7 +539,10 @@ fn summary_message(marker: &CompactMarker) -> Message {
             marker.archive_name
         )
     };
-    Message::user_text(format!("[Summary of our earlier conversation, {source}]\n{}", marker.summary), marker.archived_at)
+    Message::user_text(
+        format!("[Summary of our earlier conversation, {source}]\n{}", marker.summary),
+        marker.archived_at,
+    )
 }
 
 /// Tokens a document of `bytes` is counted for (about a twelfth of its size,
@@ -530,7 +565,9 @@ fn media_tokens(block: &UserBlock, media: &Hydrated) -> u64 {
 pub fn message_tokens(m: &Message, media: &Hydrated) -> u64 {
     let text = serde_json::to_string(m).map(|s| s.len() as u64).unwrap_or(0).div_ceil(4);
     let attached = match m {
-        Message::User { content: UserContent::Blocks(blocks), .. } => blocks.iter().map(|b| media_tokens(b, media)).sum(),
+        Message::User { content: UserContent::Blocks(blocks), .. } => {
+            blocks.iter().map(|b| media_tokens(b, media)).sum()
+        }
         _ => 0,
     };
     text + attached
@@ -538,7 +575,8 @@ pub fn message_tokens(m: &Message, media: &Hydrated) -> u64 {
 
 /// A rough token count of a request, enough to decide compaction and trims.
 pub fn estimate_tokens(system: &str, messages: &[Message], tools_json_len: usize, media: &Hydrated) -> u64 {
-    ((system.len() + tools_json_len) as u64).div_ceil(4) + messages.iter().map(|m| message_tokens(m, media)).sum::<u64>()
+    ((system.len() + tools_json_len) as u64).div_ceil(4)
+        + messages.iter().map(|m| message_tokens(m, media)).sum::<u64>()
 }
 
 /// Budget the request may use.
@@ -612,7 +650,13 @@ pub async fn compact<P: Platform>(
     messages.extend(prefix.iter().cloned());
     let messages = repair_tool_pairs(messages);
     let no_media = Hydrated::new();
-    let req = ChatRequest { system: &prepared.system, messages: &messages, tools: &prepared.tools, media: &no_media, appended_user: Some(COMPACT_PROMPT) };
+    let req = ChatRequest {
+        system: &prepared.system,
+        messages: &messages,
+        tools: &prepared.tools,
+        media: &no_media,
+        appended_user: Some(COMPACT_PROMPT),
+    };
     let reply = match llm::complete(p, &cfg.llm, &req).await {
         Ok(r) => r,
         Err(e) => {
@@ -646,10 +690,15 @@ pub async fn compact<P: Platform>(
     // The summary stays searchable in the memory of the session's own scope;
     // the marker carries the entry's name as the memory gave it (or, if the
     // memory could not take it, the part archive's file name).
-    let archive_name = add_archive_entry(p, deps, &archive_entry_name(stem), &summary, &memories, now).await.unwrap_or(file);
+    let archive_name =
+        add_archive_entry(p, deps, &archive_entry_name(stem), &summary, &memories, now).await.unwrap_or(file);
     let header = format!("### Extracted from context compaction ({})", clock::time_string(now, &cfg.timezone));
     note_in_daily_file(p, deps, now, &header, &memories).await;
-    store.record_compaction(&CompactMarker { archive_name: archive_name.clone(), archived_at: now, summary }, session_id, through_seq)?;
+    store.record_compaction(
+        &CompactMarker { archive_name: archive_name.clone(), archived_at: now, summary },
+        session_id,
+        through_seq,
+    )?;
     Ok(Some(Compacted { part_key, compacted_messages: prefix.len(), archive_name }))
 }
 
@@ -664,7 +713,13 @@ fn cut_note(chars: usize) -> String {
 /// no tool result without its call; if the newest exchange alone is still too
 /// large, attachments are left out and the largest texts cut, each with a
 /// visible note. One pass, no retry.
-pub fn trim_to_fit(messages: &[Message], system: &str, tools_len: usize, budget: u64, media: &Hydrated) -> Vec<Message> {
+pub fn trim_to_fit(
+    messages: &[Message],
+    system: &str,
+    tools_len: usize,
+    budget: u64,
+    media: &Hydrated,
+) -> Vec<Message> {
     let fixed = estimate_tokens(system, &[], tools_len, media);
     let costs: Vec<u64> = messages.iter().map(|m| message_tokens(m, media)).collect();
     if fixed + costs.iter().sum::<u64>() <= budget {
@@ -782,7 +837,11 @@ mod tests {
     }
 
     fn call(id: &str) -> AssistantBlock {
-        AssistantBlock::ToolCall { id: id.into(), name: "read_file".into(), arguments: serde_json::json!({"path": "x"}) }
+        AssistantBlock::ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({"path": "x"}),
+        }
     }
 
     fn result(id: &str) -> Message {
@@ -797,7 +856,9 @@ mod tests {
 
     #[test]
     fn compaction_answers_are_split() {
-        let (s, m) = split_compaction("## Summary\nWe planned a trip.\n\n## Memories\n- Olga flies on May 3\n- likes aisle seats\n");
+        let (s, m) = split_compaction(
+            "## Summary\nWe planned a trip.\n\n## Memories\n- Olga flies on May 3\n- likes aisle seats\n",
+        );
         assert_eq!(s, "We planned a trip.");
         assert_eq!(m, ["- Olga flies on May 3", "- likes aisle seats"]);
         let (s, m) = split_compaction("just a summary");
@@ -843,7 +904,10 @@ mod tests {
                 Message::ToolResult { tool_call_id, is_error, .. } => format!("result {tool_call_id} {is_error}"),
             })
             .collect();
-        assert_eq!(shape, ["user", "assistant", "result b false", "result a true", "user", "assistant", "result c true"]);
+        assert_eq!(
+            shape,
+            ["user", "assistant", "result b false", "result a true", "user", "assistant", "result c true"]
+        );
         assert!(fixed[3].text().contains(INTERRUPTED_TOOL));
         // Already well-formed: unchanged.
         assert_eq!(repair_tool_pairs(fixed.clone()), fixed);
@@ -887,7 +951,11 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert!(estimate_tokens(&"s".repeat(2_000), &out, 400, &none) <= 3_000);
         let text = out[0].text();
-        assert!(text.starts_with("zzz") && text.contains("characters cut here to fit"), "{}", &text[text.len() - 100..]);
+        assert!(
+            text.starts_with("zzz") && text.contains("characters cut here to fit"),
+            "{}",
+            &text[text.len() - 100..]
+        );
     }
 
     #[test]

@@ -66,10 +66,7 @@ fn col_i64(row: &[SqlValue], i: usize) -> i64 {
 }
 
 fn col_string(row: &mut [SqlValue], i: usize) -> String {
-    row.get_mut(i)
-        .map(|v| std::mem::replace(v, SqlValue::Null))
-        .and_then(SqlValue::into_string)
-        .unwrap_or_default()
+    row.get_mut(i).map(|v| std::mem::replace(v, SqlValue::Null)).and_then(SqlValue::into_string).unwrap_or_default()
 }
 
 impl<'a, S: Sql> SessionStore<'a, S> {
@@ -125,7 +122,10 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             Some(m) => append_statements(session_id, m)?,
             None => Vec::new(),
         };
-        statements.push(("UPDATE inbox SET state = 'active', attempts = attempts + 1 WHERE seq = ?".into(), vec![seq.into()]));
+        statements.push((
+            "UPDATE inbox SET state = 'active', attempts = attempts + 1 WHERE seq = ?".into(),
+            vec![seq.into()],
+        ));
         self.sql.exec_atomic(statements)
     }
 
@@ -183,14 +183,9 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     /// The session's messages in order. A row that no longer parses is
     /// skipped, not fatal: one bad row must not silence the agent.
     pub fn history(&self, session_id: &str) -> Result<Vec<Message>, StorageError> {
-        let rows = self.sql.exec(
-            "SELECT message FROM history WHERE session_id = ? ORDER BY seq",
-            &[session_id.into()],
-        )?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|mut r| serde_json::from_str(&col_string(&mut r, 0)).ok())
-            .collect())
+        let rows =
+            self.sql.exec("SELECT message FROM history WHERE session_id = ? ORDER BY seq", &[session_id.into()])?;
+        Ok(rows.into_iter().filter_map(|mut r| serde_json::from_str(&col_string(&mut r, 0)).ok()).collect())
     }
 
     /// How many messages the session holds (without reading them).
@@ -201,10 +196,9 @@ impl<'a, S: Sql> SessionStore<'a, S> {
 
     /// The session's messages with their row numbers, in order.
     pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
-        let rows = self.sql.exec(
-            "SELECT seq, message FROM history WHERE session_id = ? ORDER BY seq",
-            &[session_id.into()],
-        )?;
+        let rows = self
+            .sql
+            .exec("SELECT seq, message FROM history WHERE session_id = ? ORDER BY seq", &[session_id.into()])?;
         Ok(rows
             .into_iter()
             .filter_map(|mut r| {
@@ -216,13 +210,26 @@ impl<'a, S: Sql> SessionStore<'a, S> {
 
     /// Records a compaction: the marker, and the compacted rows removed (they
     /// are in the part archive already). One step, so it is all or nothing.
-    pub fn record_compaction(&self, marker: &CompactMarker, session_id: &str, through_seq: i64) -> Result<(), StorageError> {
+    pub fn record_compaction(
+        &self,
+        marker: &CompactMarker,
+        session_id: &str,
+        through_seq: i64,
+    ) -> Result<(), StorageError> {
         self.sql.exec_atomic(vec![
             (
                 "INSERT INTO compactions (session_id, archive_name, archived_at, summary) VALUES (?, ?, ?, ?)".into(),
-                vec![session_id.into(), marker.archive_name.clone().into(), marker.archived_at.into(), marker.summary.clone().into()],
+                vec![
+                    session_id.into(),
+                    marker.archive_name.clone().into(),
+                    marker.archived_at.into(),
+                    marker.summary.clone().into(),
+                ],
             ),
-            ("DELETE FROM history WHERE session_id = ? AND seq <= ?".into(), vec![session_id.into(), through_seq.into()]),
+            (
+                "DELETE FROM history WHERE session_id = ? AND seq <= ?".into(),
+                vec![session_id.into(), through_seq.into()],
+            ),
         ])
     }
 
@@ -252,7 +259,10 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         self.sql.exec_atomic(vec![
             ("DELETE FROM history WHERE session_id = ?".into(), vec![session_id.into()]),
             ("DELETE FROM compactions WHERE session_id = ?".into(), vec![session_id.into()]),
-            ("DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at', 'reset_progress')".into(), vec![]),
+            (
+                "DELETE FROM meta WHERE key IN ('session_id', 'created_at', 'updated_at', 'reset_progress')".into(),
+                vec![],
+            ),
         ])
     }
 

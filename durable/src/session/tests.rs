@@ -1,11 +1,11 @@
 //! The turn loop against in-memory doubles: what a user would notice.
 
-use super::*;
 use super::turn::is_reset_command;
+use super::*;
 use crate::config::AgentConfig;
+use crate::ports::ReplyTarget;
 use crate::prompt::WorkspaceCache;
 use crate::routing::{ChatKind, Inbound, SessionKey};
-use crate::ports::ReplyTarget;
 use crate::testing::{Fault, StoreOp, TestPlatform};
 use futures::executor::block_on;
 use r2_layout::Message;
@@ -14,15 +14,11 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 fn config() -> AgentConfig {
-    let vars: HashMap<String, String> = [
-        ("OWNER_IDS", "telegram:1"),
-        ("LLM_API_KEY", "k"),
-        ("RETRY_BASE_MS", "10"),
-        ("LLM_MAX_ATTEMPTS", "3"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let vars: HashMap<String, String> =
+        [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("RETRY_BASE_MS", "10"), ("LLM_MAX_ATTEMPTS", "3")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
     AgentConfig::load(&vars, "main").unwrap()
 }
 
@@ -61,7 +57,14 @@ impl Fixture {
     fn new() -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
-        Fixture { p, cfg: config(), key: SessionKey::parse("agent:main:main").unwrap(), cache: RefCell::default(), load_ops: Cell::default(), media_cache: RefCell::default() }
+        Fixture {
+            p,
+            cfg: config(),
+            key: SessionKey::parse("agent:main:main").unwrap(),
+            cache: RefCell::default(),
+            load_ops: Cell::default(),
+            media_cache: RefCell::default(),
+        }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap()
@@ -76,7 +79,13 @@ impl Fixture {
         self.drain();
     }
     fn deps(&self) -> SessionDeps<'_> {
-        SessionDeps { config: &self.cfg, key: &self.key, workspace_cache: &self.cache, workspace_load_ops: &self.load_ops, media_cache: &self.media_cache }
+        SessionDeps {
+            config: &self.cfg,
+            key: &self.key,
+            workspace_cache: &self.cache,
+            workspace_load_ops: &self.load_ops,
+            media_cache: &self.media_cache,
+        }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
         block_on(drain(&self.p, &self.deps()))
@@ -93,7 +102,12 @@ impl Fixture {
     /// The Archive entries of a memory store: (name, content).
     fn archive_entries(&self, store: &str) -> Vec<(String, String)> {
         use crate::memory::{MemoryCall, MemoryReply};
-        let call = MemoryCall::Search { store: store.into(), query: "archive".into(), k: 50, kind: Some(hearth_memory::Kind::Archive) };
+        let call = MemoryCall::Search {
+            store: store.into(),
+            query: "archive".into(),
+            k: 50,
+            kind: Some(hearth_memory::Kind::Archive),
+        };
         match self.p.memory.hub.borrow_mut().call(call) {
             Ok(MemoryReply::Hits { hits }) => hits.into_iter().map(|h| (h.entry.name, h.entry.content)).collect(),
             other => panic!("{other:?}"),
@@ -174,7 +188,8 @@ fn a_500_then_success_gives_one_reply_after_backoff() {
     f.enqueue(&inbound(1, "hi"));
     f.drain();
     assert_eq!(f.sent(), ["recovered"]);
-    let backoff: Vec<u64> = f.p.slept.borrow().iter().copied().filter(|&ms| ms != super::turn::TYPING_REFRESH_MS).collect();
+    let backoff: Vec<u64> =
+        f.p.slept.borrow().iter().copied().filter(|&ms| ms != super::turn::TYPING_REFRESH_MS).collect();
     assert_eq!(backoff, [10]);
 }
 
@@ -182,7 +197,8 @@ fn a_500_then_success_gives_one_reply_after_backoff() {
 fn an_llm_that_keeps_failing_tells_the_user_and_keeps_the_message() {
     let f = Fixture::new();
     for _ in 0..3 {
-        f.p.http.push_json(529, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
+        f.p.http
+            .push_json(529, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}));
     }
     f.enqueue(&inbound(1, "remember me"));
     f.drain();
@@ -199,8 +215,11 @@ fn an_llm_that_keeps_failing_tells_the_user_and_keeps_the_message() {
 fn messages_are_answered_in_order_and_a_tool_call_round_trips() {
     let f = Fixture::new();
     f.p.store.put_text("agents/main/TOOLS.md", "use tools wisely");
-    f.p.http.push_json(200, json!({"content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "TOOLS.md"}}],
-        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}));
+    f.p.http.push_json(
+        200,
+        json!({"content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "TOOLS.md"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    );
     f.p.http.push_json(200, anthropic_text("first"));
     f.p.http.push_json(200, anthropic_text("second"));
     f.enqueue(&inbound(1, "one"));
@@ -316,7 +335,10 @@ fn an_overflowing_history_is_compacted_once_and_replayed_from_the_summary() {
     let mut f = Fixture::new();
     f.long_history();
     let requests_before = f.p.http.requests.borrow().len();
-    f.p.http.push_json(200, anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\n- Ana asks many questions"));
+    f.p.http.push_json(
+        200,
+        anthropic_text("## Summary\nWe talked about questions 0-3.\n## Memories\n- Ana asks many questions"),
+    );
     f.p.http.push_json(200, anthropic_text("fine"));
     f.enqueue(&inbound(99, "and now?"));
     f.drain();
@@ -389,7 +411,6 @@ fn daily_and_idle_policies_reset_before_the_next_message() {
     assert_eq!(f.p.store.objects.borrow().keys().filter(|k| k.starts_with("agents/main/sessions/")).count(), 2);
 }
 
-
 fn tool_call(id: &str) -> serde_json::Value {
     json!({"content": [{"type": "tool_use", "id": id, "name": "read_file", "input": {"path": "SOUL.md"}}],
            "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}})
@@ -422,7 +443,11 @@ fn a_turn_evicted_mid_tool_round_resumes_and_the_session_keeps_working() {
     let sid = store.session_id(|| "s1".into(), 0).unwrap();
     store.start(item.seq, &sid, Some(&Message::user_text("read my soul", 0))).unwrap();
     let call = Message::Assistant {
-        content: vec![r2_layout::AssistantBlock::ToolCall { id: "t1".into(), name: "read_file".into(), arguments: json!({"path": "SOUL.md"}) }],
+        content: vec![r2_layout::AssistantBlock::ToolCall {
+            id: "t1".into(),
+            name: "read_file".into(),
+            arguments: json!({"path": "SOUL.md"}),
+        }],
         timestamp: 1,
         model: None,
         stop_reason: Some("toolUse".into()),
@@ -476,7 +501,13 @@ fn a_reset_retried_after_a_storage_error_neither_archives_nor_notes_twice() {
     let note = f.object("agents/main/memory/1970-01-01.md").unwrap();
     assert_eq!(note.matches("- Ana likes tea").count(), 1, "{note}");
     assert_eq!(f.archive_entries("main").len(), 1);
-    assert_eq!(f.sent(), ["the previous answer", "🧹 Fresh start. I archived our conversation (2 messages) and noted 1 things to remember."]);
+    assert_eq!(
+        f.sent(),
+        [
+            "the previous answer",
+            "🧹 Fresh start. I archived our conversation (2 messages) and noted 1 things to remember."
+        ]
+    );
     assert_eq!(f.session_id(), None);
 }
 
@@ -486,7 +517,8 @@ fn reset_stopped_after(fails_after: &str) -> (Fixture, String) {
     let f = Fixture::new();
     f.say(1, "I like tea", "the previous answer");
     let sid = f.session_id().unwrap();
-    f.p.http.push_json(200, anthropic_text("## Summary\nTea talk.\n## Memories\n- Ana likes tea\n- Ana drinks it black"));
+    f.p.http
+        .push_json(200, anthropic_text("## Summary\nTea talk.\n## Memories\n- Ana likes tea\n- Ana drinks it black"));
     f.enqueue(&inbound(2, "/reset"));
     *f.p.sql.fail_writes_of_value.borrow_mut() = Some(fails_after.into());
     assert!(f.try_drain().is_err(), "the storage error stops the drain (the alarm retries)");
@@ -506,7 +538,10 @@ fn assert_noted_once(f: &Fixture, sid: &str) {
     let entries = f.archive_entries("main");
     assert_eq!(entries.len(), 1, "{entries:?}");
     assert_eq!(entries[0].0, format!("archive {sid}"));
-    assert_eq!(sent_last(f), "🧹 Fresh start. I archived our conversation (2 messages) and noted 2 things to remember.");
+    assert_eq!(
+        sent_last(f),
+        "🧹 Fresh start. I archived our conversation (2 messages) and noted 2 things to remember."
+    );
     assert_eq!(f.session_id(), None);
 }
 
@@ -619,8 +654,14 @@ fn the_summary_names_the_entry_memory_get_fetches() {
     let first = turn["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(first.contains(&format!("archive entry 'archive {sid}-part0': memory_get fetches it")), "{first}");
     // And memory_get finds it by that name.
-    let got = f.p.memory.hub.borrow_mut().call(crate::memory::MemoryCall::Get { store: "main".into(), name: format!("archive {sid}-part0") });
-    assert!(matches!(got, Ok(crate::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions.")));
+    let got =
+        f.p.memory
+            .hub
+            .borrow_mut()
+            .call(crate::memory::MemoryCall::Get { store: "main".into(), name: format!("archive {sid}-part0") });
+    assert!(
+        matches!(got, Ok(crate::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions."))
+    );
     // Without the memory, the summary points at the part archive instead.
     let mut f = Fixture::new();
     f.long_history();
@@ -644,7 +685,9 @@ fn a_reset_after_a_compaction_archives_the_summary_first() {
     let obj = f.p.store.objects.borrow().get(&format!("agents/main/sessions/{sid}.jsonl.gz")).cloned().unwrap();
     let msgs = r2_layout::archive::decode(&obj.body).unwrap();
     assert_eq!(msgs.len(), rows + 1);
-    assert!(msgs[0].text().starts_with("[Summary of our earlier conversation") && msgs[0].text().contains("questions 0-3"));
+    assert!(
+        msgs[0].text().starts_with("[Summary of our earlier conversation") && msgs[0].text().contains("questions 0-3")
+    );
     let meta: HashMap<_, _> = obj.custom_metadata.into_iter().collect();
     assert_eq!(meta["messageCount"], (rows + 1).to_string());
 }
@@ -677,13 +720,14 @@ fn memories_of_a_group_stay_in_the_groups_memory() {
     f.key = SessionKey::parse("agent:main:telegram:group:-100").unwrap();
     f.long_history();
     f.cfg.lifecycle.context_window = 3_000; // a group's prompt has fewer tools
-    // Compaction in the group.
+                                            // Compaction in the group.
     f.p.http.push_json(200, anthropic_text("## Summary\nPicnic planning.\n## Memories\n- the group meets on Sundays"));
     f.say(99, "and now?", "fine");
     // Reset of the group.
     f.say(100, "/reset", "## Summary\nMore picnic.\n## Memories\n- Pat brings the bread");
     assert!(sent_last(&f).contains("noted 1 things"), "{:?}", f.sent());
-    let daily: Vec<String> = f.p.store.objects.borrow().keys().filter(|k| k.starts_with("agents/main/memory/")).cloned().collect();
+    let daily: Vec<String> =
+        f.p.store.objects.borrow().keys().filter(|k| k.starts_with("agents/main/memory/")).cloned().collect();
     assert!(daily.is_empty(), "the owner's daily notes are untouched: {daily:?}");
     let group = f.archive_entries("group:telegram:-100");
     assert_eq!(group.len(), 2, "{group:?}");
@@ -780,7 +824,10 @@ fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
     f.p.http.push_json(200, anthropic_text("NONE"));
     f.enqueue(&admin);
     f.drain();
-    assert!(!f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ADMIN_CHANNEL), "nothing sent to a non-existent chat");
+    assert!(
+        !f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ADMIN_CHANNEL),
+        "nothing sent to a non-existent chat"
+    );
     assert!(f.p.logs.borrow().iter().any(|l| l.starts_with("admin: 🧹 Fresh start")));
 }
 
@@ -806,8 +853,11 @@ fn a_turn_reaching_its_reply_deadline_stops_between_model_calls_and_says_so() {
     f.enqueue(&m);
     // The first call is retried after 10 ms of backoff: the deadline passes during it.
     f.p.http.push_json(503, json!({"error": {"message": "busy"}}));
-    f.p.http.push_json(200, json!({"content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "TOOLS.md"}}],
-        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}));
+    f.p.http.push_json(
+        200,
+        json!({"content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "TOOLS.md"}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    );
     let report = f.drain();
     assert_eq!(report.llm_calls, 1, "no second model call after the deadline");
     assert_eq!(f.p.http.requests.borrow().len(), 2);
@@ -845,4 +895,3 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.load_ops.get(), Some(1));
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
-

@@ -59,7 +59,10 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
             let _ = p
                 .channel()
-                .send_text(&inbound.reply_target, "⚠️ I could not process your message after several tries. It is saved in our history.")
+                .send_text(
+                    &inbound.reply_target,
+                    "⚠️ I could not process your message after several tries. It is saved in our history.",
+                )
                 .await;
             store.finish(item.seq, p.now_ms())?;
             continue;
@@ -78,7 +81,11 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                 Ok(o) => format!(
                     "🧹 Fresh start. I archived our conversation ({} messages){}.",
                     o.messages,
-                    if o.memories > 0 { format!(" and noted {} things to remember", o.memories) } else { String::new() }
+                    if o.memories > 0 {
+                        format!(" and noted {} things to remember", o.memories)
+                    } else {
+                        String::new()
+                    }
                 ),
                 Err(e) => {
                     p.log(LogLevel::Error, &format!("reset failed: {e}"));
@@ -200,7 +207,9 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
         // the ops count beside it, unknown until the load is done.
         deps.workspace_load_ops.set(None);
         let mut cache = std::mem::take(&mut *deps.workspace_cache.borrow_mut());
-        let loaded = prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache).await;
+        let loaded =
+            prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache)
+                .await;
         *deps.workspace_cache.borrow_mut() = cache;
         deps.workspace_load_ops.set(loaded.as_ref().ok().map(|ws| ws.r2_ops));
         match loaded {
@@ -230,7 +239,8 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             tool_names: &tool_names,
         },
     );
-    let tools_len = tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len() + 32).sum();
+    let tools_len =
+        tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len() + 32).sum();
     Prepared { system, tools, workspace, tools_len }
 }
 
@@ -315,26 +325,40 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 compacted = true;
                 let media_now = view.media.clone();
                 drop(view);
-                let prepared = Prepared { system: system.clone(), tools: tool_specs.clone(), workspace: Workspace::default(), tools_len };
-                let compaction = with_typing(p, inbound, lifecycle::compact(p, deps, &prepared, session_id, &media_now)).await?;
+                let prepared = Prepared {
+                    system: system.clone(),
+                    tools: tool_specs.clone(),
+                    workspace: Workspace::default(),
+                    tools_len,
+                };
+                let compaction =
+                    with_typing(p, inbound, lifecycle::compact(p, deps, &prepared, session_id, &media_now)).await?;
                 if let Some(c) = compaction {
                     calls += 1;
-                    p.log(LogLevel::Info, &format!("compacted {} messages into {} ({})", c.compacted_messages, c.part_key, c.archive_name));
+                    p.log(
+                        LogLevel::Info,
+                        &format!(
+                            "compacted {} messages into {} ({})",
+                            c.compacted_messages, c.part_key, c.archive_name
+                        ),
+                    );
                     history = lifecycle::conversation(store, session_id)?;
                 }
                 view = media::prepare(p, cfg, deps.media_cache, &history).await;
             }
             let trimmed;
-            let messages: &[Message] = if lifecycle::estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
-                // No second compaction and no retry: this request is trimmed once.
-                p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");
-                trimmed = lifecycle::trim_to_fit(&view.messages, &system, tools_len, budget, &view.media);
-                &trimmed
-            } else {
-                &view.messages
-            };
+            let messages: &[Message] =
+                if lifecycle::estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
+                    // No second compaction and no retry: this request is trimmed once.
+                    p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");
+                    trimmed = lifecycle::trim_to_fit(&view.messages, &system, tools_len, budget, &view.media);
+                    &trimmed
+                } else {
+                    &view.messages
+                };
             calls += 1;
-            let req = ChatRequest { system: &system, messages, tools: &tool_specs, media: &view.media, appended_user: None };
+            let req =
+                ChatRequest { system: &system, messages, tools: &tool_specs, media: &view.media, appended_user: None };
             with_typing(p, inbound, llm::complete(p, &cfg.llm, &req)).await
         };
         let reply: LlmReply = match result {
@@ -373,14 +397,22 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
             return Ok(calls);
         }
-        let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| matches!(n.as_str(), "write_file" | "edit_file" | "delete_file"));
+        let wrote_workspace =
+            calls_wanted.iter().any(|(_, n, _)| matches!(n.as_str(), "write_file" | "edit_file" | "delete_file"));
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
                 tools::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
             } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
                 outcome
             } else {
-                let tool_ctx = ToolContext { store: p.store(), agent: &cfg.agent, scope, workspace: &workspace, session_id, live: &history };
+                let tool_ctx = ToolContext {
+                    store: p.store(),
+                    agent: &cfg.agent,
+                    scope,
+                    workspace: &workspace,
+                    session_id,
+                    live: &history,
+                };
                 tools::run_tool(&tool_ctx, &name, &args).await
             };
             let result = Message::ToolResult {

@@ -56,7 +56,8 @@ A path ending in '/' (or empty) lists that folder instead.",
 
 /// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
 pub fn all_tool_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = [Scope::Main, Scope::Shared].into_iter().flat_map(tool_specs).map(|t| t.name).collect();
+    let mut names: Vec<&'static str> =
+        [Scope::Main, Scope::Shared].into_iter().flat_map(tool_specs).map(|t| t.name).collect();
     names.sort_unstable();
     names.dedup();
     names
@@ -197,8 +198,13 @@ async fn list_folder<S: ObjectStore>(ctx: &ToolContext<'_, S>, path: &str) -> To
         Err(e) => return ToolOutcome::err(format!("could not list {path:?}: {e}")),
     };
     let visible = |p: &str| ctx.scope == Scope::Main || shared_may_read(p);
-    let mut lines: Vec<String> =
-        page.prefixes.iter().filter_map(|p| p.strip_prefix(&prefix)).filter(|p| visible(&format!("{path}{p}"))).map(str::to_owned).collect();
+    let mut lines: Vec<String> = page
+        .prefixes
+        .iter()
+        .filter_map(|p| p.strip_prefix(&prefix))
+        .filter(|p| visible(&format!("{path}{p}")))
+        .map(str::to_owned)
+        .collect();
     let own: Vec<&str> = page.objects.iter().filter_map(|o| o.key.strip_prefix(&prefix)).collect();
     lines.extend(
         page.objects
@@ -211,7 +217,10 @@ async fn list_folder<S: ObjectStore>(ctx: &ToolContext<'_, S>, path: &str) -> To
         let mut inherited_files: Vec<String> = WorkspaceFile::ALL
             .into_iter()
             .filter(|f| !own.contains(&f.file_name()) && visible(f.file_name()))
-            .filter_map(|f| inherited(ctx.workspace, f.file_name()).map(|(_, layer)| format!("{} (inherited from {})", f.file_name(), layer_name(layer))))
+            .filter_map(|f| {
+                inherited(ctx.workspace, f.file_name())
+                    .map(|(_, layer)| format!("{} (inherited from {})", f.file_name(), layer_name(layer)))
+            })
             .collect();
         lines.append(&mut inherited_files);
     }
@@ -242,7 +251,17 @@ mod tests {
         for bad in ["../x", "/etc/passwd", "a/../../b", "a\\b", "a\u{7}b", "./SOUL.md"] {
             assert!(check_path(bad, &a, Scope::Main).is_err(), "{bad:?}");
         }
-        for private in ["MEMORY.md", "USER.md", "memory/2026-01-01.md", "memory/", "memory", "notes/x.md", "cron.json", "sessions/", "BOOTSTRAP.md"] {
+        for private in [
+            "MEMORY.md",
+            "USER.md",
+            "memory/2026-01-01.md",
+            "memory/",
+            "memory",
+            "notes/x.md",
+            "cron.json",
+            "sessions/",
+            "BOOTSTRAP.md",
+        ] {
             assert!(matches!(check_path(private, &a, Scope::Shared), Err(PathError::NotShared(_))), "{private}");
             assert!(check_path(private, &a, Scope::Main).is_ok());
         }
@@ -255,7 +274,11 @@ mod tests {
         assert!(check_path(&"a".repeat(room), &a, Scope::Main).is_ok());
         assert_eq!(check_path(&"a".repeat(room + 1), &a, Scope::Main), Err(PathError::TooLong));
         let long = AgentId::parse(&"x".repeat(64)).unwrap();
-        assert_eq!(check_path(&"a".repeat(room), &long, Scope::Main), Err(PathError::TooLong), "a longer agent id leaves less room");
+        assert_eq!(
+            check_path(&"a".repeat(room), &long, Scope::Main),
+            Err(PathError::TooLong),
+            "a longer agent id leaves less room"
+        );
     }
 
     fn skill(name: &str, tools: &[&str]) -> Skill {
@@ -309,16 +332,31 @@ mod tests {
         ws.layers.insert(WorkspaceFile::Guardrails, Layer::Pinned);
         let r = run(&s, &ws, Scope::Main, "read_file", json!({"path": "SOUL.md"}));
         assert_eq!(r.text, "Kind and brief.\nFrom the template.");
-        assert_eq!(run(&s, &ws, Scope::Shared, "read_file", json!({"path": "GUARDRAILS.md"})).text, "Never send money.");
+        assert_eq!(
+            run(&s, &ws, Scope::Shared, "read_file", json!({"path": "GUARDRAILS.md"})).text,
+            "Never send money."
+        );
         let root = run(&s, &ws, Scope::Main, "read_file", json!({"path": ""})).text;
         assert!(root.contains("SOUL.md (inherited from the template)"), "{root}");
 
-        let e = run(&s, &ws, Scope::Main, "edit_file", json!({"path": "SOUL.md", "old_text": "From the template.", "new_text": "Mine now."}));
+        let e = run(
+            &s,
+            &ws,
+            Scope::Main,
+            "edit_file",
+            json!({"path": "SOUL.md", "old_text": "From the template.", "new_text": "Mine now."}),
+        );
         assert!(!e.is_error, "{e:?}");
         let own = block_on(s.get("agents/main/SOUL.md")).unwrap().unwrap();
         assert_eq!(String::from_utf8(own.body).unwrap(), "Kind and brief.\nMine now.");
         // Pinned guardrails stay out of reach, inherited or not.
-        let g = run(&s, &ws, Scope::Main, "edit_file", json!({"path": "GUARDRAILS.md", "old_text": "Never", "new_text": "Always"}));
+        let g = run(
+            &s,
+            &ws,
+            Scope::Main,
+            "edit_file",
+            json!({"path": "GUARDRAILS.md", "old_text": "Never", "new_text": "Always"}),
+        );
         assert!(g.is_error && g.text.contains("protected"), "{g:?}");
         assert!(block_on(s.get("agents/main/GUARDRAILS.md")).unwrap().is_none());
         // Nothing of the agent's own to delete.
@@ -333,7 +371,10 @@ mod tests {
         let s = MemStore::default();
         s.put_text("skills/notes/SKILL.md", "NOTES BODY");
         s.put_text("skills/journal/SKILL.md", "JOURNAL BODY");
-        let ws = Workspace { skills: vec![skill("journal", &["write_file"]), skill("notes", &["read_file"])], ..Default::default() };
+        let ws = Workspace {
+            skills: vec![skill("journal", &["write_file"]), skill("notes", &["read_file"])],
+            ..Default::default()
+        };
         let load = |scope, name: &str| run(&s, &ws, scope, "load_skill", json!({ "name": name }));
         assert_eq!(load(Scope::Main, "journal").text, "JOURNAL BODY");
         let r = load(Scope::Shared, "journal");

@@ -26,7 +26,8 @@ pub const MAX_ARCHIVE_BYTES: usize = 8 * 1024 * 1024;
 pub fn spec() -> crate::llm::ToolSpec {
     crate::llm::ToolSpec {
         name: "session_logs",
-        description: "Read your own conversation transcripts: action list_sessions, read_session (session_id, offset), \
+        description:
+            "Read your own conversation transcripts: action list_sessions, read_session (session_id, offset), \
 search (query), or recent (session_id optional: defaults to this session). Optional limit (default 50, max 500) \
 and max_chars per entry preview (default 200, max 4000).",
         input_schema: json!({"type": "object", "properties": {
@@ -79,12 +80,22 @@ async fn messages_of<S: ObjectStore>(ctx: &ToolContext<'_, S>, id: &str) -> Resu
 }
 
 pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
-    let limit = args.get("limit").and_then(Value::as_u64).map(|n| n as usize).unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
-    let max = args.get("max_chars").and_then(Value::as_u64).map(|n| n as usize).unwrap_or(DEFAULT_PREVIEW).clamp(1, MAX_PREVIEW);
+    let limit =
+        args.get("limit").and_then(Value::as_u64).map(|n| n as usize).unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let max = args
+        .get("max_chars")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize)
+        .unwrap_or(DEFAULT_PREVIEW)
+        .clamp(1, MAX_PREVIEW);
     let result = match args.get("action").and_then(Value::as_str) {
         Some("list_sessions") => archive_ids(ctx).await.map(|ids| {
             let mut sessions = vec![json!({"session_id": ctx.session_id, "live": true, "messages": ctx.live.len()})];
-            sessions.extend(ids.into_iter().take(limit).map(|(id, size, at)| json!({"session_id": id, "live": false, "bytes": size, "archived_at": at})));
+            sessions.extend(
+                ids.into_iter()
+                    .take(limit)
+                    .map(|(id, size, at)| json!({"session_id": id, "live": false, "bytes": size, "archived_at": at})),
+            );
             json!({"ok": true, "sessions": sessions})
         }),
         Some(action @ ("read_session" | "recent")) => {
@@ -96,14 +107,17 @@ pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value
                     } else {
                         args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize
                     };
-                    let entries: Vec<Value> = msgs.iter().enumerate().skip(start).take(limit).map(|(i, m)| entry(i, m, max)).collect();
+                    let entries: Vec<Value> =
+                        msgs.iter().enumerate().skip(start).take(limit).map(|(i, m)| entry(i, m, max)).collect();
                     Ok(json!({"ok": true, "session_id": id, "total": msgs.len(), "entries": entries}))
                 }
                 Err(e) => Err(e),
             }
         }
         Some("search") => {
-            let Some(query) = args.get("query").and_then(Value::as_str).map(str::to_lowercase).filter(|q| !q.trim().is_empty()) else {
+            let Some(query) =
+                args.get("query").and_then(Value::as_str).map(str::to_lowercase).filter(|q| !q.trim().is_empty())
+            else {
                 return ToolOutcome::err("search needs a non-empty 'query'");
             };
             let mut hits = Vec::new();
@@ -111,7 +125,10 @@ pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value
             match archive_ids(ctx).await {
                 // An archive whose gzip alone is over the cap cannot fit decoded: not downloaded.
                 Ok(a) => ids.extend(
-                    a.into_iter().filter(|(_, size, _)| *size <= MAX_ARCHIVE_BYTES as u64).take(SEARCH_ARCHIVES).map(|(id, _, _)| id),
+                    a.into_iter()
+                        .filter(|(_, size, _)| *size <= MAX_ARCHIVE_BYTES as u64)
+                        .take(SEARCH_ARCHIVES)
+                        .map(|(id, _, _)| id),
                 ),
                 Err(e) => return ToolOutcome::err(e),
             }
@@ -153,7 +170,8 @@ mod tests {
     fn run(store: &MemStore, live: &[Message], args: Value) -> Value {
         let agent = AgentId::parse("main").unwrap();
         let workspace = crate::prompt::Workspace::default();
-        let ctx = ToolContext { store, agent: &agent, scope: Scope::Main, workspace: &workspace, session_id: "live", live };
+        let ctx =
+            ToolContext { store, agent: &agent, scope: Scope::Main, workspace: &workspace, session_id: "live", live };
         let out = block_on(session_logs(&ctx, &args));
         serde_json::from_str(&out.text).unwrap_or(Value::String(out.text))
     }
@@ -172,7 +190,11 @@ mod tests {
         let live = [Message::user_text("more green tea", 9)];
         let v = run(&store, &live, json!({"action": "search", "query": "green tea", "limit": 2}));
         assert_eq!(v["hits"].as_array().map(Vec::len), Some(2), "{v}");
-        assert_eq!(store.ops_matching("get agents/main/sessions/"), 1, "the live session and one archive filled the limit");
+        assert_eq!(
+            store.ops_matching("get agents/main/sessions/"),
+            1,
+            "the live session and one archive filled the limit"
+        );
     }
 
     #[test]
@@ -183,7 +205,8 @@ mod tests {
         }
         store.page_size.set(2);
         let v = run(&store, &[], json!({"action": "list_sessions"}));
-        let ids: Vec<&str> = v["sessions"].as_array().unwrap().iter().filter_map(|s| s["session_id"].as_str()).collect();
+        let ids: Vec<&str> =
+            v["sessions"].as_array().unwrap().iter().filter_map(|s| s["session_id"].as_str()).collect();
         assert_eq!(ids, ["live", "s4", "s3", "s2", "s1", "s0"], "{v}");
         assert_eq!(store.ops_matching("list agents/main/sessions/"), 3);
     }
@@ -195,7 +218,8 @@ mod tests {
         put_archive(&store, "small", &[Message::user_text("needle", 2)]);
         // Listed as larger than the cap even compressed: never downloaded by a search.
         put_archive(&store, "huge", &[Message::user_text("needle", 3)]);
-        store.objects.borrow_mut().get_mut("agents/main/sessions/huge.jsonl.gz").unwrap().info.size = MAX_ARCHIVE_BYTES as u64 + 1;
+        store.objects.borrow_mut().get_mut("agents/main/sessions/huge.jsonl.gz").unwrap().info.size =
+            MAX_ARCHIVE_BYTES as u64 + 1;
         let v = run(&store, &[], json!({"action": "read_session", "session_id": "big"}));
         assert!(v.to_string().contains("larger than"), "{v}");
         let v = run(&store, &[], json!({"action": "search", "query": "needle"}));

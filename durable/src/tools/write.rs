@@ -38,13 +38,16 @@ pub fn is_write_protected(path: &str) -> bool {
 }
 
 fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Result<String, ToolOutcome> {
-    let raw = args.get("path").and_then(Value::as_str).ok_or_else(|| ToolOutcome::err("missing string argument 'path'"))?;
+    let raw =
+        args.get("path").and_then(Value::as_str).ok_or_else(|| ToolOutcome::err("missing string argument 'path'"))?;
     let path = check_path(raw, ctx.agent, ctx.scope).map_err(|e| ToolOutcome::err(e.to_string()))?;
     if path.is_empty() || path.ends_with('/') {
         return Err(ToolOutcome::err("path must name a file"));
     }
     if is_write_protected(&path) {
-        return Err(ToolOutcome::err(format!("{path} is protected: guardrail files and session archives cannot be changed by you")));
+        return Err(ToolOutcome::err(format!(
+            "{path} is protected: guardrail files and session archives cannot be changed by you"
+        )));
     }
     Ok(path)
 }
@@ -82,7 +85,10 @@ pub async fn delete_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value)
         Ok(Some(_)) => {}
         Ok(None) => {
             return ToolOutcome::err(match super::inherited(ctx.workspace, &path) {
-                Some((_, layer)) => format!("{path} is inherited from {}: you have no copy of your own to delete", super::layer_name(layer)),
+                Some((_, layer)) => format!(
+                    "{path} is inherited from {}: you have no copy of your own to delete",
+                    super::layer_name(layer)
+                ),
                 None => format!("{path} does not exist"),
             })
         }
@@ -99,7 +105,9 @@ pub async fn edit_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -
         Ok(p) => p,
         Err(e) => return e,
     };
-    let (Some(old), Some(new)) = (args.get("old_text").and_then(Value::as_str), args.get("new_text").and_then(Value::as_str)) else {
+    let (Some(old), Some(new)) =
+        (args.get("old_text").and_then(Value::as_str), args.get("new_text").and_then(Value::as_str))
+    else {
         return ToolOutcome::err("missing string arguments 'old_text' and 'new_text'");
     };
     if old.is_empty() {
@@ -118,7 +126,9 @@ pub async fn edit_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -
     match text.matches(old).count() {
         1 => put(ctx, &path, text.replacen(old, new, 1)).await,
         0 => ToolOutcome::err(near_miss(&text, old)),
-        n => ToolOutcome::err(format!("old_text appears {n} times in {path}; include more surrounding text so it matches once")),
+        n => ToolOutcome::err(format!(
+            "old_text appears {n} times in {path}; include more surrounding text so it matches once"
+        )),
     }
 }
 
@@ -194,7 +204,11 @@ pub fn near_miss(text: &str, old: &str) -> String {
     match best {
         Some((i, line, score)) if score >= 0.5 => {
             let shown: String = line.chars().take(NEAR_MISS_MAX_LINE_CHARS).collect();
-            format!("old_text was not found. The closest line is line {}: {:?}. Read the file and copy the text exactly.", i + 1, shown)
+            format!(
+                "old_text was not found. The closest line is line {}: {:?}. Read the file and copy the text exactly.",
+                i + 1,
+                shown
+            )
         }
         _ => "old_text was not found and nothing in the file is close; read the file first".into(),
     }
@@ -231,7 +245,11 @@ mod tests {
 
     #[test]
     fn protected_paths() {
-        assert!(is_write_protected("GUARDRAILS.md") && is_write_protected("PLATFORM.md") && is_write_protected("CAPABILITIES.md"));
+        assert!(
+            is_write_protected("GUARDRAILS.md")
+                && is_write_protected("PLATFORM.md")
+                && is_write_protected("CAPABILITIES.md")
+        );
         assert!(is_write_protected("sessions/x.jsonl.gz"));
         assert!(!is_write_protected("SOUL.md") && !is_write_protected("memory/2026-01-01.md"));
     }

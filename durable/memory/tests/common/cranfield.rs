@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use hearth_memory::{Bm25Index, Bm25Params, Tokenizer};
 
 /// Lucene 8.8.1 figures from the data set's README: (k1, b, nDCG@10, Recall@100, MAP).
-pub const LUCENE: [(f32, f32, f64, f64, f64); 2] = [(1.2, 0.75, 0.3442, 0.6980, 0.2762), (0.9, 0.4, 0.3286, 0.6878, 0.2638)];
+pub const LUCENE: [(f32, f32, f64, f64, f64); 2] =
+    [(1.2, 0.75, 0.3442, 0.6980, 0.2762), (0.9, 0.4, 0.3286, 0.6878, 0.2638)];
 /// Average precision is computed over this many results (trec_eval's default).
 pub const MAP_DEPTH: usize = 1000;
 
@@ -69,7 +70,8 @@ pub fn evaluate(collection: &Collection, index: &Bm25Index, params: Bm25Params) 
     let (mut ndcg10, mut recall100, mut map) = (0.0, 0.0, 0.0);
     for (query, gains) in collection.queries.iter().zip(&collection.gains) {
         let terms = Tokenizer::Reference.query_terms(query);
-        let ranking: Vec<u64> = index.search_terms(&terms, params, MAP_DEPTH, &|_| true).into_iter().map(|h| h.0).collect();
+        let ranking: Vec<u64> =
+            index.search_terms(&terms, params, MAP_DEPTH, &|_| true).into_iter().map(|h| h.0).collect();
         ndcg10 += ndcg_at(&ranking, gains, 10);
         recall100 += recall_at(&ranking, gains, 100);
         map += average_precision(&ranking, gains);
@@ -81,11 +83,20 @@ pub fn evaluate(collection: &Collection, index: &Bm25Index, params: Bm25Params) 
 /// nDCG with linear graded gains and log2(rank + 1) discounts; the ideal ranking uses
 /// every judged document of the query.
 pub fn ndcg_at(ranking: &[u64], gains: &HashMap<u64, f64>, k: usize) -> f64 {
-    let dcg: f64 = ranking.iter().take(k).enumerate().map(|(i, d)| gains.get(d).copied().unwrap_or(0.0) / (i as f64 + 2.0).log2()).sum();
+    let dcg: f64 = ranking
+        .iter()
+        .take(k)
+        .enumerate()
+        .map(|(i, d)| gains.get(d).copied().unwrap_or(0.0) / (i as f64 + 2.0).log2())
+        .sum();
     let mut ideal: Vec<f64> = gains.values().copied().filter(|g| *g > 0.0).collect();
     ideal.sort_by(|a, b| b.total_cmp(a));
     let idcg: f64 = ideal.iter().take(k).enumerate().map(|(i, g)| g / (i as f64 + 2.0).log2()).sum();
-    if idcg == 0.0 { 0.0 } else { dcg / idcg }
+    if idcg == 0.0 {
+        0.0
+    } else {
+        dcg / idcg
+    }
 }
 
 fn relevant_count(gains: &HashMap<u64, f64>) -> usize {

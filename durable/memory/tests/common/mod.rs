@@ -39,7 +39,8 @@ pub fn brute_force(entries: &[&Entry], tokenizer: Tokenizer, params: Bm25Params,
         .iter()
         .map(|e| {
             let mut tf = HashMap::new();
-            let tokens: Vec<String> = tokenizer.tokens(&e.name).into_iter().chain(tokenizer.tokens(&e.content)).collect();
+            let tokens: Vec<String> =
+                tokenizer.tokens(&e.name).into_iter().chain(tokenizer.tokens(&e.content)).collect();
             for t in &tokens {
                 *tf.entry(t.clone()).or_insert(0) += 1;
             }

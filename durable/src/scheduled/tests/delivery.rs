@@ -49,7 +49,10 @@ fn the_alarm_retry_of_a_failed_tick_queues_the_run() {
     let t = utc(2026, 1, 5, 10, 0);
     f.queue.fail.set(true);
     assert!(f.try_tick(t).is_err());
-    assert_eq!(f.state().get("heartbeat_last").unwrap().unwrap(), format!(r#"{{"outcome":"retrying: storage: session unreachable","tick":{t}}}"#));
+    assert_eq!(
+        f.state().get("heartbeat_last").unwrap().unwrap(),
+        format!(r#"{{"outcome":"retrying: storage: session unreachable","tick":{t}}}"#)
+    );
     f.queue.fail.set(false);
     // The retry runs the same tick again.
     assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::NotDue);
@@ -62,7 +65,10 @@ fn the_alarm_retry_of_a_failed_tick_queues_the_run() {
 fn tick_and_crash(f: &Fx, now: i64, crash: Crash) {
     f.queue.crash.set(Some(crash));
     let log = |_: LogLevel, _: &str| {};
-    assert!(tick(&f.store, &f.sql, &f.queue, &f.cfg, now, &log).now_or_never().is_none(), "the tick waits on the Session");
+    assert!(
+        tick(&f.store, &f.sql, &f.queue, &f.cfg, now, &log).now_or_never().is_none(),
+        "the tick waits on the Session"
+    );
     f.queue.crash.set(None);
 }
 

@@ -120,7 +120,11 @@ fn an_unchanged_heartbeat_md_costs_one_head_per_tick() {
     f.store.put_text(HB, "- [ ] water the plants");
     let (r, ops) = ops_of(&f, t + 20 * MIN);
     assert_eq!(r.heartbeat, HeartbeatOutcome::Queued);
-    assert_eq!(ops, ["head agents/main/HEARTBEAT.md", "get agents/main/HEARTBEAT.md", "get agents/main/cron.json"], "the agent's file wins: nothing to list");
+    assert_eq!(
+        ops,
+        ["head agents/main/HEARTBEAT.md", "get agents/main/HEARTBEAT.md", "get agents/main/cron.json"],
+        "the agent's file wins: nothing to list"
+    );
     // The slot ran: the rest of it reads nothing but cron.json.
     let (r, ops) = ops_of(&f, t + 25 * MIN);
     assert_eq!(r.heartbeat, HeartbeatOutcome::NotDue);

@@ -138,7 +138,11 @@ fn a_two_minute_heartbeat_is_reported_and_runs_once_per_trigger() {
     assert_eq!(f.cfg.heartbeat.as_ref().unwrap().interval_minutes(), 2);
     let warnings = f.state().notes("config_warnings").unwrap();
     assert!(warnings[0].contains("(2 min) is shorter than the cron trigger (5 min)"), "{warnings:?}");
-    assert_eq!(f.logs.borrow().iter().filter(|l| l.contains("shorter than the cron trigger")).count(), 1, "logged once");
+    assert_eq!(
+        f.logs.borrow().iter().filter(|l| l.contains("shorter than the cron trigger")).count(),
+        1,
+        "logged once"
+    );
 }
 
 #[test]
