@@ -4,7 +4,7 @@
 
 use crate::adapters::{self, EnvVars};
 use crate::http::error_response;
-use durable::config::{agent_ids, AgentConfig};
+use durable::settings::{agent_ids, AgentConfig};
 use durable::ports::LogLevel;
 use worker::{Response, Result};
 

@@ -1,7 +1,7 @@
 //! The core's ports implemented with `worker` types: R2, Durable Object
 //! SQLite, `fetch`, the clock. Nothing here decides anything.
 
-use durable::config::Vars;
+use durable::settings::Vars;
 use durable::ports::*;
 use futures::future::{select, Either};
 use std::collections::HashMap;

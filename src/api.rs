@@ -7,7 +7,7 @@ mod pins;
 use crate::adapters::EnvVars;
 use crate::http::call_object;
 use crate::telegram::secrets_match;
-use durable::config::Vars;
+use durable::settings::Vars;
 use worker::{Env, Method, Request, Response, Result};
 
 /// Checks the bearer token. `Err` is the response to send (401/503).
@@ -29,7 +29,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
     if let Err(resp) = authorize(&req, env) {
         return resp;
     }
-    let agents = durable::config::agent_ids(&EnvVars(env));
+    let agents = durable::settings::agent_ids(&EnvVars(env));
     if let ["agents", agent, ..] = segments {
         if !agents.iter().any(|a| a == agent) {
             return Response::error(format!("unknown agent {agent:?}"), 404);
@@ -120,7 +120,7 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
 /// Forwards to a session's object, after checking the key belongs to `agent`.
 async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &str) -> Result<Response> {
     let key = urlencoding_decode(key);
-    match durable::routing::SessionKey::parse(&key) {
+    match durable::inbound::SessionKey::parse(&key) {
         Some(k) if k.agent().as_str() == agent => {}
         _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
     }

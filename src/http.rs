@@ -1,7 +1,7 @@
 //! Small HTTP helpers shared by the routes: errors mapped to statuses,
 //! bounded body reads, JSON responses.
 
-use durable::config::ConfigError;
+use durable::settings::ConfigError;
 use worker::{Request, Response, Result};
 
 /// Maps a configuration problem to the status a caller should see.

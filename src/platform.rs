@@ -4,8 +4,9 @@
 use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::discord::client::DiscordApi;
 use crate::telegram::client::{channel_error, TelegramApi};
-use durable::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
-use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform, ReplyTarget};
+use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
+use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform};
+use durable::inbound::ReplyTarget;
 use wasm_bindgen::JsValue;
 use worker::{Env, Method, Request, RequestInit};
 
@@ -19,7 +20,7 @@ pub struct Channels {
 /// The `notify` channel (heartbeat and job output): to the first owner,
 /// without `HEARTBEAT_OK` and repeats (`durable::scheduled::notify`).
 pub struct Notify {
-    pub owner: Option<durable::config::Principal>,
+    pub owner: Option<durable::settings::Principal>,
     /// The replying session's SQLite (remembers what was sent).
     pub sql: DoSql,
 }
@@ -27,7 +28,7 @@ pub struct Notify {
 impl Channel for Channels {
     async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
         let owner_target;
-        let notify = target.channel == durable::scheduled::NOTIFY_CHANNEL;
+        let notify = target.channel == durable::inbound::NOTIFY_CHANNEL;
         let target = if notify {
             use durable::scheduled::notify::{decide, NotifyDecision};
             let now = adapters::now_ms();
@@ -147,7 +148,7 @@ impl Platform for DoPlatform {
     fn now_ms(&self) -> i64 {
         adapters::now_ms()
     }
-    async fn pins(&self) -> Result<durable::overlay::Pins, durable::ports::StorageError> {
+    async fn pins(&self) -> Result<durable::protocol::pins::Pins, durable::ports::StorageError> {
         crate::agent::pins::fetch(&self.memory.env, &self.memory.agent).await
     }
     async fn sleep(&self, ms: u64) {

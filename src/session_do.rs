@@ -5,12 +5,13 @@
 use crate::adapters::{self, DoSql, EnvVars, R2};
 use crate::platform::{Channels, DoPlatform};
 use crate::telegram;
-use durable::config::AgentConfig;
+use durable::settings::AgentConfig;
 use durable::media::MediaCache;
 use durable::ports::LogLevel;
 use durable::prompt::WorkspaceCache;
-use durable::routing::{Inbound, SessionKey};
-use durable::session::{drain, SessionDeps, SessionStore, ADMIN_CHANNEL};
+use durable::inbound::{Inbound, SessionKey};
+use durable::inbound::ADMIN_CHANNEL;
+use durable::session::{drain, SessionDeps, SessionStore};
 use serde::Deserialize;
 use serde_json::json;
 use std::cell::{Cell, RefCell};
@@ -153,7 +154,7 @@ impl Session {
         let inbound = Inbound {
             dedupe_key: format!("admin:reset:{}", adapters::new_uuid()),
             channel: ADMIN_CHANNEL.into(),
-            kind: durable::routing::ChatKind::Direct,
+            kind: durable::inbound::ChatKind::Direct,
             chat_id: String::new(),
             sender_id: "admin".into(),
             sender_name: "admin".into(),
@@ -161,7 +162,7 @@ impl Session {
             addressed: true,
             thread_id: None,
             // No chat: the outcome is logged (and visible in the session's status).
-            reply_target: durable::ports::ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
+            reply_target: durable::inbound::ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
             received_at: adapters::now_ms(),
             media: vec![],
         };

@@ -12,7 +12,9 @@
 //!   cargo run --release -p durable --example prompt_bench
 
 use durable::overlay::listing::{AGENT_FOLDER_TTL_MS, SHARED_LAYER_TTL_MS};
-use durable::overlay::{OverlayInputs, Pins, PlaceholderValues};
+use durable::overlay::OverlayInputs;
+use durable::protocol::pins::Pins;
+use durable::settings::overlay::PlaceholderValues;
 use durable::ports::{ListPage, ObjectInfo, ObjectStore, PutOptions, StorageError, StoredObject};
 use durable::prompt::{build_system_prompt, load_workspace, RuntimeInfo, Workspace, WorkspaceCache};
 use r2_layout::{AgentId, Scope, WorkspaceFile};

@@ -20,7 +20,8 @@
 //! - [`overlay`]: workspace layers (agent → template → defaults), placeholders, pinned guardrails.
 
 pub mod clock;
-pub mod config;
+pub mod settings;
+pub mod text;
 pub mod identity;
 pub mod llm;
 pub mod media;
@@ -28,7 +29,9 @@ pub mod memory;
 pub mod overlay;
 pub mod ports;
 pub mod prompt;
+pub mod protocol;
 pub mod retry;
+pub mod inbound;
 pub mod routing;
 pub mod scheduled;
 pub mod session;

@@ -16,12 +16,12 @@
 //!   [`Hydrated`] map; images that cannot be shown become short text notes.
 //! - [`delete_session_media`] empties `media/{sessionKey}/` (session reset).
 
-use crate::config::{setting, AgentConfig, ConfigError, Provider, Vars};
+use crate::settings::media::TranscribeConfig;
+use crate::settings::{AgentConfig, Provider};
+use crate::text::TRANSCRIPT_PREFIX;
 use crate::llm::Hydrated;
-use crate::ports::{
-    Channel, ChannelError, Http, HttpRequest, LogLevel, ObjectStore, Platform, PutOptions, Sql, StorageError,
-};
-use crate::routing::{Inbound, InboundMedia};
+use crate::ports::{Channel, ChannelError, Http, HttpRequest, LogLevel, ObjectStore, Platform, PutOptions, Sql, StorageError};
+use crate::inbound::{Inbound, InboundMedia};
 use lru::LruCache;
 use r2_layout::metadata::MediaMetadata;
 use r2_layout::mime::{extension_for, MAX_MEDIA_BYTES};
@@ -43,13 +43,6 @@ pub const OPENAI_MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 pub const MAX_CALL_MEDIA_BYTES: u64 = 10 * 1024 * 1024;
 /// At most this many media blocks per call (newest first).
 pub const MAX_CALL_MEDIA_ITEMS: usize = 20;
-/// How a transcript block starts (it follows the audio's reference block).
-pub const TRANSCRIPT_PREFIX: &str = "[Transcript of the ";
-
-/// Whether block `i` of a user message is followed by its transcript.
-pub fn transcript_follows(blocks: &[UserBlock], i: usize) -> bool {
-    matches!(blocks.get(i + 1), Some(UserBlock::Text { text }) if text.starts_with(TRANSCRIPT_PREFIX))
-}
 
 /// Transcripts longer than this are cut.
 const MAX_TRANSCRIPT_CHARS: usize = 20_000;
@@ -60,53 +53,6 @@ pub fn download_limit(channel: &str) -> u64 {
     match channel {
         "telegram" => (20 * 1024 * 1024).min(MAX_MEDIA_BYTES),
         _ => MAX_MEDIA_BYTES,
-    }
-}
-
-// ---------------------------------------------------------------- config
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TranscribeConfig {
-    /// `TRANSCRIBE_BASE_URL`: `POST {base}/audio/transcriptions` (OpenAI-compatible).
-    pub base_url: String,
-    /// `TRANSCRIBE_MODEL`, default `whisper-1`.
-    pub model: String,
-    /// `TRANSCRIBE_API_KEY`, else `LLM_API_KEY`.
-    pub api_key: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MediaConfig {
-    /// `LLM_VISION` (default true): whether the model is shown images and PDFs.
-    pub vision: bool,
-    pub transcribe: Option<TranscribeConfig>,
-}
-
-impl Default for MediaConfig {
-    fn default() -> Self {
-        MediaConfig { vision: true, transcribe: None }
-    }
-}
-
-impl MediaConfig {
-    pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
-        let get = |name: &str| setting(vars, agent, name);
-        let vision = match get("LLM_VISION").map(|v| v.to_ascii_lowercase()).as_deref() {
-            None | Some("true" | "1" | "yes" | "on") => true,
-            Some("false" | "0" | "no" | "off") => false,
-            Some(other) => {
-                return Err(ConfigError::Invalid {
-                    name: "LLM_VISION".into(),
-                    why: format!("{other:?}: use true or false"),
-                })
-            }
-        };
-        let transcribe = get("TRANSCRIBE_BASE_URL").map(|base| TranscribeConfig {
-            base_url: base.trim_end_matches('/').to_owned(),
-            model: get("TRANSCRIBE_MODEL").unwrap_or_else(|| "whisper-1".into()),
-            api_key: get("TRANSCRIBE_API_KEY").or_else(|| get("LLM_API_KEY")),
-        });
-        Ok(MediaConfig { vision, transcribe })
     }
 }
 
@@ -482,7 +428,7 @@ async fn ingest_one<P: Platform>(
                 Ok(text) if !text.trim().is_empty() => blocks.push(UserBlock::Text {
                     text: format!(
                         "{TRANSCRIPT_PREFIX}{what}]: {}",
-                        crate::prompt::truncate_chars(text.trim(), MAX_TRANSCRIPT_CHARS)
+                        crate::text::truncate_chars(text.trim(), MAX_TRANSCRIPT_CHARS)
                     ),
                 }),
                 Ok(_) => {}

@@ -4,7 +4,7 @@
 //! in-memory double in [`crate::testing`] that records calls and can inject
 //! failures, so the state machines are tested without workerd.
 
-use serde::{Deserialize, Serialize};
+use crate::inbound::ReplyTarget;
 
 /// A storage failure (R2 or SQLite). The message is for logs, not users.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -176,34 +176,6 @@ pub trait Http {
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError>;
 }
 
-/// Where a reply goes: the channel and the chat, plus whatever the channel
-/// needs to thread it (reply-to message, forum topic, interaction token).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct ReplyTarget {
-    pub channel: String,
-    pub chat_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reply_to: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thread_id: Option<String>,
-    /// Channel-specific data the core never reads (e.g. a Discord interaction token).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<String>,
-    /// Latest time (ms since the epoch) a model call for this message may
-    /// start, set by channels whose way to answer expires (a Discord
-    /// interaction token). Past it the turn spends no LLM call and tells the
-    /// user while the reply can still reach them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deadline_ms: Option<i64>,
-}
-
-impl ReplyTarget {
-    /// Whether the deadline (if any) has passed at `now_ms`.
-    pub fn past_deadline(&self, now_ms: i64) -> bool {
-        self.deadline_ms.is_some_and(|d| now_ms >= d)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChannelError {
     #[error("channel failed: {0}")]
@@ -235,8 +207,8 @@ pub trait Channel {
 pub trait MemoryService {
     async fn call(
         &self,
-        call: &crate::memory::MemoryCall,
-    ) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError>;
+        call: &crate::protocol::memory::MemoryCall,
+    ) -> Result<crate::protocol::memory::MemoryReply, crate::protocol::memory::MemoryCallError>;
 
     /// Stores a compaction or reset summary as an Archive entry of `store`
     /// (a taken name gets a numeric suffix; the same add repeated, with the
@@ -247,16 +219,16 @@ pub trait MemoryService {
         name: &str,
         summary: &str,
         created_at: i64,
-    ) -> Result<String, crate::memory::MemoryCallError> {
-        let call = crate::memory::MemoryCall::AddArchive {
+    ) -> Result<String, crate::protocol::memory::MemoryCallError> {
+        let call = crate::protocol::memory::MemoryCall::AddArchive {
             store: store.to_owned(),
             name: name.to_owned(),
             summary: summary.to_owned(),
             created_at,
         };
         match self.call(&call).await? {
-            crate::memory::MemoryReply::Applied { name: Some(name), .. } => Ok(name),
-            other => Err(crate::memory::MemoryCallError::Unavailable(format!("unexpected reply {other:?}"))),
+            crate::protocol::memory::MemoryReply::Applied { name: Some(name), .. } => Ok(name),
+            other => Err(crate::protocol::memory::MemoryCallError::Unavailable(format!("unexpected reply {other:?}"))),
         }
     }
 }
@@ -286,8 +258,8 @@ pub trait Platform {
     fn now_ms(&self) -> i64;
     /// The agent's pinned guardrail versions (kept by its Agent object),
     /// asked once per turn when the agent has a template. Default: none.
-    async fn pins(&self) -> Result<crate::overlay::Pins, StorageError> {
-        Ok(crate::overlay::Pins::default())
+    async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
+        Ok(crate::protocol::pins::Pins::default())
     }
     async fn sleep(&self, ms: u64);
     /// A fresh random UUID (v4, lowercase hyphenated).

@@ -18,8 +18,8 @@ use crate::overlay::listing::{list_due, ListingCache, Want, AGENT_FOLDER_TTL_MS,
 use crate::overlay::resolve::{fetch_texts, resolve_listed, ListedLayers, OverlayPrefixes, TextCache};
 use crate::overlay::Layer;
 use crate::ports::{ObjectInfo, ObjectStore, StorageError};
+use crate::text::{truncate_chars, TRUNCATED_MARKER};
 use crate::skills::{self, Skill};
-use base64::Engine as _;
 use r2_layout::workspace::{load_plan, Section};
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use std::collections::HashMap;
@@ -31,7 +31,6 @@ pub const MAX_FILE_CHARS: usize = 12_000;
 /// together. The core scaffold, the skills list and the runtime line are
 /// not workspace files and are always emitted whole.
 pub const MAX_TOTAL_CHARS: usize = 60_000;
-pub const TRUNCATED_MARKER: &str = "\n[truncated]";
 
 /// Files kept between turns (one cache per Session object).
 #[derive(Debug, Default)]
@@ -316,40 +315,9 @@ fn render_runtime(r: &RuntimeInfo<'_>) -> String {
     )
 }
 
-/// Cuts `text` to at most `max` characters (never inside a UTF-8 sequence),
-/// marking the cut.
-pub fn truncate_chars(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let keep = max.saturating_sub(TRUNCATED_MARKER.chars().count());
-    let end = text.char_indices().nth(keep).map(|(i, _)| i).unwrap_or(text.len());
-    let mut s = text[..end].to_owned();
-    s.push_str(TRUNCATED_MARKER);
-    s
-}
-
 /// The `<system-reminder>` put before the user's text: what changes each turn.
 pub fn system_reminder(now_local: &str) -> String {
     format!("<system-reminder>Current time: {now_local}</system-reminder>")
-}
-
-pub fn base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// A text stand-in for media the model cannot take. When a transcript of it
-/// comes next (voice, audio) the note says so instead of "not available".
-pub fn file_note(mime: &str, filename: Option<&str>, transcript_follows: bool) -> String {
-    let what = match filename {
-        Some(f) if !f.is_empty() => format!("attached file {f:?} ({mime})"),
-        _ => format!("attached file ({mime})"),
-    };
-    if transcript_follows {
-        format!("[{what}; its transcript follows]")
-    } else {
-        format!("[{what}; its content is not available to you]")
-    }
 }
 
 #[cfg(test)]

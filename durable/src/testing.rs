@@ -1,6 +1,7 @@
 //! In-memory doubles of the ports, for native tests. Each records what it was
 //! asked (a "sink") so tests read like specs, and can be told to fail.
 
+use crate::inbound::ReplyTarget;
 use crate::ports::*;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
@@ -286,7 +287,7 @@ impl Sql for MemSql {
 pub struct InProcessMemory {
     pub hub: RefCell<crate::memory::MemoryHub<MemSql>>,
     pub sql: std::rc::Rc<MemSql>,
-    pub calls: RefCell<Vec<crate::memory::MemoryCall>>,
+    pub calls: RefCell<Vec<crate::protocol::memory::MemoryCall>>,
     pub unavailable: Cell<bool>,
 }
 
@@ -307,15 +308,15 @@ impl Default for InProcessMemory {
 impl MemoryService for InProcessMemory {
     async fn call(
         &self,
-        call: &crate::memory::MemoryCall,
-    ) -> Result<crate::memory::MemoryReply, crate::memory::MemoryCallError> {
+        call: &crate::protocol::memory::MemoryCall,
+    ) -> Result<crate::protocol::memory::MemoryReply, crate::protocol::memory::MemoryCallError> {
         self.calls.borrow_mut().push(call.clone());
         if self.unavailable.get() {
-            return Err(crate::memory::MemoryCallError::Unavailable("injected".into()));
+            return Err(crate::protocol::memory::MemoryCallError::Unavailable("injected".into()));
         }
         let body = serde_json::to_vec(call).unwrap_or_default();
         let (status, reply) = self.hub.borrow_mut().call_json(&body);
-        crate::memory::decode_reply(status, &serde_json::to_vec(&reply).unwrap_or_default())
+        crate::protocol::memory::decode_reply(status, &serde_json::to_vec(&reply).unwrap_or_default())
     }
 }
 
@@ -458,10 +459,10 @@ impl Platform for TestPlatform {
 /// The LLM settings an agent gets from `vars` (plus defaults), for tests of
 /// the encodings and the retry loop.
 #[cfg(test)]
-pub fn llm_config(vars: &[(&str, &str)]) -> crate::config::LlmConfig {
+pub fn llm_config(vars: &[(&str, &str)]) -> crate::settings::LlmConfig {
     let vars: std::collections::HashMap<String, String> =
         vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    match crate::config::AgentConfig::load(&vars, "main") {
+    match crate::settings::AgentConfig::load(&vars, "main") {
         Ok(c) => c.llm,
         Err(e) => panic!("test settings rejected: {e}"),
     }

@@ -88,6 +88,13 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// A call's usage from the provider's four numbers; the total is their
+    /// sum (saturating: provider numbers are not trusted not to overflow).
+    pub fn new(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
+        let total_tokens = input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write);
+        Usage { input, output, cache_read, cache_write, total_tokens }
+    }
+
     pub fn add(&mut self, other: &Usage) {
         self.input += other.input;
         self.output += other.output;

@@ -3,7 +3,7 @@
 //! The stores (one per scope: `main`, each group, each DM peer; see
 //! [`durable::memory`]) are opened lazily from the object's SQLite and kept in
 //! RAM across requests (the 16 most recently used). Routes (reached only through the `AGENT` binding):
-//! - `POST /memory/call?agent={id}`: a [`durable::memory::MemoryCall`] as JSON
+//! - `POST /memory/call?agent={id}`: a [`durable::protocol::memory::MemoryCall`] as JSON
 //!   (what the Session objects send through [`crate::platform::AgentMemory`]); the
 //!   agent id selects its `MEMORY_BM25_K1` / `MEMORY_BM25_B`;
 //! - `POST /memory/op` `{store, op}`, `POST /memory/search` `{store, query, k}`,
@@ -65,7 +65,7 @@ fn respond(status: u16, body: Value) -> Result<Response> {
 fn apply_agent_settings(agent: &Agent, url: &worker::Url) -> std::result::Result<(), Value> {
     let Some(id) = url.query_pairs().find(|(k, _)| k == "agent").map(|(_, v)| v.into_owned()) else { return Ok(()) };
     let unavailable = |message: String| json!({"ok": false, "error": "unavailable", "message": message});
-    let params = durable::config::memory_bm25(&EnvVars(&agent.env), &id).map_err(|e| unavailable(e.to_string()))?;
+    let params = durable::settings::memory_bm25(&EnvVars(&agent.env), &id).map_err(|e| unavailable(e.to_string()))?;
     with_hub(agent, |hub| hub.set_bm25(params)).map_err(|e| unavailable(e.to_string()))
 }
 

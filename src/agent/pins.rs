@@ -15,7 +15,8 @@
 
 use super::Agent;
 use crate::adapters::{self, EnvVars, R2};
-use durable::overlay::pins::{self, Accepted, PinError, PinStore, Pins};
+use durable::overlay::pins::{self, Accepted, PinError, PinStore};
+use durable::protocol::pins::Pins;
 use durable::ports::LogLevel;
 use r2_layout::AgentId;
 use serde::Deserialize;
@@ -76,14 +77,14 @@ pub async fn handle(agent: &Agent, mut req: Request) -> Result<Response> {
         _ => return fail(405, "use GET or POST"),
     };
     let vars = EnvVars(&agent.env);
-    if !durable::config::agent_ids(&vars).contains(&agent_id) {
+    if !durable::settings::agent_ids(&vars).contains(&agent_id) {
         return fail(404, format!("unknown agent {agent_id:?}"));
     }
     let id = match AgentId::parse(&agent_id) {
         Ok(id) => id,
         Err(e) => return fail(400, e),
     };
-    let template = match durable::overlay::template(&vars, &agent_id) {
+    let template = match durable::settings::overlay::template(&vars, &agent_id) {
         Ok(t) => t,
         Err(e) => return fail(500, e),
     };

@@ -12,7 +12,7 @@ use super::Agent;
 use crate::adapters::{self, EnvVars, R2};
 use crate::session_do;
 use durable::ports::{LogLevel, StorageError};
-use durable::routing::{Inbound, SessionKey};
+use durable::inbound::{Inbound, SessionKey};
 use durable::scheduled::{
     ledger, next_heartbeat, read_cron, tick, EnqueueOptions, EnqueueOutcome, ScheduleConfig, ScheduleStore,
     SessionCounters, SessionQueue,
@@ -199,7 +199,7 @@ async fn status(agent: &Agent, store: &ScheduleStore<'_, adapters::DoSql>) -> Re
 /// The Worker's `scheduled` handler: tells each configured agent's object
 /// that time passed. Quick: a DO fetch per agent, no LLM.
 pub async fn fan_out(env: &Env, scheduled_time: i64) {
-    let agents = durable::config::agent_ids(&EnvVars(env));
+    let agents = durable::settings::agent_ids(&EnvVars(env));
     let calls = agents.iter().map(|a| async move {
         let r = async {
             let stub = env.durable_object("AGENT")?.id_from_name(a)?.get_stub()?;
@@ -222,7 +222,7 @@ pub async fn fan_out(env: &Env, scheduled_time: i64) {
 
 /// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.
 pub async fn admin_status(env: &Env, agent: &str) -> Result<Response> {
-    if !durable::config::agent_ids(&EnvVars(env)).iter().any(|a| a == agent) {
+    if !durable::settings::agent_ids(&EnvVars(env)).iter().any(|a| a == agent) {
         return Response::error(format!("unknown agent {agent:?}"), 404);
     }
     let stub = env.durable_object("AGENT")?.id_from_name(agent)?.get_stub()?;

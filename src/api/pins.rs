@@ -31,9 +31,9 @@ pub async fn accept(env: &Env, agent: &str, file: &str) -> Result<Response> {
 /// The configured agents whose template is `template`, in `AGENTS` order.
 fn agents_on(env: &Env, template: &str) -> Vec<String> {
     let vars = EnvVars(env);
-    durable::config::agent_ids(&vars)
+    durable::settings::agent_ids(&vars)
         .into_iter()
-        .filter(|a| durable::overlay::template(&vars, a).ok().flatten().as_deref() == Some(template))
+        .filter(|a| durable::settings::overlay::template(&vars, a).ok().flatten().as_deref() == Some(template))
         .collect()
 }
 
@@ -80,8 +80,8 @@ pub async fn pending(env: &Env) -> Result<Response> {
     let vars = EnvVars(env);
     let mut waiting = Vec::new();
     let mut errors = Vec::new();
-    for agent in durable::config::agent_ids(&vars) {
-        let Ok(Some(template)) = durable::overlay::template(&vars, &agent) else { continue };
+    for agent in durable::settings::agent_ids(&vars) {
+        let Ok(Some(template)) = durable::settings::overlay::template(&vars, &agent) else { continue };
         match call_object(env, "AGENT", &agent, Method::Get, &format!("/pins/status?agent={agent}"), None).await {
             Ok((200, body)) => {
                 let files: Vec<&str> = body["files"]

@@ -2,8 +2,8 @@
 //! use), the slash commands, the [`Inbound`] a command becomes, the responses
 //! we answer with, and the interaction-token lifetime. Pure, tested natively.
 
-use durable::ports::ReplyTarget;
-use durable::routing::{ChatKind, Inbound, InboundMedia};
+use durable::inbound::ReplyTarget;
+use durable::inbound::{ChatKind, Inbound, InboundMedia};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;

@@ -17,10 +17,11 @@ use crate::adapters::{self, EnvVars};
 use crate::http::{json_response, read_body_limited};
 use crate::session_do;
 use client::DiscordApi;
-use durable::config::{setting, AgentConfig, Vars};
+use durable::settings::{setting, AgentConfig, Vars};
 use durable::ports::LogLevel;
 use durable::retry::Backoff;
-use durable::routing::{route, Route, SessionKey};
+use durable::routing::{route, Route};
+use durable::inbound::SessionKey;
 use interaction::{ephemeral, Command, Interaction};
 use worker::{Env, Request, Response, Result};
 
@@ -136,20 +137,20 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
 /// conversation's scope (a group channel searches only the group's store),
 /// shown only to the person who asked. No LLM call.
 async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
-    use durable::memory::{MemoryCall, MemoryReply};
+    use durable::protocol::memory::{MemoryCall, MemoryReply};
     use durable::ports::MemoryService;
     if query.trim().is_empty() {
         return "Tell me what to look for: `/memory query:<words>`.".into();
     }
     let memory = crate::platform::AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() };
-    let call = MemoryCall::Search { store: durable::memory::store_for(key), query: query.to_owned(), k: 5, kind: None };
+    let call = MemoryCall::Search { store: durable::protocol::memory::store_for(key), query: query.to_owned(), k: 5, kind: None };
     match memory.call(&call).await {
         Ok(MemoryReply::Hits { hits }) if hits.is_empty() => format!("Nothing in my memory matches {query:?}."),
         Ok(MemoryReply::Hits { hits }) => {
             let lines: Vec<String> = hits
                 .iter()
                 .map(|h| {
-                    let preview = durable::prompt::truncate_chars(h.entry.content.trim(), 300);
+                    let preview = durable::text::truncate_chars(h.entry.content.trim(), 300);
                     format!("• **{}** ({:.2}): {preview}", h.entry.name, h.score)
                 })
                 .collect();

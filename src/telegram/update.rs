@@ -4,8 +4,8 @@
 //! new Bot API field never breaks the webhook. Anything that is not a message
 //! (callback queries, member updates, ...) parses and is acknowledged.
 
-use durable::ports::ReplyTarget;
-use durable::routing::{ChatKind, Inbound, InboundMedia};
+use durable::inbound::ReplyTarget;
+use durable::inbound::{ChatKind, Inbound, InboundMedia};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

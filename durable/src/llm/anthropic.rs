@@ -10,8 +10,9 @@
 //! of the history; `cache_control` does not take part in the prefix match, and
 //! the history is otherwise encoded deterministically (same input, same bytes).
 
-use super::{usage_of as usage, ChatRequest, LlmError, LlmReply, StopReason};
-use crate::config::LlmConfig;
+use super::{ChatRequest, LlmError, LlmReply, StopReason};
+use r2_layout::Usage;
+use crate::settings::LlmConfig;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use serde_json::{json, Map, Value};
 
@@ -96,16 +97,16 @@ fn user_blocks(content: &UserContent, req: &ChatRequest<'_>) -> Vec<Value> {
                 UserBlock::Text { text } => json!({"type": "text", "text": text}),
                 UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
                     Some(bytes) => json!({"type": "image", "source": {
-                        "type": "base64", "media_type": mime_type, "data": crate::prompt::base64(bytes)}}),
+                        "type": "base64", "media_type": mime_type, "data": crate::text::base64(bytes)}}),
                     None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
                 },
                 UserBlock::File { mime_type, r2_key, filename } => match req.media.get(r2_key) {
                     Some(bytes) if mime_type == "application/pdf" => json!({"type": "document", "source": {
-                        "type": "base64", "media_type": mime_type, "data": crate::prompt::base64(bytes)}}),
-                    _ => json!({"type": "text", "text": crate::prompt::file_note(
+                        "type": "base64", "media_type": mime_type, "data": crate::text::base64(bytes)}}),
+                    _ => json!({"type": "text", "text": crate::text::file_note(
                         mime_type,
                         filename.as_deref(),
-                        crate::media::transcript_follows(blocks, i),
+                        crate::text::transcript_follows(blocks, i),
                     )}),
                 },
             })
@@ -154,7 +155,7 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     Ok(LlmReply {
         blocks,
         stop,
-        usage: usage(
+        usage: Usage::new(
             n("input_tokens"),
             n("output_tokens"),
             n("cache_read_input_tokens"),

@@ -9,7 +9,7 @@
 pub mod anthropic;
 pub mod openai;
 
-use crate::config::{LlmConfig, Provider};
+use crate::settings::{LlmConfig, Provider};
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
 use crate::retry::{parse_retry_after, Backoff, Verdict};
 use r2_layout::{AssistantBlock, Message, Usage};
@@ -198,13 +198,6 @@ fn error_message(body: &[u8]) -> String {
     }
     let text = String::from_utf8_lossy(body);
     text.chars().take(200).collect()
-}
-
-/// Turns provider usage numbers into pi-ai's [`Usage`].
-pub fn usage_of(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
-    // Provider numbers: saturate rather than overflow on nonsense.
-    let total_tokens = input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write);
-    Usage { input, output, cache_read, cache_write, total_tokens }
 }
 
 fn _assert_http_object_safe<H: Http>(_: &H) {}

@@ -1,8 +1,9 @@
 //! OpenAI-compatible chat completions (`POST {base}/chat/completions`), for
 //! OpenAI itself and the many servers that speak its format.
 
-use super::{usage_of as usage, ChatRequest, LlmError, LlmReply, StopReason};
-use crate::config::LlmConfig;
+use super::{ChatRequest, LlmError, LlmReply, StopReason};
+use r2_layout::Usage;
+use crate::settings::LlmConfig;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use serde_json::{json, Value};
 
@@ -21,14 +22,14 @@ pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
                         UserBlock::Text { text } => json!({"type": "text", "text": text}),
                         UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
                             Some(bytes) => json!({"type": "image_url", "image_url": {
-                                "url": format!("data:{mime_type};base64,{}", crate::prompt::base64(bytes))}}),
+                                "url": format!("data:{mime_type};base64,{}", crate::text::base64(bytes))}}),
                             None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
                         },
                         UserBlock::File { mime_type, filename, .. } => {
-                            let note = crate::prompt::file_note(
+                            let note = crate::text::file_note(
                                 mime_type,
                                 filename.as_deref(),
-                                crate::media::transcript_follows(blocks, i),
+                                crate::text::transcript_follows(blocks, i),
                             );
                             json!({"type": "text", "text": note})
                         }
@@ -128,7 +129,7 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     Ok(LlmReply {
         blocks,
         stop,
-        usage: usage(prompt - cached, u["completion_tokens"].as_u64().unwrap_or(0), cached, 0),
+        usage: Usage::new(prompt - cached, u["completion_tokens"].as_u64().unwrap_or(0), cached, 0),
         model: body["model"].as_str().unwrap_or("").to_owned(),
     })
 }

@@ -2,9 +2,9 @@
 //! hydration, transcription, and deleting a session's media across pages.
 
 use super::*;
-use crate::config::AgentConfig;
-use crate::ports::ReplyTarget;
-use crate::routing::{ChatKind, SessionKey};
+use crate::settings::AgentConfig;
+use crate::inbound::ReplyTarget;
+use crate::inbound::{ChatKind, SessionKey};
 use crate::session::{drain, SessionDeps, SessionStore};
 use crate::testing::TestPlatform;
 use futures::executor::block_on;
@@ -263,12 +263,12 @@ fn a_photo_is_stored_referenced_and_shown_to_the_model() {
     // The history holds the reference, never the bytes.
     let blocks = fx.user_blocks(0);
     assert!(blocks.contains(&UserBlock::Image { mime_type: "image/jpeg".into(), r2_key: key.clone() }));
-    assert!(!serde_json::to_string(&fx.history()).unwrap().contains(&crate::prompt::base64(&bytes)));
+    assert!(!serde_json::to_string(&fx.history()).unwrap().contains(&crate::text::base64(&bytes)));
     // The model sees the image, with the very bytes.
     let content = last_user_content(&fx.llm_request(0));
     let img = content.iter().find(|b| b["type"] == "image").expect("image block");
     assert_eq!(img["source"]["media_type"], "image/jpeg");
-    assert_eq!(img["source"]["data"], crate::prompt::base64(&bytes));
+    assert_eq!(img["source"]["data"], crate::text::base64(&bytes));
     assert!(content.iter().any(|b| b["text"] == "what is this?"));
     // Just stored, so still in memory: no R2 read for the first call.
     assert_eq!(fx.gets(), 0);
@@ -361,10 +361,10 @@ fn documents_images_as_files_and_pdfs() {
     let pdf_key = keys.iter().find(|k| k.ends_with(".pdf")).unwrap();
     assert_eq!(fx.p.store.objects.borrow()[pdf_key].custom_metadata[0].1, "report.pdf");
     let content = last_user_content(&fx.llm_request(0));
-    assert!(content.iter().any(|b| b["type"] == "image" && b["source"]["data"] == crate::prompt::base64(&shot)));
+    assert!(content.iter().any(|b| b["type"] == "image" && b["source"]["data"] == crate::text::base64(&shot)));
     let d = content.iter().find(|b| b["type"] == "document").expect("document block");
     assert_eq!(d["source"]["media_type"], "application/pdf");
-    assert_eq!(d["source"]["data"], crate::prompt::base64(&doc));
+    assert_eq!(d["source"]["data"], crate::text::base64(&doc));
     assert!(content.iter().any(|b| b["text"].as_str().is_some_and(|t| t.contains("a.zip"))));
 }
 

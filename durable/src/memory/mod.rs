@@ -25,15 +25,14 @@ pub use recall::{recall, RECALL_CHARS, RECALL_K};
 mod tests;
 
 use crate::ports::Sql;
-use crate::routing::SessionKey;
+use crate::protocol::memory::{
+    encode_result, error_json, valid_store_name, MemoryCall, MemoryCallError, MemoryHit, MemoryReply, StoreStats,
+};
 use backend::SqlMemoryBackend;
-use hearth_memory::{Entry, Kind, MemoryConfig, MemoryError, MemoryStore, Op};
-use serde::{Deserialize, Serialize};
+use hearth_memory::{Kind, MemoryConfig, MemoryStore, Op};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// The owner's private store.
-pub const MAIN_STORE: &str = "main";
 /// Most hits a search returns.
 pub const MAX_K: usize = 50;
 /// Log rows after which a request checkpoints inline (the alarm's
@@ -45,96 +44,6 @@ pub const MAINTENANCE_CHECKPOINT_AFTER: usize = 32;
 /// and each loaded store holds its checkpoint and index (megabytes for a big
 /// one). The least recently used is checkpointed and unloaded to make room.
 pub const MAX_LOADED_STORES: usize = 16;
-
-/// The store a session uses.
-pub fn store_for(key: &SessionKey) -> String {
-    match key {
-        SessionKey::Main(_) | SessionKey::Heartbeat(_) => MAIN_STORE.to_owned(),
-        SessionKey::Group { channel, chat, .. } => format!("group:{channel}:{chat}"),
-        SessionKey::Direct { channel, peer, .. } => format!("dm:{channel}:{peer}"),
-        SessionKey::Job { job, .. } => format!("job:{job}"),
-    }
-}
-
-/// A well-formed store name (what the Agent object accepts).
-pub fn valid_store_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 300 && !name.chars().any(char::is_control)
-}
-
-/// A request to the Agent object's memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "call", rename_all = "snake_case")]
-pub enum MemoryCall {
-    Op {
-        store: String,
-        op: Op,
-    },
-    Search {
-        store: String,
-        query: String,
-        k: usize,
-        /// Only entries of this kind.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        kind: Option<Kind>,
-    },
-    /// The few entries worth recalling into a turn (see [`recall`]): like a search,
-    /// without common words and with a relevance floor.
-    Recall {
-        store: String,
-        query: String,
-        k: usize,
-    },
-    Get {
-        store: String,
-        name: String,
-    },
-    Stats {
-        store: String,
-    },
-    AddArchive {
-        store: String,
-        name: String,
-        summary: String,
-        created_at: i64,
-    },
-}
-
-impl MemoryCall {
-    pub fn store(&self) -> &str {
-        match self {
-            MemoryCall::Op { store, .. }
-            | MemoryCall::Search { store, .. }
-            | MemoryCall::Recall { store, .. }
-            | MemoryCall::Get { store, .. }
-            | MemoryCall::Stats { store }
-            | MemoryCall::AddArchive { store, .. } => store,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemoryHit {
-    pub entry: Entry,
-    pub score: f32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoreStats {
-    pub store: String,
-    pub entries: usize,
-    pub notes: usize,
-    pub archives: usize,
-    pub vocabulary: usize,
-    pub avgdl: f32,
-    pub pending_log_rows: usize,
-    /// Recalls that brought notes of this store into a turn in the last 7 days
-    /// (None: the host gave no clock, so none are counted).
-    #[serde(default)]
-    pub recall_events_7d: Option<u64>,
-    /// Conversations the agent has (the Agent object's session registry), if known.
-    #[serde(default)]
-    pub sessions_total: Option<u64>,
-}
 
 /// What the hub learns from the object hosting it.
 pub trait HubHost {
@@ -148,47 +57,6 @@ struct Loaded<S: Sql> {
     store: MemoryStore<SqlMemoryBackend<S>>,
     /// The hub's use counter when the store was last used (for LRU unloading).
     last_used: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
-pub enum MemoryReply {
-    /// An operation succeeded on the entry `id`, now named `name` (None: removed).
-    Applied {
-        id: u64,
-        name: Option<String>,
-    },
-    Hits {
-        hits: Vec<MemoryHit>,
-    },
-    Entry {
-        entry: Option<Entry>,
-    },
-    Stats {
-        stats: StoreStats,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[serde(tag = "error", content = "message", rename_all = "snake_case")]
-pub enum MemoryCallError {
-    /// The operation was refused (duplicate name, unknown name, ...): tell the model.
-    #[error("{0}")]
-    Rejected(String),
-    /// Storage or transport failed: nothing changed; try again later.
-    #[error("memory unavailable: {0}")]
-    Unavailable(String),
-}
-
-impl From<MemoryError> for MemoryCallError {
-    fn from(e: MemoryError) -> Self {
-        match e {
-            MemoryError::Backend(_) | MemoryError::Corrupt(_) | MemoryError::InvalidConfig(_) => {
-                MemoryCallError::Unavailable(e.to_string())
-            }
-            other => MemoryCallError::Rejected(other.to_string()),
-        }
-    }
 }
 
 /// The stores of one Agent object, loaded on first use and kept in RAM (up to
@@ -358,17 +226,7 @@ impl<S: Sql> MemoryHub<S> {
             Ok(c) => c,
             Err(e) => return (400, error_json(&MemoryCallError::Rejected(format!("bad memory call: {e}")))),
         };
-        match self.call(call) {
-            Ok(reply) => {
-                let mut v = serde_json::to_value(&reply).unwrap_or_default();
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("ok".into(), true.into());
-                }
-                (200, v)
-            }
-            Err(e @ MemoryCallError::Rejected(_)) => (422, error_json(&e)),
-            Err(e @ MemoryCallError::Unavailable(_)) => (503, error_json(&e)),
-        }
+        encode_result(self.call(call))
     }
 
     /// Off the request path (the Agent object's alarm): checkpoints every
@@ -398,22 +256,3 @@ impl<S: Sql> MemoryHub<S> {
     }
 }
 
-fn error_json(e: &MemoryCallError) -> serde_json::Value {
-    let mut v = serde_json::to_value(e).unwrap_or_default();
-    if let Some(o) = v.as_object_mut() {
-        o.insert("ok".into(), false.into());
-    }
-    v
-}
-
-/// Reads a `/memory/call` answer (the client side of [`MemoryHub::call_json`]).
-pub fn decode_reply(status: u16, body: &[u8]) -> Result<MemoryReply, MemoryCallError> {
-    let v: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|_| MemoryCallError::Unavailable(format!("memory answered {status} with a non-JSON body")))?;
-    if v.get("ok").and_then(serde_json::Value::as_bool) == Some(true) {
-        serde_json::from_value(v).map_err(|e| MemoryCallError::Unavailable(format!("bad memory reply: {e}")))
-    } else {
-        Err(serde_json::from_value(v)
-            .unwrap_or_else(|_| MemoryCallError::Unavailable(format!("memory answered {status}"))))
-    }
-}

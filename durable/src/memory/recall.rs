@@ -22,9 +22,9 @@
 //! Scheduled turns (heartbeats, jobs) recall nothing: their text is a fixed prompt, not
 //! something the owner said, and recall would put the same notes in every run.
 
-use super::{MemoryCall, MemoryReply, MAIN_STORE};
+use crate::protocol::memory::{MemoryCall, MemoryReply, MAIN_STORE};
 use crate::ports::MemoryService;
-use crate::routing::SessionKey;
+use crate::inbound::SessionKey;
 use hearth_memory::{bm25, MemoryBackend, MemoryStore, SearchHit};
 
 /// Notes recalled into a main-session turn (at most).
@@ -90,7 +90,7 @@ pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str) 
     let mut out =
         String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
     for h in hits {
-        let content = crate::prompt::truncate_chars(&h.entry.content, RECALL_CHARS);
+        let content = crate::text::truncate_chars(&h.entry.content, RECALL_CHARS);
         out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
     }
     out.push_str("</system-reminder>");

@@ -3,6 +3,7 @@
 
 use super::tools::{self as mtools, MemoryToolContext};
 use super::*;
+use crate::protocol::memory::*;
 use crate::ports::{MemoryService, SqlValue, StorageError};
 use crate::prompt::Workspace;
 use crate::testing::{InProcessMemory, MemSql};
@@ -166,7 +167,7 @@ fn backend_load_reports_a_missing_chunk() {
 
 #[test]
 fn stores_are_separate_per_scope() {
-    use crate::routing::SessionKey;
+    use crate::inbound::SessionKey;
     let k = |s: &str| store_for(&SessionKey::parse(s).unwrap());
     assert_eq!(k("agent:main:main"), "main");
     assert_eq!(k("agent:main:heartbeat"), "main");
@@ -376,7 +377,7 @@ fn self_report_tools() {
 
 #[test]
 fn recall_is_main_scope_only() {
-    use crate::routing::SessionKey;
+    use crate::inbound::SessionKey;
     let m = InProcessMemory::default();
     block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") })).unwrap();
     let main = SessionKey::parse("agent:main:main").unwrap();
@@ -409,7 +410,7 @@ fn everyday_store() -> InProcessMemory {
 }
 
 fn recalled(m: &InProcessMemory, text: &str) -> Vec<String> {
-    let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
+    let main = crate::inbound::SessionKey::parse("agent:main:main").unwrap();
     let Some(block) = block_on(recall(m, &main, text)) else { return Vec::new() };
     block
         .lines()
@@ -451,7 +452,7 @@ fn recall_needs_a_fair_share_of_a_longer_message() {
 
 #[test]
 fn scheduled_turns_recall_nothing() {
-    use crate::routing::SessionKey;
+    use crate::inbound::SessionKey;
     let m = everyday_store();
     let calls = m.calls.borrow().len();
     for key in ["agent:main:heartbeat", "agent:main:job:morning"] {
@@ -604,7 +605,7 @@ fn my_stats_reports_seed_fields_honestly() {
         ..Default::default()
     };
     block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") })).unwrap();
-    let main = crate::routing::SessionKey::parse("agent:main:main").unwrap();
+    let main = crate::inbound::SessionKey::parse("agent:main:main").unwrap();
     // Two recalls with a hit ten days ago, three today, one that found nothing.
     now.set(10 * day);
     for _ in 0..2 {

@@ -5,7 +5,8 @@
 use super::{MemoryCall, MemoryCallError, MemoryHit, MemoryReply, MAX_K};
 use crate::llm::ToolSpec;
 use crate::ports::MemoryService;
-use crate::prompt::{truncate_chars, Workspace};
+use crate::prompt::Workspace;
+use crate::text::truncate_chars;
 use crate::tools::{ToolOutcome, MAX_RESULT_CHARS};
 use hearth_memory::{Kind, Op};
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};

@@ -24,27 +24,11 @@ pub mod pins;
 pub mod placeholders;
 pub mod resolve;
 
-pub use pins::Pins;
-pub use placeholders::PlaceholderValues;
 pub use resolve::Layer;
 
-use crate::config::{setting, ConfigError, Vars};
+use crate::protocol::pins::Pins;
+use crate::settings::overlay::{OverlayConfig, PlaceholderValues};
 use r2_layout::WorkspaceFile;
-
-/// The agent's overlay settings, read with the rest of its configuration.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OverlayConfig {
-    /// `TEMPLATE`: the `_catalog/{template}/` the agent inherits from.
-    pub template: Option<String>,
-    /// The raw placeholder values (sanitised when substituted).
-    pub values: PlaceholderValues,
-}
-
-impl OverlayConfig {
-    pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
-        Ok(OverlayConfig { template: template(vars, agent)?, values: PlaceholderValues::from_vars(vars, agent) })
-    }
-}
 
 impl OverlayConfig {
     /// The inputs of one turn's resolution, with the pins of that turn.
@@ -80,22 +64,6 @@ pub async fn pins_for_turn<P: crate::ports::Platform>(p: &P, cfg: &OverlayConfig
     }
 }
 
-/// The agent's template (`TEMPLATE`, per agent `TEMPLATE__{AGENT}`), checked
-/// to be a safe key segment. `None` when unset.
-pub fn template(vars: &impl Vars, agent: &str) -> Result<Option<String>, ConfigError> {
-    match setting(vars, agent, "TEMPLATE") {
-        None => Ok(None),
-        Some(t) => match r2_layout::keys::check_segment("template", &t) {
-            Ok(()) if t != "defaults" => Ok(Some(t)),
-            Ok(()) => Err(ConfigError::Invalid {
-                name: "TEMPLATE".into(),
-                why: "\"defaults\" is the defaults layer, not a template".into(),
-            }),
-            Err(e) => Err(ConfigError::Invalid { name: "TEMPLATE".into(), why: e.to_string() }),
-        },
-    }
-}
-
 /// Whether a workspace write to `path` must be refused: the guardrail files
 /// at the workspace root are pinned and change only through an admin accept.
 /// Compared case-insensitively, after an optional leading `./`.
@@ -108,7 +76,6 @@ pub fn is_write_protected(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     #[test]
     fn guardrail_files_at_the_root_are_write_protected() {
@@ -117,20 +84,6 @@ mod tests {
         }
         for p in ["SOUL.md", "memory/GUARDRAILS.md", "GUARDRAILS.md.bak", "notes/PLATFORM.md"] {
             assert!(!is_write_protected(p), "{p}");
-        }
-    }
-
-    #[test]
-    fn template_setting_is_per_agent_and_checked() {
-        let vars = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-        };
-        assert_eq!(template(&vars(&[]), "main").unwrap(), None);
-        let v = vars(&[("TEMPLATE", "concierge"), ("TEMPLATE__WORK", "ops")]);
-        assert_eq!(template(&v, "main").unwrap().as_deref(), Some("concierge"));
-        assert_eq!(template(&v, "work").unwrap().as_deref(), Some("ops"));
-        for bad in ["../x", "a/b", "defaults"] {
-            assert!(template(&vars(&[("TEMPLATE", bad)]), "main").is_err(), "{bad}");
         }
     }
 }

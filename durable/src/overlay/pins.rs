@@ -10,31 +10,13 @@
 //! [`ObjectStore`] ports, so it is tested natively.
 
 use crate::ports::{ObjectStore, PutOptions, Sql, SqlValue, StorageError};
+use crate::protocol::pins::Pins;
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
-
-/// The pins of one agent for its template: file name → SHA-256 hex.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pins {
-    #[serde(default)]
-    pub template: Option<String>,
-    #[serde(default)]
-    pub files: BTreeMap<String, String>,
-}
-
-impl Pins {
-    /// The pinned hash of `file`, if these pins are for `template`.
-    pub fn hash_for(&self, template: &str, file: &str) -> Option<&str> {
-        if self.template.as_deref() != Some(template) {
-            return None;
-        }
-        self.files.get(file).map(String::as_str)
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum PinError {

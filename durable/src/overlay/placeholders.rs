@@ -30,7 +30,7 @@
 //! Substitution is a single pass: text that came from a value is never
 //! scanned again, and unknown `{{...}}` tokens are left as they are.
 
-use crate::config::{setting, Vars};
+use crate::settings::overlay::PlaceholderValues;
 use std::borrow::Cow;
 
 /// Characters a value may keep (before markdown escaping).
@@ -42,66 +42,11 @@ pub const MISSING: &str = "\u{2014}";
 pub const TOKENS: [&str; 7] =
     ["AGENT_NAME", "TENANT_NAME", "HUMAN_NAME", "HUMAN_EMAIL", "HUMAN_TITLE", "HUMAN_TIMEZONE", "HUMAN_PRONOUNS"];
 
-/// The raw (unsanitised) values of the seven tokens.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PlaceholderValues {
-    pub agent_name: Option<String>,
-    pub tenant_name: Option<String>,
-    pub human_name: Option<String>,
-    pub human_email: Option<String>,
-    pub human_title: Option<String>,
-    pub human_timezone: Option<String>,
-    pub human_pronouns: Option<String>,
+/// Every token's sanitised rendering, computed once per substitution.
+fn rendered(values: &PlaceholderValues) -> [(&'static str, String); 7] {
+    TOKENS.map(|t| (t, render(values.get(t).flatten())))
 }
 
-impl PlaceholderValues {
-    /// Reads the values from vars, per-agent form first (`HUMAN_NAME__WORK`,
-    /// then `HUMAN_NAME`). `agent_name` stays `None` without an `AGENT_NAME`
-    /// var: see [`Self::with_agent_name_fallback`].
-    pub fn from_vars(vars: &impl Vars, agent: &str) -> Self {
-        let get = |name: &str| setting(vars, agent, name);
-        PlaceholderValues {
-            agent_name: get("AGENT_NAME"),
-            tenant_name: get("TENANT_NAME"),
-            human_name: get("HUMAN_NAME"),
-            human_email: get("HUMAN_EMAIL"),
-            human_title: get("HUMAN_TITLE"),
-            human_timezone: get("HUMAN_TIMEZONE"),
-            human_pronouns: get("HUMAN_PRONOUNS"),
-        }
-    }
-
-    /// Without an `AGENT_NAME` var, the agent's name is the name line of
-    /// IDENTITY.md (when known), else the agent id.
-    pub fn with_agent_name_fallback(mut self, identity_name: Option<&str>, agent_id: &str) -> Self {
-        if self.agent_name.as_deref().is_none_or(|n| n.trim().is_empty()) {
-            let from_identity = identity_name.map(str::trim).filter(|n| !n.is_empty());
-            self.agent_name = Some(from_identity.unwrap_or(agent_id).to_owned());
-        }
-        self
-    }
-
-    /// The raw value of a known token (`Some(None)`: known but missing);
-    /// `None` for an unknown token.
-    pub fn get(&self, token: &str) -> Option<Option<&str>> {
-        let v = match token {
-            "AGENT_NAME" => &self.agent_name,
-            "TENANT_NAME" => &self.tenant_name,
-            "HUMAN_NAME" => &self.human_name,
-            "HUMAN_EMAIL" => &self.human_email,
-            "HUMAN_TITLE" => &self.human_title,
-            "HUMAN_TIMEZONE" => &self.human_timezone,
-            "HUMAN_PRONOUNS" => &self.human_pronouns,
-            _ => return None,
-        };
-        Some(v.as_deref())
-    }
-
-    /// Every token's sanitised rendering, computed once per substitution.
-    fn rendered(&self) -> [(&'static str, String); 7] {
-        TOKENS.map(|t| (t, render(self.get(t).flatten())))
-    }
-}
 
 /// A value as it appears in a file: sanitised, or an em dash.
 pub fn render(raw: Option<&str>) -> String {
@@ -117,7 +62,7 @@ pub fn substitute<'a>(text: &'a str, values: &PlaceholderValues) -> Cow<'a, str>
     if !text.contains("{{") {
         return Cow::Borrowed(text);
     }
-    let rendered = values.rendered();
+    let rendered = rendered(values);
     let mut out = String::with_capacity(text.len() + 64);
     let mut rest = text;
     while let Some(start) = rest.find("{{") {

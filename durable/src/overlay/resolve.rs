@@ -28,8 +28,9 @@
 //! by etag, and pinned versions (content-addressed, immutable) forever.
 
 use super::listing::{Want, SHARED_LAYER_TTL_MS};
-use super::pins::Pins;
-use super::placeholders::{substitute, PlaceholderValues};
+use crate::protocol::pins::Pins;
+use super::placeholders::substitute;
+use crate::settings::overlay::PlaceholderValues;
 use crate::ports::{ObjectInfo, ObjectStore, StorageError};
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};

@@ -5,7 +5,9 @@
 
 use super::*;
 use crate::overlay::pins::sha256_hex;
-use crate::overlay::{OverlayInputs, Pins, PlaceholderValues};
+use crate::overlay::OverlayInputs;
+use crate::protocol::pins::Pins;
+use crate::settings::overlay::PlaceholderValues;
 use crate::ports::{ListPage, PutOptions, StoredObject};
 use crate::testing::MemStore;
 use futures::executor::block_on;

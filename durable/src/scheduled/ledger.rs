@@ -27,7 +27,7 @@
 use super::store::{Claim, LedgerTotal, ScheduleStore};
 use super::{SessionQueue, KIND_HEARTBEAT, KIND_JOB};
 use crate::ports::{LogLevel, Sql, StorageError};
-use crate::routing::SessionKey;
+use crate::inbound::SessionKey;
 use r2_layout::{AgentId, Usage};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -49,9 +49,9 @@ fn growth(now: &Usage, before: &Usage) -> Usage {
         || now.cache_read < before.cache_read
         || now.cache_write < before.cache_write;
     if went_back {
-        return crate::llm::usage_of(now.input, now.output, now.cache_read, now.cache_write);
+        return r2_layout::Usage::new(now.input, now.output, now.cache_read, now.cache_write);
     }
-    crate::llm::usage_of(
+    r2_layout::Usage::new(
         now.input - before.input,
         now.output - before.output,
         now.cache_read - before.cache_read,

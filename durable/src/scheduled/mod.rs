@@ -55,12 +55,11 @@ pub mod store;
 #[cfg(test)]
 mod tests;
 
-use crate::config::{agent_ids, setting, ConfigError, Vars};
-use crate::overlay::OverlayConfig;
-use crate::ports::{
-    ListPage, LogLevel, ObjectInfo, ObjectStore, PutOptions, ReplyTarget, Sql, StorageError, StoredObject,
-};
-use crate::routing::{ChatKind, Inbound, SessionKey};
+use crate::settings::{agent_ids, setting, ConfigError, Vars};
+use crate::settings::overlay::OverlayConfig;
+use crate::ports::{ListPage, LogLevel, ObjectInfo, ObjectStore, PutOptions, Sql, StorageError, StoredObject};
+use crate::inbound::ReplyTarget;
+use crate::inbound::{ChatKind, Inbound, SessionKey, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use hearth_schedule::cron_jobs::{due_jobs, parse_cron_json, CronFile};
 pub use hearth_schedule::heartbeat::ProseRule;
 use hearth_schedule::heartbeat::{decide, HeartbeatDecision};
@@ -71,10 +70,6 @@ use std::cell::Cell;
 pub use store::ScheduleStore;
 use store::{Claim, PENDING_GIVE_UP_MS};
 
-/// The `channel` of heartbeat and job messages (not a chat platform).
-pub const SYSTEM_CHANNEL: &str = "system";
-/// The reply-target channel that sends to the owner (see [`notify`]).
-pub const NOTIFY_CHANNEL: &str = "notify";
 /// The cron trigger's period (`crons` in wrangler.toml): no heartbeat can
 /// run more often than this.
 pub const CRON_TICK_MINUTES: u32 = 5;

@@ -79,7 +79,7 @@ impl Claim {
         kind: &str,
         name: &str,
         slot_ms: i64,
-        inbound: &crate::routing::Inbound,
+        inbound: &crate::inbound::Inbound,
     ) -> Result<Self, StorageError> {
         Ok(Claim {
             slot_id: inbound.dedupe_key.clone(),
@@ -114,7 +114,7 @@ fn text(row: &mut [SqlValue], i: usize) -> Option<String> {
 
 fn tokens(row: &[SqlValue], from: usize) -> Usage {
     let n = |i: usize| row.get(from + i).and_then(SqlValue::as_i64).unwrap_or(0).max(0) as u64;
-    crate::llm::usage_of(n(0), n(1), n(2), n(3))
+    r2_layout::Usage::new(n(0), n(1), n(2), n(3))
 }
 
 fn tok(v: u64) -> SqlValue {

@@ -2,7 +2,7 @@
 //! there is nothing to do, jobs at the right instant, notifications filtered.
 
 use super::*;
-use crate::config::Principal;
+use crate::settings::Principal;
 use crate::testing::{MemSql, MemStore};
 use futures::executor::block_on;
 use std::cell::{Cell, RefCell};

@@ -229,7 +229,7 @@ async fn add_archive_entry<P: Platform>(
     if content.is_empty() {
         return None;
     }
-    match p.memory().add_archive(&crate::memory::store_for(deps.key), name, &content, at).await {
+    match p.memory().add_archive(&crate::protocol::memory::store_for(deps.key), name, &content, at).await {
         Ok(name) => Some(name),
         Err(e) => {
             p.log(LogLevel::Warn, &format!("summary not added to memory as {name:?}: {e}"));
@@ -445,7 +445,7 @@ fn record<S: Sql>(
 /// Whether a policy reset is due before the next message.
 pub fn policy_reset_due(deps: &SessionDeps<'_>, last_activity: Option<i64>, now: i64) -> Option<ResetReason> {
     // Heartbeat and job sessions start each run fresh already.
-    if matches!(deps.key, crate::routing::SessionKey::Heartbeat(_) | crate::routing::SessionKey::Job { .. }) {
+    if matches!(deps.key, crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. }) {
         return None;
     }
     let last = last_activity?;

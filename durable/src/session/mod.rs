@@ -16,4 +16,4 @@ pub mod turn;
 mod tests;
 
 pub use store::{InboxItem, SessionStore};
-pub use turn::{drain, prepare, DrainReport, Prepared, SessionDeps, ADMIN_CHANNEL};
+pub use turn::{drain, prepare, DrainReport, Prepared, SessionDeps};

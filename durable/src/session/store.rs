@@ -291,7 +291,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         )?;
         let r = rows.first().cloned().unwrap_or_default();
         let n = |i| col_i64(&r, i).max(0) as u64;
-        Ok(crate::llm::usage_of(n(0), n(1), n(2), n(3)))
+        Ok(r2_layout::Usage::new(n(0), n(1), n(2), n(3)))
     }
 
     /// Token totals of one session id.
@@ -302,7 +302,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         )?;
         let r = rows.first().cloned().unwrap_or_default();
         let n = |i| col_i64(&r, i).max(0) as u64;
-        Ok(crate::llm::usage_of(n(0), n(1), n(2), n(3)))
+        Ok(r2_layout::Usage::new(n(0), n(1), n(2), n(3)))
     }
 }
 

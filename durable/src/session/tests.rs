@@ -2,10 +2,10 @@
 
 use super::turn::is_reset_command;
 use super::*;
-use crate::config::AgentConfig;
-use crate::ports::ReplyTarget;
+use crate::settings::AgentConfig;
+use crate::inbound::ReplyTarget;
 use crate::prompt::WorkspaceCache;
-use crate::routing::{ChatKind, Inbound, SessionKey};
+use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
 use crate::testing::{Fault, StoreOp, TestPlatform};
 use futures::executor::block_on;
 use r2_layout::Message;
@@ -101,7 +101,7 @@ impl Fixture {
     }
     /// The Archive entries of a memory store: (name, content).
     fn archive_entries(&self, store: &str) -> Vec<(String, String)> {
-        use crate::memory::{MemoryCall, MemoryReply};
+        use crate::protocol::memory::{MemoryCall, MemoryReply};
         let call = MemoryCall::Search {
             store: store.into(),
             query: "archive".into(),
@@ -254,7 +254,7 @@ fn an_interrupted_turn_resumes_without_duplicating_the_message() {
 #[test]
 fn openai_encoding_round_trips_tools() {
     let mut f = Fixture::new();
-    f.cfg.llm.provider = crate::config::Provider::OpenAi;
+    f.cfg.llm.provider = crate::settings::Provider::OpenAi;
     f.p.http.push_json(200, json!({"model": "gpt", "choices": [{"message": {"role": "assistant", "content": null,
         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"SOUL.md\"}"}}]},
         "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 5, "completion_tokens": 1}}));
@@ -658,9 +658,9 @@ fn the_summary_names_the_entry_memory_get_fetches() {
         f.p.memory
             .hub
             .borrow_mut()
-            .call(crate::memory::MemoryCall::Get { store: "main".into(), name: format!("archive {sid}-part0") });
+            .call(crate::protocol::memory::MemoryCall::Get { store: "main".into(), name: format!("archive {sid}-part0") });
     assert!(
-        matches!(got, Ok(crate::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions."))
+        matches!(got, Ok(crate::protocol::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions."))
     );
     // Without the memory, the summary points at the part archive instead.
     let mut f = Fixture::new();
@@ -813,8 +813,8 @@ fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
     f.p.http.pending_polls.set(3);
     f.p.http.push_json(200, anthropic_text("HEARTBEAT_OK"));
     let mut run = inbound(1, "[Heartbeat] check");
-    run.channel = crate::scheduled::SYSTEM_CHANNEL.into();
-    run.reply_target.channel = crate::scheduled::NOTIFY_CHANNEL.into();
+    run.channel = crate::inbound::SYSTEM_CHANNEL.into();
+    run.reply_target.channel = crate::inbound::NOTIFY_CHANNEL.into();
     f.enqueue(&run);
     f.drain();
     assert!(!f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS), "no typing refresh without a chat");

@@ -3,13 +3,13 @@
 use super::lifecycle::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use crate::clock;
-use crate::config::AgentConfig;
+use crate::settings::AgentConfig;
 use crate::llm::{self, ChatRequest, LlmReply, ToolSpec};
 use crate::media::{self, MediaCache};
 use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
 use crate::prompt::{self, RuntimeInfo, Workspace, WorkspaceCache};
-use crate::routing::{ChatKind, Inbound, SessionKey};
+use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
 use crate::tools::{self, ToolContext};
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use std::cell::{Cell, RefCell};
@@ -300,7 +300,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
-        store: memory::store_for(key),
+        store: crate::protocol::memory::store_for(key),
         scope,
         model: &cfg.llm.model,
         workspace: &workspace,
@@ -389,7 +389,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 p.log(LogLevel::Warn, "model returned an empty reply");
                 // A person is waiting (Discord shows "thinking…" until edited);
                 // scheduled runs stay silent.
-                if inbound.channel != crate::scheduled::SYSTEM_CHANNEL {
+                if inbound.channel != crate::inbound::SYSTEM_CHANNEL {
                     send(p, target, "(I have nothing to add.)").await;
                 }
             } else {
@@ -464,8 +464,8 @@ const MAX_TYPING_REFRESHES: u32 = 150;
 /// Whether someone is waiting in a chat for this turn (not a scheduled run,
 /// not an admin action).
 fn person_waiting(inbound: &Inbound) -> bool {
-    inbound.channel != crate::scheduled::SYSTEM_CHANNEL
-        && !matches!(inbound.reply_target.channel.as_str(), ADMIN_CHANNEL | crate::scheduled::NOTIFY_CHANNEL)
+    inbound.channel != crate::inbound::SYSTEM_CHANNEL
+        && !matches!(inbound.reply_target.channel.as_str(), ADMIN_CHANNEL | crate::inbound::NOTIFY_CHANNEL)
 }
 
 /// Runs `work` (an LLM call) while keeping "typing…" shown in the chat.
@@ -487,10 +487,7 @@ async fn with_typing<P: Platform, F: std::future::Future>(p: &P, inbound: &Inbou
     }
 }
 
-/// The channel of work started from the admin API: there is no chat to answer.
-pub const ADMIN_CHANNEL: &str = "admin";
-
-async fn send<P: Platform>(p: &P, target: &crate::ports::ReplyTarget, text: &str) {
+async fn send<P: Platform>(p: &P, target: &crate::inbound::ReplyTarget, text: &str) {
     if target.channel == ADMIN_CHANNEL {
         p.log(LogLevel::Info, &format!("admin: {text}"));
         return;

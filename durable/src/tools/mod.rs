@@ -71,7 +71,7 @@ pub struct ToolOutcome {
 
 impl ToolOutcome {
     pub(crate) fn ok(text: String) -> Self {
-        ToolOutcome { text: crate::prompt::truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
+        ToolOutcome { text: crate::text::truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
     }
     pub(crate) fn err(text: impl Into<String>) -> Self {
         ToolOutcome { text: text.into(), is_error: true }

@@ -40,7 +40,7 @@ and max_chars per entry preview (default 200, max 4000).",
 
 fn preview(m: &Message, max: usize) -> String {
     let t = m.text();
-    crate::prompt::truncate_chars(t.trim(), max)
+    crate::text::truncate_chars(t.trim(), max)
 }
 
 fn entry(i: usize, m: &Message, max: usize) -> Value {

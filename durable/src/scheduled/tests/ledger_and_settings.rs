@@ -7,7 +7,7 @@ const MIN: i64 = 60_000;
 const HB_KEY: &str = "agent:main:heartbeat";
 
 fn usage(input: u64, output: u64) -> Usage {
-    crate::llm::usage_of(input, output, 0, 0)
+    r2_layout::Usage::new(input, output, 0, 0)
 }
 
 #[test]

@@ -8,6 +8,9 @@
 //! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
 //! a clear HTTP error, never a panic.
 
+pub mod media;
+pub mod overlay;
+
 use r2_layout::AgentId;
 
 /// Where settings come from (the Worker's `Env`, or a map in tests).
@@ -86,9 +89,9 @@ pub struct AgentConfig {
     pub discord_api_base: String,
     pub lifecycle: LifecycleConfig,
     /// Vision and transcription settings (`LLM_VISION`, `TRANSCRIBE_*`).
-    pub media: crate::media::MediaConfig,
+    pub media: media::MediaConfig,
     /// Workspace overlay: `TEMPLATE` and the placeholder values (seed 001).
-    pub overlay: crate::overlay::OverlayConfig,
+    pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
 }
@@ -267,8 +270,8 @@ impl AgentConfig {
                 context_window: number(vars, agent, "CONTEXT_WINDOW", 200_000)?,
                 context_reserve: number(vars, agent, "CONTEXT_RESERVE", 16_000)?,
             },
-            media: crate::media::MediaConfig::load(vars, agent)?,
-            overlay: crate::overlay::OverlayConfig::load(vars, agent)?,
+            media: media::MediaConfig::load(vars, agent)?,
+            overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
         })
     }

@@ -1,0 +1,217 @@
+//! What arrives, and where its answer goes: the message types every channel
+//! parses its wire format into, the session a message belongs to, and the
+//! channels that are not chat platforms.
+//!
+//! Ground floor: channels, the session, the scheduler and the memory all speak
+//! these types, so none of them needs another feature to name a message.
+
+use r2_layout::{AgentId, Scope};
+use serde::{Deserialize, Serialize};
+
+/// The `channel` of heartbeat and job messages (not a chat platform).
+pub const SYSTEM_CHANNEL: &str = "system";
+/// The reply-target channel that sends to the owner (heartbeat and job output).
+pub const NOTIFY_CHANNEL: &str = "notify";
+/// The channel of work started from the admin API: there is no chat to answer.
+pub const ADMIN_CHANNEL: &str = "admin";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatKind {
+    Direct,
+    Group,
+}
+
+/// Media attached to an inbound message, not yet fetched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InboundMedia {
+    /// Channel-specific handle (a Telegram `file_id`, a Discord attachment URL).
+    pub handle: String,
+    pub mime_type: String,
+    #[serde(default)]
+    pub filename: Option<String>,
+    #[serde(default)]
+    pub size: Option<u64>,
+    /// `photo`, `document`, `voice`, `audio`, `video`, `video_note`, `sticker`, `attachment`.
+    pub kind: String,
+}
+
+/// A message from any channel, in the runtime's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inbound {
+    /// Repeats of one delivery share this key (e.g. `telegram:update:123`).
+    pub dedupe_key: String,
+    pub channel: String,
+    pub kind: ChatKind,
+    pub chat_id: String,
+    pub sender_id: String,
+    pub sender_name: String,
+    pub text: String,
+    /// In a group: the agent was mentioned, replied to, or given a command.
+    pub addressed: bool,
+    /// Forum topic / thread id, when there is one.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    pub reply_target: ReplyTarget,
+    pub received_at: i64,
+    #[serde(default)]
+    pub media: Vec<InboundMedia>,
+}
+
+/// A parsed session key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SessionKey {
+    Main(AgentId),
+    Heartbeat(AgentId),
+    Direct {
+        agent: AgentId,
+        channel: String,
+        peer: String,
+    },
+    Group {
+        agent: AgentId,
+        channel: String,
+        chat: String,
+        topic: Option<String>,
+    },
+    /// An isolated scheduled job's session.
+    Job {
+        agent: AgentId,
+        job: String,
+    },
+}
+
+impl SessionKey {
+    pub fn agent(&self) -> &AgentId {
+        match self {
+            SessionKey::Main(a) | SessionKey::Heartbeat(a) => a,
+            SessionKey::Direct { agent, .. } | SessionKey::Group { agent, .. } | SessionKey::Job { agent, .. } => agent,
+        }
+    }
+
+    /// Only the owner's main and heartbeat sessions see private files.
+    pub fn scope(&self) -> Scope {
+        match self {
+            SessionKey::Main(_) | SessionKey::Heartbeat(_) => Scope::Main,
+            _ => Scope::Shared,
+        }
+    }
+
+    pub fn render(&self) -> String {
+        match self {
+            SessionKey::Main(a) => format!("agent:{a}:main"),
+            SessionKey::Heartbeat(a) => format!("agent:{a}:heartbeat"),
+            SessionKey::Direct { agent, channel, peer } => format!("agent:{agent}:{channel}:dm:{peer}"),
+            SessionKey::Group { agent, channel, chat, topic: None } => format!("agent:{agent}:{channel}:group:{chat}"),
+            SessionKey::Group { agent, channel, chat, topic: Some(t) } => {
+                format!("agent:{agent}:{channel}:group:{chat}:topic:{t}")
+            }
+            SessionKey::Job { agent, job } => format!("agent:{agent}:job:{job}"),
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<SessionKey> {
+        let parts: Vec<&str> = raw.split(':').collect();
+        if parts.len() < 3 || parts[0] != "agent" {
+            return None;
+        }
+        let agent = AgentId::parse(parts[1]).ok()?;
+        let ok_id = |s: &str| !s.is_empty() && s.len() <= 128 && !s.chars().any(|c| c.is_control() || c == '/');
+        match &parts[2..] {
+            ["main"] => Some(SessionKey::Main(agent)),
+            ["heartbeat"] => Some(SessionKey::Heartbeat(agent)),
+            ["job", job] if ok_id(job) => Some(SessionKey::Job { agent, job: job.to_string() }),
+            [channel, "dm", peer] if ok_id(peer) => {
+                Some(SessionKey::Direct { agent, channel: channel.to_string(), peer: peer.to_string() })
+            }
+            [channel, "group", chat] if ok_id(chat) => {
+                Some(SessionKey::Group { agent, channel: channel.to_string(), chat: chat.to_string(), topic: None })
+            }
+            [channel, "group", chat, "topic", t] if ok_id(chat) && ok_id(t) => Some(SessionKey::Group {
+                agent,
+                channel: channel.to_string(),
+                chat: chat.to_string(),
+                topic: Some(t.to_string()),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Where a reply goes: the channel and the chat, plus whatever the channel
+/// needs to thread it (reply-to message, forum topic, interaction token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ReplyTarget {
+    pub channel: String,
+    pub chat_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// Channel-specific data the core never reads (e.g. a Discord interaction token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<String>,
+    /// Latest time (ms since the epoch) a model call for this message may
+    /// start, set by channels whose way to answer expires (a Discord
+    /// interaction token). Past it the turn spends no LLM call and tells the
+    /// user while the reply can still reach them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_ms: Option<i64>,
+}
+
+impl ReplyTarget {
+    /// Whether the deadline (if any) has passed at `now_ms`.
+    pub fn past_deadline(&self, now_ms: i64) -> bool {
+        self.deadline_ms.is_some_and(|d| now_ms >= d)
+    }
+}
+
+impl Serialize for SessionKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.render())
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = std::borrow::Cow::<str>::deserialize(d)?;
+        SessionKey::parse(&raw).ok_or_else(|| serde::de::Error::custom(format!("bad session key {raw:?}")))
+    }
+}
+
+impl std::fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_keys_round_trip() {
+        for k in [
+            "agent:main:main",
+            "agent:main:heartbeat",
+            "agent:main:telegram:dm:42",
+            "agent:main:telegram:group:-100123",
+            "agent:main:telegram:group:-100123:topic:7",
+            "agent:main:job:morning",
+        ] {
+            assert_eq!(SessionKey::parse(k).unwrap().render(), k);
+        }
+        for bad in ["", "agent:Main:main", "agent:main", "agent:main:x", "user:main:main", "agent:main:telegram:dm:"] {
+            assert!(SessionKey::parse(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn session_keys_travel_as_their_strings() {
+        let k = SessionKey::parse("agent:main:telegram:group:-1:topic:7").unwrap();
+        let json = serde_json::to_string(&k).unwrap();
+        assert_eq!(json, "\"agent:main:telegram:group:-1:topic:7\"");
+        assert_eq!(serde_json::from_str::<SessionKey>(&json).unwrap(), k);
+        assert!(serde_json::from_str::<SessionKey>("\"agent:main\"").is_err());
+    }
+}

@@ -1,0 +1,52 @@
+//! Text helpers every floor uses: bounded cuts, base64, and the notes that
+//! stand in for media a model cannot take.
+//!
+//! They live on the ground floor because the LLM encoders, the tools, the
+//! memory and the media all need them; none of those should import another
+//! feature to get a string cut.
+
+use base64::Engine as _;
+use r2_layout::UserBlock;
+
+/// Appended where [`truncate_chars`] cut a text.
+pub const TRUNCATED_MARKER: &str = "\n[truncated]";
+
+/// How a transcript block starts (it follows the audio's reference block).
+pub const TRANSCRIPT_PREFIX: &str = "[Transcript of the ";
+
+/// Cuts `text` to at most `max` characters (never inside a UTF-8 sequence),
+/// marking the cut.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let keep = max.saturating_sub(TRUNCATED_MARKER.chars().count());
+    let end = text.char_indices().nth(keep).map(|(i, _)| i).unwrap_or(text.len());
+    let mut s = text[..end].to_owned();
+    s.push_str(TRUNCATED_MARKER);
+    s
+}
+
+/// Standard base64 with padding (what both providers take for media).
+pub fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A text stand-in for media the model cannot take. When a transcript of it
+/// comes next (voice, audio) the note says so instead of "not available".
+pub fn file_note(mime: &str, filename: Option<&str>, transcript_follows: bool) -> String {
+    let what = match filename {
+        Some(f) if !f.is_empty() => format!("attached file {f:?} ({mime})"),
+        _ => format!("attached file ({mime})"),
+    };
+    if transcript_follows {
+        format!("[{what}; its transcript follows]")
+    } else {
+        format!("[{what}; its content is not available to you]")
+    }
+}
+
+/// Whether block `i` of a user message is followed by its transcript.
+pub fn transcript_follows(blocks: &[UserBlock], i: usize) -> bool {
+    matches!(blocks.get(i + 1), Some(UserBlock::Text { text }) if text.starts_with(TRANSCRIPT_PREFIX))
+}
