@@ -22,6 +22,7 @@
 pub mod clock;
 pub mod settings;
 pub mod text;
+pub mod toolkit;
 pub mod identity;
 pub mod llm;
 pub mod media;
@@ -35,6 +36,7 @@ pub mod inbound;
 pub mod routing;
 pub mod scheduled;
 pub mod session;
+pub mod storage;
 pub mod skills;
 pub mod tools;
 

@@ -653,7 +653,7 @@ fn rewrite_unshown<'h>(
 /// listing. Returns how many were deleted. Used by session reset.
 pub async fn delete_session_media<S: ObjectStore>(store: &S, session_key: &str) -> Result<usize, StorageError> {
     let prefix = keys::media_prefix(session_key);
-    let (objects, _) = crate::overlay::listing::list_all(store, &prefix, None).await?;
+    let (objects, _) = crate::storage::list_all(store, &prefix, None).await?;
     let keys: Vec<String> = objects.into_iter().map(|o| o.key).filter(|k| k.starts_with(&prefix)).collect();
     // Listed in full first: deleting while paging could move the cursor.
     for chunk in keys.chunks(1000) {

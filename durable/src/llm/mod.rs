@@ -12,16 +12,9 @@ pub mod openai;
 use crate::settings::{LlmConfig, Provider};
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
 use crate::retry::{parse_retry_after, Backoff, Verdict};
+use crate::toolkit::ToolSpec;
 use r2_layout::{AssistantBlock, Message, Usage};
 use serde_json::Value;
-
-/// A tool the model may call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub input_schema: Value,
-}
 
 /// Media bytes loaded for one call, keyed by R2 key (see `prompt::hydrate`).
 pub type Hydrated = std::collections::HashMap<String, std::rc::Rc<Vec<u8>>>;

@@ -137,7 +137,8 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{Hydrated, ToolSpec};
+    use crate::llm::Hydrated;
+    use crate::toolkit::ToolSpec;
     use r2_layout::Usage;
 
     fn cfg() -> LlmConfig {

@@ -3,11 +3,11 @@
 //! own store ([`super::store_for`]); the model cannot pick another one.
 
 use super::{MemoryCall, MemoryCallError, MemoryHit, MemoryReply, MAX_K};
-use crate::llm::ToolSpec;
+use crate::toolkit::{ToolOutcome, ToolSpec};
 use crate::ports::MemoryService;
 use crate::prompt::Workspace;
 use crate::text::truncate_chars;
-use crate::tools::{ToolOutcome, MAX_RESULT_CHARS};
+use crate::toolkit::MAX_RESULT_CHARS;
 use hearth_memory::{Kind, Op};
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use serde_json::{json, Value};

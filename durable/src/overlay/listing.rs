@@ -19,6 +19,7 @@
 //! ([`ListingCache::invalidate_agent_folders`]).
 
 use crate::ports::{ObjectInfo, ObjectStore, StorageError};
+use crate::storage::list_all;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -66,28 +67,6 @@ impl ListingCache {
     }
 }
 
-/// Every object under `prefix`, following cursors. A cursor that repeats
-/// ends the listing (a misbehaving store must not loop for ever). Returns
-/// the objects and the number of R2 operations made.
-pub async fn list_all<S: ObjectStore>(
-    store: &S,
-    prefix: &str,
-    delimiter: Option<&str>,
-) -> Result<(Vec<ObjectInfo>, u32), StorageError> {
-    let mut objects = Vec::new();
-    let mut ops = 0;
-    let mut cursor: Option<String> = None;
-    loop {
-        let page = store.list(prefix, delimiter, cursor.as_deref()).await?;
-        ops += 1;
-        objects.extend(page.objects);
-        match page.cursor {
-            Some(c) if !c.is_empty() && cursor.as_deref() != Some(c.as_str()) => cursor = Some(c),
-            _ => return Ok((objects, ops)),
-        }
-    }
-}
-
 /// The listings of `wants`, in order: fresh ones from the cache, the due
 /// ones fetched concurrently (one round trip) and cached. Returns them with
 /// the number of R2 operations made.
@@ -122,7 +101,6 @@ pub async fn list_due<S: ObjectStore>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ports::ListPage;
     use crate::testing::MemStore;
     use futures::executor::block_on;
 
@@ -145,32 +123,5 @@ mod tests {
         cache.invalidate_agent_folders();
         let (_, ops) = block_on(list_due(&s, &mut cache, &wants, SHARED_LAYER_TTL_MS + 1)).unwrap();
         assert_eq!(ops, 1, "shared layers survive the agent's own writes");
-    }
-
-    /// A store whose every page says "there is more, same cursor".
-    struct StuckCursor;
-    impl ObjectStore for StuckCursor {
-        async fn get(&self, _: &str) -> Result<Option<crate::ports::StoredObject>, StorageError> {
-            Ok(None)
-        }
-        async fn head(&self, _: &str) -> Result<Option<ObjectInfo>, StorageError> {
-            Ok(None)
-        }
-        async fn put(&self, _: &str, _: Vec<u8>, _: crate::ports::PutOptions) -> Result<(), StorageError> {
-            Ok(())
-        }
-        async fn delete(&self, _: &[String]) -> Result<(), StorageError> {
-            Ok(())
-        }
-        async fn list(&self, prefix: &str, _: Option<&str>, _: Option<&str>) -> Result<ListPage, StorageError> {
-            let info = ObjectInfo { key: format!("{prefix}x"), ..Default::default() };
-            Ok(ListPage { objects: vec![info], cursor: Some("same".into()), ..Default::default() })
-        }
-    }
-
-    #[test]
-    fn a_repeated_cursor_ends_the_listing() {
-        let (objects, ops) = block_on(list_all(&StuckCursor, "agents/a/", Some("/"))).unwrap();
-        assert_eq!((objects.len(), ops), (2, 2), "first page, then the repeat, then stop");
     }
 }

@@ -57,7 +57,8 @@ mod tests;
 
 use crate::settings::{agent_ids, setting, ConfigError, Vars};
 use crate::settings::overlay::OverlayConfig;
-use crate::ports::{ListPage, LogLevel, ObjectInfo, ObjectStore, PutOptions, Sql, StorageError, StoredObject};
+use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
+use crate::storage::Counted;
 use crate::inbound::ReplyTarget;
 use crate::inbound::{ChatKind, Inbound, SessionKey, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use hearth_schedule::cron_jobs::{due_jobs, parse_cron_json, CronFile};
@@ -66,7 +67,6 @@ use hearth_schedule::heartbeat::{decide, HeartbeatDecision};
 use hearth_schedule::timing::{heartbeat_due, HeartbeatConfig, DEFAULT_INTERVAL_MINUTES};
 use r2_layout::{keys, AgentId, Usage};
 use serde::Serialize;
-use std::cell::Cell;
 pub use store::ScheduleStore;
 use store::{Claim, PENDING_GIVE_UP_MS};
 
@@ -331,47 +331,6 @@ async fn read_text<O: ObjectStore>(store: &O, key: &str) -> Result<Option<String
     Ok(store.get(key).await?.map(|o| String::from_utf8_lossy(&o.body).into_owned()))
 }
 
-/// Counts the R2 operations of one tick (reported by the admin route: an
-/// idle tick should cost one or two cheap reads).
-struct Counted<'a, O> {
-    inner: &'a O,
-    ops: Cell<u32>,
-}
-
-impl<O> Counted<'_, O> {
-    fn count(&self) {
-        self.ops.set(self.ops.get().saturating_add(1));
-    }
-}
-
-impl<O: ObjectStore> ObjectStore for Counted<'_, O> {
-    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
-        self.count();
-        self.inner.get(key).await
-    }
-    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
-        self.count();
-        self.inner.head(key).await
-    }
-    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
-        self.count();
-        self.inner.put(key, body, opts).await
-    }
-    async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
-        self.count();
-        self.inner.delete(keys).await
-    }
-    async fn list(
-        &self,
-        prefix: &str,
-        delimiter: Option<&str>,
-        cursor: Option<&str>,
-    ) -> Result<ListPage, StorageError> {
-        self.count();
-        self.inner.list(prefix, delimiter, cursor).await
-    }
-}
-
 /// Logs each of `notes` (with `suffix`) when they differ from what was
 /// stored under `key`: once per change, not on every tick.
 fn note_changes<S: Sql>(
@@ -406,7 +365,7 @@ pub async fn tick<O: ObjectStore, S: Sql, Q: SessionQueue>(
     now_ms: i64,
     log: &dyn Fn(LogLevel, &str),
 ) -> Result<TickReport, StorageError> {
-    let store = Counted { inner: store, ops: Cell::new(0) };
+    let store = Counted::new(store);
     let state = ScheduleStore::new(sql);
     state.init()?;
     let mut unqueued = Vec::new();
@@ -466,7 +425,7 @@ pub async fn tick<O: ObjectStore, S: Sql, Q: SessionQueue>(
     }
     state.advance_tick(now_ms)?;
     state.prune(now_ms)?;
-    report.r2_ops = store.ops.get();
+    report.r2_ops = store.ops();
     state.set("last_tick_r2_ops", &report.r2_ops.to_string())?;
     finish(report, unqueued)
 }

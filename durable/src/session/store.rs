@@ -1,6 +1,7 @@
 //! The session's SQLite tables and every statement that touches them.
 
 use crate::ports::{Sql, SqlValue, StorageError};
+use crate::storage::{col_i64, col_string};
 use r2_layout::{Message, Usage};
 
 const SCHEMA: &[&str] = &[
@@ -59,14 +60,6 @@ pub struct InboxItem {
 
 pub struct SessionStore<'a, S: Sql> {
     sql: &'a S,
-}
-
-fn col_i64(row: &[SqlValue], i: usize) -> i64 {
-    row.get(i).and_then(SqlValue::as_i64).unwrap_or(0)
-}
-
-fn col_string(row: &mut [SqlValue], i: usize) -> String {
-    row.get_mut(i).map(|v| std::mem::replace(v, SqlValue::Null)).and_then(SqlValue::into_string).unwrap_or_default()
 }
 
 impl<'a, S: Sql> SessionStore<'a, S> {

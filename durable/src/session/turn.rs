@@ -4,7 +4,8 @@ use super::lifecycle::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use crate::clock;
 use crate::settings::AgentConfig;
-use crate::llm::{self, ChatRequest, LlmReply, ToolSpec};
+use crate::llm::{self, ChatRequest, LlmReply};
+use crate::toolkit::ToolSpec;
 use crate::media::{self, MediaCache};
 use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
@@ -401,7 +402,7 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             calls_wanted.iter().any(|(_, n, _)| matches!(n.as_str(), "write_file" | "edit_file" | "delete_file"));
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
-                tools::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
+                crate::toolkit::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
             } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
                 outcome
             } else {

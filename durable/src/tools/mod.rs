@@ -23,15 +23,12 @@ mod skill;
 pub mod transcripts;
 pub mod write;
 
-use crate::llm::ToolSpec;
+use crate::toolkit::{ToolOutcome, ToolSpec};
 use crate::overlay::Layer;
 use crate::ports::ObjectStore;
 use crate::prompt::Workspace;
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use serde_json::{json, Value};
-
-/// Largest tool result kept in the history (a row must stay far below 2 MB).
-pub const MAX_RESULT_CHARS: usize = 32_000;
 
 pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec {
@@ -61,21 +58,6 @@ pub fn all_tool_names() -> Vec<&'static str> {
     names.sort_unstable();
     names.dedup();
     names
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolOutcome {
-    pub text: String,
-    pub is_error: bool,
-}
-
-impl ToolOutcome {
-    pub(crate) fn ok(text: String) -> Self {
-        ToolOutcome { text: crate::text::truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
-    }
-    pub(crate) fn err(text: impl Into<String>) -> Self {
-        ToolOutcome { text: text.into(), is_error: true }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,8 +6,8 @@ use super::{ToolContext, ToolOutcome};
 use crate::ports::ObjectStore;
 use serde_json::{json, Value};
 
-pub fn spec() -> crate::llm::ToolSpec {
-    crate::llm::ToolSpec {
+pub fn spec() -> crate::toolkit::ToolSpec {
+    crate::toolkit::ToolSpec {
         name: "load_skill",
         description: "Load the full instructions of one of your available skills by name.",
         input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),

@@ -8,7 +8,7 @@
 //! current session.
 
 use super::{ToolContext, ToolOutcome};
-use crate::overlay::listing::list_all;
+use crate::storage::list_all;
 use crate::ports::ObjectStore;
 use r2_layout::{archive, keys, Message};
 use serde_json::{json, Value};
@@ -23,8 +23,8 @@ pub const SEARCH_ARCHIVES: usize = 20;
 /// 128 MB isolate next to a 50 MB media cache: one transcript must stay small.
 pub const MAX_ARCHIVE_BYTES: usize = 8 * 1024 * 1024;
 
-pub fn spec() -> crate::llm::ToolSpec {
-    crate::llm::ToolSpec {
+pub fn spec() -> crate::toolkit::ToolSpec {
+    crate::toolkit::ToolSpec {
         name: "session_logs",
         description:
             "Read your own conversation transcripts: action list_sessions, read_session (session_id, offset), \

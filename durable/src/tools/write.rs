@@ -11,20 +11,20 @@ use serde_json::{json, Value};
 /// Largest file the agent may write.
 pub const MAX_WRITE_BYTES: usize = 64 * 1024;
 
-pub fn specs() -> Vec<crate::llm::ToolSpec> {
+pub fn specs() -> Vec<crate::toolkit::ToolSpec> {
     let path = json!({"type": "string", "description": "Path relative to your workspace, e.g. MEMORY.md or memory/2026-01-31.md"});
     vec![
-        crate::llm::ToolSpec {
+        crate::toolkit::ToolSpec {
             name: "write_file",
             description: "Create or replace a file of your workspace with the given content.",
             input_schema: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
         },
-        crate::llm::ToolSpec {
+        crate::toolkit::ToolSpec {
             name: "edit_file",
             description: "Replace one exact occurrence of old_text with new_text in a workspace file. old_text must match exactly once; read the file first.",
             input_schema: json!({"type": "object", "properties": {"path": path, "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}),
         },
-        crate::llm::ToolSpec {
+        crate::toolkit::ToolSpec {
             name: "delete_file",
             description: "Delete a file of your workspace (e.g. BOOTSTRAP.md once commissioning is done).",
             input_schema: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
