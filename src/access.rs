@@ -4,8 +4,8 @@
 
 use crate::adapters::{self, EnvVars};
 use crate::http::error_response;
-use durable::settings::{agent_ids, AgentConfig};
 use durable::ports::LogLevel;
+use durable::settings::{agent_ids, AgentConfig};
 use worker::{Response, Result};
 
 /// Whether `agent` is one of `AGENTS`.

@@ -1,8 +1,8 @@
 //! The core's ports implemented with `worker` types: R2, Durable Object
 //! SQLite, `fetch`, the clock. Nothing here decides anything.
 
-use durable::settings::Vars;
 use durable::ports::*;
+use durable::settings::Vars;
 use futures::future::{select, Either};
 use std::collections::HashMap;
 use std::time::Duration;

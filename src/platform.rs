@@ -4,9 +4,9 @@
 use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::discord::client::DiscordApi;
 use crate::telegram::client::{channel_error, TelegramApi};
-use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
-use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform};
 use durable::inbound::ReplyTarget;
+use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform};
+use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
 use wasm_bindgen::JsValue;
 use worker::{Env, Method, Request, RequestInit};
 

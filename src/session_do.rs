@@ -5,13 +5,13 @@
 use crate::adapters::{self, DoSql, EnvVars, R2};
 use crate::platform::{Channels, DoPlatform};
 use crate::telegram;
-use durable::settings::AgentConfig;
+use durable::inbound::ADMIN_CHANNEL;
+use durable::inbound::{Inbound, SessionKey};
 use durable::media::MediaCache;
 use durable::ports::LogLevel;
-use durable::prompt::WorkspaceCache;
-use durable::inbound::{Inbound, SessionKey};
-use durable::inbound::ADMIN_CHANNEL;
 use durable::session::{drain, SessionDeps, SessionStore};
+use durable::settings::AgentConfig;
+use durable::workspace::WorkspaceCache;
 use serde::Deserialize;
 use serde_json::json;
 use std::cell::{Cell, RefCell};

@@ -11,12 +11,14 @@
 //!
 //!   cargo run --release -p durable --example prompt_bench
 
-use durable::overlay::listing::{AGENT_FOLDER_TTL_MS, SHARED_LAYER_TTL_MS};
-use durable::overlay::OverlayInputs;
-use durable::protocol::pins::Pins;
-use durable::settings::overlay::PlaceholderValues;
 use durable::ports::{ListPage, ObjectInfo, ObjectStore, PutOptions, StorageError, StoredObject};
-use durable::prompt::{build_system_prompt, load_workspace, RuntimeInfo, Workspace, WorkspaceCache};
+use durable::prompt::{build_system_prompt, RuntimeInfo};
+use durable::protocol::pins::Pins;
+use durable::session::toolbox::all_tool_names;
+use durable::settings::overlay::PlaceholderValues;
+use durable::workspace::listing::{AGENT_FOLDER_TTL_MS, SHARED_LAYER_TTL_MS};
+use durable::workspace::OverlayInputs;
+use durable::workspace::{load_workspace, Workspace, WorkspaceCache};
 use r2_layout::{AgentId, Scope, WorkspaceFile};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -146,6 +148,7 @@ fn r2_ops_by_spacing(offsets: &[i64]) -> Vec<u32> {
             "2026-03-14",
             t0 + dt,
             &overlay,
+            &all_tool_names(),
             &mut cache,
         ));
         match loaded {

@@ -23,21 +23,21 @@ pub mod clock;
 pub mod settings;
 pub mod text;
 pub mod toolkit;
-pub mod identity;
+
+pub mod inbound;
 pub mod llm;
 pub mod media;
 pub mod memory;
-pub mod overlay;
 pub mod ports;
 pub mod prompt;
 pub mod protocol;
 pub mod retry;
-pub mod inbound;
 pub mod routing;
 pub mod scheduled;
 pub mod session;
 pub mod storage;
-pub mod skills;
+pub mod workspace;
+
 pub mod tools;
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The agent's pinned guardrail files (seed 001), kept in the Agent object's
-//! SQLite through [`durable::overlay::pins`]. Routes (reached only through
+//! SQLite through [`durable::workspace::pins`]. Routes (reached only through
 //! the `AGENT` binding; `agent` names the agent, as the object does not know
 //! its own name):
 //! - `GET /pins/get?agent=`: the pins, `{template, files: {file: sha256}}`.
@@ -15,9 +15,9 @@
 
 use super::Agent;
 use crate::adapters::{self, EnvVars, R2};
-use durable::overlay::pins::{self, Accepted, PinError, PinStore};
-use durable::protocol::pins::Pins;
 use durable::ports::LogLevel;
+use durable::protocol::pins::Pins;
+use durable::workspace::pins::{self, Accepted, PinError, PinStore};
 use r2_layout::AgentId;
 use serde::Deserialize;
 use serde_json::json;

@@ -11,8 +11,8 @@
 use super::Agent;
 use crate::adapters::{self, EnvVars, R2};
 use crate::session_do;
-use durable::ports::{LogLevel, StorageError};
 use durable::inbound::{Inbound, SessionKey};
+use durable::ports::{LogLevel, StorageError};
 use durable::scheduled::{
     ledger, next_heartbeat, read_cron, tick, EnqueueOptions, EnqueueOutcome, ScheduleConfig, ScheduleStore,
     SessionCounters, SessionQueue,

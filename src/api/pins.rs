@@ -10,7 +10,7 @@
 
 use crate::adapters::{EnvVars, R2};
 use crate::http::{call_object, json_response};
-use durable::overlay::pins::{self, PinError};
+use durable::workspace::pins::{self, PinError};
 use serde_json::{json, Value};
 use worker::{Env, Method, Response, Result};
 

@@ -14,8 +14,8 @@
 use super::interaction::{ReplyExtra, DISCORD_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
 use crate::telegram::format::split_message;
-use durable::ports::{ChannelError, Http, HttpRequest, LogLevel};
 use durable::inbound::ReplyTarget;
+use durable::ports::{ChannelError, Http, HttpRequest, LogLevel};
 use durable::retry::{parse_retry_after, send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
 use std::cell::RefCell;

@@ -17,11 +17,11 @@ use crate::adapters::{self, EnvVars};
 use crate::http::{json_response, read_body_limited};
 use crate::session_do;
 use client::DiscordApi;
-use durable::settings::{setting, AgentConfig, Vars};
+use durable::inbound::SessionKey;
 use durable::ports::LogLevel;
 use durable::retry::Backoff;
 use durable::routing::{route, Route};
-use durable::inbound::SessionKey;
+use durable::settings::{setting, AgentConfig, Vars};
 use interaction::{ephemeral, Command, Interaction};
 use worker::{Env, Request, Response, Result};
 
@@ -137,13 +137,18 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
 /// conversation's scope (a group channel searches only the group's store),
 /// shown only to the person who asked. No LLM call.
 async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
-    use durable::protocol::memory::{MemoryCall, MemoryReply};
     use durable::ports::MemoryService;
+    use durable::protocol::memory::{MemoryCall, MemoryReply};
     if query.trim().is_empty() {
         return "Tell me what to look for: `/memory query:<words>`.".into();
     }
     let memory = crate::platform::AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() };
-    let call = MemoryCall::Search { store: durable::protocol::memory::store_for(key), query: query.to_owned(), k: 5, kind: None };
+    let call = MemoryCall::Search {
+        store: durable::protocol::memory::store_for(key),
+        query: query.to_owned(),
+        k: 5,
+        kind: None,
+    };
     match memory.call(&call).await {
         Ok(MemoryReply::Hits { hits }) if hits.is_empty() => format!("Nothing in my memory matches {query:?}."),
         Ok(MemoryReply::Hits { hits }) => {

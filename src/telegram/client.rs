@@ -4,8 +4,8 @@
 
 use super::format::{split_message, to_telegram_html, TELEGRAM_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
-use durable::ports::{ChannelError, Http, HttpRequest, LogLevel};
 use durable::inbound::ReplyTarget;
+use durable::ports::{ChannelError, Http, HttpRequest, LogLevel};
 use durable::retry::{send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
 

@@ -11,8 +11,8 @@
 //! the history is otherwise encoded deterministically (same input, same bytes).
 
 use super::{ChatRequest, LlmError, LlmReply, StopReason};
-use r2_layout::Usage;
 use crate::settings::LlmConfig;
+use r2_layout::Usage;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use serde_json::{json, Map, Value};
 

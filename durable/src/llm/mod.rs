@@ -9,9 +9,9 @@
 pub mod anthropic;
 pub mod openai;
 
-use crate::settings::{LlmConfig, Provider};
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
 use crate::retry::{parse_retry_after, Backoff, Verdict};
+use crate::settings::{LlmConfig, Provider};
 use crate::toolkit::ToolSpec;
 use r2_layout::{AssistantBlock, Message, Usage};
 use serde_json::Value;

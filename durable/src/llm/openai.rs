@@ -2,8 +2,8 @@
 //! OpenAI itself and the many servers that speak its format.
 
 use super::{ChatRequest, LlmError, LlmReply, StopReason};
-use r2_layout::Usage;
 use crate::settings::LlmConfig;
+use r2_layout::Usage;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use serde_json::{json, Value};
 

@@ -1,14 +1,23 @@
 //! Media against in-memory doubles: ingest decisions, the byte-budgeted LRU,
 //! hydration, transcription, and deleting a session's media across pages.
 
+use super::hydrate::wanted_refs;
+
 use super::*;
-use crate::settings::AgentConfig;
+use crate::inbound::Inbound;
 use crate::inbound::ReplyTarget;
 use crate::inbound::{ChatKind, SessionKey};
+use crate::ports::{PutOptions, Sql};
 use crate::session::{drain, SessionDeps, SessionStore};
+use crate::settings::AgentConfig;
 use crate::testing::TestPlatform;
 use futures::executor::block_on;
+use r2_layout::{Message, UserContent};
 use serde_json::json;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 const KEY: &str = "agent:main:main";
 
@@ -71,7 +80,7 @@ struct Fx {
     p: TestPlatform,
     cfg: AgentConfig,
     key: SessionKey,
-    ws: RefCell<crate::prompt::WorkspaceCache>,
+    ws: RefCell<crate::workspace::WorkspaceCache>,
     load_ops: std::cell::Cell<Option<u32>>,
     cache: RefCell<MediaCache>,
 }
@@ -231,7 +240,7 @@ fn lru_keeps_within_its_byte_budget_and_evicts_the_coldest() {
     assert_eq!(c.stats.hits, 1);
     c.forget_prefix("d");
     assert!(c.is_empty());
-    assert_eq!(MediaCache::default().budget, 50 * 1024 * 1024);
+    assert_eq!(MediaCache::default().budget(), 50 * 1024 * 1024);
 }
 
 // ------------------------------------------------------------ ingest + hydrate through a turn

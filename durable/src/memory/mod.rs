@@ -255,4 +255,3 @@ impl<S: Sql> MemoryHub<S> {
         self.stores.remove(name);
     }
 }
-

@@ -22,9 +22,9 @@
 //! Scheduled turns (heartbeats, jobs) recall nothing: their text is a fixed prompt, not
 //! something the owner said, and recall would put the same notes in every run.
 
-use crate::protocol::memory::{MemoryCall, MemoryReply, MAIN_STORE};
-use crate::ports::MemoryService;
 use crate::inbound::SessionKey;
+use crate::ports::MemoryService;
+use crate::protocol::memory::{MemoryCall, MemoryReply, MAIN_STORE};
 use hearth_memory::{bm25, MemoryBackend, MemoryStore, SearchHit};
 
 /// Notes recalled into a main-session turn (at most).

@@ -2,12 +2,13 @@
 //! (`who_am_i`, `what_do_i_know`, `my_stats`). Every call names the session's
 //! own store ([`super::store_for`]); the model cannot pick another one.
 
-use super::{MemoryCall, MemoryCallError, MemoryHit, MemoryReply, MAX_K};
-use crate::toolkit::{ToolOutcome, ToolSpec};
+use super::MAX_K;
 use crate::ports::MemoryService;
-use crate::prompt::Workspace;
+use crate::protocol::memory::{MemoryCall, MemoryCallError, MemoryHit, MemoryReply};
 use crate::text::truncate_chars;
 use crate::toolkit::MAX_RESULT_CHARS;
+use crate::toolkit::{ToolOutcome, ToolSpec};
+use crate::workspace::Workspace;
 use hearth_memory::{Kind, Op};
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use serde_json::{json, Value};
@@ -219,7 +220,7 @@ fn who_am_i(ctx: &MemoryToolContext<'_>) -> ToolOutcome {
         .workspace
         .files
         .get(&WorkspaceFile::Identity)
-        .map(|t| crate::identity::parse_identity(t))
+        .map(|t| crate::workspace::identity::parse_identity(t))
         .unwrap_or_default();
     let soul = ctx.workspace.files.get(&WorkspaceFile::Soul).map(|t| truncate_chars(t, SOUL_EXCERPT_CHARS));
     ok(json!({

@@ -4,13 +4,16 @@
 //! notes by time zone, skills, overlay layers, budgets and R2 operations.
 
 use super::*;
-use crate::overlay::pins::sha256_hex;
-use crate::overlay::OverlayInputs;
+use crate::ports::{ListPage, PutOptions, StoredObject};
+use crate::ports::{ObjectInfo, ObjectStore, StorageError};
 use crate::protocol::pins::Pins;
 use crate::settings::overlay::PlaceholderValues;
-use crate::ports::{ListPage, PutOptions, StoredObject};
 use crate::testing::MemStore;
+use crate::workspace::listing::{AGENT_FOLDER_TTL_MS, SHARED_LAYER_TTL_MS};
+use crate::workspace::pins::sha256_hex;
+use crate::workspace::{load_workspace, Layer, OverlayInputs, WorkspaceCache};
 use futures::executor::block_on;
+use r2_layout::AgentId;
 use std::cell::Cell;
 use std::path::Path;
 use WorkspaceFile as F;
@@ -62,11 +65,13 @@ impl Load<'_> {
         let pins = if self.template.is_some() { pinned_v1() } else { Pins::default() };
         let values = PlaceholderValues { human_name: Some("Ines".into()), ..Default::default() };
         let overlay = OverlayInputs { template: self.template, pins: &pins, values: &values };
-        block_on(load_workspace(store, &agent, self.scope, &today, &yesterday, self.now, &overlay, cache)).unwrap()
+        let tools = crate::session::toolbox::all_tool_names();
+        block_on(load_workspace(store, &agent, self.scope, &today, &yesterday, self.now, &overlay, &tools, cache))
+            .unwrap()
     }
 
     fn prompt(&self, ws: &Workspace) -> String {
-        let tools: Vec<&str> = crate::tools::tool_specs(self.scope).iter().map(|t| t.name).collect();
+        let tools: Vec<&str> = crate::session::toolbox::tool_specs(self.scope).iter().map(|t| t.name).collect();
         let key = format!("agent:{}:main", self.agent);
         build_system_prompt(
             ws,
@@ -310,7 +315,7 @@ fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
     }
     ws.today = Some(big("TODAY").into());
     ws.yesterday = Some(big("YESTERDAY").into());
-    ws.skills = vec![crate::skills::parse_skill(
+    ws.skills = vec![crate::workspace::skills::parse_skill(
         "notes",
         "skills/notes/SKILL.md",
         false,

@@ -142,7 +142,6 @@ impl From<MemoryError> for MemoryCallError {
     }
 }
 
-
 /// The HTTP status and JSON body of a call's result (the Agent object's
 /// `/memory/call` answer; [`decode_reply`] reads it back).
 pub fn encode_result(result: Result<MemoryReply, MemoryCallError>) -> (u16, serde_json::Value) {

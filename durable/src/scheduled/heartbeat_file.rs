@@ -19,13 +19,13 @@
 //!   when `TEMPLATE` changes) the layers are listed and resolved again.
 
 use super::store::ScheduleStore;
-use crate::identity::strip_template_placeholders;
-use crate::overlay::listing::{list_due, ListingCache};
-use crate::overlay::resolve::{resolve_listed, ListedLayers, Listing, OverlayPrefixes, TextCache};
-use crate::overlay::Layer;
+use crate::ports::{ObjectInfo, ObjectStore, Sql, StorageError};
 use crate::protocol::pins::Pins;
 use crate::settings::overlay::OverlayConfig;
-use crate::ports::{ObjectInfo, ObjectStore, Sql, StorageError};
+use crate::workspace::identity::strip_template_placeholders;
+use crate::workspace::listing::{list_due, ListingCache};
+use crate::workspace::resolve::{resolve_listed, ListedLayers, Listing, OverlayPrefixes, TextCache};
+use crate::workspace::Layer;
 use hearth_schedule::Checklist;
 use r2_layout::{keys, AgentId, WorkspaceFile};
 use serde::{Deserialize, Serialize};

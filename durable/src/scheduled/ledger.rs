@@ -26,8 +26,8 @@
 
 use super::store::{Claim, LedgerTotal, ScheduleStore};
 use super::{SessionQueue, KIND_HEARTBEAT, KIND_JOB};
-use crate::ports::{LogLevel, Sql, StorageError};
 use crate::inbound::SessionKey;
+use crate::ports::{LogLevel, Sql, StorageError};
 use r2_layout::{AgentId, Usage};
 use serde::Serialize;
 use std::collections::BTreeMap;

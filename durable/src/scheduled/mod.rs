@@ -55,12 +55,12 @@ pub mod store;
 #[cfg(test)]
 mod tests;
 
-use crate::settings::{agent_ids, setting, ConfigError, Vars};
-use crate::settings::overlay::OverlayConfig;
-use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
-use crate::storage::Counted;
 use crate::inbound::ReplyTarget;
 use crate::inbound::{ChatKind, Inbound, SessionKey, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
+use crate::settings::overlay::OverlayConfig;
+use crate::settings::{agent_ids, setting, ConfigError, Vars};
+use crate::storage::Counted;
 use hearth_schedule::cron_jobs::{due_jobs, parse_cron_json, CronFile};
 pub use hearth_schedule::heartbeat::ProseRule;
 use hearth_schedule::heartbeat::{decide, HeartbeatDecision};

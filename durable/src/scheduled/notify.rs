@@ -5,9 +5,9 @@
 //! object whose turn is replying (the heartbeat session, or one job's
 //! session), so repeats are caught per heartbeat / per job.
 
-use crate::settings::Principal;
-use crate::ports::{Sql, SqlValue, StorageError};
 use crate::inbound::ReplyTarget;
+use crate::ports::{Sql, SqlValue, StorageError};
+use crate::settings::Principal;
 use hearth_schedule::heartbeat::is_heartbeat_ok;
 use hearth_schedule::notify::{is_duplicate, notification_hash, SentNotification, DEFAULT_DEDUPE_WINDOW_MS};
 

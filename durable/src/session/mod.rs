@@ -10,6 +10,7 @@
 
 pub mod lifecycle;
 pub mod store;
+pub mod toolbox;
 pub mod turn;
 
 #[cfg(test)]

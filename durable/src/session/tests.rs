@@ -2,11 +2,11 @@
 
 use super::turn::is_reset_command;
 use super::*;
-use crate::settings::AgentConfig;
 use crate::inbound::ReplyTarget;
-use crate::prompt::WorkspaceCache;
 use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
+use crate::settings::AgentConfig;
 use crate::testing::{Fault, StoreOp, TestPlatform};
+use crate::workspace::WorkspaceCache;
 use futures::executor::block_on;
 use r2_layout::Message;
 use serde_json::json;
@@ -655,10 +655,10 @@ fn the_summary_names_the_entry_memory_get_fetches() {
     assert!(first.contains(&format!("archive entry 'archive {sid}-part0': memory_get fetches it")), "{first}");
     // And memory_get finds it by that name.
     let got =
-        f.p.memory
-            .hub
-            .borrow_mut()
-            .call(crate::protocol::memory::MemoryCall::Get { store: "main".into(), name: format!("archive {sid}-part0") });
+        f.p.memory.hub.borrow_mut().call(crate::protocol::memory::MemoryCall::Get {
+            store: "main".into(),
+            name: format!("archive {sid}-part0"),
+        });
     assert!(
         matches!(got, Ok(crate::protocol::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions."))
     );

@@ -2,16 +2,19 @@
 
 use super::lifecycle::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
+use super::toolbox;
 use crate::clock;
-use crate::settings::AgentConfig;
+use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
 use crate::llm::{self, ChatRequest, LlmReply};
-use crate::toolkit::ToolSpec;
 use crate::media::{self, MediaCache};
 use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
-use crate::prompt::{self, RuntimeInfo, Workspace, WorkspaceCache};
-use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
-use crate::tools::{self, ToolContext};
+use crate::prompt::{self, RuntimeInfo};
+use crate::settings::AgentConfig;
+use crate::toolkit::ToolOutcome;
+use crate::toolkit::ToolSpec;
+use crate::tools::ToolContext;
+use crate::workspace::{Workspace, WorkspaceCache};
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use std::cell::{Cell, RefCell};
 
@@ -201,16 +204,25 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let scope = deps.key.scope();
     let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
     let workspace = {
-        let pins = crate::overlay::pins_for_turn(p, &cfg.overlay).await;
+        let pins = crate::workspace::pins_for_turn(p, &cfg.overlay).await;
         let overlay = cfg.overlay.inputs(&pins);
         // Taken out for the load, not borrowed across its awaits, so nothing
         // the object serves meanwhile can find it borrowed; `/status` reads
         // the ops count beside it, unknown until the load is done.
         deps.workspace_load_ops.set(None);
         let mut cache = std::mem::take(&mut *deps.workspace_cache.borrow_mut());
-        let loaded =
-            prompt::load_workspace(p.store(), &cfg.agent, scope, &today, &yesterday, p.now_ms(), &overlay, &mut cache)
-                .await;
+        let loaded = crate::workspace::load_workspace(
+            p.store(),
+            &cfg.agent,
+            scope,
+            &today,
+            &yesterday,
+            p.now_ms(),
+            &overlay,
+            &toolbox::all_tool_names(),
+            &mut cache,
+        )
+        .await;
         *deps.workspace_cache.borrow_mut() = cache;
         deps.workspace_load_ops.set(loaded.as_ref().ok().map(|ws| ws.r2_ops));
         match loaded {
@@ -225,7 +237,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     for w in &workspace.warnings {
         p.log(LogLevel::Warn, w);
     }
-    let tools = tools::tool_specs(scope);
+    let tools = toolbox::tool_specs(scope);
     let tool_names: Vec<&str> = tools.iter().map(|t| t.name).collect();
     let session_key = deps.key.render();
     let system = prompt::build_system_prompt(
@@ -398,23 +410,23 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
             return Ok(calls);
         }
-        let wrote_workspace =
-            calls_wanted.iter().any(|(_, n, _)| matches!(n.as_str(), "write_file" | "edit_file" | "delete_file"));
+        let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| toolbox::writes_workspace(n));
+        let tool_names: Vec<&str> = tool_specs.iter().map(|t| t.name).collect();
+        let tool_ctx = ToolContext {
+            store: p.store(),
+            agent: &cfg.agent,
+            scope,
+            workspace: &workspace,
+            tool_names: &tool_names,
+            session_id,
+            live: &history,
+        };
+        let mut results = Vec::with_capacity(calls_wanted.len());
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
-                crate::toolkit::ToolOutcome { text: "tool round limit reached; answer now".into(), is_error: true }
-            } else if let Some(outcome) = memory::tools::run(p.memory(), &memory_ctx, &name, &args).await {
-                outcome
+                ToolOutcome::err("tool round limit reached; answer now")
             } else {
-                let tool_ctx = ToolContext {
-                    store: p.store(),
-                    agent: &cfg.agent,
-                    scope,
-                    workspace: &workspace,
-                    session_id,
-                    live: &history,
-                };
-                tools::run_tool(&tool_ctx, &name, &args).await
+                toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await
             };
             let result = Message::ToolResult {
                 tool_call_id: id,
@@ -424,8 +436,9 @@ async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 timestamp: p.now_ms(),
             };
             store.append(session_id, &result)?;
-            history.push(result);
+            results.push(result);
         }
+        history.extend(results);
         if wrote_workspace {
             // Folder listings are cached for a minute; our own writes show at once.
             deps.workspace_cache.borrow_mut().invalidate_listings();

@@ -23,14 +23,16 @@ mod skill;
 pub mod transcripts;
 pub mod write;
 
-use crate::toolkit::{ToolOutcome, ToolSpec};
-use crate::overlay::Layer;
 use crate::ports::ObjectStore;
-use crate::prompt::Workspace;
+use crate::toolkit::{ToolOutcome, ToolSpec};
+use crate::workspace::Layer;
+use crate::workspace::Workspace;
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use serde_json::{json, Value};
 
-pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
+/// The workspace tools a session of `scope` has (the session adds the
+/// memory tools and sorts the whole list).
+pub fn specs(scope: Scope) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec {
         name: "read_file",
         description: "Read a file of your workspace (e.g. SOUL.md, TOOLS.md, memory/2026-01-31.md). \
@@ -46,18 +48,7 @@ A path ending in '/' (or empty) lists that folder instead.",
         tools.extend(write::specs());
         tools.push(transcripts::spec());
     }
-    tools.extend(crate::memory::tools::specs(scope));
-    tools.sort_by_key(|t| t.name);
     tools
-}
-
-/// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
-pub fn all_tool_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> =
-        [Scope::Main, Scope::Shared].into_iter().flat_map(tool_specs).map(|t| t.name).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -109,6 +100,8 @@ pub struct ToolContext<'a, S: ObjectStore> {
     pub scope: Scope,
     /// This turn's workspace: its skills, and the inherited files.
     pub workspace: &'a Workspace,
+    /// Names of every tool this session has (which skills it may load).
+    pub tool_names: &'a [&'a str],
     /// The live session: its id and messages so far.
     pub session_id: &'a str,
     pub live: &'a [r2_layout::Message],
@@ -216,8 +209,8 @@ async fn list_folder<S: ObjectStore>(ctx: &ToolContext<'_, S>, path: &str) -> To
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skills::Skill;
     use crate::testing::MemStore;
+    use crate::workspace::skills::Skill;
     use futures::executor::block_on;
     use serde_json::json;
 
@@ -276,7 +269,9 @@ mod tests {
 
     fn run(store: &MemStore, ws: &Workspace, scope: Scope, tool: &str, args: Value) -> ToolOutcome {
         let agent = main_agent();
-        let ctx = ToolContext { store, agent: &agent, scope, workspace: ws, session_id: "s", live: &[] };
+        let names = crate::session::toolbox::tool_names(scope);
+        let ctx =
+            ToolContext { store, agent: &agent, scope, workspace: ws, tool_names: &names, session_id: "s", live: &[] };
         block_on(run_tool(&ctx, tool, &args))
     }
 
@@ -363,18 +358,5 @@ mod tests {
         assert!(r.is_error && !r.text.contains("JOURNAL BODY"), "{r:?}");
         assert!(r.text.contains("available: notes"), "{}", r.text);
         assert_eq!(load(Scope::Shared, "notes").text, "NOTES BODY");
-    }
-
-    #[test]
-    fn every_tool_name_once() {
-        let names = |scope| tool_specs(scope).into_iter().map(|t| t.name).collect::<Vec<_>>();
-        let (main, shared) = (names(Scope::Main), names(Scope::Shared));
-        for scope in [&main, &shared] {
-            let distinct: std::collections::BTreeSet<_> = scope.iter().collect();
-            assert_eq!(distinct.len(), scope.len(), "a provider refuses a tool named twice: {scope:?}");
-        }
-        assert!(main.contains(&"write_file") && !shared.contains(&"write_file"), "the scopes differ");
-        let union: std::collections::BTreeSet<&str> = main.iter().chain(&shared).copied().collect();
-        assert_eq!(all_tool_names(), union.into_iter().collect::<Vec<_>>(), "each tool of either scope, once");
     }
 }

@@ -1,5 +1,5 @@
 //! `load_skill`: the whole SKILL.md of a listed skill, on demand. Only the
-//! skills this session lists ([`crate::skills::eligible`] for its tools) can
+//! skills this session lists ([`crate::workspace::skills::eligible`] for its tools) can
 //! be loaded: a skill needing `write_file` is not loaded in a group.
 
 use super::{ToolContext, ToolOutcome};
@@ -18,8 +18,7 @@ pub async fn load_skill<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) 
     let Some(name) = args.get("name").and_then(Value::as_str) else {
         return ToolOutcome::err("missing string argument 'name'");
     };
-    let tools: Vec<&str> = super::tool_specs(ctx.scope).iter().map(|t| t.name).collect();
-    let listed = crate::skills::eligible(&ctx.workspace.skills, &tools);
+    let listed = crate::workspace::skills::eligible(&ctx.workspace.skills, ctx.tool_names);
     let Some(skill) = listed.iter().find(|s| s.name == name.trim()) else {
         let names: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
         return ToolOutcome::err(format!("no skill named {name:?}; available: {}", names.join(", ")));

@@ -8,8 +8,8 @@
 //! current session.
 
 use super::{ToolContext, ToolOutcome};
-use crate::storage::list_all;
 use crate::ports::ObjectStore;
+use crate::storage::list_all;
 use r2_layout::{archive, keys, Message};
 use serde_json::{json, Value};
 
@@ -169,9 +169,16 @@ mod tests {
 
     fn run(store: &MemStore, live: &[Message], args: Value) -> Value {
         let agent = AgentId::parse("main").unwrap();
-        let workspace = crate::prompt::Workspace::default();
-        let ctx =
-            ToolContext { store, agent: &agent, scope: Scope::Main, workspace: &workspace, session_id: "live", live };
+        let workspace = crate::workspace::Workspace::default();
+        let ctx = ToolContext {
+            store,
+            agent: &agent,
+            scope: Scope::Main,
+            workspace: &workspace,
+            tool_names: &[],
+            session_id: "live",
+            live,
+        };
         let out = block_on(session_logs(&ctx, &args));
         serde_json::from_str(&out.text).unwrap_or(Value::String(out.text))
     }

@@ -34,7 +34,7 @@ pub fn specs() -> Vec<crate::toolkit::ToolSpec> {
 
 /// Paths the agent may never write: pinned guardrails and system-managed folders.
 pub fn is_write_protected(path: &str) -> bool {
-    crate::overlay::is_write_protected(path) || path.starts_with("sessions/") || path == "sessions"
+    crate::workspace::is_write_protected(path) || path.starts_with("sessions/") || path == "sessions"
 }
 
 fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Result<String, ToolOutcome> {

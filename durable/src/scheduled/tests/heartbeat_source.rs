@@ -20,7 +20,8 @@ fn prose_without_a_checkbox_makes_no_call_unless_opted_in() {
 
 /// Whether the prompt shows `text` as its Heartbeats section.
 fn prompt_shows(text: &str) -> bool {
-    use crate::prompt::{build_system_prompt, RuntimeInfo, Workspace};
+    use crate::prompt::{build_system_prompt, RuntimeInfo};
+    use crate::workspace::Workspace;
     let ws = Workspace { files: [(r2_layout::WorkspaceFile::Heartbeat, text.into())].into(), ..Default::default() };
     let runtime = RuntimeInfo {
         agent: "main",

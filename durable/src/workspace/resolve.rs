@@ -28,10 +28,10 @@
 //! by etag, and pinned versions (content-addressed, immutable) forever.
 
 use super::listing::{Want, SHARED_LAYER_TTL_MS};
-use crate::protocol::pins::Pins;
 use super::placeholders::substitute;
-use crate::settings::overlay::PlaceholderValues;
 use crate::ports::{ObjectInfo, ObjectStore, StorageError};
+use crate::protocol::pins::Pins;
+use crate::settings::overlay::PlaceholderValues;
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};
 use serde::Serialize;
@@ -328,9 +328,9 @@ pub fn identity_name(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::overlay::listing::{list_due, ListingCache};
-    use crate::overlay::pins::{initialize_pins, sha256_hex, PinStore};
     use crate::testing::{MemSql, MemStore};
+    use crate::workspace::listing::{list_due, ListingCache};
+    use crate::workspace::pins::{initialize_pins, sha256_hex, PinStore};
     use futures::executor::block_on;
     use WorkspaceFile as F;
 
@@ -464,7 +464,7 @@ mod tests {
         assert_eq!(&*ws.files[&F::Guardrails], "v1 {{HUMAN_NAME}}");
         // Accepted: the new pin serves v2.
         let p2 = Pins { files: [("GUARDRAILS.md".to_owned(), sha256_hex(b"v2 wider"))].into(), ..p.clone() };
-        block_on(crate::overlay::pins::ensure_version(&s, T, "GUARDRAILS.md", &sha256_hex(b"v2 wider"), b"v2 wider"))
+        block_on(crate::workspace::pins::ensure_version(&s, T, "GUARDRAILS.md", &sha256_hex(b"v2 wider"), b"v2 wider"))
             .unwrap();
         let ws = resolve_all(&s, Some(T), &p2, &values(), &F::ALL, &mut cache, 120_001);
         assert_eq!(&*ws.files[&F::Guardrails], "v2 wider");

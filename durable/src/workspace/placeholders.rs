@@ -47,7 +47,6 @@ fn rendered(values: &PlaceholderValues) -> [(&'static str, String); 7] {
     TOKENS.map(|t| (t, render(values.get(t).flatten())))
 }
 
-
 /// A value as it appears in a file: sanitised, or an em dash.
 pub fn render(raw: Option<&str>) -> String {
     match raw.map(sanitize_value) {

@@ -19,10 +19,15 @@
 //! `TEMPLATE__{AGENT}`); none by default, and then the overlay is agent →
 //! defaults. Placeholder values come from the vars named like the tokens.
 
+pub mod identity;
 pub mod listing;
+mod load;
 pub mod pins;
 pub mod placeholders;
 pub mod resolve;
+pub mod skills;
+
+pub use load::{load_workspace, Workspace, WorkspaceCache};
 
 pub use resolve::Layer;
 

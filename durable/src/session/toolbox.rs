@@ -1,0 +1,72 @@
+//! The session's tools: the workspace tools ([`crate::tools`]) and the memory
+//! tools ([`crate::memory::tools`]) as one list and one dispatcher.
+//!
+//! The list is sorted by name and depends only on the session's scope, so it
+//! is the same bytes on every request of a session (prompt caching). It is
+//! composed here, above both features, so neither needs the other.
+
+use crate::memory::tools::{self as memory_tools, MemoryToolContext};
+use crate::ports::Platform;
+use crate::toolkit::{ToolOutcome, ToolSpec};
+use crate::tools::{self, ToolContext};
+use r2_layout::Scope;
+use serde_json::Value;
+
+/// Every tool a session of `scope` has, sorted by name.
+pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
+    let mut specs = tools::specs(scope);
+    specs.extend(memory_tools::specs(scope));
+    specs.sort_by_key(|t| t.name);
+    specs
+}
+
+/// The names of [`tool_specs`].
+pub fn tool_names(scope: Scope) -> Vec<&'static str> {
+    tool_specs(scope).into_iter().map(|t| t.name).collect()
+}
+
+/// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
+pub fn all_tool_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = [Scope::Main, Scope::Shared].into_iter().flat_map(tool_names).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The tools that write the agent's workspace (the next load must list again).
+pub fn writes_workspace(name: &str) -> bool {
+    matches!(name, "write_file" | "edit_file" | "delete_file")
+}
+
+/// Runs one tool call: a memory tool through the Agent object, else a
+/// workspace tool.
+pub async fn run<P: Platform>(
+    p: &P,
+    memory: &MemoryToolContext<'_>,
+    workspace: &ToolContext<'_, P::Store>,
+    name: &str,
+    args: &Value,
+) -> ToolOutcome {
+    match memory_tools::run(p.memory(), memory, name, args).await {
+        Some(outcome) => outcome,
+        None => tools::run_tool(workspace, name, args).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_name_once() {
+        let names = |scope| tool_specs(scope).into_iter().map(|t| t.name).collect::<Vec<_>>();
+        let (main, shared) = (names(Scope::Main), names(Scope::Shared));
+        for scope in [&main, &shared] {
+            let distinct: std::collections::BTreeSet<_> = scope.iter().collect();
+            assert_eq!(distinct.len(), scope.len(), "a provider refuses a tool named twice: {scope:?}");
+        }
+        assert!(main.contains(&"write_file") && !shared.contains(&"write_file"), "the scopes differ");
+        let union: std::collections::BTreeSet<&str> = main.iter().chain(&shared).copied().collect();
+        assert_eq!(all_tool_names(), union.into_iter().collect::<Vec<_>>(), "each tool of either scope, once");
+    }
+}
