@@ -9,7 +9,7 @@ use durable::settings::{agent_ids, AgentConfig};
 use worker::{Response, Result};
 
 /// Whether `agent` is one of `AGENTS`.
-pub fn is_configured(vars: &EnvVars<'_>, agent: &str) -> bool {
+pub fn is_configured(vars: &EnvVars, agent: &str) -> bool {
     agent_ids(vars).iter().any(|a| a == agent)
 }
 
@@ -23,7 +23,7 @@ pub fn unknown_agent() -> Result<Response> {
 /// give (unknown agent: 404; a broken setting: 500 naming it, also logged so
 /// `wrangler dev` and `wrangler tail` show it).
 pub fn config_after_auth(
-    vars: &EnvVars<'_>,
+    vars: &EnvVars,
     agent: &str,
     known: bool,
 ) -> std::result::Result<AgentConfig, Result<Response>> {

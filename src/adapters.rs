@@ -19,9 +19,16 @@ fn storage_err(e: worker::Error) -> StorageError {
 }
 
 /// The Worker's vars and secrets.
-pub struct EnvVars<'a>(pub &'a Env);
+pub struct EnvVars(pub Env);
 
-impl Vars for EnvVars<'_> {
+impl EnvVars {
+    /// The vars of `env` (an `Env` handle is cheap to clone).
+    pub fn of(env: &Env) -> Self {
+        EnvVars(env.clone())
+    }
+}
+
+impl Vars for EnvVars {
     fn get(&self, name: &str) -> Option<String> {
         self.0.var(name).map(|v| v.to_string()).or_else(|_| self.0.secret(name).map(|v| v.to_string())).ok()
     }
@@ -37,8 +44,8 @@ pub struct R2 {
 
 impl R2 {
     pub fn from_env(env: &Env) -> worker::Result<Self> {
-        let fault_put_prefix = EnvVars(env).get("HEARTH_FAULT_R2_PUT_PREFIX").filter(|p| !p.is_empty());
-        Ok(R2 { bucket: env.bucket("BUCKET")?, fault_put_prefix })
+        let fault_put_prefix = EnvVars::of(env).get("HEARTH_FAULT_R2_PUT_PREFIX").filter(|p| !p.is_empty());
+        Ok(R2 { bucket: env.bucket(durable::protocol::BUCKET_BINDING)?, fault_put_prefix })
     }
 }
 

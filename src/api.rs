@@ -5,14 +5,17 @@
 mod pins;
 
 use crate::adapters::EnvVars;
-use crate::http::call_object;
+use crate::http::forward_json;
+use crate::objects::{call, call_raw};
 use crate::telegram::secrets_match;
+use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
+use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
 use durable::settings::Vars;
 use worker::{Env, Method, Request, Response, Result};
 
 /// Checks the bearer token. `Err` is the response to send (401/503).
 fn authorize(req: &Request, env: &Env) -> std::result::Result<(), Result<Response>> {
-    let Some(expected) = EnvVars(env).get("ADMIN_TOKEN").filter(|t| !t.is_empty()) else {
+    let Some(expected) = EnvVars::of(env).get("ADMIN_TOKEN").filter(|t| !t.is_empty()) else {
         return Err(Response::error("ADMIN_TOKEN is not set: the admin API is disabled", 503));
     };
     let given = req.headers().get("authorization").ok().flatten().unwrap_or_default();
@@ -29,7 +32,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
     if let Err(resp) = authorize(&req, env) {
         return resp;
     }
-    let agents = durable::settings::agent_ids(&EnvVars(env));
+    let agents = durable::settings::agent_ids(&EnvVars::of(env));
     if let ["agents", agent, ..] = segments {
         if !agents.iter().any(|a| a == agent) {
             return Response::error(format!("unknown agent {agent:?}"), 404);
@@ -45,7 +48,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             session_call(env, agent, key, Method::Post, "/reset").await
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
-        (Method::Get, ["agents", agent, "schedule"]) => crate::agent::schedule::admin_status(env, agent).await,
+        (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
@@ -56,9 +59,9 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
 
 /// Live sessions (from the Agent object's registry) and archives (from R2).
 async fn list_sessions(env: &Env, agent: &str) -> Result<Response> {
-    let (_, live) = call_object(env, "AGENT", agent, Method::Get, "/sessions/list", None).await?;
+    let live: Vec<SessionEntry> = call::<(), _>(env, AGENT_BINDING, agent, Method::Get, SESSIONS_PATH, None).await?;
     let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
-    let bucket = env.bucket("BUCKET")?;
+    let bucket = env.bucket(BUCKET_BINDING)?;
     let mut archives = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -98,7 +101,7 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
         Ok(k) => k,
         Err(e) => return Response::error(e.to_string(), 400),
     };
-    let Some(obj) = env.bucket("BUCKET")?.get(&key).execute().await? else {
+    let Some(obj) = env.bucket(BUCKET_BINDING)?.get(&key).execute().await? else {
         return Response::error(format!("no archive {id:?} (see GET /api/agents/{agent}/sessions)"), 404);
     };
     let metadata = obj.custom_metadata().unwrap_or_default();
@@ -124,8 +127,7 @@ async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &
         Some(k) if k.agent().as_str() == agent => {}
         _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
     }
-    let (status, body) = call_object(env, "SESSION", &key, method, path, None).await?;
-    Ok(Response::from_json(&body)?.with_status(status))
+    forward_json(call_raw(env, SESSION_BINDING, &key, method, path, None).await?)
 }
 
 /// Session keys contain ':' which clients may percent-encode.
@@ -146,4 +148,10 @@ fn urlencoding_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.
+async fn schedule_status(env: &Env, agent: &str) -> Result<Response> {
+    let path = durable::protocol::agent::SCHEDULE_STATUS_PATH;
+    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, path, None).await?)
 }

@@ -5,15 +5,16 @@
 
 mod access;
 mod adapters;
-mod agent;
+mod agent_do;
 mod api;
 mod discord;
 mod http;
+mod objects;
 mod platform;
 mod session_do;
 mod telegram;
 
-pub use agent::Agent;
+pub use agent_do::Agent;
 pub use session_do::Session;
 
 use serde_json::json;
@@ -47,5 +48,5 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     // Only tells each Agent object that time passed; the objects do the work.
     adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {} at {}", event.cron(), event.schedule()));
-    agent::schedule::fan_out(&env, event.schedule() as i64).await;
+    agent_do::fan_out(&env, event.schedule() as i64).await;
 }

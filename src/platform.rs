@@ -7,8 +7,8 @@ use crate::telegram::client::{channel_error, TelegramApi};
 use durable::inbound::ReplyTarget;
 use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform};
 use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
-use wasm_bindgen::JsValue;
-use worker::{Env, Method, Request, RequestInit};
+use durable::protocol::AGENT_BINDING;
+use worker::{Env, Method};
 
 /// Replies go back on the channel the message came from.
 pub struct Channels {
@@ -97,23 +97,14 @@ pub struct AgentMemory {
 impl MemoryService for AgentMemory {
     async fn call(&self, call: &MemoryCall) -> Result<MemoryReply, MemoryCallError> {
         let down = |e: worker::Error| MemoryCallError::Unavailable(e.to_string());
-        let stub = self
-            .env
-            .durable_object("AGENT")
-            .map_err(down)?
-            .id_from_name(&self.agent)
-            .map_err(down)?
-            .get_stub()
-            .map_err(down)?;
         let body = serde_json::to_string(call).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
         // The agent id lets the object apply the agent's memory settings (BM25 k1, b).
-        let url = format!("https://agent/memory/call?agent={}", self.agent);
-        let req = Request::new_with_init(&url, &init).map_err(down)?;
-        let mut resp = stub.fetch_with_request(req).await.map_err(down)?;
-        let bytes = resp.bytes().await.map_err(down)?;
-        decode_reply(resp.status_code(), &bytes)
+        let path = format!("{}?agent={}", durable::protocol::memory::CALL_PATH, self.agent);
+        let (status, text) =
+            crate::objects::call_raw(&self.env, AGENT_BINDING, &self.agent, Method::Post, &path, Some(body))
+                .await
+                .map_err(down)?;
+        decode_reply(status, text.as_bytes())
     }
 }
 
@@ -122,6 +113,28 @@ pub struct DoPlatform {
     pub sql: DoSql,
     pub channels: Channels,
     pub memory: AgentMemory,
+}
+
+impl DoPlatform {
+    /// The platform of a Session object's turns: its agent's bucket, bots
+    /// and memory.
+    pub fn for_session(
+        state: &worker::State,
+        env: &Env,
+        config: &durable::settings::AgentConfig,
+        key: &durable::inbound::SessionKey,
+    ) -> worker::Result<Self> {
+        Ok(DoPlatform {
+            store: R2::from_env(env)?,
+            sql: DoSql::new(state),
+            channels: Channels {
+                telegram: crate::telegram::api_for(config),
+                notify: Notify { owner: config.owners.first().cloned(), sql: DoSql::new(state) },
+                discord: Some(crate::discord::api_for(&crate::adapters::EnvVars::of(env), config)),
+            },
+            memory: AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() },
+        })
+    }
 }
 
 impl Platform for DoPlatform {
@@ -149,7 +162,7 @@ impl Platform for DoPlatform {
         adapters::now_ms()
     }
     async fn pins(&self) -> Result<durable::protocol::pins::Pins, durable::ports::StorageError> {
-        crate::agent::pins::fetch(&self.memory.env, &self.memory.agent).await
+        crate::agent_do::pins_of(&self.memory.env, &self.memory.agent).await
     }
     async fn sleep(&self, ms: u64) {
         adapters::sleep(ms).await

@@ -19,6 +19,7 @@
 //! - [`media`]: attachments stored in R2, hydrated into LLM calls, deleted on reset.
 //! - [`overlay`]: workspace layers (agent → template → defaults), placeholders, pinned guardrails.
 
+pub mod agent;
 pub mod clock;
 pub mod settings;
 pub mod text;

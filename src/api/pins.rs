@@ -9,28 +9,32 @@
 //! - `GET /api/pins/pending`: the agents with an update waiting.
 
 use crate::adapters::{EnvVars, R2};
-use crate::http::{call_object, json_response};
+use crate::http::{forward_json as forward, json_response};
+use crate::objects::{call, call_raw};
+use durable::protocol::agent::{PinStatusReply, PinsRefusal, PinsRequest, PINS_ACCEPT_PATH, PINS_STATUS_PATH};
+use durable::protocol::AGENT_BINDING;
 use durable::workspace::pins::{self, PinError};
-use serde_json::{json, Value};
+use serde_json::json;
 use worker::{Env, Method, Response, Result};
 
 /// `GET /api/agents/{id}/pins`.
 pub async fn status(env: &Env, agent: &str) -> Result<Response> {
-    let (status, body) =
-        call_object(env, "AGENT", agent, Method::Get, &format!("/pins/status?agent={agent}"), None).await?;
-    json_response(&body, status)
+    let path = format!("{PINS_STATUS_PATH}?agent={agent}");
+    forward(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
 }
 
 /// `POST /api/agents/{id}/pins/{file}/accept`.
 pub async fn accept(env: &Env, agent: &str, file: &str) -> Result<Response> {
-    let body = json!({"agent": agent, "file": file});
-    let (status, body) = call_object(env, "AGENT", agent, Method::Post, "/pins/accept", Some(&body)).await?;
-    json_response(&body, status)
+    let body = PinsRequest { agent: agent.to_owned(), file: Some(file.to_owned()), sha256: None };
+    forward(
+        call_raw(env, AGENT_BINDING, agent, Method::Post, PINS_ACCEPT_PATH, Some(serde_json::to_string(&body)?))
+            .await?,
+    )
 }
 
 /// The configured agents whose template is `template`, in `AGENTS` order.
 fn agents_on(env: &Env, template: &str) -> Vec<String> {
-    let vars = EnvVars(env);
+    let vars = EnvVars::of(env);
     durable::settings::agent_ids(&vars)
         .into_iter()
         .filter(|a| durable::settings::overlay::template(&vars, a).ok().flatten().as_deref() == Some(template))
@@ -48,11 +52,14 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
     }
     let r2 = R2::from_env(env)?;
     let result = pins::accept_bulk(&r2, template, file, &agents, |agent, accepted| async move {
-        let body = json!({"agent": agent, "file": accepted.file, "sha256": accepted.sha256});
-        match call_object(env, "AGENT", &agent, Method::Post, "/pins/accept", Some(&body)).await {
+        let body = PinsRequest { agent: agent.clone(), file: Some(accepted.file), sha256: Some(accepted.sha256) };
+        let body = serde_json::to_string(&body).map_err(|e| e.to_string())?;
+        match call_raw(env, AGENT_BINDING, &agent, Method::Post, PINS_ACCEPT_PATH, Some(body)).await {
             Ok((200, _)) => Ok(()),
-            Ok((status, body)) => {
-                Err(format!("{status}: {}", body.get("error").and_then(Value::as_str).unwrap_or("failed")))
+            Ok((status, text)) => {
+                let why =
+                    serde_json::from_str::<PinsRefusal>(&text).map(|r| r.error).unwrap_or_else(|_| "failed".into());
+                Err(format!("{status}: {why}"))
             }
             Err(e) => Err(e.to_string()),
         }
@@ -77,25 +84,20 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
 /// `GET /api/pins/pending`: every agent with a template, and which of its
 /// pinned files have an update waiting (agents without one are left out).
 pub async fn pending(env: &Env) -> Result<Response> {
-    let vars = EnvVars(env);
+    let vars = EnvVars::of(env);
     let mut waiting = Vec::new();
     let mut errors = Vec::new();
     for agent in durable::settings::agent_ids(&vars) {
         let Ok(Some(template)) = durable::settings::overlay::template(&vars, &agent) else { continue };
-        match call_object(env, "AGENT", &agent, Method::Get, &format!("/pins/status?agent={agent}"), None).await {
-            Ok((200, body)) => {
-                let files: Vec<&str> = body["files"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|f| f["updateAvailable"].as_bool() == Some(true))
-                    .filter_map(|f| f["file"].as_str())
-                    .collect();
+        let path = format!("{PINS_STATUS_PATH}?agent={agent}");
+        match call::<(), PinStatusReply>(env, AGENT_BINDING, &agent, Method::Get, &path, None).await {
+            Ok(reply) => {
+                let files: Vec<&str> =
+                    reply.files.iter().filter(|f| f.update_available).map(|f| f.file.as_str()).collect();
                 if !files.is_empty() {
                     waiting.push(json!({"agent": agent, "template": template, "files": files}));
                 }
             }
-            Ok((status, body)) => errors.push(json!({"agent": agent, "status": status, "error": body.get("error")})),
             Err(e) => errors.push(json!({"agent": agent, "error": e.to_string()})),
         }
     }

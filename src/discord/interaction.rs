@@ -298,24 +298,17 @@ pub fn channel_not_allowed_text(channel_id: &str) -> String {
 }
 
 /// `/status`, from the Session object's `GET /status` answer.
-pub fn status_text(status: &Value) -> String {
-    let key = status["sessionKey"].as_str().unwrap_or("(new session)");
-    // The brief status counts; a full one lists the messages.
-    let messages =
-        status["messageCount"].as_u64().unwrap_or_else(|| status["messages"].as_array().map_or(0, |m| m.len() as u64));
-    let queued = status["open"].as_u64().unwrap_or(0);
-    let u = &status["usage"];
-    let n = |f: &str| u[f].as_u64().unwrap_or(0);
-    if status["sessionId"].is_null() && messages == 0 {
+pub fn status_text(status: &durable::protocol::session::SessionStatus) -> String {
+    let key = status.session_key.as_ref().map(|k| k.render()).unwrap_or_else(|| "(new session)".into());
+    let messages = status.message_count;
+    let queued = status.open;
+    let u = &status.usage;
+    if status.session_id.is_none() && messages == 0 {
         return format!("Session `{key}`: no conversation yet ({queued} queued).");
     }
     format!(
         "**Session** `{key}`\nMessages: {messages} ({queued} queued)\nTokens: {} in, {} out, {} cache read, {} cache write ({} total)",
-        n("input"),
-        n("output"),
-        n("cacheRead"),
-        n("cacheWrite"),
-        n("totalTokens"),
+        u.input, u.output, u.cache_read, u.cache_write, u.total_tokens,
     )
 }
 
@@ -464,8 +457,9 @@ mod tests {
         assert_eq!(deferred(), json!({"type": 5}));
         let e = ephemeral("no");
         assert_eq!((e["type"].as_u64(), e["data"]["flags"].as_u64()), (Some(4), Some(64)));
-        let s = status_text(&json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
-            "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}}));
+        let status = |v: Value| serde_json::from_value(v).unwrap();
+        let s = status_text(&status(json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
+            "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}})));
         assert!(
             s.contains("agent:main:main")
                 && s.contains("Messages: 2")
@@ -473,7 +467,7 @@ mod tests {
                 && s.contains("360 total"),
             "{s}"
         );
-        let s = status_text(&json!({"sessionKey": null, "sessionId": null, "open": 0, "messages": [], "usage": {}}));
+        let s = status_text(&status(json!({"sessionKey": null, "sessionId": null, "open": 0, "messages": []})));
         assert!(s.contains("no conversation yet"), "{s}");
     }
 }

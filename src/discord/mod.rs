@@ -15,7 +15,6 @@ pub mod verify;
 use crate::access;
 use crate::adapters::{self, EnvVars};
 use crate::http::{json_response, read_body_limited};
-use crate::session_do;
 use client::DiscordApi;
 use durable::inbound::SessionKey;
 use durable::ports::LogLevel;
@@ -40,7 +39,7 @@ pub fn api_for(vars: &impl Vars, cfg: &AgentConfig) -> DiscordApi {
 }
 
 pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
-    let vars = EnvVars(env);
+    let vars = EnvVars::of(env);
     // The signature first, with the agent's key (an unknown agent id falls
     // back to the shared key): Discord's probes with bad signatures get 401
     // even when the rest of the configuration is broken, and nobody learns
@@ -76,7 +75,7 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
     }
 }
 
-async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interaction) -> Result<Response> {
+async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) -> Result<Response> {
     let now = adapters::now_ms();
     let (cmd, text, media) = match i.command() {
         Some(Command::Ask { prompt, attachment }) => {
@@ -116,7 +115,7 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
         }
     };
     if cmd == Command::Status {
-        let text = match session_do::status(env, &key).await {
+        let text = match crate::objects::status(env, &key).await {
             Ok(status) => interaction::status_text(&status),
             Err(e) => format!("⚠️ Could not read the session status: {e}"),
         };
@@ -125,7 +124,7 @@ async fn command(env: &Env, vars: &EnvVars<'_>, cfg: &AgentConfig, i: &Interacti
     if let Command::Memory { query } = &cmd {
         return json_response(&ephemeral(&memory_answer(env, &key, query).await), 200);
     }
-    match session_do::enqueue(env, &key, &inbound).await {
+    match crate::objects::enqueue(env, &key, &inbound).await {
         // A repeat is answered by the turn of the first delivery.
         Ok(_) => json_response(&interaction::deferred(), 200),
         // Discord does not redeliver: say so now rather than leave "thinking…".

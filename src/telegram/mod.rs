@@ -7,7 +7,6 @@ pub mod update;
 use crate::access;
 use crate::adapters::{self, EnvVars};
 use crate::http::read_body_limited;
-use crate::session_do;
 use client::TelegramApi;
 use durable::inbound::ReplyTarget;
 use durable::ports::LogLevel;
@@ -45,7 +44,7 @@ pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
 }
 
 pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
-    let vars = EnvVars(env);
+    let vars = EnvVars::of(env);
     // The secret first: before it, a caller learns nothing about which agents
     // exist or how they are configured. An unknown agent id falls back to the
     // shared secret, so a wrong secret is 401 whether or not the agent exists.
@@ -96,7 +95,7 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         return Response::ok("ignored");
     };
     match route(&cfg, &inbound) {
-        Route::Turn(key) => match session_do::enqueue(env, &key, &inbound).await {
+        Route::Turn(key) => match crate::objects::enqueue(env, &key, &inbound).await {
             Ok(true) => Response::ok("queued"),
             Ok(false) => Response::ok("duplicate"),
             // Not queued: a non-2xx makes Telegram deliver it again, so nothing is lost.

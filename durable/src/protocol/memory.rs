@@ -9,6 +9,9 @@ use crate::inbound::SessionKey;
 use hearth_memory::{Entry, Kind, MemoryError, Op};
 use serde::{Deserialize, Serialize};
 
+/// `POST ?agent=`: a [`MemoryCall`] → its reply ([`encode_result`]).
+pub const CALL_PATH: &str = "/memory/call";
+
 /// The owner's private store.
 pub const MAIN_STORE: &str = "main";
 /// The store a session uses.

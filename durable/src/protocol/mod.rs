@@ -2,5 +2,14 @@
 //! the Worker or one object to another has its request and reply here, so
 //! both sides share one definition and no side reads `v["field"]`.
 
+pub mod agent;
 pub mod memory;
 pub mod pins;
+pub mod session;
+
+/// The R2 bucket binding.
+pub const BUCKET_BINDING: &str = "BUCKET";
+/// The Session objects, one per session key.
+pub const SESSION_BINDING: &str = "SESSION";
+/// The Agent objects, one per agent id.
+pub const AGENT_BINDING: &str = "AGENT";

@@ -22,3 +22,25 @@ impl Pins {
         self.files.get(file).map(String::as_str)
     }
 }
+
+/// One pinned file compared with the template's current content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PinStatusFile {
+    pub file: String,
+    pub pinned_sha256: Option<String>,
+    pub current_sha256: Option<String>,
+    pub pinned_content: Option<String>,
+    pub current_content: Option<String>,
+    /// The template holds content the agent does not serve yet.
+    pub update_available: bool,
+}
+
+/// What an accept did for one agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcceptOutcome {
+    pub file: String,
+    pub sha256: String,
+    pub previous_sha256: Option<String>,
+}

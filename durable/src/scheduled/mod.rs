@@ -51,6 +51,7 @@ pub mod heartbeat_file;
 pub mod ledger;
 pub mod notify;
 pub mod store;
+pub mod view;
 
 #[cfg(test)]
 mod tests;

@@ -7,14 +7,24 @@
 //! done`; the user's message joins the history in the same step that marks it
 //! active, so a turn cut short by eviction resumes from the history and
 //! nothing is said twice or lost.
+//!
+//! Files, from the top: [`drain`] (the queue loop) runs [`turn`]s and
+//! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
+//! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
+//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves.
 
-pub mod lifecycle;
+pub mod archive;
+pub mod compaction;
+pub mod context;
+pub mod deps;
+pub mod drain;
+pub mod host;
+pub mod prefix;
+pub mod replay;
+pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
 
 #[cfg(test)]
 mod tests;
-
-pub use store::{InboxItem, SessionStore};
-pub use turn::{drain, prepare, DrainReport, Prepared, SessionDeps};

@@ -1,7 +1,8 @@
 //! The turn loop against in-memory doubles: what a user would notice.
 
-use super::turn::is_reset_command;
-use super::*;
+use super::deps::SessionDeps;
+use super::drain::{drain, is_reset_command, DrainReport};
+use super::store::SessionStore;
 use crate::inbound::ReplyTarget;
 use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
 use crate::settings::AgentConfig;
@@ -841,7 +842,7 @@ fn a_message_queued_past_its_reply_deadline_spends_no_llm_call_and_is_kept() {
     let report = f.drain();
     assert_eq!((report.turns, report.llm_calls), (1, 0));
     assert!(f.p.http.requests.borrow().is_empty(), "no LLM call");
-    assert_eq!(f.sent(), vec![super::turn::QUEUED_PAST_DEADLINE.to_owned()]);
+    assert_eq!(f.sent(), vec![super::drain::QUEUED_PAST_DEADLINE.to_owned()]);
     assert!(f.history().iter().any(|h| h.text().contains("answer me in time")), "the message is kept");
 }
 

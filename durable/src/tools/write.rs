@@ -229,15 +229,16 @@ mod tests {
 
     #[test]
     fn near_miss_on_a_huge_file_stays_cheap() {
-        // One 4 MB line and 100,000 short lines: the search is capped, so
-        // each answer comes back well within a Worker's CPU budget.
+        // One 4 MB line and 100,000 short lines: the search is capped, so the
+        // work is linear in the capped input. The bound is loose on purpose
+        // (a busy CI machine); an uncapped, quadratic search takes minutes.
         let one_line = "lorem ipsum dolor sit amet ".repeat(150_000);
         let many_lines = "- Olga likes green tea\n".repeat(100_000);
         let old = "lorem ipsum dolor sit amet, consectetur ".repeat(500);
         for text in [&one_line, &many_lines] {
             let t = std::time::Instant::now();
             let m = near_miss(text, &old);
-            assert!(t.elapsed() < std::time::Duration::from_millis(250), "{:?} for {} bytes", t.elapsed(), text.len());
+            assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?} for {} bytes", t.elapsed(), text.len());
             assert!(m.len() < 1_000, "the feedback is short: {}", m.len());
         }
         assert!(near_miss(&one_line, &format!("{}X", "lorem ipsum dolor sit amet ".repeat(7))).contains("line 1"));

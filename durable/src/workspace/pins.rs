@@ -10,7 +10,7 @@
 //! [`ObjectStore`] ports, so it is tested natively.
 
 use crate::ports::{ObjectStore, PutOptions, Sql, SqlValue, StorageError};
-use crate::protocol::pins::Pins;
+use crate::protocol::pins::{AcceptOutcome, PinStatusFile, Pins};
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};
 use serde::Serialize;
@@ -169,19 +169,6 @@ pub async fn initialize_pins<S: ObjectStore, Q: Sql>(
     Ok(Pins { template: Some(template.to_owned()), files })
 }
 
-/// One pinned file compared with the template's current content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PinStatusFile {
-    pub file: String,
-    pub pinned_sha256: Option<String>,
-    pub current_sha256: Option<String>,
-    pub pinned_content: Option<String>,
-    pub current_content: Option<String>,
-    /// The template holds content the agent does not serve yet.
-    pub update_available: bool,
-}
-
 /// Per guardrail file (pinned, or present in the template): the pinned hash
 /// and content against the template's current ones.
 pub async fn pin_status<S: ObjectStore>(
@@ -263,15 +250,6 @@ pub async fn apply_accept<S: ObjectStore, Q: Sql>(
     pins.set(template, &accepted.file, &accepted.sha256, now_ms)?;
     store.delete(&[keys::workspace_key(agent, &accepted.file)]).await?;
     Ok(previous)
-}
-
-/// What an accept did for one agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AcceptOutcome {
-    pub file: String,
-    pub sha256: String,
-    pub previous_sha256: Option<String>,
 }
 
 /// Accepts the template's current `file` for one agent.

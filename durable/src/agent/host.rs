@@ -1,0 +1,309 @@
+//! The Agent object's logic, hosted by the Worker's thin `Agent` class:
+//! `struct Agent(AgentHost<DoRuntime>)` delegates every request and the
+//! alarm here, so all of it runs natively in tests.
+//!
+//! One Agent object per agent id holds what belongs to the agent rather than
+//! to one conversation: the BM25 memory ([`MemoryHub`]), the session
+//! registry, the pinned guardrail versions, and heartbeat and job state.
+
+use super::registry::Registry;
+use crate::memory::{HubHost, MemoryHub};
+use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
+use crate::protocol::agent::{AcceptReply, PinStatusReply, PinsRequest, SessionEntry, TickReply, TickRequest};
+use crate::protocol::memory::{error_json, MemoryCallError};
+use crate::protocol::pins::{AcceptOutcome, Pins};
+use crate::protocol::session::SessionTouch;
+use crate::scheduled::view::{self, ScheduleStatus, TicksRun};
+use crate::scheduled::SessionQueue;
+use crate::settings::{agent_ids, memory_bm25, Vars};
+use crate::workspace::pins::{self as pin_ops, Accepted, PinError, PinStore};
+use r2_layout::AgentId;
+use serde_json::{json, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// What the object's runtime gives its host.
+#[allow(async_fn_in_trait)]
+pub trait AgentRuntime {
+    type Sql: Sql + 'static;
+    type Store: ObjectStore;
+    type Vars: Vars;
+    type Queue: SessionQueue;
+    /// The object's SQLite (shared with the memory stores).
+    fn sql(&self) -> &Rc<Self::Sql>;
+    /// The R2 bucket.
+    fn store(&self) -> Result<Self::Store, StorageError>;
+    /// The Worker's vars and secrets.
+    fn vars(&self) -> &Self::Vars;
+    /// The Session objects, for queueing heartbeat and job runs.
+    fn queue(&self) -> &Self::Queue;
+    /// Runs the alarm as soon as possible.
+    async fn wake(&self) -> Result<(), StorageError>;
+    fn now_ms(&self) -> i64;
+    /// A clock the memory keeps (it counts recall events per day).
+    fn clock(&self) -> Box<dyn Fn() -> i64>;
+    fn log(&self, level: LogLevel, msg: &str);
+}
+
+/// A refused call: the HTTP status and what to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub message: String,
+}
+
+impl Refusal {
+    fn new(status: u16, message: impl std::fmt::Display) -> Self {
+        Refusal { status, message: message.to_string() }
+    }
+}
+
+impl From<StorageError> for Refusal {
+    fn from(e: StorageError) -> Self {
+        Refusal::new(503, e)
+    }
+}
+
+/// Which pins call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinsCall {
+    /// The pins (taken on first use).
+    Get,
+    /// Take the pins now (idempotent).
+    Init,
+    /// Pinned vs current template content per file.
+    Status,
+    /// Advance a pin.
+    Accept,
+}
+
+/// What a pins call answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PinsAnswer {
+    Pins(Pins),
+    Status(PinStatusReply),
+    Accepted(AcceptReply),
+}
+
+/// The clock and the session count the memory reports in `my_stats`.
+struct MemoryClock<S: Sql> {
+    sql: Rc<S>,
+    now: Box<dyn Fn() -> i64>,
+}
+
+impl<S: Sql> HubHost for MemoryClock<S> {
+    fn now_ms(&self) -> i64 {
+        (self.now)()
+    }
+
+    /// Conversations in the session registry (one per chat, kept across
+    /// resets). None before the first one registers.
+    fn sessions_total(&self) -> Option<u64> {
+        Registry::new(&*self.sql).count().ok().filter(|n| *n > 0)
+    }
+}
+
+/// The Agent object's state and logic.
+pub struct AgentHost<R: AgentRuntime> {
+    runtime: R,
+    hub: RefCell<Option<MemoryHub<R::Sql>>>,
+}
+
+impl<R: AgentRuntime> AgentHost<R>
+where
+    R: 'static,
+{
+    pub fn new(runtime: R) -> Self {
+        AgentHost { runtime, hub: RefCell::new(None) }
+    }
+
+    pub fn runtime(&self) -> &R {
+        &self.runtime
+    }
+
+    fn with_hub<T>(&self, f: impl FnOnce(&mut MemoryHub<R::Sql>) -> T) -> T {
+        let mut slot = self.hub.borrow_mut();
+        let hub = slot.get_or_insert_with(|| {
+            let sql = self.runtime.sql().clone();
+            let clock = MemoryClock { sql: sql.clone(), now: self.runtime.clock() };
+            MemoryHub::new(sql).with_host(Box::new(clock))
+        });
+        f(hub)
+    }
+
+    // ------------------------------------------------------------ memory
+
+    /// Applies `agent`'s `MEMORY_BM25_K1` / `MEMORY_BM25_B` (the object does
+    /// not know which agent it serves otherwise). Err: a reply naming the
+    /// invalid setting.
+    fn apply_memory_settings(&self, agent: &str) -> Result<(), Value> {
+        let unavailable = |message: String| json!({"ok": false, "error": "unavailable", "message": message});
+        let params = memory_bm25(self.runtime.vars(), agent).map_err(|e| unavailable(e.to_string()))?;
+        self.with_hub(|hub| hub.set_bm25(params)).map_err(|e| unavailable(e.to_string()))
+    }
+
+    /// A memory call as JSON (`POST /memory/call?agent=`, what Session
+    /// objects send): the status and `{"ok": true, ...reply}` or the error.
+    pub fn memory_call(&self, agent: Option<&str>, body: &[u8]) -> (u16, Value) {
+        if let Some(agent) = agent {
+            if let Err(reply) = self.apply_memory_settings(agent) {
+                self.runtime.log(LogLevel::Error, &format!("memory settings: {reply}"));
+                return (500, reply);
+            }
+        }
+        let (status, reply) = self.with_hub(|hub| hub.call_json(body));
+        if status == 503 {
+            self.runtime.log(LogLevel::Error, &format!("memory call failed: {reply}"));
+        }
+        (status, reply)
+    }
+
+    /// The same calls by name (`op`, `search`, `get`), for the admin API and
+    /// the bench: the body is the call's fields without `call`.
+    pub fn memory_named(&self, agent: Option<&str>, name: &str, body: &[u8]) -> (u16, Value) {
+        let mut v: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => return (400, error_json(&MemoryCallError::Rejected(e.to_string()))),
+        };
+        if let Some(o) = v.as_object_mut() {
+            o.insert("call".into(), Value::String(name.to_owned()));
+            if name == "search" && !o.contains_key("k") {
+                o.insert("k".into(), json!(10));
+            }
+        }
+        self.memory_call(agent, &serde_json::to_vec(&v).unwrap_or_default())
+    }
+
+    /// A store's statistics, or (no store named) the stores loaded in RAM.
+    pub fn memory_stats(&self, agent: Option<&str>, store: Option<&str>) -> (u16, Value) {
+        match store {
+            None => (200, json!({"ok": true, "loaded": self.with_hub(|hub| hub.loaded())})),
+            Some(store) => {
+                let body = json!({"call": "stats", "store": store}).to_string();
+                self.memory_call(agent, body.as_bytes())
+            }
+        }
+    }
+
+    /// Checkpoints the loaded stores that have a log (cheap to call often).
+    fn memory_maintenance(&self) {
+        match self.with_hub(|hub| hub.maintenance()) {
+            Ok(done) if !done.is_empty() => {
+                self.runtime.log(LogLevel::Info, &format!("memory checkpointed: {}", done.join(", ")))
+            }
+            Ok(_) => {}
+            Err(e) => self.runtime.log(LogLevel::Error, &format!("memory checkpoint failed: {e}")),
+        }
+    }
+
+    // ------------------------------------------------------------ sessions
+
+    pub fn touch(&self, touch: &SessionTouch) -> Result<(), StorageError> {
+        let registry = Registry::new(&**self.runtime.sql());
+        registry.init()?;
+        registry.touch(touch)
+    }
+
+    pub fn sessions(&self) -> Result<Vec<SessionEntry>, StorageError> {
+        let registry = Registry::new(&**self.runtime.sql());
+        registry.init()?;
+        registry.list()
+    }
+
+    // ------------------------------------------------------------ pins
+
+    /// A pins call for `req.agent` (a configured agent). Without a template
+    /// nothing is pinned: the overlay is agent → defaults.
+    pub async fn pins(&self, call: PinsCall, req: &PinsRequest) -> Result<PinsAnswer, Refusal> {
+        let vars = self.runtime.vars();
+        if !agent_ids(vars).contains(&req.agent) {
+            return Err(Refusal::new(404, format!("unknown agent {:?}", req.agent)));
+        }
+        let id = AgentId::parse(&req.agent).map_err(|e| Refusal::new(400, e))?;
+        let template = crate::settings::overlay::template(vars, &req.agent).map_err(|e| Refusal::new(500, e))?;
+        let sql = &**self.runtime.sql();
+        let pins = PinStore::new(sql);
+        pins.init().map_err(|e| self.pin_refusal(e.into()))?;
+        let Some(template) = template else {
+            return match call {
+                PinsCall::Get | PinsCall::Init => Ok(PinsAnswer::Pins(Pins::default())),
+                PinsCall::Status => {
+                    Ok(PinsAnswer::Status(PinStatusReply { agent: req.agent.clone(), template: None, files: vec![] }))
+                }
+                PinsCall::Accept => Err(Refusal::new(409, format!("agent {:?} has no TEMPLATE", req.agent))),
+            };
+        };
+        let r2 = self.runtime.store()?;
+        let now = self.runtime.now_ms();
+        let taken = pin_ops::initialize_pins(&r2, &pins, &template, now).await.map_err(|e| self.pin_refusal(e))?;
+        match call {
+            PinsCall::Get | PinsCall::Init => Ok(PinsAnswer::Pins(taken)),
+            PinsCall::Status => {
+                let files = pin_ops::pin_status(&r2, &taken, &template).await.map_err(|e| self.pin_refusal(e))?;
+                Ok(PinsAnswer::Status(PinStatusReply { agent: req.agent.clone(), template: Some(template), files }))
+            }
+            PinsCall::Accept => {
+                let Some(file) = req.file.clone() else {
+                    return Err(Refusal::new(400, "accept needs {agent, file}"));
+                };
+                let result = match req.sha256.clone() {
+                    Some(sha256) => {
+                        let accepted = Accepted { file: file.clone(), sha256: sha256.clone() };
+                        pin_ops::apply_accept(&r2, &pins, &id, &template, &accepted, now)
+                            .await
+                            .map(|previous| AcceptOutcome { file, sha256, previous_sha256: previous })
+                    }
+                    None => pin_ops::accept_update(&r2, &pins, &id, &template, &file, now).await,
+                };
+                let accepted = result.map_err(|e| self.pin_refusal(e))?;
+                Ok(PinsAnswer::Accepted(AcceptReply { ok: true, agent: req.agent.clone(), template, accepted }))
+            }
+        }
+    }
+
+    fn pin_refusal(&self, e: PinError) -> Refusal {
+        let status = match &e {
+            PinError::Storage(_) => 503,
+            PinError::NoTemplateFile { .. } | PinError::VersionMissing(_) => 404,
+            PinError::Key(_) | PinError::NotPinnable(_) => 400,
+        };
+        if status == 503 {
+            self.runtime.log(LogLevel::Error, &format!("pins: {e}"));
+        }
+        Refusal::new(status, e)
+    }
+
+    // ------------------------------------------------------------ schedule
+
+    /// Time passed (the cron trigger): recorded, and run in the alarm.
+    pub async fn tick(&self, req: &TickRequest) -> Result<TickReply, StorageError> {
+        view::record_trigger(&**self.runtime.sql(), &req.agent, req.scheduled_time)?;
+        self.runtime.wake().await?;
+        Ok(TickReply { pending: req.scheduled_time })
+    }
+
+    /// The alarm: memory checkpoints, then the pending ticks. A failed tick
+    /// fails the alarm (the runtime retries; claims keep runs exactly once).
+    pub async fn alarm(&self) -> Result<TicksRun, StorageError> {
+        self.memory_maintenance();
+        let r2 = self.runtime.store()?;
+        let log = |level: LogLevel, msg: &str| self.runtime.log(level, msg);
+        let sql = &**self.runtime.sql();
+        let ran = view::run_pending_ticks(&r2, sql, self.runtime.queue(), self.runtime.vars(), &log).await?;
+        if let TicksRun::Ran { more: true, .. } = ran {
+            self.runtime.wake().await?;
+        }
+        Ok(ran)
+    }
+
+    /// The admin view of heartbeat and job state (`None`: no trigger yet).
+    pub async fn schedule_status(&self) -> Result<Option<ScheduleStatus>, Refusal> {
+        let r2 = self.runtime.store()?;
+        let log = |level: LogLevel, msg: &str| self.runtime.log(level, msg);
+        let sql = &**self.runtime.sql();
+        let now = self.runtime.now_ms();
+        view::status(&r2, sql, self.runtime.queue(), self.runtime.vars(), now, &log)
+            .await
+            .map_err(|e| Refusal::new(500, e))
+    }
+}

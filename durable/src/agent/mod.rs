@@ -1,0 +1,5 @@
+//! The Agent object: one per agent id. [`host`] holds its logic; the
+//! [`registry`] of the agent's sessions is its own small table.
+
+pub mod host;
+pub mod registry;

@@ -1,0 +1,95 @@
+//! Calls to an Agent object (`AGENT.idFromName(agentId)`): the session
+//! registry, pinned guardrail versions, and the schedule tick. (The memory
+//! calls are in [`super::memory`].) Requests name the agent: an object does
+//! not know its own name.
+
+use crate::inbound::SessionKey;
+use crate::protocol::pins::{AcceptOutcome, PinStatusFile, Pins};
+use serde::{Deserialize, Serialize};
+
+/// `POST` [`super::session::SessionTouch`] → `{"ok": true}`.
+pub const TOUCH_PATH: &str = "/sessions/touch";
+/// `GET` → `Vec<`[`SessionEntry`]`>`, most recently active first.
+pub const SESSIONS_PATH: &str = "/sessions/list";
+/// `GET ?agent=` → [`Pins`] (what a Session asks once per turn when its
+/// agent has a template).
+pub const PINS_GET_PATH: &str = "/pins/get";
+/// `POST` [`PinsRequest`] → [`Pins`]: takes the pins now (idempotent).
+pub const PINS_INIT_PATH: &str = "/pins/init";
+/// `GET ?agent=` → [`PinStatusReply`].
+pub const PINS_STATUS_PATH: &str = "/pins/status";
+/// `POST` [`PinsRequest`] with `file` (and `sha256` for a bulk accept) →
+/// [`AcceptReply`].
+pub const PINS_ACCEPT_PATH: &str = "/pins/accept";
+/// `POST` [`TickRequest`] → [`TickReply`]: time passed (the cron trigger).
+pub const TICK_PATH: &str = "/schedule/tick";
+/// `GET` → the schedule view (`crate::scheduled::view::ScheduleStatus`).
+pub const SCHEDULE_STATUS_PATH: &str = "/schedule/status";
+
+/// One live session in the registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntry {
+    pub session_key: String,
+    pub session_id: Option<String>,
+    pub updated_at: Option<i64>,
+}
+
+impl SessionEntry {
+    /// The entry's key, when it is a well-formed session key.
+    pub fn key(&self) -> Option<SessionKey> {
+        SessionKey::parse(&self.session_key)
+    }
+}
+
+/// A pins call: the agent, and for an accept the file (and the content's
+/// hash, already in the version store, for a bulk accept).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinsRequest {
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+/// Per pinned file: pinned vs current template hash and content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PinStatusReply {
+    pub agent: String,
+    pub template: Option<String>,
+    pub files: Vec<PinStatusFile>,
+}
+
+/// An accepted pin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcceptReply {
+    pub ok: bool,
+    pub agent: String,
+    pub template: String,
+    pub accepted: AcceptOutcome,
+}
+
+/// A refused pins call: `{"ok": false, "error": "..."}` with a 4xx/5xx status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PinsRefusal {
+    pub ok: bool,
+    pub error: String,
+}
+
+/// The cron trigger's time, for one agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickRequest {
+    pub agent: String,
+    pub scheduled_time: i64,
+}
+
+/// A tick was recorded and will run in the object's alarm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TickReply {
+    pub pending: i64,
+}
+
+/// Pins as a Session reads them.
+pub type PinsReply = Pins;

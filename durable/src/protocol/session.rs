@@ -1,0 +1,94 @@
+//! Calls to a Session object (`SESSION.idFromName(sessionKey)`): queue a
+//! message, read its status, queue an admin reset, and what a session tells
+//! its Agent object after a drain.
+
+use crate::inbound::{Inbound, SessionKey};
+use r2_layout::{Message, Usage};
+use serde::{Deserialize, Serialize};
+
+/// `POST`: [`EnqueueRequest`] → [`EnqueueReply`].
+pub const ENQUEUE_PATH: &str = "/enqueue";
+/// `GET` (`?brief=1` leaves out the messages) → [`SessionStatus`].
+pub const STATUS_PATH: &str = "/status";
+/// The brief status: counts and usage, not the history.
+pub const BRIEF_STATUS_PATH: &str = "/status?brief=1";
+/// `POST` → 202 [`ResetReply`], or 404 when the object never had a message.
+pub const RESET_PATH: &str = "/reset";
+
+/// A message for a session's queue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EnqueueRequest {
+    pub session_key: SessionKey,
+    pub inbound: Inbound,
+    /// Heartbeat runs: refuse (answer busy) when the session has an open message.
+    #[serde(default)]
+    pub if_idle: bool,
+    /// Heartbeat and job runs: when idle, drop the previous run's history first.
+    #[serde(default)]
+    pub fresh: bool,
+}
+
+/// What became of an [`EnqueueRequest`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnqueueReply {
+    /// Queued now; `false` for a repeat of a delivery already queued, or busy.
+    pub queued: bool,
+    /// `if_idle` and the session is mid-turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
+}
+
+/// The counters of the media cache since the object started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaCacheStatus {
+    pub r2_reads: u64,
+    pub cache_hits: u64,
+    pub evictions: u64,
+    pub cached_bytes: u64,
+    pub cached_items: u64,
+}
+
+/// A session's state, for the admin API, Discord `/status` and the scheduler.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionStatus {
+    /// `None` until the object's first message.
+    pub session_key: Option<SessionKey>,
+    pub session_id: Option<String>,
+    /// Messages queued or running.
+    pub open: i64,
+    pub message_count: i64,
+    pub compactions: i64,
+    /// Tokens of the current session id.
+    pub usage: Usage,
+    /// R2 operations of the last workspace load; `None` while a load runs
+    /// and before the first.
+    pub workspace_r2_ops: Option<u32>,
+    pub media: MediaCacheStatus,
+    /// Tokens of every session id this object has had (heartbeat and job
+    /// sessions count across resets).
+    pub usage_all: Usage,
+    /// The history, unless the brief status was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<Message>>,
+}
+
+/// An admin reset was queued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetReply {
+    pub queued: bool,
+    pub session_key: SessionKey,
+}
+
+/// What a Session tells its Agent object after a drain, so the admin API can
+/// list live sessions (Durable Objects cannot be enumerated).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTouch {
+    pub session_key: SessionKey,
+    pub session_id: Option<String>,
+    pub updated_at: Option<i64>,
+}

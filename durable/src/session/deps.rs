@@ -1,0 +1,29 @@
+//! What a session's work needs besides the platform: its settings, its key,
+//! and the caches its object keeps between turns.
+
+use crate::inbound::SessionKey;
+use crate::media::MediaCache;
+use crate::settings::AgentConfig;
+use crate::workspace::WorkspaceCache;
+use std::cell::{Cell, RefCell};
+
+/// What a session needs besides the platform.
+pub struct SessionDeps<'a> {
+    pub config: &'a AgentConfig,
+    pub key: &'a SessionKey,
+    pub workspace_cache: &'a RefCell<WorkspaceCache>,
+    /// R2 operations of the last workspace load, for `/status`; `None` while
+    /// a load runs (the cache is out for it) or before the first.
+    pub workspace_load_ops: &'a Cell<Option<u32>>,
+    /// Media bytes kept between LLM calls (byte-budgeted LRU).
+    pub media_cache: &'a RefCell<MediaCache>,
+}
+
+impl SessionDeps<'_> {
+    /// Tokens a request may use: the context window less what is kept free
+    /// for the answer.
+    pub fn context_budget(&self) -> u64 {
+        let lc = &self.config.lifecycle;
+        lc.context_window.saturating_sub(lc.context_reserve).max(1)
+    }
+}

@@ -1,0 +1,211 @@
+//! The drain loop: take queued messages in order and answer each, one turn
+//! at a time; recognise resets and messages already answered before an
+//! eviction.
+
+use super::deps::SessionDeps;
+use super::prefix::prepare;
+use super::reset::{self, ResetError, ResetReason};
+use super::store::{InboxItem, SessionStore};
+use super::turn::{run_turn, send};
+use crate::clock;
+use crate::inbound::{ChatKind, Inbound};
+use crate::media;
+use crate::memory;
+use crate::ports::{Channel, LogLevel, Platform, StorageError};
+use crate::prompt;
+use r2_layout::{AssistantBlock, Message, UserBlock, UserContent};
+
+/// A message that failed this many times is given up (and the user told).
+pub const MAX_ATTEMPTS_PER_MESSAGE: i64 = 3;
+
+/// Told when a message waited in the queue past its reply deadline.
+pub const QUEUED_PAST_DEADLINE: &str = "⚠️ Your message waited in my queue longer than I can still answer it here, \
+so I did not start on it. It is saved in our history; please ask again.";
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DrainReport {
+    pub turns: u32,
+    pub llm_calls: u32,
+}
+
+/// Takes every open message, oldest first, and runs its turn. Returns when
+/// the queue is empty. Storage errors stop the drain (the alarm retries);
+/// LLM and channel errors are handled inside the turn.
+pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainReport, StorageError> {
+    let store = SessionStore::new(p.sql());
+    let mut report = DrainReport::default();
+    while let Some(item) = store.next_open()? {
+        let inbound: Option<Inbound> = serde_json::from_str(&item.payload).ok();
+        let Some(inbound) = inbound else {
+            p.log(LogLevel::Error, &format!("dropping unreadable queued message {}", item.seq));
+            store.finish(item.seq, p.now_ms())?;
+            continue;
+        };
+        if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
+            p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
+            let _ = p
+                .channel()
+                .send_text(
+                    &inbound.reply_target,
+                    "⚠️ I could not process your message after several tries. It is saved in our history.",
+                )
+                .await;
+            store.finish(item.seq, p.now_ms())?;
+            continue;
+        }
+        // A reset is recognised whether it starts now or resumes (eviction,
+        // or a retry after a storage error): never answered as a message.
+        if is_reset_command(&inbound.text) {
+            if item.active {
+                p.log(LogLevel::Warn, &format!("resuming interrupted reset for message {}", item.seq));
+                store.retry(item.seq)?;
+            } else {
+                store.start(item.seq, "", None)?;
+            }
+            let text = match reset_now(p, deps, &inbound.channel, ResetReason::Command).await? {
+                Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
+                Ok(o) => format!(
+                    "🧹 Fresh start. I archived our conversation ({} messages){}.",
+                    o.messages,
+                    if o.memories > 0 {
+                        format!(" and noted {} things to remember", o.memories)
+                    } else {
+                        String::new()
+                    }
+                ),
+                Err(e) => {
+                    p.log(LogLevel::Error, &format!("reset failed: {e}"));
+                    "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
+                }
+            };
+            send(p, &inbound.reply_target, &text).await;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
+        if !item.active {
+            let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok());
+            if let Some(reason) = reset::policy_reset_due(deps, last_activity, p.now_ms()) {
+                if let Err(e) = reset_now(p, deps, &inbound.channel, reason).await? {
+                    // The old session goes on; the next message tries again.
+                    p.log(LogLevel::Error, &format!("{reason:?} reset failed, history kept: {e}"));
+                }
+            }
+        }
+        let session_id = store.session_id(|| p.new_uuid(), p.now_ms())?;
+        if !item.active && inbound.reply_target.past_deadline(p.now_ms()) {
+            // Waited in the queue until its answer could no longer arrive:
+            // keep the message, spend nothing on it, say so.
+            begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
+            send(p, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
+        let recall = if item.active { None } else { memory::recall(p.memory(), deps.key, &inbound.text).await };
+        // Attachments are fetched and stored once, before the message is started.
+        let attached = if item.active {
+            Vec::new()
+        } else {
+            media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
+        };
+        begin(p, &store, &item, &inbound, &session_id, deps, Additions { recall, attached })?;
+        if let Some(answer) = answered_before_interruption(&store, &item, &session_id)? {
+            // Evicted between the answer and its bookkeeping: deliver it
+            // (at least once) instead of paying for the turn again.
+            send(p, &inbound.reply_target, &answer).await;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
+        report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
+        store.finish(item.seq, p.now_ms())?;
+        report.turns += 1;
+    }
+    Ok(report)
+}
+
+/// For a resumed message: the final answer already in the history, if the
+/// turn got that far (the last message is an assistant reply with text and
+/// no tool calls).
+fn answered_before_interruption<S: crate::ports::Sql>(
+    store: &SessionStore<'_, S>,
+    item: &InboxItem,
+    session_id: &str,
+) -> Result<Option<String>, StorageError> {
+    if !item.active {
+        return Ok(None);
+    }
+    let rows = store.history_rows(session_id)?;
+    Ok(match rows.last() {
+        Some((_, Message::Assistant { content, .. }))
+            if !content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. })) =>
+        {
+            let text = rows.last().map(|(_, m)| m.text()).unwrap_or_default();
+            (!text.trim().is_empty()).then_some(text)
+        }
+        _ => None,
+    })
+}
+
+/// `/reset` or `/new`, possibly addressed as `/reset@botname`.
+pub fn is_reset_command(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let cmd = first.split('@').next().unwrap_or("");
+    cmd.eq_ignore_ascii_case("/reset") || cmd.eq_ignore_ascii_case("/new")
+}
+
+/// Runs a reset; the outer `Result` is storage trouble (the alarm retries),
+/// the inner one an archive failure the user is told about.
+async fn reset_now<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    channel: &str,
+    reason: ResetReason,
+) -> Result<Result<reset::ResetOutcome, ResetError>, StorageError> {
+    let prepared = prepare(p, deps, channel).await;
+    match reset::reset(p, deps, &prepared, reason).await {
+        Ok(o) => Ok(Ok(o)),
+        Err(ResetError::Storage(e)) => Err(e),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// What joins the user's text in the stored message: notes recalled from
+/// memory and the attached media's blocks.
+#[derive(Default)]
+struct Additions {
+    recall: Option<String>,
+    attached: Vec<UserBlock>,
+}
+
+/// First attempt: the user's message joins the history as the row goes
+/// active. A resumed attempt finds it there already.
+fn begin<P: Platform, S: crate::ports::Sql>(
+    p: &P,
+    store: &SessionStore<'_, S>,
+    item: &InboxItem,
+    inbound: &Inbound,
+    session_id: &str,
+    deps: &SessionDeps<'_>,
+    Additions { recall, attached }: Additions,
+) -> Result<(), StorageError> {
+    if item.active {
+        p.log(LogLevel::Warn, &format!("resuming interrupted turn for message {}", item.seq));
+        return store.retry(item.seq);
+    }
+    let now = p.now_ms();
+    let local = clock::datetime_string(now, &deps.config.timezone);
+    let mut text = inbound.text.clone();
+    if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
+        text = format!("[{}]: {}", inbound.sender_name, text);
+    }
+    let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&local) }];
+    blocks.extend(recall.map(|text| UserBlock::Text { text }));
+    let only_media = !attached.is_empty() && text.trim().is_empty();
+    blocks.extend(attached);
+    if !only_media {
+        blocks.push(UserBlock::Text { text });
+    }
+    let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
+    store.start(item.seq, session_id, Some(&message))
+}

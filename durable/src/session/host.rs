@@ -1,0 +1,230 @@
+//! The Session object's logic, hosted by the Worker's thin `Session` class:
+//! `struct Session(SessionHost<DoRuntime>)` delegates every request and the
+//! alarm here, so all of it runs natively in tests.
+//!
+//! The host keeps what a warm object reuses between turns (the workspace
+//! and media caches) and answers the object's three calls
+//! ([`crate::protocol::session`]): enqueue, status and admin reset. Its
+//! alarm drains the queue through [`super::drain`].
+
+use super::deps::SessionDeps;
+use super::drain::{drain, DrainReport};
+use super::store::SessionStore;
+use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
+use crate::media::MediaCache;
+use crate::ports::{LogLevel, Platform, Sql, StorageError};
+use crate::protocol::session::{
+    EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
+};
+use crate::settings::{AgentConfig, Vars};
+use crate::workspace::WorkspaceCache;
+use std::cell::{Cell, RefCell};
+
+/// What the object's runtime gives its host: storage, settings, a platform
+/// for turns, the alarm, and the Agent object's session registry.
+#[allow(async_fn_in_trait)]
+pub trait SessionRuntime {
+    type Sql: Sql;
+    type Vars: Vars;
+    type Platform: Platform;
+    /// The object's SQLite.
+    fn sql(&self) -> &Self::Sql;
+    /// The Worker's vars and secrets.
+    fn vars(&self) -> &Self::Vars;
+    /// Everything a turn of `key` needs (R2, HTTP, the reply channels, memory).
+    fn platform(&self, config: &AgentConfig, key: &SessionKey) -> Result<Self::Platform, StorageError>;
+    /// Runs the alarm as soon as possible (a drain picks up what was queued).
+    async fn wake(&self) -> Result<(), StorageError>;
+    /// Tells the agent's Agent object this session exists (best effort).
+    async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
+    fn now_ms(&self) -> i64;
+    fn new_uuid(&self) -> String;
+    fn log(&self, level: LogLevel, msg: &str);
+}
+
+/// Why the alarm did not drain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlarmOutcome {
+    Drained(DrainReport),
+    /// The object never had a message.
+    Empty,
+    /// The stored key does not parse (logged).
+    BadKey,
+    /// The agent's settings are invalid (logged); the messages stay queued.
+    Misconfigured,
+}
+
+/// The Session object's state and logic.
+pub struct SessionHost<R: SessionRuntime> {
+    runtime: R,
+    workspace_cache: RefCell<WorkspaceCache>,
+    /// R2 operations of the last workspace load (None while one runs).
+    workspace_load_ops: Cell<Option<u32>>,
+    media_cache: RefCell<MediaCache>,
+    schema_ready: Cell<bool>,
+}
+
+impl<R: SessionRuntime> SessionHost<R> {
+    pub fn new(runtime: R) -> Self {
+        SessionHost {
+            runtime,
+            workspace_cache: RefCell::default(),
+            workspace_load_ops: Cell::default(),
+            media_cache: RefCell::default(),
+            schema_ready: Cell::new(false),
+        }
+    }
+
+    pub fn runtime(&self) -> &R {
+        &self.runtime
+    }
+
+    fn store(&self) -> Result<SessionStore<'_, R::Sql>, StorageError> {
+        let store = SessionStore::new(self.runtime.sql());
+        if !self.schema_ready.get() {
+            store.init()?;
+            self.schema_ready.set(true);
+        }
+        Ok(store)
+    }
+
+    /// Queues a message and wakes the alarm when it is new. A repeat of a
+    /// delivery already seen is acknowledged, not queued again.
+    pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<EnqueueReply, StorageError> {
+        let store = self.store()?;
+        if store.meta("session_key")?.is_none() {
+            store.set_meta("session_key", &req.session_key.render())?;
+        }
+        if req.if_idle || req.fresh {
+            // Heartbeat/job runs: skip when mid-turn, start from an empty history.
+            let open = store.open_count()?;
+            if req.if_idle && open > 0 {
+                return Ok(EnqueueReply { queued: false, busy: true });
+            }
+            if req.fresh && open == 0 {
+                if let Some(id) = store.meta("session_id")? {
+                    store.clear_history(&id)?;
+                }
+            }
+        }
+        let payload = serde_json::to_string(&req.inbound).map_err(|e| StorageError(e.to_string()))?;
+        let queued = store.enqueue(&req.inbound.dedupe_key, &payload, self.runtime.now_ms())?;
+        if queued {
+            // The alarm runs the turn; a running alarm picks this up in its loop.
+            self.runtime.wake().await?;
+        }
+        Ok(EnqueueReply { queued, busy: false })
+    }
+
+    /// An admin reset goes through the queue like a `/reset` command, so it
+    /// runs after any message already waiting and never during a turn.
+    /// `None`: the object never had a message.
+    pub async fn admin_reset(&self) -> Result<Option<ResetReply>, StorageError> {
+        let store = self.store()?;
+        let Some(key) = self.session_key(&store)? else { return Ok(None) };
+        let now = self.runtime.now_ms();
+        let inbound = Inbound {
+            dedupe_key: format!("admin:reset:{}", self.runtime.new_uuid()),
+            channel: ADMIN_CHANNEL.into(),
+            kind: ChatKind::Direct,
+            chat_id: String::new(),
+            sender_id: "admin".into(),
+            sender_name: "admin".into(),
+            text: "/reset".into(),
+            addressed: true,
+            thread_id: None,
+            // No chat: the outcome is logged (and visible in the session's status).
+            reply_target: ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
+            received_at: now,
+            media: vec![],
+        };
+        let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
+        store.enqueue(&inbound.dedupe_key, &payload, now)?;
+        self.runtime.wake().await?;
+        Ok(Some(ResetReply { queued: true, session_key: key }))
+    }
+
+    /// The stored session key (`None` before the first message; a key that
+    /// no longer parses is logged and treated as none).
+    fn session_key(&self, store: &SessionStore<'_, R::Sql>) -> Result<Option<SessionKey>, StorageError> {
+        let Some(raw) = store.meta("session_key")? else { return Ok(None) };
+        let key = SessionKey::parse(&raw);
+        if key.is_none() {
+            self.runtime.log(LogLevel::Error, &format!("session has a bad key {raw:?}"));
+        }
+        Ok(key)
+    }
+
+    /// The session's state; `brief` leaves out the messages (counts only).
+    pub fn status(&self, brief: bool) -> Result<SessionStatus, StorageError> {
+        let store = self.store()?;
+        let session_id = store.meta("session_id")?;
+        let (message_count, compactions, usage) = match &session_id {
+            Some(id) => (store.message_count(id)?, store.compaction_count(id)?, store.usage_totals(id)?),
+            None => Default::default(),
+        };
+        let messages = match (brief, &session_id) {
+            (true, _) => None,
+            (false, Some(id)) => Some(store.history(id)?),
+            (false, None) => Some(Vec::new()),
+        };
+        let cache = self.media_cache.borrow();
+        Ok(SessionStatus {
+            session_key: self.session_key(&store)?,
+            session_id,
+            open: store.open_count()?,
+            message_count,
+            compactions,
+            usage,
+            // Null while a turn loads the workspace (the scheduler's usage
+            // ledger asks during runs) and before the first load.
+            workspace_r2_ops: self.workspace_load_ops.get(),
+            media: MediaCacheStatus {
+                r2_reads: cache.stats.r2_reads,
+                cache_hits: cache.stats.hits,
+                evictions: cache.stats.evictions,
+                cached_bytes: cache.bytes() as u64,
+                cached_items: cache.len() as u64,
+            },
+            usage_all: store.usage_totals_all()?,
+            messages,
+        })
+    }
+
+    /// The alarm: drains the queue with the agent's current settings, then
+    /// registers the session with its Agent object. Storage errors fail the
+    /// alarm (the runtime retries it).
+    pub async fn alarm(&self) -> Result<AlarmOutcome, StorageError> {
+        let store = self.store()?;
+        if store.meta("session_key")?.is_none() {
+            return Ok(AlarmOutcome::Empty);
+        }
+        let Some(key) = self.session_key(&store)? else { return Ok(AlarmOutcome::BadKey) };
+        let config = match AgentConfig::load(self.runtime.vars(), key.agent().as_str()) {
+            Ok(c) => c,
+            Err(e) => {
+                // Messages stay queued; the next message or a fixed config drains them.
+                self.runtime.log(LogLevel::Error, &format!("cannot run turns for {key}: {e}"));
+                return Ok(AlarmOutcome::Misconfigured);
+            }
+        };
+        let platform = self.runtime.platform(&config, &key)?;
+        let deps = SessionDeps {
+            config: &config,
+            key: &key,
+            workspace_cache: &self.workspace_cache,
+            workspace_load_ops: &self.workspace_load_ops,
+            media_cache: &self.media_cache,
+        };
+        let report = drain(&platform, &deps).await?;
+        let touch = SessionTouch {
+            session_key: key,
+            session_id: store.meta("session_id").ok().flatten(),
+            updated_at: store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
+        };
+        if let Err(e) = self.runtime.register(&touch).await {
+            self.runtime.log(LogLevel::Warn, &format!("session registry not updated: {e}"));
+        }
+        Ok(AlarmOutcome::Drained(report))
+    }
+}

@@ -1,0 +1,79 @@
+//! The stable prefix of every request of a session: the system prompt built
+//! from the workspace, and the tool list. Byte-identical from turn to turn
+//! while the workspace does not change, so the provider's prompt cache hits.
+
+use super::deps::SessionDeps;
+use super::toolbox;
+use crate::clock;
+use crate::ports::{LogLevel, Platform};
+use crate::prompt::{self, RuntimeInfo};
+use crate::toolkit::ToolSpec;
+use crate::workspace::Workspace;
+
+/// The stable part of every request of a session: system prompt and tools.
+pub struct Prepared {
+    pub system: String,
+    pub tools: Vec<ToolSpec>,
+    pub workspace: Workspace,
+    /// Bytes the tool definitions add to a request (for the context estimate).
+    pub tools_len: usize,
+}
+
+/// Loads the workspace and builds the system prompt and tool list.
+pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) -> Prepared {
+    let cfg = deps.config;
+    let scope = deps.key.scope();
+    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
+    let workspace = {
+        let pins = crate::workspace::pins_for_turn(p, &cfg.overlay).await;
+        let overlay = cfg.overlay.inputs(&pins);
+        // Taken out for the load, not borrowed across its awaits, so nothing
+        // the object serves meanwhile can find it borrowed; `/status` reads
+        // the ops count beside it, unknown until the load is done.
+        deps.workspace_load_ops.set(None);
+        let mut cache = std::mem::take(&mut *deps.workspace_cache.borrow_mut());
+        let loaded = crate::workspace::load_workspace(
+            p.store(),
+            &cfg.agent,
+            scope,
+            &today,
+            &yesterday,
+            p.now_ms(),
+            &overlay,
+            &toolbox::all_tool_names(),
+            &mut cache,
+        )
+        .await;
+        *deps.workspace_cache.borrow_mut() = cache;
+        deps.workspace_load_ops.set(loaded.as_ref().ok().map(|ws| ws.r2_ops));
+        match loaded {
+            Ok(ws) => ws,
+            Err(e) => {
+                // Better to answer with the core prompt than not at all.
+                p.log(LogLevel::Error, &format!("workspace load failed: {e}"));
+                Workspace::default()
+            }
+        }
+    };
+    for w in &workspace.warnings {
+        p.log(LogLevel::Warn, w);
+    }
+    let tools = toolbox::tool_specs(scope);
+    let tool_names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let session_key = deps.key.render();
+    let system = prompt::build_system_prompt(
+        &workspace,
+        &RuntimeInfo {
+            agent: cfg.agent.as_str(),
+            session_key: &session_key,
+            channel,
+            model: &cfg.llm.model,
+            timezone: &cfg.timezone,
+            scope,
+            tool_names: &tool_names,
+        },
+    );
+    let tools_len =
+        tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len() + 32).sum();
+    Prepared { system, tools, workspace, tools_len }
+}

@@ -1,0 +1,225 @@
+//! The `Agent` Durable Object: one per agent id (`AGENT.idFromName(agentId)`).
+//! A thin wrapper: its requests and its alarm go to [`AgentHost`], which
+//! holds the logic (memory, session registry, pins, schedule) and is tested
+//! natively; this file only maps HTTP to the host's typed calls.
+//!
+//! Requests name the agent where it matters (`?agent=`, or in the body): an
+//! object does not know its own name. Routes (reached only through the
+//! `AGENT` binding) are the paths of [`durable::protocol::agent`], plus the
+//! memory's `/memory/call?agent=` (what Session objects send) and, for the
+//! admin API and the bench, `/memory/op|search|get` and `GET /memory/stats`.
+
+use crate::adapters::{self, DoSql, EnvVars, R2};
+use crate::objects;
+use durable::agent::host::{AgentHost, AgentRuntime, PinsAnswer, PinsCall, Refusal};
+use durable::inbound::{Inbound, SessionKey};
+use durable::ports::{LogLevel, StorageError};
+use durable::protocol::agent::*;
+use durable::protocol::session::{EnqueueRequest, SessionTouch};
+use durable::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
+use serde_json::json;
+use std::rc::Rc;
+use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
+
+/// Reaches Session objects through their typed calls.
+pub struct DoQueue(Env);
+
+fn storage_err(e: impl std::fmt::Display) -> StorageError {
+    StorageError(e.to_string())
+}
+
+impl SessionQueue for DoQueue {
+    async fn enqueue(
+        &self,
+        key: &SessionKey,
+        inbound: &Inbound,
+        opts: EnqueueOptions,
+    ) -> std::result::Result<EnqueueOutcome, StorageError> {
+        let req = EnqueueRequest {
+            session_key: key.clone(),
+            inbound: inbound.clone(),
+            if_idle: opts.if_idle,
+            fresh: opts.fresh,
+        };
+        let reply = objects::enqueue_request(&self.0, &req).await.map_err(storage_err)?;
+        Ok(match (reply.busy, reply.queued) {
+            (true, _) => EnqueueOutcome::Busy,
+            (_, true) => EnqueueOutcome::Queued,
+            _ => EnqueueOutcome::Repeat,
+        })
+    }
+
+    async fn usage(&self, key: &SessionKey) -> std::result::Result<SessionCounters, StorageError> {
+        let status = objects::status(&self.0, key).await.map_err(storage_err)?;
+        Ok(SessionCounters { open: status.open, total: status.usage_all })
+    }
+}
+
+/// What the host gets from workerd.
+pub struct DoRuntime {
+    state: State,
+    env: Env,
+    sql: Rc<DoSql>,
+    vars: EnvVars,
+    queue: DoQueue,
+}
+
+impl AgentRuntime for DoRuntime {
+    type Sql = DoSql;
+    type Store = R2;
+    type Vars = EnvVars;
+    type Queue = DoQueue;
+
+    fn sql(&self) -> &Rc<DoSql> {
+        &self.sql
+    }
+    fn store(&self) -> std::result::Result<R2, StorageError> {
+        R2::from_env(&self.env).map_err(storage_err)
+    }
+    fn vars(&self) -> &EnvVars {
+        &self.vars
+    }
+    fn queue(&self) -> &DoQueue {
+        &self.queue
+    }
+    async fn wake(&self) -> std::result::Result<(), StorageError> {
+        self.state.storage().set_alarm(0i64).await.map_err(storage_err)
+    }
+    fn now_ms(&self) -> i64 {
+        adapters::now_ms()
+    }
+    fn clock(&self) -> Box<dyn Fn() -> i64> {
+        Box::new(adapters::now_ms)
+    }
+    fn log(&self, level: LogLevel, msg: &str) {
+        adapters::log(level, msg)
+    }
+}
+
+#[durable_object(alarm)]
+pub struct Agent(AgentHost<DoRuntime>);
+
+fn failed(e: StorageError) -> worker::Error {
+    worker::Error::RustError(e.to_string())
+}
+
+fn json(status: u16, body: &serde_json::Value) -> Result<Response> {
+    Ok(Response::from_json(body)?.with_status(status))
+}
+
+fn refused(r: Refusal) -> Result<Response> {
+    json(r.status, &json!({"ok": false, "error": r.message}))
+}
+
+/// The `?name=` of a request.
+fn query(req: &Request, name: &str) -> Option<String> {
+    req.url().ok()?.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+}
+
+impl DurableObject for Agent {
+    fn new(state: State, env: Env) -> Self {
+        let sql = Rc::new(DoSql::new(&state));
+        let runtime = DoRuntime { sql, vars: EnvVars::of(&env), queue: DoQueue(env.clone()), state, env: env.clone() };
+        Agent(AgentHost::new(runtime))
+    }
+
+    async fn fetch(&self, mut req: Request) -> Result<Response> {
+        let path = req.path();
+        let host = &self.0;
+        match (req.method(), path.as_str()) {
+            (_, "/health") => json(200, &json!({"ok": true})),
+            (Method::Post, "/memory/call") => {
+                let agent = query(&req, "agent");
+                let (status, reply) = host.memory_call(agent.as_deref(), &req.bytes().await?);
+                json(status, &reply)
+            }
+            (Method::Post, "/memory/op" | "/memory/search" | "/memory/get") => {
+                let agent = query(&req, "agent");
+                let name = path.trim_start_matches("/memory/").to_owned();
+                let (status, reply) = host.memory_named(agent.as_deref(), &name, &req.bytes().await?);
+                json(status, &reply)
+            }
+            (Method::Get, "/memory/stats") => {
+                let (status, reply) =
+                    host.memory_stats(query(&req, "agent").as_deref(), query(&req, "store").as_deref());
+                json(status, &reply)
+            }
+            (Method::Post, TOUCH_PATH) => {
+                let touch: SessionTouch = match req.json().await {
+                    Ok(t) => t,
+                    Err(e) => return Response::error(format!("bad touch: {e}"), 400),
+                };
+                host.touch(&touch).map_err(failed)?;
+                json(200, &json!({"ok": true}))
+            }
+            (Method::Get, SESSIONS_PATH) => Response::from_json(&host.sessions().map_err(failed)?),
+            (Method::Get, PINS_GET_PATH | PINS_STATUS_PATH) => {
+                let call = if path == PINS_GET_PATH { PinsCall::Get } else { PinsCall::Status };
+                let req = PinsRequest { agent: query(&req, "agent").unwrap_or_default(), ..Default::default() };
+                pins_response(host.pins(call, &req).await)
+            }
+            (Method::Post, PINS_INIT_PATH | PINS_ACCEPT_PATH) => {
+                let call = if path == PINS_INIT_PATH { PinsCall::Init } else { PinsCall::Accept };
+                let body: PinsRequest = match req.json().await {
+                    Ok(b) => b,
+                    Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
+                };
+                pins_response(host.pins(call, &body).await)
+            }
+            (Method::Post, TICK_PATH) => {
+                let body: TickRequest = match req.json().await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad tick body: {e}"), 400),
+                };
+                Response::from_json(&host.tick(&body).await.map_err(failed)?)
+            }
+            (Method::Get, SCHEDULE_STATUS_PATH) => match host.schedule_status().await {
+                Ok(Some(status)) => Response::from_json(&status),
+                Ok(None) => json(200, &json!({"ticks": 0, "note": "no cron trigger reached this agent yet"})),
+                Err(r) => Response::error(r.message, r.status),
+            },
+            _ => Response::error("not found", 404),
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        match self.0.alarm().await {
+            Ok(ran) => Response::ok(format!("{ran:?}")),
+            // Fail the alarm: the runtime retries it, claims keep runs exactly once.
+            Err(e) => Err(worker::Error::RustError(e.to_string())),
+        }
+    }
+}
+
+fn pins_response(answer: std::result::Result<PinsAnswer, Refusal>) -> Result<Response> {
+    match answer {
+        Ok(PinsAnswer::Pins(p)) => Response::from_json(&p),
+        Ok(PinsAnswer::Status(s)) => Response::from_json(&s),
+        Ok(PinsAnswer::Accepted(a)) => Response::from_json(&a),
+        Err(r) => refused(r),
+    }
+}
+
+/// The Worker's `scheduled` handler: tells each configured agent's object
+/// that time passed. Quick: a call per agent, no LLM.
+pub async fn fan_out(env: &Env, scheduled_time: i64) {
+    let agents = durable::settings::agent_ids(&EnvVars::of(env));
+    let calls = agents.iter().map(|a| async move {
+        let req = TickRequest { agent: a.clone(), scheduled_time };
+        let r: Result<TickReply> =
+            objects::call(env, durable::protocol::AGENT_BINDING, a, Method::Post, TICK_PATH, Some(&req)).await;
+        if let Err(e) = r {
+            adapters::log(LogLevel::Error, &format!("tick for agent {a} failed: {e}"));
+        }
+    });
+    futures::future::join_all(calls).await;
+}
+
+/// The pins of `agent`, from its Agent object (what a Session asks once per
+/// turn when the agent has a template).
+pub async fn pins_of(env: &Env, agent: &str) -> std::result::Result<durable::protocol::pins::Pins, StorageError> {
+    let path = format!("{PINS_GET_PATH}?agent={agent}");
+    objects::call::<(), _>(env, durable::protocol::AGENT_BINDING, agent, Method::Get, &path, None)
+        .await
+        .map_err(|e| StorageError(format!("pins: {e}")))
+}

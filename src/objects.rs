@@ -1,0 +1,71 @@
+//! Calls to Durable Objects: one stub-call helper, and typed clients for the
+//! Session objects' calls ([`durable::protocol::session`]). Every caller (the
+//! webhooks, the admin API, the scheduler) goes through here, so a request
+//! and its reply are the shared protocol structs, never `v["field"]`.
+
+use durable::inbound::{Inbound, SessionKey};
+use durable::protocol::session::{EnqueueReply, EnqueueRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH};
+use durable::protocol::SESSION_BINDING;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+use worker::{Env, Method, Request, RequestInit};
+
+/// Calls the object `name` of `binding` (`idFromName`) with `method path` and
+/// an optional JSON body. Returns the status and the body as text.
+pub async fn call_raw(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    method: Method,
+    path: &str,
+    body: Option<String>,
+) -> worker::Result<(u16, String)> {
+    let stub = env.durable_object(binding)?.id_from_name(name)?.get_stub()?;
+    let mut init = RequestInit::new();
+    init.with_method(method);
+    if let Some(b) = body {
+        init.with_body(Some(JsValue::from_str(&b)));
+    }
+    let mut resp = stub.fetch_with_request(Request::new_with_init(&format!("https://object{path}"), &init)?).await?;
+    Ok((resp.status_code(), resp.text().await?))
+}
+
+/// [`call_raw`] with typed request and reply: a non-2xx answer or a reply
+/// that does not decode is an error naming the object and what it said.
+pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Req>,
+) -> worker::Result<Resp> {
+    let body = body.map(serde_json::to_string).transpose()?;
+    let (status, text) = call_raw(env, binding, name, method, path, body).await?;
+    if !(200..300).contains(&status) {
+        return Err(worker::Error::RustError(format!("{binding} {name} answered {status}: {text}")));
+    }
+    serde_json::from_str(&text)
+        .map_err(|e| worker::Error::RustError(format!("{binding} {name}: unreadable reply ({e}): {text}")))
+}
+
+/// Queues a message in its session's object. `Ok(false)`: a repeat, already queued.
+pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::Result<bool> {
+    let req = EnqueueRequest { session_key: key.clone(), inbound: inbound.clone(), if_idle: false, fresh: false };
+    Ok(enqueue_request(env, &req).await?.queued)
+}
+
+/// Queues with the heartbeat/job options.
+pub async fn enqueue_request(env: &Env, req: &EnqueueRequest) -> worker::Result<EnqueueReply> {
+    call(env, SESSION_BINDING, &req.session_key.render(), Method::Post, ENQUEUE_PATH, Some(req)).await
+}
+
+/// A session's brief status: counts and usage, not the history.
+pub async fn status(env: &Env, key: &SessionKey) -> worker::Result<SessionStatus> {
+    let mut status: SessionStatus =
+        call::<(), _>(env, SESSION_BINDING, &key.render(), Method::Get, BRIEF_STATUS_PATH, None).await?;
+    // A session that never had a message has not stored its key yet.
+    status.session_key.get_or_insert_with(|| key.clone());
+    Ok(status)
+}
