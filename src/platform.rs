@@ -128,9 +128,9 @@ impl DoPlatform {
             store: R2::from_env(env)?,
             sql: DoSql::new(state),
             channels: Channels {
-                telegram: crate::telegram::api_for(config),
+                telegram: TelegramApi::for_agent(config),
                 notify: Notify { owner: config.owners.first().cloned(), sql: DoSql::new(state) },
-                discord: Some(crate::discord::api_for(&crate::adapters::EnvVars::of(env), config)),
+                discord: Some(DiscordApi::for_agent(&crate::adapters::EnvVars::of(env), config)),
             },
             memory: AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() },
         })

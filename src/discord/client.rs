@@ -54,6 +54,17 @@ pub fn retry_after_ms(body: &Value, header: Option<&str>) -> Option<u64> {
 }
 
 impl DiscordApi {
+    /// The reply channel of an agent's sessions.
+    pub fn for_agent(vars: &impl durable::settings::Vars, cfg: &durable::settings::AgentConfig) -> DiscordApi {
+        let agent = cfg.agent.as_str();
+        DiscordApi::new(
+            cfg.discord_api_base.clone(),
+            durable::settings::setting(vars, agent, "DISCORD_APPLICATION_ID"),
+            durable::settings::setting(vars, agent, "DISCORD_BOT_TOKEN"),
+            Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
+        )
+    }
+
     pub fn new(base: String, app_id: Option<String>, bot_token: Option<String>, backoff: Backoff) -> Self {
         DiscordApi { base, app_id, bot_token, backoff, edited: RefCell::default() }
     }

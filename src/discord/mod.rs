@@ -15,28 +15,15 @@ pub mod verify;
 use crate::access;
 use crate::adapters::{self, EnvVars};
 use crate::http::{json_response, read_body_limited};
-use client::DiscordApi;
 use durable::inbound::SessionKey;
 use durable::ports::LogLevel;
-use durable::retry::Backoff;
 use durable::routing::{route, Route};
-use durable::settings::{setting, AgentConfig, Vars};
+use durable::settings::{setting, AgentConfig};
 use interaction::{ephemeral, Command, Interaction};
 use worker::{Env, Request, Response, Result};
 
 /// Interactions are a few kB; attachments come as URLs.
 const MAX_INTERACTION_BYTES: usize = 256 * 1024;
-
-/// The reply channel for an agent's sessions.
-pub fn api_for(vars: &impl Vars, cfg: &AgentConfig) -> DiscordApi {
-    let agent = cfg.agent.as_str();
-    DiscordApi::new(
-        cfg.discord_api_base.clone(),
-        setting(vars, agent, "DISCORD_APPLICATION_ID"),
-        setting(vars, agent, "DISCORD_BOT_TOKEN"),
-        Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
-    )
-}
 
 pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
     let vars = EnvVars::of(env);

@@ -33,6 +33,15 @@ pub struct TelegramApi {
 }
 
 impl TelegramApi {
+    /// The bot of an agent (`None` without `TELEGRAM_BOT_TOKEN`).
+    pub fn for_agent(cfg: &durable::settings::AgentConfig) -> Option<TelegramApi> {
+        Some(TelegramApi {
+            base: cfg.telegram_api_base.clone(),
+            token: cfg.telegram_bot_token.clone()?,
+            backoff: Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
+        })
+    }
+
     pub async fn call(&self, method: &str, body: &Value) -> Result<Value, TgError> {
         let url = format!("{}/bot{}/{method}", self.base, self.token);
         send_retrying(

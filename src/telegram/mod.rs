@@ -10,9 +10,8 @@ use crate::http::read_body_limited;
 use client::TelegramApi;
 use durable::inbound::ReplyTarget;
 use durable::ports::LogLevel;
-use durable::retry::Backoff;
 use durable::routing::{route, Route};
-use durable::settings::{setting, AgentConfig};
+use durable::settings::setting;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use update::{BotIdentity, Update};
@@ -24,14 +23,6 @@ const MAX_UPDATE_BYTES: usize = 1024 * 1024;
 thread_local! {
     /// Bot usernames by bot id, learned once per isolate with `getMe`.
     static USERNAMES: RefCell<HashMap<i64, String>> = RefCell::new(HashMap::new());
-}
-
-pub fn api_for(cfg: &AgentConfig) -> Option<TelegramApi> {
-    Some(TelegramApi {
-        base: cfg.telegram_api_base.clone(),
-        token: cfg.telegram_bot_token.clone()?,
-        backoff: Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
-    })
 }
 
 /// Constant-time comparison, so the secret cannot be guessed byte by byte.
@@ -75,7 +66,7 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         // See update::to_inbound: an edit starts no turn and fetches nothing.
         return Response::ok("edit ignored");
     }
-    let Some(api) = api_for(&cfg) else {
+    let Some(api) = TelegramApi::for_agent(&cfg) else {
         return Response::error("TELEGRAM_BOT_TOKEN is not set for this agent (see .dev.vars.example)", 500);
     };
     let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);

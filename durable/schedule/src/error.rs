@@ -12,8 +12,13 @@ pub enum ScheduleError {
     #[error("unknown time zone {0:?}: expected an IANA name such as \"Europe/Paris\"")]
     UnknownTimeZone(String),
     /// Heartbeat interval outside the accepted range.
-    #[error("invalid heartbeat interval {0} minutes: expected 1 to {max}", max = crate::timing::MAX_INTERVAL_MINUTES)]
-    InvalidInterval(u32),
+    #[error("invalid heartbeat interval {minutes} minutes: expected 1 to {max}")]
+    InvalidInterval {
+        /// The interval given.
+        minutes: u32,
+        /// The longest accepted.
+        max: u32,
+    },
     /// `cron.json` as a whole is unreadable (not JSON, or not an array). Single bad jobs are
     /// [`crate::cron_jobs::JobError`]s instead.
     #[error("cron.json is not a JSON array of jobs: {0}")]

@@ -71,7 +71,7 @@ impl HeartbeatConfig {
         time_zone: Option<&str>,
     ) -> Result<Self, ScheduleError> {
         if interval_minutes == 0 || interval_minutes > MAX_INTERVAL_MINUTES {
-            return Err(ScheduleError::InvalidInterval(interval_minutes));
+            return Err(ScheduleError::InvalidInterval { minutes: interval_minutes, max: MAX_INTERVAL_MINUTES });
         }
         let active_hours = match active_hours.map(str::trim) {
             None | Some("") => None,
@@ -182,7 +182,10 @@ mod tests {
 
     #[test]
     fn rejects_bad_config() {
-        assert_eq!(HeartbeatConfig::new(0, None, None), Err(ScheduleError::InvalidInterval(0)));
+        assert_eq!(
+            HeartbeatConfig::new(0, None, None),
+            Err(ScheduleError::InvalidInterval { minutes: 0, max: MAX_INTERVAL_MINUTES })
+        );
         assert!(HeartbeatConfig::new(MAX_INTERVAL_MINUTES + 1, None, None).is_err());
         assert!(HeartbeatConfig::new(30, Some("9 to 5"), None).is_err());
         assert!(HeartbeatConfig::new(30, None, Some("Nowhere/Land")).is_err());
