@@ -145,7 +145,7 @@ impl DurableObject for Agent {
                 json(status, &reply)
             }
             (Method::Post, TOUCH_PATH) => {
-                let touch: SessionTouch = match req.json().await {
+                let touch: SessionTouch = match adapters::request_json(&mut req).await {
                     Ok(t) => t,
                     Err(e) => return Response::error(format!("bad touch: {e}"), 400),
                 };
@@ -160,14 +160,14 @@ impl DurableObject for Agent {
             }
             (Method::Post, PINS_INIT_PATH | PINS_ACCEPT_PATH) => {
                 let call = if path == PINS_INIT_PATH { PinsCall::Init } else { PinsCall::Accept };
-                let body: PinsRequest = match req.json().await {
+                let body: PinsRequest = match adapters::request_json(&mut req).await {
                     Ok(b) => b,
                     Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
                 };
                 pins_response(host.pins(call, &body).await)
             }
             (Method::Post, TICK_PATH) => {
-                let body: TickRequest = match req.json().await {
+                let body: TickRequest = match adapters::request_json(&mut req).await {
                     Ok(b) => b,
                     Err(e) => return Response::error(format!("bad tick body: {e}"), 400),
                 };

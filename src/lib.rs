@@ -18,10 +18,11 @@ pub use agent_do::Agent;
 pub use session_do::Session;
 
 use serde_json::json;
-use worker::{event, Context, Env, Method, Request, Response, Result, ScheduleContext, ScheduledEvent};
+use worker::{event, Context, Env, Method, Response, Result, ScheduleContext, ScheduledEvent};
 
 #[event(fetch)]
-async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context) -> Result<Response> {
+    let req = adapters::request_without_cf(raw);
     let path = req.path();
     let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
     match (req.method(), segments.as_slice()) {

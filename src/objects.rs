@@ -27,8 +27,10 @@ pub async fn call_raw(
     if let Some(b) = body {
         init.with_body(Some(JsValue::from_str(&b)));
     }
-    let mut resp = stub.fetch_with_request(Request::new_with_init(&format!("https://object{path}"), &init)?).await?;
-    Ok((resp.status_code(), resp.text().await?))
+    let resp = stub.fetch_with_request(Request::new_with_init(&format!("https://object{path}"), &init)?).await?;
+    let status = resp.status_code();
+    let body = crate::adapters::response_bytes(resp).await?;
+    Ok((status, String::from_utf8(body).map_err(|e| worker::Error::RustError(e.to_string()))?))
 }
 
 /// [`call_raw`] with typed request and reply: a non-2xx answer or a reply

@@ -83,7 +83,7 @@ impl DurableObject for Session {
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         match (req.method(), req.path().as_str()) {
             (Method::Post, ENQUEUE_PATH) => {
-                let body: EnqueueRequest = match req.json().await {
+                let body: EnqueueRequest = match adapters::request_json(&mut req).await {
                     Ok(b) => b,
                     Err(e) => return Response::error(format!("bad enqueue body: {e}"), 400),
                 };

@@ -145,6 +145,167 @@ impl Message {
     }
 }
 
+/// The length of `s` as a JSON string literal (serde_json's escaping: `"`,
+/// `\\`, and control characters; everything else as is).
+fn json_str_len(s: &str) -> usize {
+    2 + s.len()
+        + s.bytes()
+            .map(|b| match b {
+                b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+                0x00..=0x1f => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
+}
+
+/// The length of an integer in decimal.
+fn int_len(n: i128) -> usize {
+    let mut len = usize::from(n < 0) + 1;
+    let mut v = n.unsigned_abs();
+    while v >= 10 {
+        v /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// A `"key":` with its comma (or opening brace): what each field adds.
+fn field(key: &str) -> usize {
+    key.len() + 4
+}
+
+/// The length of a JSON value as serde_json writes it (compact).
+pub fn json_value_len(v: &serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => json_str_len(s),
+        Value::Array(a) => 2 + a.iter().map(json_value_len).sum::<usize>() + a.len().saturating_sub(1),
+        Value::Object(o) => {
+            2 + o.iter().map(|(k, v)| json_str_len(k) + 1 + json_value_len(v)).sum::<usize>()
+                + o.len().saturating_sub(1)
+        }
+    }
+}
+
+impl Usage {
+    fn json_len(&self) -> usize {
+        let n = |v: u64| int_len(v as i128);
+        1 + field("input")
+            + n(self.input)
+            + field("output")
+            + n(self.output)
+            + field("cacheRead")
+            + n(self.cache_read)
+            + field("cacheWrite")
+            + n(self.cache_write)
+            + field("totalTokens")
+            + n(self.total_tokens)
+    }
+}
+
+impl Message {
+    /// The length of this message as JSON (what `serde_json::to_string`
+    /// writes), computed without writing it: context budgeting counts the
+    /// whole history on every call, and serializing it would cost as much as
+    /// encoding the request.
+    pub fn json_len(&self) -> usize {
+        let list = |lens: &mut dyn Iterator<Item = usize>| {
+            let (sum, n) = lens.fold((0, 0), |(s, n), l| (s + l, n + 1));
+            2 + sum + usize::saturating_sub(n, 1)
+        };
+        // `{` + fields (each `,"key":value`, the first without its comma) + `}`.
+        let object = |fields: usize| fields + 1;
+        match self {
+            Message::User { content, timestamp } => {
+                let content = match content {
+                    UserContent::Text(t) => json_str_len(t),
+                    UserContent::Blocks(blocks) => list(&mut blocks.iter().map(|b| match b {
+                        UserBlock::Text { text } => object(field("type") + 6 + field("text") + json_str_len(text)),
+                        UserBlock::Image { mime_type, r2_key } => object(
+                            field("type")
+                                + 7
+                                + field("mimeType")
+                                + json_str_len(mime_type)
+                                + field("r2Key")
+                                + json_str_len(r2_key),
+                        ),
+                        UserBlock::File { mime_type, r2_key, filename } => object(
+                            field("type")
+                                + 6
+                                + field("mimeType")
+                                + json_str_len(mime_type)
+                                + field("r2Key")
+                                + json_str_len(r2_key)
+                                + filename.as_ref().map_or(0, |f| field("filename") + json_str_len(f)),
+                        ),
+                    })),
+                };
+                object(
+                    field("role") + 6 + field("content") + content + field("timestamp") + int_len(*timestamp as i128),
+                )
+            }
+            Message::Assistant { content, timestamp, model, stop_reason, usage } => {
+                let blocks = list(&mut content.iter().map(|b| match b {
+                    AssistantBlock::Text { text } => object(field("type") + 6 + field("text") + json_str_len(text)),
+                    AssistantBlock::Thinking { thinking } => {
+                        object(field("type") + 10 + field("thinking") + json_str_len(thinking))
+                    }
+                    AssistantBlock::ToolCall { id, name, arguments } => object(
+                        field("type")
+                            + 10
+                            + field("id")
+                            + json_str_len(id)
+                            + field("name")
+                            + json_str_len(name)
+                            + field("arguments")
+                            + json_value_len(arguments),
+                    ),
+                }));
+                object(
+                    field("role")
+                        + 11
+                        + field("content")
+                        + blocks
+                        + field("timestamp")
+                        + int_len(*timestamp as i128)
+                        + model.as_ref().map_or(0, |m| field("model") + json_str_len(m))
+                        + stop_reason.as_ref().map_or(0, |s| field("stopReason") + json_str_len(s))
+                        + usage.as_ref().map_or(0, |u| field("usage") + u.json_len()),
+                )
+            }
+            Message::ToolResult { tool_call_id, tool_name, content, is_error, timestamp } => {
+                let blocks =
+                    list(&mut content.iter().map(|ResultBlock::Text { text }| {
+                        object(field("type") + 6 + field("text") + json_str_len(text))
+                    }));
+                object(
+                    field("role")
+                        + 12
+                        + field("toolCallId")
+                        + json_str_len(tool_call_id)
+                        + field("toolName")
+                        + json_str_len(tool_name)
+                        + field("content")
+                        + blocks
+                        + field("isError")
+                        + if *is_error { 4 } else { 5 }
+                        + field("timestamp")
+                        + int_len(*timestamp as i128),
+                )
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +343,59 @@ mod tests {
         )
         .unwrap();
         assert_eq!(u.text(), "look");
+    }
+
+    #[test]
+    fn json_len_is_the_serialized_length() {
+        let samples = vec![
+            Message::user_text("Hello \"quoted\" \\ back\nslash\u{1}\u{7f} ünïcode 🎲", 1_708_300_000_000),
+            Message::User {
+                content: UserContent::Blocks(vec![
+                    UserBlock::Text { text: "<system-reminder>x</system-reminder>".into() },
+                    UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/u.png".into() },
+                    UserBlock::File {
+                        mime_type: "application/pdf".into(),
+                        r2_key: "media/k/d.pdf".into(),
+                        filename: Some("a \"b\".pdf".into()),
+                    },
+                    UserBlock::File { mime_type: "audio/ogg".into(), r2_key: "media/k/v.ogg".into(), filename: None },
+                ]),
+                timestamp: -5,
+            },
+            Message::User { content: UserContent::Blocks(vec![]), timestamp: 0 },
+            Message::Assistant {
+                content: vec![
+                    AssistantBlock::Text { text: "hi\t".into() },
+                    AssistantBlock::Thinking { thinking: "hmm".into() },
+                    AssistantBlock::ToolCall {
+                        id: "toolu_1".into(),
+                        name: "read_file".into(),
+                        arguments: serde_json::json!({"path": "SOUL.md", "n": [1, -2.5, null, true, false, {}], "e": {"k\"": "v"}}),
+                    },
+                ],
+                timestamp: 7,
+                model: Some("claude".into()),
+                stop_reason: Some("toolUse".into()),
+                usage: Some(Usage::new(12345, 6, 0, 99)),
+            },
+            Message::Assistant { content: vec![], timestamp: 7, model: None, stop_reason: None, usage: None },
+            Message::ToolResult {
+                tool_call_id: "call_abc".into(),
+                tool_name: "Bash".into(),
+                content: vec![ResultBlock::Text { text: "out".into() }, ResultBlock::Text { text: "".into() }],
+                is_error: true,
+                timestamp: 1_708_300_002_000,
+            },
+            Message::ToolResult {
+                tool_call_id: "".into(),
+                tool_name: "x".into(),
+                content: vec![],
+                is_error: false,
+                timestamp: 0,
+            },
+        ];
+        for m in samples {
+            assert_eq!(m.json_len(), serde_json::to_string(&m).unwrap().len(), "{m:?}");
+        }
     }
 }

@@ -12,7 +12,7 @@ export const OWNER = 4242;
 export const FRIEND = 777;
 export const GROUP = -100123456;
 
-export async function startHearth({ bindings = {}, persist } = {}) {
+export async function startHearth({ bindings = {}, persist, inspectorPort } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
   const mfOptions = (extra = {}) => ({
@@ -47,6 +47,7 @@ export async function startHearth({ bindings = {}, persist } = {}) {
       ...(typeof bindings === "function" ? bindings({ llm, telegram }) : bindings),
     },
     cf: false,
+    ...(inspectorPort ? { inspectorPort } : {}),
     ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
     ...extra,
   });

@@ -10,84 +10,116 @@
 //! of the history; `cache_control` does not take part in the prefix match, and
 //! the history is otherwise encoded deterministically (same input, same bytes).
 
-use super::{ChatRequest, LlmError, LlmReply, StopReason};
+use super::wire::{json_string, Fragment};
+use super::{ChatRequest, Hydrated, LlmError, LlmReply, StopReason};
 use crate::settings::LlmConfig;
 use r2_layout::Usage;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
+use std::rc::Rc;
 
-pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
-    let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len() + 1);
-    for m in req.messages {
-        let (role, blocks) = match m {
-            Message::User { content, .. } => ("user", user_blocks(content, req)),
-            Message::Assistant { content, .. } => ("assistant", assistant_blocks(content)),
-            Message::ToolResult { tool_call_id, content, is_error, .. } => {
-                let text: Vec<&str> = content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect();
-                let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": text.join("\n")});
-                if *is_error {
-                    block["is_error"] = Value::Bool(true);
-                }
-                ("user", vec![block])
+/// One history message as an Anthropic message fragment: its role and its
+/// content blocks (none: the message is left out).
+pub fn fragment(m: &Message, media: &Hydrated) -> Fragment {
+    let (role, blocks) = match m {
+        Message::User { content, .. } => ("user", user_blocks(content, media)),
+        Message::Assistant { content, .. } => ("assistant", assistant_blocks(content)),
+        Message::ToolResult { tool_call_id, content, is_error, .. } => {
+            let text: Vec<&str> = content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect();
+            let mut block = json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": text.join("\n")});
+            if *is_error {
+                block["is_error"] = Value::Bool(true);
             }
-        };
-        if blocks.is_empty() {
-            continue;
+            ("user", vec![block])
         }
-        push_merged(&mut messages, role, blocks);
+    };
+    Fragment { role, parts: blocks.iter().map(Value::to_string).collect() }
+}
+
+/// The request body, from the fragments of `req.messages` (in order).
+pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragment>]) -> Vec<u8> {
+    // Consecutive messages of one role are merged: tool results of one round
+    // travel together, and a user message after a failed turn joins the previous.
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::with_capacity(fragments.len() + 1);
+    for f in fragments.iter().filter(|f| !f.parts.is_empty()) {
+        match groups.last_mut() {
+            Some((role, parts)) if *role == f.role => parts.extend(f.parts.iter().map(String::as_str)),
+            _ => groups.push((f.role, f.parts.iter().map(String::as_str).collect())),
+        }
     }
-    mark_cache_breakpoint(&mut messages);
-    if let Some(extra) = req.appended_user {
-        push_merged(&mut messages, "user", vec![json!({"type": "text", "text": extra})]);
+    // The conversation's breakpoint on its last block (see the module docs);
+    // the appended instruction comes after it.
+    let breakpoint = groups.last().map(|(_, parts)| (groups.len() - 1, parts.len() - 1));
+    let appended = req.appended_user.map(|extra| json!({"type": "text", "text": extra}).to_string());
+    if let Some(extra) = &appended {
+        match groups.last_mut() {
+            Some(("user", parts)) => parts.push(extra),
+            _ => groups.push(("user", vec![extra])),
+        }
     }
     // The API wants the conversation to open with the user.
-    if messages.first().and_then(|m| m["role"].as_str()) == Some("assistant") {
-        messages.insert(0, json!({"role": "user", "content": [{"type": "text", "text": "(conversation continues)"}]}));
+    let opener = json!({"type": "text", "text": "(conversation continues)"}).to_string();
+    let shift = usize::from(groups.first().is_some_and(|(role, _)| *role == "assistant"));
+    if shift == 1 {
+        groups.insert(0, ("user", vec![&opener]));
     }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(cfg.model));
-    body.insert("max_tokens".into(), json!(cfg.max_tokens));
-    body.insert("system".into(), json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]));
+    let breakpoint = breakpoint.map(|(g, p)| (g + shift, p));
+    let mut out = String::with_capacity(
+        fragments.iter().map(|f| f.parts.iter().map(|p| p.len() + 1).sum::<usize>()).sum::<usize>()
+            + req.system.len()
+            + 4096,
+    );
+    out.push_str("{\"model\":");
+    out.push_str(&json_string(&cfg.model));
+    out.push_str(",\"max_tokens\":");
+    out.push_str(&cfg.max_tokens.to_string());
+    out.push_str(",\"system\":[{\"type\":\"text\",\"text\":");
+    out.push_str(&json_string(req.system));
+    out.push_str(",\"cache_control\":{\"type\":\"ephemeral\"}}]");
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
             .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        out.push_str(",\"tools\":");
+        out.push_str(&Value::Array(tools).to_string());
     }
-    body.insert("messages".into(), Value::Array(messages));
-    Value::Object(body)
-}
-
-/// Puts the conversation's `cache_control` breakpoint on the last block of
-/// the last message (Anthropic allows four; this is the second).
-fn mark_cache_breakpoint(messages: &mut [Value]) {
-    let last_block = messages
-        .last_mut()
-        .and_then(|m| m["content"].as_array_mut())
-        .and_then(|blocks| blocks.last_mut())
-        .and_then(Value::as_object_mut);
-    if let Some(block) = last_block {
-        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
-    }
-}
-
-/// Consecutive messages of one role are merged: tool results of one round
-/// travel together, and a user message after a failed turn joins the previous.
-fn push_merged(messages: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
-    if let Some(last) = messages.last_mut() {
-        if last["role"] == role {
-            if let Some(arr) = last["content"].as_array_mut() {
-                arr.extend(blocks);
-                return;
+    out.push_str(",\"messages\":[");
+    for (g, (role, parts)) in groups.iter().enumerate() {
+        if g > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"role\":\"");
+        out.push_str(role);
+        out.push_str("\",\"content\":[");
+        for (p, part) in parts.iter().enumerate() {
+            if p > 0 {
+                out.push(',');
+            }
+            match part.strip_suffix('}') {
+                // The conversation's breakpoint (Anthropic allows four; this
+                // is the second, after the system prompt's).
+                Some(open) if breakpoint == Some((g, p)) => {
+                    out.push_str(open);
+                    out.push_str(",\"cache_control\":{\"type\":\"ephemeral\"}}");
+                }
+                _ => out.push_str(part),
             }
         }
+        out.push_str("]}");
     }
-    messages.push(json!({"role": role, "content": blocks}));
+    out.push_str("]}");
+    out.into_bytes()
 }
 
-fn user_blocks(content: &UserContent, req: &ChatRequest<'_>) -> Vec<Value> {
+/// The request body as JSON (tests read what would be sent).
+pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
+    let fragments = super::wire::fragments_once(req.messages, |m| fragment(m, req.media));
+    serde_json::from_slice(&encode_body(cfg, req, &fragments)).unwrap_or(Value::Null)
+}
+
+fn user_blocks(content: &UserContent, media: &Hydrated) -> Vec<Value> {
     match content {
         UserContent::Text(t) => vec![json!({"type": "text", "text": t})],
         UserContent::Blocks(blocks) => blocks
@@ -95,12 +127,12 @@ fn user_blocks(content: &UserContent, req: &ChatRequest<'_>) -> Vec<Value> {
             .enumerate()
             .map(|(i, b)| match b {
                 UserBlock::Text { text } => json!({"type": "text", "text": text}),
-                UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
+                UserBlock::Image { mime_type, r2_key } => match media.get(r2_key) {
                     Some(bytes) => json!({"type": "image", "source": {
                         "type": "base64", "media_type": mime_type, "data": crate::text::base64(bytes)}}),
                     None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
                 },
-                UserBlock::File { mime_type, r2_key, filename } => match req.media.get(r2_key) {
+                UserBlock::File { mime_type, r2_key, filename } => match media.get(r2_key) {
                     Some(bytes) if mime_type == "application/pdf" => json!({"type": "document", "source": {
                         "type": "base64", "media_type": mime_type, "data": crate::text::base64(bytes)}}),
                     _ => json!({"type": "text", "text": crate::text::file_note(
@@ -178,7 +210,14 @@ mod tests {
         let media = Hydrated::new();
         encode(
             &cfg(),
-            &ChatRequest { system: "sys", messages: history, tools: &[], media: &media, appended_user: appended },
+            &ChatRequest {
+                system: "sys",
+                messages: history,
+                tools: &[],
+                media: &media,
+                appended_user: appended,
+                memo: None,
+            },
         )
     }
 

@@ -8,6 +8,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod wire;
 
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
 use crate::retry::{parse_retry_after, Backoff, Verdict};
@@ -29,6 +30,9 @@ pub struct ChatRequest<'a> {
     /// Extra instruction appended as a final user message (compaction, memory
     /// extraction); the history stays byte-identical before it.
     pub appended_user: Option<&'a str>,
+    /// The session's fragments of its last request: only new messages are
+    /// encoded (`None`: encode all, for one-off requests).
+    pub memo: Option<&'a std::cell::RefCell<wire::WireMemo>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,20 +131,28 @@ fn human_wait(secs: u64) -> String {
 /// The HTTP request for one call.
 pub fn build_request(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<HttpRequest, LlmError> {
     let key = cfg.api_key.as_deref().ok_or_else(|| LlmError::Config("LLM_API_KEY is not set".into()))?;
+    let encode_one = |m: &r2_layout::Message| match cfg.provider {
+        Provider::Anthropic => anthropic::fragment(m, req.media),
+        Provider::OpenAi => openai::fragment(m, req.media),
+    };
+    let fragments = match req.memo {
+        Some(memo) => memo.borrow_mut().fragments(cfg.provider, req.messages, encode_one),
+        None => wire::fragments_once(req.messages, encode_one),
+    };
+    let (url, body) = match cfg.provider {
+        Provider::Anthropic => (format!("{}/v1/messages", cfg.base_url), anthropic::encode_body(cfg, req, &fragments)),
+        Provider::OpenAi => (format!("{}/chat/completions", cfg.base_url), openai::encode_body(cfg, req, &fragments)),
+    };
+    let http = HttpRequest {
+        method: "POST",
+        url,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body,
+        timeout_ms: cfg.timeout_ms,
+    };
     Ok(match cfg.provider {
-        Provider::Anthropic => HttpRequest::post_json(
-            format!("{}/v1/messages", cfg.base_url),
-            &anthropic::encode(cfg, req),
-            cfg.timeout_ms,
-        )
-        .header("x-api-key", key)
-        .header("anthropic-version", "2023-06-01"),
-        Provider::OpenAi => HttpRequest::post_json(
-            format!("{}/chat/completions", cfg.base_url),
-            &openai::encode(cfg, req),
-            cfg.timeout_ms,
-        )
-        .header("authorization", &format!("Bearer {key}")),
+        Provider::Anthropic => http.header("x-api-key", key).header("anthropic-version", "2023-06-01"),
+        Provider::OpenAi => http.header("authorization", &format!("Bearer {key}")),
     })
 }
 
@@ -208,7 +220,14 @@ mod tests {
     fn call(p: &TestPlatform) -> Result<LlmReply, LlmError> {
         let messages = [Message::User { content: UserContent::Text("hi".into()), timestamp: 0 }];
         let media = Hydrated::new();
-        let req = ChatRequest { system: "s", messages: &messages, tools: &[], media: &media, appended_user: None };
+        let req = ChatRequest {
+            system: "s",
+            messages: &messages,
+            tools: &[],
+            media: &media,
+            appended_user: None,
+            memo: None,
+        };
         futures::executor::block_on(complete(p, &cfg(), &req))
     }
 

@@ -1,98 +1,124 @@
 //! OpenAI-compatible chat completions (`POST {base}/chat/completions`), for
 //! OpenAI itself and the many servers that speak its format.
 
-use super::{ChatRequest, LlmError, LlmReply, StopReason};
+use super::wire::{json_string, Fragment};
+use super::{ChatRequest, Hydrated, LlmError, LlmReply, StopReason};
 use crate::settings::LlmConfig;
 use r2_layout::Usage;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use serde_json::{json, Value};
+use std::rc::Rc;
 
-pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": req.system})];
-    for m in req.messages {
-        match m {
-            Message::User { content: UserContent::Text(t), .. } => {
-                messages.push(json!({"role": "user", "content": t}));
+/// One history message as OpenAI chat messages (one each; each serialized).
+pub fn fragment(m: &Message, media: &Hydrated) -> Fragment {
+    let mut parts: Vec<Value> = Vec::with_capacity(1);
+    match m {
+        Message::User { content: UserContent::Text(t), .. } => {
+            parts.push(json!({"role": "user", "content": t}));
+        }
+        Message::User { content: UserContent::Blocks(blocks), .. } => {
+            let content: Vec<Value> = blocks
+                .iter()
+                .enumerate()
+                .map(|(i, b)| match b {
+                    UserBlock::Text { text } => json!({"type": "text", "text": text}),
+                    UserBlock::Image { mime_type, r2_key } => match media.get(r2_key) {
+                        Some(bytes) => json!({"type": "image_url", "image_url": {
+                            "url": format!("data:{mime_type};base64,{}", crate::text::base64(bytes))}}),
+                        None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
+                    },
+                    UserBlock::File { mime_type, filename, .. } => {
+                        let note = crate::text::file_note(
+                            mime_type,
+                            filename.as_deref(),
+                            crate::text::transcript_follows(blocks, i),
+                        );
+                        json!({"type": "text", "text": note})
+                    }
+                })
+                .collect();
+            parts.push(json!({"role": "user", "content": content}));
+        }
+        Message::Assistant { content, .. } => {
+            let text: Vec<&str> = content
+                .iter()
+                .filter_map(|b| match b {
+                    AssistantBlock::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let calls: Vec<Value> = content
+                .iter()
+                .filter_map(|b| match b {
+                    AssistantBlock::ToolCall { id, name, arguments } => Some(json!({
+                        "id": id, "type": "function",
+                        "function": {"name": name, "arguments": arguments.to_string()}})),
+                    _ => None,
+                })
+                .collect();
+            // `null` content is only valid beside tool calls: an empty
+            // reply kept in the history must not make every later request a 400.
+            let content = match (text.is_empty(), calls.is_empty()) {
+                (false, _) => json!(text.join("\n")),
+                (true, false) => Value::Null,
+                (true, true) => json!(""),
+            };
+            let mut msg = json!({"role": "assistant", "content": content});
+            if !calls.is_empty() {
+                msg["tool_calls"] = Value::Array(calls);
             }
-            Message::User { content: UserContent::Blocks(blocks), .. } => {
-                let parts: Vec<Value> = blocks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| match b {
-                        UserBlock::Text { text } => json!({"type": "text", "text": text}),
-                        UserBlock::Image { mime_type, r2_key } => match req.media.get(r2_key) {
-                            Some(bytes) => json!({"type": "image_url", "image_url": {
-                                "url": format!("data:{mime_type};base64,{}", crate::text::base64(bytes))}}),
-                            None => json!({"type": "text", "text": format!("[image {r2_key} is not available]")}),
-                        },
-                        UserBlock::File { mime_type, filename, .. } => {
-                            let note = crate::text::file_note(
-                                mime_type,
-                                filename.as_deref(),
-                                crate::text::transcript_follows(blocks, i),
-                            );
-                            json!({"type": "text", "text": note})
-                        }
-                    })
-                    .collect();
-                messages.push(json!({"role": "user", "content": parts}));
-            }
-            Message::Assistant { content, .. } => {
-                let text: Vec<&str> = content
-                    .iter()
-                    .filter_map(|b| match b {
-                        AssistantBlock::Text { text } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let calls: Vec<Value> = content
-                    .iter()
-                    .filter_map(|b| match b {
-                        AssistantBlock::ToolCall { id, name, arguments } => Some(json!({
-                            "id": id, "type": "function",
-                            "function": {"name": name, "arguments": arguments.to_string()}})),
-                        _ => None,
-                    })
-                    .collect();
-                // `null` content is only valid beside tool calls: an empty
-                // reply kept in the history must not make every later request a 400.
-                let content = match (text.is_empty(), calls.is_empty()) {
-                    (false, _) => json!(text.join("\n")),
-                    (true, false) => Value::Null,
-                    (true, true) => json!(""),
-                };
-                let mut msg = json!({"role": "assistant", "content": content});
-                if !calls.is_empty() {
-                    msg["tool_calls"] = Value::Array(calls);
-                }
-                messages.push(msg);
-            }
-            Message::ToolResult { tool_call_id, content, .. } => {
-                let text: Vec<&str> = content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect();
-                messages.push(json!({"role": "tool", "tool_call_id": tool_call_id, "content": text.join("\n")}));
-            }
+            parts.push(msg);
+        }
+        Message::ToolResult { tool_call_id, content, .. } => {
+            let text: Vec<&str> = content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect();
+            parts.push(json!({"role": "tool", "tool_call_id": tool_call_id, "content": text.join("\n")}));
         }
     }
+    Fragment { role: "", parts: parts.iter().map(Value::to_string).collect() }
+}
+
+/// The request body, from the fragments of `req.messages` (in order).
+pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragment>]) -> Vec<u8> {
+    let mut out = String::with_capacity(
+        fragments.iter().map(|f| f.parts.iter().map(|p| p.len() + 1).sum::<usize>()).sum::<usize>()
+            + req.system.len()
+            + 4096,
+    );
+    out.push_str("{\"model\":");
+    out.push_str(&json_string(&cfg.model));
+    out.push_str(",\"max_tokens\":");
+    out.push_str(&cfg.max_tokens.to_string());
+    out.push_str(",\"messages\":[");
+    out.push_str(&json!({"role": "system", "content": req.system}).to_string());
+    for part in fragments.iter().flat_map(|f| f.parts.iter()) {
+        out.push(',');
+        out.push_str(part);
+    }
     if let Some(extra) = req.appended_user {
-        messages.push(json!({"role": "user", "content": extra}));
+        out.push(',');
+        out.push_str(&json!({"role": "user", "content": extra}).to_string());
     }
-    let mut body = json!({
-        "model": cfg.model,
-        "max_tokens": cfg.max_tokens,
-        "messages": messages,
-    });
+    out.push(']');
     if !req.tools.is_empty() {
-        body["tools"] = Value::Array(
-            req.tools
-                .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.input_schema}})
-                })
-                .collect(),
-        );
+        let tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.input_schema}})
+            })
+            .collect();
+        out.push_str(",\"tools\":");
+        out.push_str(&Value::Array(tools).to_string());
     }
-    body
+    out.push('}');
+    out.into_bytes()
+}
+
+/// The request body as JSON (tests read what would be sent).
+pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
+    let fragments = super::wire::fragments_once(req.messages, |m| fragment(m, req.media));
+    serde_json::from_slice(&encode_body(cfg, req, &fragments)).unwrap_or(Value::Null)
 }
 
 pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
@@ -176,6 +202,7 @@ mod tests {
             tools: &tools,
             media: &media,
             appended_user: Some("summarise"),
+            memo: None,
         };
         let body = encode(&cfg(), &req);
         assert_eq!(body["model"], "gpt-test");
@@ -208,7 +235,14 @@ mod tests {
         }];
         let mut media = Hydrated::new();
         media.insert("media/a.jpg".into(), std::rc::Rc::new(vec![0xff, 0xd8, 0xff]));
-        let req = ChatRequest { system: "S", messages: &messages, tools: &[], media: &media, appended_user: None };
+        let req = ChatRequest {
+            system: "S",
+            messages: &messages,
+            tools: &[],
+            media: &media,
+            appended_user: None,
+            memo: None,
+        };
         let body = encode(&cfg(), &req);
         let parts = body["messages"][1]["content"].as_array().unwrap();
         assert_eq!(parts[0], json!({"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,/9j/"}}));

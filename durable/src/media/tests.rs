@@ -85,6 +85,8 @@ struct Fx {
     ws: RefCell<crate::workspace::WorkspaceCache>,
     load_ops: std::cell::Cell<Option<u32>>,
     cache: RefCell<MediaCache>,
+    history: RefCell<crate::session::history::HistoryCache>,
+    wire_memo: RefCell<crate::llm::wire::WireMemo>,
 }
 
 impl Fx {
@@ -98,6 +100,8 @@ impl Fx {
             ws: RefCell::default(),
             load_ops: Default::default(),
             cache: RefCell::default(),
+            history: RefCell::default(),
+            wire_memo: RefCell::default(),
         }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
@@ -111,6 +115,8 @@ impl Fx {
             workspace_cache: &self.ws,
             workspace_load_ops: &self.load_ops,
             media_cache: &self.cache,
+            history: &self.history,
+            wire_memo: &self.wire_memo,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

@@ -75,7 +75,7 @@ pub async fn compact<P: Platform>(
 ) -> Result<Option<Compacted>, StorageError> {
     let store = SessionStore::new(p.sql());
     let cfg = deps.config;
-    let rows = store.history_rows(session_id)?;
+    let rows = deps.history.borrow_mut().rows(&store, session_id)?.to_vec();
     let Some(cut) = choose_cut(&rows, deps.context_budget(), media) else { return Ok(None) };
     let prefix: Vec<Message> = rows[..cut].iter().map(|(_, m)| m.clone()).collect();
     let through_seq = rows[cut - 1].0;
@@ -93,6 +93,7 @@ pub async fn compact<P: Platform>(
         tools: &prepared.tools,
         media: &no_media,
         appended_user: Some(COMPACT_PROMPT),
+        memo: None,
     };
     let reply = match llm::complete(p, &cfg.llm, &req).await {
         Ok(r) => r,

@@ -36,7 +36,7 @@ fn media_tokens(block: &UserBlock, media: &Hydrated) -> u64 {
 
 /// A rough token count of one message (4 bytes a token, plus its media).
 pub fn message_tokens(m: &Message, media: &Hydrated) -> u64 {
-    let text = serde_json::to_string(m).map(|s| s.len() as u64).unwrap_or(0).div_ceil(4);
+    let text = (m.json_len() as u64).div_ceil(4);
     let attached = match m {
         Message::User { content: UserContent::Blocks(blocks), .. } => {
             blocks.iter().map(|b| media_tokens(b, media)).sum()

@@ -1,7 +1,9 @@
 //! What a session's work needs besides the platform: its settings, its key,
 //! and the caches its object keeps between turns.
 
+use super::history::HistoryCache;
 use crate::inbound::SessionKey;
+use crate::llm::wire::WireMemo;
 use crate::media::MediaCache;
 use crate::settings::AgentConfig;
 use crate::workspace::WorkspaceCache;
@@ -17,6 +19,10 @@ pub struct SessionDeps<'a> {
     pub workspace_load_ops: &'a Cell<Option<u32>>,
     /// Media bytes kept between LLM calls (byte-budgeted LRU).
     pub media_cache: &'a RefCell<MediaCache>,
+    /// The history as last read (only new rows are read from SQLite).
+    pub history: &'a RefCell<HistoryCache>,
+    /// The encoded messages of the last request (only new ones are encoded).
+    pub wire_memo: &'a RefCell<WireMemo>,
 }
 
 impl SessionDeps<'_> {

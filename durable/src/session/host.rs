@@ -9,8 +9,10 @@
 
 use super::deps::SessionDeps;
 use super::drain::{drain, DrainReport};
+use super::history::HistoryCache;
 use super::store::SessionStore;
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
+use crate::llm::wire::WireMemo;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::session::{
@@ -61,6 +63,8 @@ pub struct SessionHost<R: SessionRuntime> {
     /// R2 operations of the last workspace load (None while one runs).
     workspace_load_ops: Cell<Option<u32>>,
     media_cache: RefCell<MediaCache>,
+    history: RefCell<HistoryCache>,
+    wire_memo: RefCell<WireMemo>,
     schema_ready: Cell<bool>,
 }
 
@@ -71,6 +75,8 @@ impl<R: SessionRuntime> SessionHost<R> {
             workspace_cache: RefCell::default(),
             workspace_load_ops: Cell::default(),
             media_cache: RefCell::default(),
+            history: RefCell::default(),
+            wire_memo: RefCell::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -215,6 +221,8 @@ impl<R: SessionRuntime> SessionHost<R> {
             workspace_cache: &self.workspace_cache,
             workspace_load_ops: &self.workspace_load_ops,
             media_cache: &self.media_cache,
+            history: &self.history,
+            wire_memo: &self.wire_memo,
         };
         let report = drain(&platform, &deps).await?;
         let touch = SessionTouch {

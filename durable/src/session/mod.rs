@@ -18,6 +18,7 @@ pub mod compaction;
 pub mod context;
 pub mod deps;
 pub mod drain;
+pub mod history;
 pub mod host;
 pub mod prefix;
 pub mod replay;

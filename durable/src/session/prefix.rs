@@ -73,7 +73,9 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             tool_names: &tool_names,
         },
     );
-    let tools_len =
-        tools.iter().map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len() + 32).sum();
+    let tools_len = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.len() + r2_layout::message::json_value_len(&t.input_schema) + 32)
+        .sum();
     Prepared { system, tools, workspace, tools_len }
 }

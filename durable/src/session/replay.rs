@@ -2,9 +2,11 @@
 //! and every tool call answered, so the providers accept the history.
 
 use super::archive::ARCHIVE_SUFFIX;
+use super::history::HistoryCache;
 use super::store::{CompactMarker, SessionStore};
 use crate::ports::{Sql, StorageError};
 use r2_layout::{AssistantBlock, Message, ResultBlock};
+use std::cell::RefCell;
 
 /// The result given to a tool call that has none (its turn was cut short).
 pub const INTERRUPTED_TOOL: &str = "interrupted: the tool did not finish";
@@ -12,20 +14,25 @@ pub const INTERRUPTED_TOOL: &str = "interrupted: the tool did not finish";
 /// The latest compaction summary (if any), then the rows after it, as stored.
 pub fn with_latest_summary<S: Sql>(
     store: &SessionStore<'_, S>,
+    history: &RefCell<HistoryCache>,
     session_id: &str,
 ) -> Result<Vec<Message>, StorageError> {
     let mut out = Vec::new();
     if let Some(marker) = store.latest_compaction(session_id)? {
         out.push(summary_message(&marker));
     }
-    out.extend(store.history_rows(session_id)?.into_iter().map(|(_, m)| m));
+    out.extend(history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()));
     Ok(out)
 }
 
 /// The messages a turn replays: the latest compaction summary (if any), then
 /// the rows after it, with every tool call answered (see [`repair_tool_pairs`]).
-pub fn conversation<S: Sql>(store: &SessionStore<'_, S>, session_id: &str) -> Result<Vec<Message>, StorageError> {
-    Ok(repair_tool_pairs(with_latest_summary(store, session_id)?))
+pub fn conversation<S: Sql>(
+    store: &SessionStore<'_, S>,
+    history: &RefCell<HistoryCache>,
+    session_id: &str,
+) -> Result<Vec<Message>, StorageError> {
+    Ok(repair_tool_pairs(with_latest_summary(store, history, session_id)?))
 }
 
 /// Makes a history the providers accept: every tool call is followed by its

@@ -142,7 +142,7 @@ pub async fn reset<P: Platform>(
         let media_deleted = delete_media(p, deps, &session_key).await;
         return Ok(ResetOutcome { media_deleted, ..Default::default() });
     };
-    let archived = with_latest_summary(&store, &session_id)?;
+    let archived = with_latest_summary(&store, deps.history, &session_id)?;
     let mut progress = ResetProgress::load(&store, &session_id, archived.len())?;
     let mut outcome = ResetOutcome { messages: archived.len(), ..Default::default() };
     if !archived.is_empty() {
@@ -195,7 +195,7 @@ async fn extract_before_reset<P: Platform, S: Sql>(
     // Memories go to the day of the last activity, not today.
     let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok()).unwrap_or(now);
     let found = Extraction { at: now, last_activity, ..Default::default() };
-    let conversation = conversation(store, session_id)?;
+    let conversation = conversation(store, deps.history, session_id)?;
     let media = Hydrated::new();
     let req = ChatRequest {
         system: &prepared.system,
@@ -203,6 +203,7 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         tools: &prepared.tools,
         media: &media,
         appended_user: Some(EXTRACT_PROMPT),
+        memo: None,
     };
     let reply = match llm::complete(p, &cfg.llm, &req).await {
         Ok(reply) => reply,

@@ -49,6 +49,14 @@ pub struct CompactMarker {
     pub summary: String,
 }
 
+/// Where a session's history rows start and end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistorySpan {
+    pub first: Option<i64>,
+    pub last: Option<i64>,
+    pub count: i64,
+}
+
 /// A queued inbound message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InboxItem {
@@ -187,18 +195,38 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
     }
 
-    /// The session's messages with their row numbers, in order.
-    pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
+    /// The first and last row number and the row count of a session's history.
+    pub fn history_span(&self, session_id: &str) -> Result<HistorySpan, StorageError> {
         let rows = self
             .sql
-            .exec("SELECT seq, message FROM history WHERE session_id = ? ORDER BY seq", &[session_id.into()])?;
-        Ok(rows
+            .exec("SELECT MIN(seq), MAX(seq), COUNT(*) FROM history WHERE session_id = ?", &[session_id.into()])?;
+        let row = rows.first();
+        let int = |i: usize| row.and_then(|r| r.get(i)).and_then(SqlValue::as_i64);
+        Ok(HistorySpan { first: int(0), last: int(1), count: int(2).unwrap_or(0) })
+    }
+
+    /// The session's rows after row `seq`, in order, and how many of them
+    /// did not parse (skipped: one bad row must not silence the agent).
+    pub fn history_rows_after(&self, session_id: &str, seq: i64) -> Result<(Vec<(i64, Message)>, i64), StorageError> {
+        let rows = self.sql.exec(
+            "SELECT seq, message FROM history WHERE session_id = ? AND seq > ? ORDER BY seq",
+            &[session_id.into(), seq.into()],
+        )?;
+        let total = rows.len() as i64;
+        let parsed: Vec<(i64, Message)> = rows
             .into_iter()
             .filter_map(|mut r| {
                 let seq = col_i64(&r, 0);
                 serde_json::from_str(&col_string(&mut r, 1)).ok().map(|m| (seq, m))
             })
-            .collect())
+            .collect();
+        let unreadable = total - parsed.len() as i64;
+        Ok((parsed, unreadable))
+    }
+
+    /// The session's messages with their row numbers, in order.
+    pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
+        Ok(self.history_rows_after(session_id, i64::MIN)?.0)
     }
 
     /// Records a compaction: the marker, and the compacted rows removed (they

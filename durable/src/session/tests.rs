@@ -52,6 +52,8 @@ struct Fixture {
     cache: RefCell<WorkspaceCache>,
     load_ops: Cell<Option<u32>>,
     media_cache: RefCell<crate::media::MediaCache>,
+    history: RefCell<super::history::HistoryCache>,
+    wire_memo: RefCell<crate::llm::wire::WireMemo>,
 }
 
 impl Fixture {
@@ -65,6 +67,8 @@ impl Fixture {
             cache: RefCell::default(),
             load_ops: Cell::default(),
             media_cache: RefCell::default(),
+            history: RefCell::default(),
+            wire_memo: RefCell::default(),
         }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
@@ -86,6 +90,8 @@ impl Fixture {
             workspace_cache: &self.cache,
             workspace_load_ops: &self.load_ops,
             media_cache: &self.media_cache,
+            history: &self.history,
+            wire_memo: &self.wire_memo,
         }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {

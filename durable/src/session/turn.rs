@@ -43,7 +43,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         workspace: &workspace,
         now_ms: p.now_ms(),
     };
-    let mut history = conversation(store, session_id)?;
+    let mut history = conversation(store, deps.history, session_id)?;
     let mut calls = 0;
     let mut compacted = false;
     let budget = deps.context_budget();
@@ -79,7 +79,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                             c.compacted_messages, c.part_key, c.archive_name
                         ),
                     );
-                    history = conversation(store, session_id)?;
+                    history = conversation(store, deps.history, session_id)?;
                 }
                 view = media::prepare(p, cfg, deps.media_cache, &history).await;
             }
@@ -93,8 +93,14 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 &view.messages
             };
             calls += 1;
-            let req =
-                ChatRequest { system: &system, messages, tools: &tool_specs, media: &view.media, appended_user: None };
+            let req = ChatRequest {
+                system: &system,
+                messages,
+                tools: &tool_specs,
+                media: &view.media,
+                appended_user: None,
+                memo: Some(deps.wire_memo),
+            };
             with_typing(p, inbound, llm::complete(p, &cfg.llm, &req)).await
         };
         let reply: LlmReply = match result {
