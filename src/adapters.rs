@@ -9,10 +9,7 @@ use std::time::Duration;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use worker::worker_sys::DurableObjectState;
-use worker::{
-    AbortController, Bucket, Date, Delay, Env, Fetch, Headers, HttpMetadata, Method, Request, RequestInit, SqlStorage,
-    SqlStorageValue, State,
-};
+use worker::{AbortController, Bucket, Date, Delay, Env, HttpMetadata, Request, SqlStorage, SqlStorageValue, State};
 
 fn storage_err(e: worker::Error) -> StorageError {
     StorageError(e.to_string())
@@ -28,9 +25,23 @@ impl EnvVars {
     }
 }
 
+thread_local! {
+    /// Vars and secrets already read. An isolate's are fixed for its life
+    /// (changing one deploys new isolates), and reading one crosses into JS
+    /// twice (var, then secret): loading an agent's settings reads about
+    /// seventy names, on every webhook and every turn.
+    static VAR_CACHE: std::cell::RefCell<HashMap<String, Option<String>>> = std::cell::RefCell::new(HashMap::new());
+}
+
 impl Vars for EnvVars {
     fn get(&self, name: &str) -> Option<String> {
-        self.0.var(name).map(|v| v.to_string()).or_else(|_| self.0.secret(name).map(|v| v.to_string())).ok()
+        if let Some(hit) = VAR_CACHE.with(|c| c.borrow().get(name).cloned()) {
+            return hit;
+        }
+        let value =
+            self.0.var(name).map(|v| v.to_string()).or_else(|_| self.0.secret(name).map(|v| v.to_string())).ok();
+        VAR_CACHE.with(|c| c.borrow_mut().insert(name.to_owned(), value.clone()));
+        value
     }
 }
 
@@ -195,30 +206,18 @@ pub struct FetchHttp;
 impl Http for FetchHttp {
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError> {
         let net = |e: worker::Error| HttpError::Network(e.to_string());
-        let headers = Headers::new();
-        for (k, v) in &req.headers {
-            headers.set(k, v).map_err(net)?;
-        }
-        let mut init = RequestInit::new();
-        init.with_method(Method::from(req.method.to_string())).with_headers(headers);
-        if !req.body.is_empty() {
-            init.with_body(Some(js_sys::Uint8Array::from(req.body.as_slice()).into()));
-        }
-        let request = Request::new_with_init(&req.url, &init).map_err(net)?;
         let controller = AbortController::default();
         let signal = controller.signal();
+        let body = (!req.body.is_empty()).then_some(req.body.as_slice());
+        let request = crate::js::request(req.method, &req.url, &req.headers, body, Some(&signal)).map_err(net)?;
         let fetch = Box::pin(async move {
-            let resp = Fetch::Request(request).send_with_signal(&signal).await?;
-            let (status, headers) = (resp.status_code(), resp.headers().entries().collect::<Vec<_>>());
-            Ok::<_, worker::Error>((status, headers, response_bytes(resp).await?))
+            let resp = crate::js::fetch(&request).await?;
+            let body = crate::js::body_bytes(&resp).await?;
+            Ok::<_, worker::Error>(HttpResponse { status: resp.status(), headers: crate::js::headers(&resp), body })
         });
         let timeout = Box::pin(Delay::from(Duration::from_millis(req.timeout_ms.max(1) as u64)));
         match select(fetch, timeout).await {
-            Either::Left((Ok((status, headers, body)), _)) => Ok(HttpResponse {
-                status,
-                headers: headers.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect(),
-                body,
-            }),
+            Either::Left((Ok(resp), _)) => Ok(resp),
             Either::Left((Err(e), _)) => Err(net(e)),
             Either::Right(_) => {
                 controller.abort();
@@ -226,15 +225,6 @@ impl Http for FetchHttp {
             }
         }
     }
-}
-
-/// A response's whole body, read with one `arrayBuffer()` call. (The
-/// `worker` crate's `Response::bytes` reads it as a stream, chunk by chunk,
-/// a promise and several JS calls per chunk: a good part of a turn's CPU.)
-pub async fn response_bytes(resp: worker::Response) -> worker::Result<Vec<u8>> {
-    let raw: worker::worker_sys::web_sys::Response = resp.into();
-    let buffer = wasm_bindgen_futures::JsFuture::from(raw.array_buffer()?).await?;
-    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
 /// A request's body as JSON, decoded in Rust. (`Request::json` decodes it

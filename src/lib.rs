@@ -9,6 +9,7 @@ mod agent_do;
 mod api;
 mod discord;
 mod http;
+mod js;
 mod objects;
 mod platform;
 mod session_do;

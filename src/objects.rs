@@ -8,8 +8,7 @@ use durable::protocol::session::{EnqueueReply, EnqueueRequest, SessionStatus, BR
 use durable::protocol::SESSION_BINDING;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use wasm_bindgen::JsValue;
-use worker::{Env, Method, Request, RequestInit};
+use worker::{Env, Method};
 
 /// Calls the object `name` of `binding` (`idFromName`) with `method path` and
 /// an optional JSON body. Returns the status and the body as text.
@@ -21,16 +20,11 @@ pub async fn call_raw(
     path: &str,
     body: Option<String>,
 ) -> worker::Result<(u16, String)> {
-    let stub = env.durable_object(binding)?.id_from_name(name)?.get_stub()?;
-    let mut init = RequestInit::new();
-    init.with_method(method);
-    if let Some(b) = body {
-        init.with_body(Some(JsValue::from_str(&b)));
-    }
-    let resp = stub.fetch_with_request(Request::new_with_init(&format!("https://object{path}"), &init)?).await?;
-    let status = resp.status_code();
-    let body = crate::adapters::response_bytes(resp).await?;
-    Ok((status, String::from_utf8(body).map_err(|e| worker::Error::RustError(e.to_string()))?))
+    let url = format!("https://object{path}");
+    let req = crate::js::request(method.as_ref(), &url, &[], body.as_deref().map(str::as_bytes), None)?;
+    let resp = crate::js::stub_fetch(env, binding, name, &req).await?;
+    let bytes = crate::js::body_bytes(&resp).await?;
+    Ok((resp.status(), String::from_utf8(bytes).map_err(|e| worker::Error::RustError(e.to_string()))?))
 }
 
 /// [`call_raw`] with typed request and reply: a non-2xx answer or a reply

@@ -64,6 +64,8 @@ pub struct SessionHost<R: SessionRuntime> {
     workspace_load_ops: Cell<Option<u32>>,
     media_cache: RefCell<MediaCache>,
     history: RefCell<HistoryCache>,
+    /// The session's key once known (it never changes for an object).
+    key: RefCell<Option<SessionKey>>,
     wire_memo: RefCell<WireMemo>,
     schema_ready: Cell<bool>,
 }
@@ -76,6 +78,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             workspace_load_ops: Cell::default(),
             media_cache: RefCell::default(),
             history: RefCell::default(),
+            key: RefCell::new(None),
             wire_memo: RefCell::default(),
             schema_ready: Cell::new(false),
         }
@@ -98,8 +101,9 @@ impl<R: SessionRuntime> SessionHost<R> {
     /// delivery already seen is acknowledged, not queued again.
     pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<EnqueueReply, StorageError> {
         let store = self.store()?;
-        if store.meta("session_key")?.is_none() {
+        if self.session_key(&store)?.is_none() {
             store.set_meta("session_key", &req.session_key.render())?;
+            *self.key.borrow_mut() = Some(req.session_key.clone());
         }
         if req.if_idle || req.fresh {
             // Heartbeat/job runs: skip when mid-turn, start from an empty history.
@@ -153,10 +157,14 @@ impl<R: SessionRuntime> SessionHost<R> {
     /// The stored session key (`None` before the first message; a key that
     /// no longer parses is logged and treated as none).
     fn session_key(&self, store: &SessionStore<'_, R::Sql>) -> Result<Option<SessionKey>, StorageError> {
+        if let Some(key) = self.key.borrow().as_ref() {
+            return Ok(Some(key.clone()));
+        }
         let Some(raw) = store.meta("session_key")? else { return Ok(None) };
         let key = SessionKey::parse(&raw);
-        if key.is_none() {
-            self.runtime.log(LogLevel::Error, &format!("session has a bad key {raw:?}"));
+        match &key {
+            Some(k) => *self.key.borrow_mut() = Some(k.clone()),
+            None => self.runtime.log(LogLevel::Error, &format!("session has a bad key {raw:?}")),
         }
         Ok(key)
     }
@@ -202,10 +210,9 @@ impl<R: SessionRuntime> SessionHost<R> {
     /// alarm (the runtime retries it).
     pub async fn alarm(&self) -> Result<AlarmOutcome, StorageError> {
         let store = self.store()?;
-        if store.meta("session_key")?.is_none() {
-            return Ok(AlarmOutcome::Empty);
-        }
-        let Some(key) = self.session_key(&store)? else { return Ok(AlarmOutcome::BadKey) };
+        let Some(key) = self.session_key(&store)? else {
+            return Ok(if store.meta("session_key")?.is_none() { AlarmOutcome::Empty } else { AlarmOutcome::BadKey });
+        };
         let config = match AgentConfig::load(self.runtime.vars(), key.agent().as_str()) {
             Ok(c) => c,
             Err(e) => {

@@ -1,0 +1,97 @@
+//! Direct calls into the runtime where the `worker` crate's wrappers cost a
+//! turn real CPU. A profile of a plain turn (`npm run profile`) showed them:
+//! converting a `web_sys::Response` into a `worker::Response` reads its
+//! headers, status, `cf` and body stream, and `Response::bytes` then reads
+//! the body chunk by chunk through a stream reader, a promise per chunk.
+//! Here a request is built once, sent with the runtime's own `fetch` (or a
+//! Durable Object stub's), and its body read with one `arrayBuffer()`.
+
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::worker_sys::web_sys;
+use worker::Env;
+
+/// A JS error as text.
+pub fn js_message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn err(e: JsValue) -> worker::Error {
+    worker::Error::RustError(js_message(&e))
+}
+
+/// A request with `method`, `headers` and an optional body.
+pub fn request(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    signal: Option<&web_sys::AbortSignal>,
+) -> worker::Result<web_sys::Request> {
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    if !headers.is_empty() {
+        let h = web_sys::Headers::new().map_err(err)?;
+        for (k, v) in headers {
+            h.set(k, v).map_err(err)?;
+        }
+        init.set_headers(&h);
+    }
+    if let Some(body) = body {
+        init.set_body(&js_sys::Uint8Array::from(body));
+    }
+    if let Some(signal) = signal {
+        init.set_signal(Some(signal));
+    }
+    web_sys::Request::new_with_str_and_init(url, &init).map_err(err)
+}
+
+/// The runtime's `fetch`.
+pub async fn fetch(req: &web_sys::Request) -> worker::Result<web_sys::Response> {
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let resp = JsFuture::from(global.fetch_with_request(req)).await.map_err(err)?;
+    resp.dyn_into().map_err(err)
+}
+
+/// A Durable Object stub's `fetch`: the object named `name` of `binding`.
+pub async fn stub_fetch(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    req: &web_sys::Request,
+) -> worker::Result<web_sys::Response> {
+    let call = |target: &JsValue, method: &str, arg: &JsValue| -> worker::Result<JsValue> {
+        let f: js_sys::Function = js_sys::Reflect::get(target, &method.into()).map_err(err)?.dyn_into().map_err(err)?;
+        f.call1(target, arg).map_err(err)
+    };
+    let namespace = js_sys::Reflect::get(env.as_ref(), &binding.into()).map_err(err)?;
+    if namespace.is_undefined() {
+        return Err(worker::Error::RustError(format!("no binding {binding}")));
+    }
+    let id = call(&namespace, "idFromName", &name.into())?;
+    let stub = call(&namespace, "get", &id)?;
+    let promise: js_sys::Promise = call(&stub, "fetch", req.as_ref())?.dyn_into().map_err(err)?;
+    JsFuture::from(promise).await.map_err(err)?.dyn_into().map_err(err)
+}
+
+/// A response's whole body, with one `arrayBuffer()` call.
+pub async fn body_bytes(resp: &web_sys::Response) -> worker::Result<Vec<u8>> {
+    let buffer = JsFuture::from(resp.array_buffer().map_err(err)?).await.map_err(err)?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// The headers of a response, names lowercased.
+pub fn headers(resp: &web_sys::Response) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(Some(iter)) = js_sys::try_iter(resp.headers().as_ref()) else { return out };
+    for entry in iter.flatten() {
+        let pair: js_sys::Array = entry.unchecked_into();
+        if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+            out.push((k.to_ascii_lowercase(), v));
+        }
+    }
+    out
+}
