@@ -3,43 +3,58 @@
 //! Why a separate crate: everything here can be decided without Cloudflare, so
 //! it is plain Rust that `cargo test` runs natively with in-memory doubles. The
 //! Worker (`src/` at the repo root) implements the [`ports`] with `worker`
-//! types and stays thin glue. WASM is single-threaded, so the ports are plain
-//! async traits without `Send`.
+//! types, and its Durable Object classes are thin wrappers over the hosts
+//! here (`struct Session(SessionHost<_>)`, `struct Agent(AgentHost<_>)`).
+//! WASM is single-threaded, so the ports are plain async traits without `Send`.
 //!
-//! Map of the crate:
+//! The crate has floors; a module imports only from its own floor or below.
+//!
+//! **Ground floor**: small shared things every feature may use.
 //! - [`ports`]: what the runtime needs from the world (R2, SQLite, HTTP, a
-//!   channel to reply on, a clock).
-//! - [`config`]: the agent's settings, read from the Worker's vars/secrets.
-//! - [`routing`]: who may talk to the agent and which session a message joins.
-//! - [`session`]: the session's persistent queue and history, and the turn loop.
-//! - [`prompt`]: the workspace loaded from R2 and assembled into a system prompt.
+//!   channel to reply on, the agent's memory, a clock).
+//! - [`settings`]: the agent's settings, read from the Worker's vars/secrets.
+//! - [`inbound`]: message types, session keys, reply targets.
+//! - [`protocol`]: the typed requests and replies objects send each other.
+//! - [`text`], [`clock`], [`retry`], [`storage`], [`toolkit`]: text helpers,
+//!   local time, backoff, listing/row helpers, tool specs and outcomes.
+//!
+//! **Features**: each one job, none importing another feature above it.
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
-//! - [`tools`]: the tools the agent can call.
-//! - [`memory`]: the BM25 memory (crate `hearth-memory`) as the Agent object hosts it.
-//! - [`media`]: attachments stored in R2, hydrated into LLM calls, deleted on reset.
-//! - [`overlay`]: workspace layers (agent → template → defaults), placeholders, pinned guardrails.
+//! - [`workspace`]: the workspace loaded from R2 through its overlay layers
+//!   (agent → template → defaults), placeholders, pins, skills.
+//! - [`prompt`]: the workspace rendered into a system prompt.
+//! - [`tools`]: the workspace tools; [`memory`]: the BM25 memory, its host
+//!   and its tools; [`media`]: attachments ingested, cached, hydrated.
+//! - [`routing`]: who may talk to the agent and which session a message joins.
+//! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//!
+//! **Top floor**: the objects.
+//! - [`session`]: the session's queue, history and turn loop, reset and
+//!   compaction, and [`session::host`], the Session object's logic.
+//! - [`agent`]: the Agent object's logic (memory, registry, pins, schedule).
 
-pub mod agent;
-pub mod clock;
+pub mod ports;
 pub mod settings;
+
+pub mod clock;
+pub mod inbound;
+pub mod protocol;
+pub mod retry;
+pub mod storage;
 pub mod text;
 pub mod toolkit;
 
-pub mod inbound;
 pub mod llm;
 pub mod media;
 pub mod memory;
-pub mod ports;
 pub mod prompt;
-pub mod protocol;
-pub mod retry;
 pub mod routing;
 pub mod scheduled;
-pub mod session;
-pub mod storage;
+pub mod tools;
 pub mod workspace;
 
-pub mod tools;
+pub mod agent;
+pub mod session;
 
 #[cfg(test)]
 pub mod testing;
