@@ -11,16 +11,27 @@ say() { printf '[setup] %s\n' "$*"; }
 command -v cargo >/dev/null || { echo "[setup] cargo not found: install Rust (https://rustup.rs) first" >&2; exit 1; }
 command -v node >/dev/null || { echo "[setup] node not found: install Node.js 20+ first" >&2; exit 1; }
 
-# The wasm target.
+# The wasm target and the components `npm test` uses (a minimal rustup profile,
+# as in the official `rust` image, has neither rustfmt nor clippy).
 if command -v rustup >/dev/null; then
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     say "adding the wasm32-unknown-unknown target"
     rustup target add wasm32-unknown-unknown
   fi
+  missing=()
+  cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt)
+  cargo clippy --version >/dev/null 2>&1 || missing+=(clippy)
+  if [ ${#missing[@]} -gt 0 ]; then
+    say "adding the ${missing[*]} component(s)"
+    rustup component add "${missing[@]}"
+  fi
 else
   # Rust from a distribution package: nothing to add with, so say what is missing.
   [ -d "$(rustc --print target-libdir --target wasm32-unknown-unknown 2>/dev/null)" ] \
     || { echo "[setup] the wasm32-unknown-unknown target is missing and there is no rustup to add it" >&2; exit 1; }
+  for c in fmt clippy; do
+    cargo "$c" --version >/dev/null 2>&1 || { echo "[setup] cargo $c is missing and there is no rustup to add it" >&2; exit 1; }
+  done
 fi
 
 # cargo install writes to $CARGO_TOOLS_BIN (scripts/env.sh), which is on PATH.
