@@ -5,6 +5,7 @@
 // each feature's module in tests/bench/ adds (`export async function bench()`
 // returning rows {name, value, target?}).
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
@@ -217,7 +218,10 @@ async function featureBenches() {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const dry = process.argv[2];
   if (dry && fs.existsSync(dry)) sizes(dry);
+  // Wall times (not CPU times) grow with whatever else the machine runs: say how busy it was.
+  const load0 = os.loadavg()[0];
   await turnCosts();
+  row(`machine load during the turn rows (1-min average, start → end; ${os.cpus().length} CPUs)`, `${load0.toFixed(1)} → ${os.loadavg()[0].toFixed(1)}`);
   await featureBenches();
   const w = Math.max(...rows.map((r) => r.name.length), 6);
   const v = Math.max(...rows.map((r) => r.value.length), 5);
