@@ -40,12 +40,22 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
   };
+  // Wakes `untilSent` the moment a sendMessage arrives (polling would add up to
+  // its interval to every timing taken with it).
+  const waiters = new Set();
+  const sentCount = () => state.requests.filter((r) => r.method === "sendMessage").length;
+  const record = (entry) => {
+    state.requests.push(entry);
+    if (!waiters.size) return;
+    const n = sentCount();
+    for (const w of waiters) if (n >= w.n) w.done();
+  };
   const server = await listen(async (req, res, raw) => {
     const url = new URL(req.url, "http://x");
     const fileMatch = url.pathname.match(/^\/file\/bot([^/]+)\/(.+)$/);
     if (fileMatch) {
       const entry = [...state.fileBytes.values()].find((f) => f.path === fileMatch[2]);
-      state.requests.push({ method: "file", path: fileMatch[2], at: Date.now() });
+      record({ method: "file", path: fileMatch[2], at: Date.now() });
       if (!entry) return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
       res.writeHead(200, { "content-type": "application/octet-stream" });
       return res.end(entry.bytes);
@@ -61,7 +71,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
       }
     }
-    state.requests.push({ method, body, at: Date.now() });
+    record({ method, body, at: Date.now() });
     if (tok !== state.token) {
       return sendJson(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
     }
@@ -114,6 +124,22 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     state,
     base,
     sent: () => state.requests.filter((r) => r.method === "sendMessage"),
+    /** Resolves as soon as `n` sendMessage calls in all have arrived. */
+    untilSent: (n, { timeoutMs = 10000 } = {}) =>
+      new Promise((resolve, reject) => {
+        if (sentCount() >= n) return resolve();
+        const w = { n };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`timed out waiting for sendMessage #${n}`));
+        }, timeoutMs);
+        w.done = () => {
+          clearTimeout(timer);
+          waiters.delete(w);
+          resolve();
+        };
+        waiters.add(w);
+      }),
     calls: (method) => state.requests.filter((r) => r.method === method),
     fail: (method, status, body) => {
       if (!state.failures.has(method)) state.failures.set(method, []);
