@@ -222,7 +222,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const load0 = os.loadavg()[0];
   await turnCosts();
   row(`machine load during the turn rows (1-min average, start → end; ${os.cpus().length} CPUs)`, `${load0.toFixed(1)} → ${os.loadavg()[0].toFixed(1)}`);
-  await featureBenches();
+  // BENCH_ONLY=turns: only the turn rows (quick, while optimising).
+  if (process.env.BENCH_ONLY !== "turns") await featureBenches();
   const w = Math.max(...rows.map((r) => r.name.length), 6);
   const v = Math.max(...rows.map((r) => r.value.length), 5);
   console.log(`\n| ${"metric".padEnd(w)} | ${"value".padEnd(v)} | target |`);
