@@ -266,3 +266,67 @@ pub trait Platform {
     fn new_uuid(&self) -> String;
     fn log(&self, level: LogLevel, msg: &str);
 }
+
+/// A shared platform is a platform (a host hands its runtime's platform to
+/// turns, and tests keep a handle on it to look inside).
+impl<P: Platform> Platform for std::rc::Rc<P> {
+    type Store = P::Store;
+    type Http = P::Http;
+    type Sql = P::Sql;
+    type Channel = P::Channel;
+    type Memory = P::Memory;
+    fn store(&self) -> &Self::Store {
+        (**self).store()
+    }
+    fn http(&self) -> &Self::Http {
+        (**self).http()
+    }
+    fn sql(&self) -> &Self::Sql {
+        (**self).sql()
+    }
+    fn channel(&self) -> &Self::Channel {
+        (**self).channel()
+    }
+    fn memory(&self) -> &Self::Memory {
+        (**self).memory()
+    }
+    fn now_ms(&self) -> i64 {
+        (**self).now_ms()
+    }
+    async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
+        (**self).pins().await
+    }
+    async fn sleep(&self, ms: u64) {
+        (**self).sleep(ms).await
+    }
+    fn new_uuid(&self) -> String {
+        (**self).new_uuid()
+    }
+    fn log(&self, level: LogLevel, msg: &str) {
+        (**self).log(level, msg)
+    }
+}
+
+/// A shared bucket is a bucket.
+impl<O: ObjectStore> ObjectStore for std::rc::Rc<O> {
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
+        (**self).get(key).await
+    }
+    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
+        (**self).head(key).await
+    }
+    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
+        (**self).put(key, body, opts).await
+    }
+    async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
+        (**self).delete(keys).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError> {
+        (**self).list(prefix, delimiter, cursor).await
+    }
+}

@@ -20,6 +20,8 @@ pub mod deps;
 pub mod drain;
 pub mod history;
 pub mod host;
+#[cfg(test)]
+mod host_tests;
 pub mod prefix;
 pub mod replay;
 pub mod reset;

@@ -226,7 +226,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
 
     /// The session's messages with their row numbers, in order.
     pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
-        Ok(self.history_rows_after(session_id, i64::MIN)?.0)
+        Ok(self.history_rows_after(session_id, 0)?.0)
     }
 
     /// Records a compaction: the marker, and the compacted rows removed (they
