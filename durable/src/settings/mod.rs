@@ -52,6 +52,7 @@ pub enum MaxTokensParam {
 }
 
 impl MaxTokensParam {
+    /// The JSON field name.
     pub fn name(self) -> &'static str {
         match self {
             MaxTokensParam::MaxTokens => "max_tokens",
@@ -59,6 +60,7 @@ impl MaxTokensParam {
         }
     }
 
+    /// The other name (tried once when a model refuses this one).
     pub fn other(self) -> Self {
         match self {
             MaxTokensParam::MaxTokens => MaxTokensParam::MaxCompletionTokens,
