@@ -224,10 +224,11 @@ describe("discord interactions endpoint", () => {
   });
 
   test("a model error reaches the user by editing the deferred message", async () => {
-    h.llm.push({ status: 400 });
+    // Refused, and refused again after the one repair a 400 gets.
+    h.llm.push({ status: 400 }, { status: 400 });
     await post(ask("break please"));
     await h.until(() => discord.calls("original").length === 1, { what: "error PATCH" });
-    assert.match(discord.calls("original")[0].body.content, /⚠️ My model refused the request/);
+    assert.match(discord.calls("original")[0].body.content, /⚠️ My model's provider refused our conversation[\s\S]*\/reset/);
   });
 
   test("a stranger gets an ephemeral note with their id and no LLM call", async () => {

@@ -141,7 +141,7 @@ fn answered_before_interruption<S: crate::ports::Sql>(
             if !content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. })) =>
         {
             let text = rows.last().map(|(_, m)| m.text()).unwrap_or_default();
-            (!text.trim().is_empty()).then_some(text)
+            (!text.trim().is_empty()).then(|| super::answer::from_history(text))
         }
         _ => None,
     })

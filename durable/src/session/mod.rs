@@ -13,6 +13,7 @@
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
 //! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves.
 
+pub mod answer;
 pub mod archive;
 pub mod compaction;
 pub mod context;

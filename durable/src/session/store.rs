@@ -229,6 +229,23 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok(self.history_rows_after(session_id, 0)?.0)
     }
 
+    /// Replaces the messages of some history rows, all or none (the strict
+    /// repair of a history the provider refused).
+    pub fn rewrite_rows(&self, session_id: &str, rows: &[(i64, Message)]) -> Result<(), StorageError> {
+        let mut statements = Vec::with_capacity(rows.len());
+        for (seq, m) in rows {
+            let json = serde_json::to_string(m).map_err(|e| StorageError(e.to_string()))?;
+            statements.push((
+                "UPDATE history SET message = ? WHERE session_id = ? AND seq = ?".into(),
+                vec![json.into(), session_id.into(), (*seq).into()],
+            ));
+        }
+        if statements.is_empty() {
+            return Ok(());
+        }
+        self.sql.exec_atomic(statements)
+    }
+
     /// Records a compaction: the marker, and the compacted rows removed (they
     /// are in the part archive already). One step, so it is all or nothing.
     pub fn record_compaction(
@@ -336,8 +353,12 @@ fn set_meta_statement(key: &str, value: &str) -> Statement {
     )
 }
 
-/// A message added to the history, and the session's last activity moved to it.
+/// A message added to the history, and the session's last activity moved to
+/// it. The message is stored as the providers accept it
+/// ([`crate::llm::rules::conform`]): one odd message stored as it came would
+/// be refused on every later request.
 fn append_statements(session_id: &str, message: &Message) -> Result<Vec<Statement>, StorageError> {
+    let message = &crate::llm::rules::conform(message.clone());
     let json = serde_json::to_string(message).map_err(|e| StorageError(e.to_string()))?;
     Ok(vec![
         ("INSERT INTO history (session_id, message) VALUES (?, ?)".into(), vec![session_id.into(), json.into()]),

@@ -902,3 +902,5 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.load_ops.get(), Some(1));
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
+
+mod poison;
