@@ -95,3 +95,35 @@ pub fn headers(resp: &web_sys::Response) -> Vec<(String, String)> {
     }
     out
 }
+
+/// A response body's reader, for bodies read as they arrive (streamed LLM
+/// calls only: each piece costs a promise and a copy, where
+/// [`body_bytes`] reads a whole body in one call).
+pub struct BodyReader(web_sys::ReadableStreamDefaultReader);
+
+impl BodyReader {
+    /// The reader of `resp`'s body (`None`: no body).
+    pub fn of(resp: &web_sys::Response) -> Option<BodyReader> {
+        let body = resp.body()?;
+        Some(BodyReader(body.get_reader().unchecked_into()))
+    }
+
+    /// The next piece; `None` at the end.
+    pub async fn next(&self) -> worker::Result<Option<Vec<u8>>> {
+        let result = JsFuture::from(self.0.read()).await.map_err(err)?;
+        let done = js_sys::Reflect::get(&result, &"done".into()).map_err(err)?;
+        if done.as_bool() == Some(true) {
+            return Ok(None);
+        }
+        let value = js_sys::Reflect::get(&result, &"value".into()).map_err(err)?;
+        Ok(Some(js_sys::Uint8Array::new(&value).to_vec()))
+    }
+}
+
+impl Drop for BodyReader {
+    /// A body left unread (the answer was complete, a time-out) is cancelled,
+    /// so its connection is let go.
+    fn drop(&mut self) {
+        let _ = self.0.cancel();
+    }
+}

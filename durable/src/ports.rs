@@ -170,10 +170,53 @@ pub enum HttpError {
     Network(String),
 }
 
+/// The pieces of a response body, in order, as the server writes them.
+pub type BodyChunks = std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<u8>, HttpError>>>>;
+
+/// A response whose body is read as it arrives (an LLM's server-sent events).
+pub struct HttpStream {
+    pub status: u16,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: BodyChunks,
+}
+
+impl HttpStream {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The rest of the body, whole (an error answer, or a server that did
+    /// not stream).
+    pub async fn collect(mut self) -> Result<HttpResponse, HttpError> {
+        use futures::StreamExt;
+        let mut body = Vec::new();
+        while let Some(piece) = self.body.next().await {
+            body.extend_from_slice(&piece?);
+        }
+        Ok(HttpResponse { status: self.status, headers: self.headers, body })
+    }
+}
+
 /// Outgoing HTTP.
 #[allow(async_fn_in_trait)]
 pub trait Http {
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError>;
+
+    /// The same request, its body handed out piece by piece as it arrives.
+    /// `timeout_ms` bounds the wait for the headers and for each piece. Only
+    /// streamed LLM calls use it: reading a body in pieces costs a crossing
+    /// into the runtime per piece, where [`Http::send`] reads it in one.
+    /// Default: [`Http::send`], the body as one piece.
+    async fn open(&self, req: HttpRequest) -> Result<HttpStream, HttpError> {
+        let resp = self.send(req).await?;
+        let body = resp.body;
+        Ok(HttpStream {
+            status: resp.status,
+            headers: resp.headers,
+            body: Box::pin(futures::stream::once(async move { Ok(body) })),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

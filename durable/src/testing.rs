@@ -3,6 +3,7 @@
 
 use crate::inbound::ReplyTarget;
 use crate::ports::*;
+use futures::StreamExt;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -344,9 +345,29 @@ pub struct ScriptedHttp {
     /// Each request stays pending this many polls before it answers (a slow
     /// server, for what runs meanwhile).
     pub pending_polls: Cell<u32>,
+    /// Answers to streamed requests ([`Http::open`]), taken before
+    /// `responses` (an `Err`: the connection failed).
+    pub streams: RefCell<VecDeque<Result<ScriptedStream, HttpError>>>,
+}
+
+/// A scripted streamed answer (see [`ScriptedHttp::streams`]).
+pub struct ScriptedStream {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// The body's pieces in order; an `Err` breaks the stream there.
+    pub pieces: Vec<Result<Vec<u8>, HttpError>>,
 }
 
 impl ScriptedHttp {
+    /// A 200 `text/event-stream` answer in these pieces.
+    pub fn push_sse(&self, pieces: Vec<Result<Vec<u8>, HttpError>>) {
+        let headers = vec![("content-type".into(), "text/event-stream; charset=utf-8".into())];
+        self.streams.borrow_mut().push_back(Ok(ScriptedStream { status: 200, headers, pieces }));
+    }
+    /// A whole SSE body, cut into pieces of `size` bytes.
+    pub fn push_sse_text(&self, body: &str, size: usize) {
+        self.push_sse(body.as_bytes().chunks(size.max(1)).map(|c| Ok(c.to_vec())).collect());
+    }
     pub fn push_json(&self, status: u16, body: serde_json::Value) {
         self.responses.borrow_mut().push_back(Ok(HttpResponse {
             status,
@@ -369,6 +390,27 @@ impl Http for ScriptedHttp {
             .borrow_mut()
             .pop_front()
             .unwrap_or_else(|| Err(HttpError::Network("no scripted response".into())))
+    }
+
+    async fn open(&self, req: HttpRequest) -> Result<HttpStream, HttpError> {
+        let scripted = self.streams.borrow_mut().pop_front();
+        let Some(scripted) = scripted else {
+            let resp = self.send(req).await?;
+            let body = resp.body;
+            return Ok(HttpStream {
+                status: resp.status,
+                headers: resp.headers,
+                body: Box::pin(futures::stream::once(async move { Ok(body) })),
+            });
+        };
+        self.requests.borrow_mut().push(req);
+        let ScriptedStream { status, headers, pieces } = scripted?;
+        // Each piece is its own poll, as pieces off a network would be.
+        let body = futures::stream::iter(pieces).then(|piece| async move {
+            YieldOnce::default().await;
+            piece
+        });
+        Ok(HttpStream { status, headers, body: Box::pin(body) })
     }
 }
 
