@@ -228,11 +228,46 @@ pub enum ChannelError {
     TooLarge(u64),
 }
 
+/// An answer shown while the model writes it (see `crate::session::preview`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preview<'a> {
+    pub mode: crate::settings::stream::StreamMode,
+    /// The answer so far, as the model writes it (Markdown, maybe unfinished).
+    pub text: &'a str,
+    /// The message shown so far (edit mode; `None` before the first update).
+    pub handle: Option<&'a str>,
+    /// Telegram's `draft_id`: non-zero, one per answer.
+    pub draft_id: i64,
+}
+
+/// What became of one preview update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreviewOutcome {
+    /// Shown; edit mode names the message it shows (to edit, then remove).
+    Shown { handle: Option<String> },
+    /// Rate-limited: no update for this long.
+    Wait(u64),
+    /// This chat cannot show this mode (why, for the log).
+    Unsupported(String),
+    /// This update failed; a later one may work.
+    Failed(String),
+}
+
 /// The chat channel a session replies on. The adapter owns the channel's
 /// rules (message length, markup, rate limits and their retries).
 #[allow(async_fn_in_trait)]
 pub trait Channel {
     async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError>;
+    /// Shows the answer so far, beside the answer itself (which is sent as
+    /// always). One attempt, no retries: a preview is worth only its freshness.
+    async fn preview(&self, target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
+        let _ = (target, preview);
+        PreviewOutcome::Unsupported("this channel shows no previews".into())
+    }
+    /// The answer was sent: the preview message `handle` (edit mode) goes.
+    async fn end_preview(&self, target: &ReplyTarget, handle: &str) {
+        let _ = (target, handle);
+    }
     /// Show "typing…" while a turn runs; best effort.
     async fn typing(&self, target: &ReplyTarget);
     /// Downloads an inbound attachment by its channel handle (a Telegram
@@ -274,6 +309,16 @@ pub trait MemoryService {
             other => Err(crate::protocol::memory::MemoryCallError::Unavailable(format!("unexpected reply {other:?}"))),
         }
     }
+}
+
+/// A live response that events are written to as they happen (an HTTP
+/// client following a turn, or the agent's notification feed).
+pub trait EventSink {
+    /// Writes `bytes`; `false` once the client is gone (nothing more is
+    /// written to it, and nothing else changes: the work goes on).
+    fn send(&self, bytes: &[u8]) -> bool;
+    /// Ends the response.
+    fn close(&self);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -422,12 +422,45 @@ pub struct RecordingChannel {
     /// Attachments it can serve, by handle; every fetch is recorded.
     pub media: RefCell<std::collections::HashMap<String, Vec<u8>>>,
     pub fetched: RefCell<Vec<String>>,
+    /// Shows previews (else it refuses them, as a channel without any would).
+    pub previews_work: Cell<bool>,
+    /// Scripted answers to preview updates (then: shown; an edit preview in
+    /// message `m{n}`, its first update's number).
+    pub preview_outcomes: RefCell<VecDeque<PreviewOutcome>>,
+    /// Everything in order: `send: …`, `draft#id: …`, `edit m1: …`, `end m1`.
+    pub log: RefCell<Vec<String>>,
 }
 
 impl Channel for RecordingChannel {
     async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
         self.sent.borrow_mut().push((target.clone(), text.to_owned()));
+        self.log.borrow_mut().push(format!("send: {text}"));
         Ok(())
+    }
+    async fn preview(&self, _target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
+        let scripted = self.preview_outcomes.borrow_mut().pop_front();
+        if let Some(outcome) = scripted {
+            self.log.borrow_mut().push(format!("refused {}: {outcome:?}", preview.mode.name()));
+            return outcome;
+        }
+        if !self.previews_work.get() {
+            return PreviewOutcome::Unsupported("recording channel".into());
+        }
+        let mut log = self.log.borrow_mut();
+        match preview.mode {
+            crate::settings::stream::StreamMode::Draft => {
+                log.push(format!("draft#{}: {}", preview.draft_id, preview.text));
+                PreviewOutcome::Shown { handle: None }
+            }
+            _ => {
+                let handle = preview.handle.map(str::to_owned).unwrap_or_else(|| format!("m{}", log.len() + 1));
+                log.push(format!("edit {handle}: {}", preview.text));
+                PreviewOutcome::Shown { handle: Some(handle) }
+            }
+        }
+    }
+    async fn end_preview(&self, _target: &ReplyTarget, handle: &str) {
+        self.log.borrow_mut().push(format!("end {handle}"));
     }
     async fn typing(&self, _target: &ReplyTarget) {
         self.typing.set(self.typing.get() + 1);

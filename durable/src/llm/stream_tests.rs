@@ -157,7 +157,7 @@ fn a_stream_that_breaks_is_retried_and_the_sink_is_told() {
     let mut first = text[..at].to_owned();
     first.push_str(&fixture("anthropic/stream-error-overloaded.sse"));
     p.http.push_sse_text(&first, 50);
-    p.http.push_sse(vec![Ok(text[..at].as_bytes().to_vec()), Err(HttpError::Network("connection reset".into()))]);
+    p.http.push_sse(vec![Ok(text.as_bytes()[..at].to_vec()), Err(HttpError::Network("connection reset".into()))]);
     p.http.push_sse_text(&text[..at], 50);
     p.http.push_sse_text(&text, 50);
     let seen = Seen::new();

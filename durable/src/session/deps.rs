@@ -2,6 +2,7 @@
 //! and the caches its object keeps between turns.
 
 use super::history::HistoryCache;
+use super::watch::Watch;
 use crate::inbound::SessionKey;
 use crate::llm::wire::WireMemo;
 use crate::media::MediaCache;
@@ -23,6 +24,8 @@ pub struct SessionDeps<'a> {
     pub history: &'a RefCell<HistoryCache>,
     /// The encoded messages of the last request (only new ones are encoded).
     pub wire_memo: &'a RefCell<WireMemo>,
+    /// Who follows the message being answered (API clients, chat previews).
+    pub watch: &'a Watch,
 }
 
 impl SessionDeps<'_> {

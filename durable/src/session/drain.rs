@@ -4,6 +4,7 @@
 
 use super::deps::SessionDeps;
 use super::prefix::prepare;
+use super::preview;
 use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use super::turn::{run_turn, send};
@@ -11,7 +12,7 @@ use crate::clock;
 use crate::inbound::{ChatKind, Inbound};
 use crate::media;
 use crate::memory;
-use crate::ports::{Channel, LogLevel, Platform, StorageError};
+use crate::ports::{LogLevel, Platform, StorageError};
 use crate::prompt;
 use r2_layout::{AssistantBlock, Message, UserBlock, UserContent};
 
@@ -40,16 +41,12 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         };
+        deps.watch.begin(&inbound);
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
-            let _ = p
-                .channel()
-                .send_text(
-                    &inbound.reply_target,
-                    "⚠️ I could not process your message after several tries. It is saved in our history.",
-                )
-                .await;
-            store.finish(item.seq, p.now_ms())?;
+            deps.watch.failed(GAVE_UP);
+            send(p, deps, &inbound.reply_target, GAVE_UP).await;
+            finish(p, deps, &store, item.seq)?;
             continue;
         }
         // A reset is recognised whether it starts now or resumes (eviction,
@@ -77,8 +74,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                     "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
                 }
             };
-            send(p, &inbound.reply_target, &text).await;
-            store.finish(item.seq, p.now_ms())?;
+            send(p, deps, &inbound.reply_target, &text).await;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -96,8 +93,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // Waited in the queue until its answer could no longer arrive:
             // keep the message, spend nothing on it, say so.
             begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
-            send(p, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
-            store.finish(item.seq, p.now_ms())?;
+            send(p, deps, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -112,16 +109,34 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if let Some(answer) = answered_before_interruption(&store, &item, &session_id)? {
             // Evicted between the answer and its bookkeeping: deliver it
             // (at least once) instead of paying for the turn again.
-            send(p, &inbound.reply_target, &answer).await;
-            store.finish(item.seq, p.now_ms())?;
+            send(p, deps, &inbound.reply_target, &answer).await;
+            preview::finish(p, &inbound, item.seq).await?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
-        report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
-        store.finish(item.seq, p.now_ms())?;
+        report.llm_calls += run_turn(p, &store, &inbound, item.seq, &session_id, deps).await?;
+        preview::finish(p, &inbound, item.seq).await?;
+        finish(p, deps, &store, item.seq)?;
         report.turns += 1;
     }
     Ok(report)
+}
+
+/// Told when a message failed every attempt.
+pub const GAVE_UP: &str = "⚠️ I could not process your message after several tries. It is saved in our history.";
+
+/// A message is done: its row, and then its watchers (who may ask again
+/// with the same idempotency key once it is).
+fn finish<P: Platform, S: crate::ports::Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    seq: i64,
+) -> Result<(), StorageError> {
+    let now = p.now_ms();
+    store.finish(seq, now)?;
+    deps.watch.finish(p.sql(), now)
 }
 
 /// For a resumed message: the final answer already in the history, if the

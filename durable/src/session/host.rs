@@ -11,10 +11,12 @@ use super::deps::SessionDeps;
 use super::drain::{drain, DrainReport};
 use super::history::HistoryCache;
 use super::store::SessionStore;
+use super::watch::{Attach, Watch};
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
 use crate::llm::wire::WireMemo;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
+use crate::protocol::api::{ApiOutcome, ApiTurnRequest};
 use crate::protocol::session::{
     EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
@@ -43,6 +45,12 @@ pub trait SessionRuntime {
     async fn wake(&self) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
+    /// Hands what a heartbeat or job said to the agent's notification feed
+    /// (`GET /api/agents/{id}/notifications/stream`).
+    async fn publish(&self, key: &SessionKey, notices: &[String]) -> Result<(), StorageError> {
+        let _ = (key, notices);
+        Ok(())
+    }
     fn now_ms(&self) -> i64;
     fn new_uuid(&self) -> String;
     fn log(&self, level: LogLevel, msg: &str);
@@ -58,6 +66,18 @@ pub enum AlarmOutcome {
     BadKey,
     /// The agent's settings are invalid (logged); the messages stay queued.
     Misconfigured,
+}
+
+/// How an API request for a message starts (see [`SessionHost::api_turn`]).
+pub enum ApiStart {
+    /// The answer goes to the stream's sink (already, for a repeat).
+    Streaming,
+    /// The answer comes through this receiver when the turn is done.
+    Waiting(futures::channel::oneshot::Receiver<ApiOutcome>),
+    /// A repeat of a message answered before: its answer.
+    Answered(ApiOutcome),
+    /// The key was used for a message whose answer is no longer kept.
+    Forgotten,
 }
 
 /// The Session object's state and logic.
@@ -76,6 +96,8 @@ pub struct SessionHost<R: SessionRuntime> {
     /// What the Agent object's registry was last told.
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
+    /// Who follows the messages' turns (API clients, previews, notices).
+    watch: Watch,
     schema_ready: Cell<bool>,
 }
 
@@ -91,6 +113,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             config: RefCell::new(None),
             registered: RefCell::new(None),
             wire_memo: RefCell::default(),
+            watch: Watch::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -135,6 +158,40 @@ impl<R: SessionRuntime> SessionHost<R> {
             self.runtime.wake().await?;
         }
         Ok(EnqueueReply { queued, busy: false })
+    }
+
+    /// A message from the HTTP API: queued like any other (its idempotency
+    /// key is its dedupe key), with a client following its turn. A repeat
+    /// joins the turn already queued or running, or gets the answer kept
+    /// for it ([`super::watch::RESULT_RETENTION_MS`]).
+    pub async fn api_turn(&self, req: &ApiTurnRequest, how: Attach) -> Result<ApiStart, StorageError> {
+        let store = self.store()?;
+        let key = req.inbound.dedupe_key.as_str();
+        if let Some(outcome) = self.watch.stored(self.runtime.sql(), key)? {
+            return Ok(match how {
+                Attach::Stream(sink, _) => {
+                    sink.send(outcome.event(&req.thread_id).as_bytes());
+                    sink.close();
+                    ApiStart::Streaming
+                }
+                Attach::Wait => ApiStart::Answered(outcome),
+            });
+        }
+        let seen = store.inbox_state(key)?;
+        if seen.as_deref() == Some("done") {
+            return Ok(ApiStart::Forgotten);
+        }
+        let rx = self.watch.attach(key, &req.thread_id, how);
+        if seen.is_none() {
+            let enqueue = EnqueueRequest {
+                session_key: req.session_key.clone(),
+                inbound: req.inbound.clone(),
+                if_idle: false,
+                fresh: false,
+            };
+            self.enqueue(&enqueue).await?;
+        }
+        Ok(rx.map(ApiStart::Waiting).unwrap_or(ApiStart::Streaming))
     }
 
     /// An admin reset goes through the queue like a `/reset` command, so it
@@ -250,6 +307,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             Err(e) => {
                 // Messages stay queued; the next message or a fixed config drains them.
                 self.runtime.log(LogLevel::Error, &format!("cannot run turns for {key}: {e}"));
+                self.watch.fail_all(&format!("the agent cannot answer now: {e}. The message is kept."));
                 return Ok(AlarmOutcome::Misconfigured);
             }
         };
@@ -262,8 +320,16 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            watch: &self.watch,
         };
-        let report = drain(&platform, &deps).await?;
+        let report = drain(&platform, &deps).await;
+        let notices = self.watch.take_notices();
+        if !notices.is_empty() {
+            if let Err(e) = self.runtime.publish(&key, &notices).await {
+                self.runtime.log(LogLevel::Warn, &format!("notifications not published: {e}"));
+            }
+        }
+        let report = report?;
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),

@@ -18,6 +18,7 @@ struct TestRuntime {
     vars: HashMap<String, String>,
     wakes: Cell<u32>,
     registered: RefCell<Vec<SessionTouch>>,
+    published: RefCell<Vec<(String, String)>>,
 }
 
 impl SessionRuntime for TestRuntime {
@@ -39,6 +40,10 @@ impl SessionRuntime for TestRuntime {
     }
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError> {
         self.registered.borrow_mut().push(touch.clone());
+        Ok(())
+    }
+    async fn publish(&self, key: &SessionKey, notices: &[String]) -> Result<(), StorageError> {
+        self.published.borrow_mut().extend(notices.iter().map(|n| (key.render(), n.clone())));
         Ok(())
     }
     fn now_ms(&self) -> i64 {
@@ -64,6 +69,7 @@ fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
         vars: all,
         wakes: Cell::new(0),
         registered: RefCell::default(),
+        published: RefCell::default(),
     })
 }
 
@@ -175,3 +181,6 @@ fn broken_settings_keep_the_messages_queued() {
     let empty = host(&[]);
     assert_eq!(block_on(empty.alarm()).unwrap(), AlarmOutcome::Empty);
 }
+
+#[path = "host_api_tests.rs"]
+mod api;

@@ -24,11 +24,13 @@ pub mod host;
 #[cfg(test)]
 mod host_tests;
 pub mod prefix;
+pub mod preview;
 pub mod replay;
 pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
+pub mod watch;
 
 #[cfg(test)]
 mod tests;

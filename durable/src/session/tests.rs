@@ -16,7 +16,14 @@ use std::collections::HashMap;
 
 fn config() -> AgentConfig {
     let vars: HashMap<String, String> =
-        [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("RETRY_BASE_MS", "10"), ("LLM_MAX_ATTEMPTS", "3")]
+        // Chat previews have tests of their own (preview_tests.rs).
+        [
+            ("OWNER_IDS", "telegram:1"),
+            ("LLM_API_KEY", "k"),
+            ("RETRY_BASE_MS", "10"),
+            ("LLM_MAX_ATTEMPTS", "3"),
+            ("STREAM_REPLIES", "off"),
+        ]
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
@@ -54,6 +61,7 @@ struct Fixture {
     media_cache: RefCell<crate::media::MediaCache>,
     history: RefCell<super::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    watch: crate::session::watch::Watch,
 }
 
 impl Fixture {
@@ -69,6 +77,7 @@ impl Fixture {
             media_cache: RefCell::default(),
             history: RefCell::default(),
             wire_memo: RefCell::default(),
+            watch: Default::default(),
         }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
@@ -92,6 +101,7 @@ impl Fixture {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            watch: &self.watch,
         }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {

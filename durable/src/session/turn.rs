@@ -5,10 +5,11 @@ use super::compaction;
 use super::context::{estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
 use super::prefix::{prepare, Prepared};
+use super::preview::Previewer;
 use super::replay::{conversation, keep_strict_form};
 use super::store::SessionStore;
 use super::toolbox;
-use crate::inbound::{Inbound, ADMIN_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::{Inbound, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
 use crate::memory;
@@ -22,11 +23,13 @@ use r2_layout::{AssistantBlock, Message, ResultBlock};
 pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
 What I did so far is saved; please ask again.";
 
-/// One turn: prompt, LLM, tools, reply. Returns the number of LLM calls.
+/// One turn: prompt, LLM, tools, reply, for queued message `seq`. Returns
+/// the number of LLM calls.
 pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p: &P,
     store: &SessionStore<'_, S>,
     inbound: &Inbound,
+    seq: i64,
     session_id: &str,
     deps: &SessionDeps<'_>,
 ) -> Result<u32, StorageError> {
@@ -45,6 +48,15 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         now_ms: p.now_ms(),
     };
     let mut history = conversation(store, deps.history, session_id)?;
+    // Model calls of this message made before an eviction: the steps its
+    // watchers count continue after them.
+    let steps_before = history
+        .iter()
+        .rev()
+        .take_while(|m| !matches!(m, Message::User { .. }))
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .count();
+    let preview = Previewer::new(p, deps, inbound, seq);
     let mut calls = 0;
     let mut compacted = false;
     let budget = deps.context_budget();
@@ -53,7 +65,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             // Tell the user while the reply can still reach them, rather than
             // finish (or compact for) an answer nobody will see.
             p.log(LogLevel::Warn, &format!("turn stopped at its reply deadline after {round} rounds"));
-            send(p, target, TURN_PAST_DEADLINE).await;
+            send(p, deps, target, TURN_PAST_DEADLINE).await;
             return Ok(calls);
         }
         let result = {
@@ -102,7 +114,12 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 appended_user: None,
                 memo: Some(deps.wire_memo),
             };
-            with_typing(p, inbound, llm::complete_repairing(p, &cfg.llm, &req)).await
+            deps.watch.step(steps_before + round as usize);
+            // Streamed only when someone follows the answer as it is written.
+            let sink = |d: llm::Delta<'_>| deps.watch.delta(d);
+            let sink: llm::DeltaSink<'_> = (deps.watch.streaming() || preview.active()).then_some(&sink);
+            let call = llm::complete_repairing_with(p, &cfg.llm, &req, sink);
+            with_typing(p, inbound, preview.during(p, deps, target, call)).await
         };
         let reply: LlmReply = match result {
             Ok(done) => {
@@ -117,12 +134,14 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
             Err(e) => {
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
-                send(p, target, &e.user_message()).await;
+                deps.watch.failed(&e.user_message());
+                send(p, deps, target, &e.user_message()).await;
                 return Ok(calls);
             }
         };
         let now = p.now_ms();
         store.record_usage(now, session_id, &cfg.llm.model, &reply.usage)?;
+        deps.watch.usage(&reply.usage);
         // Stored as the providers accept it (an empty id gets one, an input
         // that is no object becomes one): the results below carry these ids.
         let assistant = rules::conform(Message::Assistant {
@@ -149,13 +168,13 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         let last_round = round + 1 == cfg.llm.max_tool_rounds;
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
-                Some(text) => send(p, target, &text).await,
+                Some(text) => send(p, deps, target, &text).await,
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until
                     // edited); scheduled runs stay silent.
                     if inbound.channel != SYSTEM_CHANNEL {
-                        send(p, target, answer::NOTHING_TO_ADD).await;
+                        send(p, deps, target, answer::NOTHING_TO_ADD).await;
                     }
                 }
             }
@@ -182,7 +201,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if cut {
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
-                toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await
+                deps.watch.tool(&name, "running");
+                let outcome = toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await;
+                deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
+                outcome
             };
             let result = Message::ToolResult {
                 tool_call_id: id,
@@ -221,7 +243,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     } else {
         format!("{partial}\n\n(⚠️ I ran out of tool steps for this message.)")
     };
-    send(p, target, &note).await;
+    send(p, deps, target, &note).await;
     Ok(calls)
 }
 
@@ -257,9 +279,16 @@ async fn with_typing<P: Platform, F: std::future::Future>(p: &P, inbound: &Inbou
     }
 }
 
-pub async fn send<P: Platform>(p: &P, target: &crate::inbound::ReplyTarget, text: &str) {
+/// Says `text` to `target`; the watchers hear it too (an API client's
+/// answer has no other way to it).
+pub async fn send<P: Platform>(p: &P, deps: &SessionDeps<'_>, target: &crate::inbound::ReplyTarget, text: &str) {
+    deps.watch.said(target, text);
     if target.channel == ADMIN_CHANNEL {
         p.log(LogLevel::Info, &format!("admin: {text}"));
+        return;
+    }
+    if target.channel == API_CHANNEL {
+        // Collected by the watch for the request; kept in the history.
         return;
     }
     if let Err(e) = p.channel().send_text(target, text).await {

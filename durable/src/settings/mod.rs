@@ -8,8 +8,10 @@
 //! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
 //! a clear HTTP error, never a panic.
 
+pub mod api;
 pub mod media;
 pub mod overlay;
+pub mod stream;
 
 use r2_layout::AgentId;
 
@@ -139,6 +141,8 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// How chats see an answer while it is written (`STREAM_REPLIES…`).
+    pub stream: stream::StreamConfig,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -331,6 +335,7 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            stream: stream::StreamConfig::load(vars, agent)?,
         })
     }
 
