@@ -1,45 +1,91 @@
-//! The HTTP API and admin routes under `/api/...`, behind
-//! `Authorization: Bearer <ADMIN_TOKEN>`. Each feature adds its routes to
-//! [`route`]; authentication happens once, here.
+//! The HTTP API and admin routes under `/api/...`. Authentication happens
+//! once, here: `Authorization: Bearer` with `ADMIN_TOKEN` (the owner: every
+//! route) or a key of `API_TOKENS` (`durable::settings::api`: the agents it
+//! names, and only the conversation routes: generate, stream, threads and,
+//! for an owner key, notifications). Each feature adds its routes to [`route`].
 
 mod pins;
+mod threads;
+mod turns;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
 use crate::objects::{call, call_raw};
-use crate::telegram::secrets_match;
+use durable::api::ApiError;
 use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
 use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
+use durable::settings::api::{parse_api_keys, ApiKey, Caller};
 use durable::settings::Vars;
 use worker::{Env, Method, Request, Response, Result};
 
-/// Checks the bearer token. `Err` is the response to send (401/503).
-fn authorize(req: &Request, env: &Env) -> std::result::Result<(), Result<Response>> {
-    let Some(expected) = EnvVars::of(env).get("ADMIN_TOKEN").filter(|t| !t.is_empty()) else {
-        return Err(Response::error("ADMIN_TOKEN is not set: the admin API is disabled", 503));
-    };
-    let given = req.headers().get("authorization").ok().flatten().unwrap_or_default();
-    let token = given.strip_prefix("Bearer ").unwrap_or("");
-    if secrets_match(token.as_bytes(), expected.as_bytes()) {
-        Ok(())
-    } else {
-        Err(Response::error("missing or wrong bearer token", 401))
+/// A JSON error: `{"error": "..."}` with `status`.
+pub fn json_error(status: u16, message: &str) -> Result<Response> {
+    Ok(Response::from_json(&serde_json::json!({"error": message}))?.with_status(status))
+}
+
+fn api_error(e: ApiError) -> Result<Response> {
+    json_error(e.status, &e.message)
+}
+
+thread_local! {
+    /// `API_TOKENS`, parsed once per isolate (its vars are fixed for its
+    /// life). An invalid setting is not kept: every request reports it.
+    static KEYS: std::cell::RefCell<Option<std::rc::Rc<Vec<ApiKey>>>> = const { std::cell::RefCell::new(None) };
+}
+
+fn api_keys(vars: &EnvVars) -> std::result::Result<std::rc::Rc<Vec<ApiKey>>, durable::settings::ConfigError> {
+    if let Some(keys) = KEYS.with(|k| k.borrow().clone()) {
+        return Ok(keys);
     }
+    let keys = std::rc::Rc::new(parse_api_keys(&vars.get("API_TOKENS").unwrap_or_default())?);
+    KEYS.with(|k| *k.borrow_mut() = Some(keys.clone()));
+    Ok(keys)
+}
+
+/// Who is calling. `Err` is the response to send (401, 503, or a broken
+/// `API_TOKENS` named).
+fn authorize(req: &Request, env: &Env) -> std::result::Result<Caller, Result<Response>> {
+    let vars = EnvVars::of(env);
+    let keys = api_keys(&vars).map_err(|e| {
+        crate::adapters::log(durable::ports::LogLevel::Error, &e.to_string());
+        json_error(500, &format!("configuration error: {e}"))
+    })?;
+    let header = req.headers().get("authorization").ok().flatten();
+    durable::api::authenticate(header.as_deref(), vars.get("ADMIN_TOKEN").as_deref(), &keys).map_err(api_error)
 }
 
 /// `/api/...` (the segments after `api`).
 pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Response> {
-    if let Err(resp) = authorize(&req, env) {
-        return resp;
-    }
+    let caller = match authorize(&req, env) {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
     let agents = durable::settings::agent_ids(&EnvVars::of(env));
     if let ["agents", agent, ..] = segments {
-        if !agents.iter().any(|a| a == agent) {
-            return Response::error(format!("unknown agent {agent:?}"), 404);
+        // A key's agents are the only ones it may learn exist.
+        if !agents.iter().any(|a| a == agent) || !caller.allows(agent) {
+            return json_error(404, &format!("unknown agent {agent:?}"));
         }
     }
     match (req.method(), segments) {
-        (Method::Get, ["agents"]) => Response::from_json(&agents),
+        (Method::Post, ["agents", agent, "generate"]) => turns::turn(req, env, agent, &caller, false).await,
+        (Method::Post, ["agents", agent, "stream"]) => turns::turn(req, env, agent, &caller, true).await,
+        (Method::Get, ["agents", agent, "memory", "threads"]) => threads::list(env, agent, &caller).await,
+        (Method::Post, ["agents", agent, "memory", "threads"]) => threads::create(req, env, agent, &caller).await,
+        (Method::Get, ["agents", agent, "notifications", "stream"]) => {
+            threads::notifications(&req, env, agent, &caller).await
+        }
+        (_, ["agents", _, "generate" | "stream" | "notifications"]) | (_, ["agents", _, "memory", "threads"]) => {
+            json_error(405, "method not allowed (generate and stream: POST; threads: GET or POST; notifications: GET)")
+        }
+        (Method::Get, ["agents"]) => {
+            let visible: Vec<&String> = agents.iter().filter(|a| caller.allows(a)).collect();
+            Response::from_json(&visible)
+        }
+        _ if caller != Caller::Admin => json_error(
+            403,
+            "this key may use generate, stream, memory/threads and notifications; the rest needs ADMIN_TOKEN",
+        ),
         (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
         (Method::Get, ["agents", agent, "sessions", key]) => {
             session_call(env, agent, key, Method::Get, "/status").await

@@ -5,7 +5,7 @@ use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::discord::client::DiscordApi;
 use crate::telegram::client::{channel_error, TelegramApi};
 use durable::inbound::ReplyTarget;
-use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform};
+use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform, Preview, PreviewOutcome};
 use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
 use durable::protocol::AGENT_BINDING;
 use worker::{Env, Method};
@@ -52,8 +52,9 @@ impl Channel for Channels {
         let sent = match (target.channel.as_str(), &self.telegram) {
             ("telegram", Some(api)) => api.send_reply(target, text).await.map_err(channel_error),
             ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
-            // Admin-initiated work (an API reset) has no chat to answer in.
-            ("admin", _) => {
+            // Admin-initiated work (an API reset) has no chat to answer in;
+            // an API answer goes to its request (the session's watch).
+            ("admin" | "api", _) => {
                 adapters::log(LogLevel::Info, &format!("admin: {text}"));
                 Ok(())
             }
@@ -67,6 +68,20 @@ impl Channel for Channels {
             let _ = durable::scheduled::notify::record(&self.notify.sql, text, adapters::now_ms());
         }
         sent
+    }
+
+    async fn preview(&self, target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.preview(target, preview).await,
+            ("discord", _, Some(api)) => api.preview(target, preview).await,
+            (other, _, _) => PreviewOutcome::Unsupported(format!("no previews on {other:?}")),
+        }
+    }
+
+    async fn end_preview(&self, target: &ReplyTarget, handle: &str) {
+        if let ("telegram", Some(api)) = (target.channel.as_str(), &self.telegram) {
+            api.end_preview(target, handle).await;
+        }
     }
 
     async fn typing(&self, target: &ReplyTarget) {

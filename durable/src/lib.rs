@@ -27,10 +27,12 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated.
 //! - [`routing`]: who may talk to the agent and which session a message joins.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
-//!   compaction, and [`session::host`], the Session object's logic.
+//!   compaction, who watches a turn (API clients, chat previews), and
+//!   [`session::host`], the Session object's logic.
 //! - [`agent`]: the Agent object's logic (memory, registry, pins, schedule).
 
 pub mod ports;
@@ -44,6 +46,7 @@ pub mod storage;
 pub mod text;
 pub mod toolkit;
 
+pub mod api;
 pub mod llm;
 pub mod media;
 pub mod memory;

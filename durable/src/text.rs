@@ -27,6 +27,26 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
     s
 }
 
+/// The end of `text` within `limit` UTF-16 units (what Telegram and Discord
+/// count), starting with `…` when cut: a preview of a long answer shows
+/// what is being written now.
+pub fn tail_utf16(text: &str, limit: usize) -> String {
+    let text = text.trim();
+    if text.encode_utf16().count() <= limit {
+        return text.to_owned();
+    }
+    let mut units = 1; // the ellipsis
+    let mut start = text.len();
+    for (i, c) in text.char_indices().rev() {
+        units += c.len_utf16();
+        if units > limit {
+            break;
+        }
+        start = i;
+    }
+    format!("…{}", &text[start..])
+}
+
 /// Standard base64 with padding (what both providers take for media).
 pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -49,4 +69,17 @@ pub fn file_note(mime: &str, filename: Option<&str>, transcript_follows: bool) -
 /// Whether block `i` of a user message is followed by its transcript.
 pub fn transcript_follows(blocks: &[UserBlock], i: usize) -> bool {
     matches!(blocks.get(i + 1), Some(UserBlock::Text { text }) if text.starts_with(TRANSCRIPT_PREFIX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preview_keeps_the_end_within_the_limit() {
+        assert_eq!(tail_utf16(" short ", 10), "short");
+        let t = tail_utf16("one two three 😀", 8);
+        assert_eq!(t, "…hree 😀");
+        assert!(t.encode_utf16().count() <= 8);
+    }
 }

@@ -31,7 +31,7 @@ pub enum DcError {
     Config(String),
 }
 
-const USER_AGENT: &str = concat!("DiscordBot (https://github.com/hearth, ", env!("CARGO_PKG_VERSION"), ")");
+pub(crate) const USER_AGENT: &str = concat!("DiscordBot (https://github.com/hearth, ", env!("CARGO_PKG_VERSION"), ")");
 
 pub struct DiscordApi {
     pub base: String,

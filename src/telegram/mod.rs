@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod format;
+pub mod preview;
 pub mod update;
 
 use crate::access;
