@@ -289,7 +289,13 @@ impl Fold {
         if raw.is_empty() {
             return;
         }
-        block["input"] = super::rules::tool_input(&Value::String(raw)).into_owned();
+        // What the pieces spell is the input as a non-streamed answer carries
+        // it (the rules make it an object later, whatever it is); pieces that
+        // spell no JSON at all are kept as text for the turn to report.
+        block["input"] = match serde_json::from_str::<Value>(&raw) {
+            Ok(input) => input,
+            Err(_) => super::rules::tool_input(&Value::String(raw)).into_owned(),
+        };
     }
 
     fn openai(&mut self, ev: &SseEvent, sink: &dyn Fn(Delta<'_>)) -> Result<(), Failed> {

@@ -120,6 +120,29 @@ fn openai_transcripts_fold_into_the_replies_they_stand_for() {
 }
 
 #[test]
+fn a_double_encoded_input_streams_as_it_would_arrive_whole() {
+    // A model that writes its input as a JSON string holding the object.
+    let input = json!({"path": "TOOLS.md"}).to_string();
+    let raw = json!(input).to_string();
+    let (a, b) = raw.split_at(raw.len() / 2);
+    let mut body = String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n");
+    let block = json!({"type": "content_block_start", "index": 0,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}});
+    body.push_str(&format!("event: content_block_start\ndata: {block}\n\n"));
+    for piece in ["", a, b] {
+        let d = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": piece}});
+        body.push_str(&format!("event: content_block_delta\ndata: {d}\n\n"));
+    }
+    body.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+    body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n");
+    let (r, _) = run("anthropic", &body, 16);
+    let whole = crate::llm::anthropic::decode(&json!({"content": [{"type": "tool_use", "id": "toolu_1",
+        "name": "read_file", "input": input}], "stop_reason": "tool_use"}))
+    .unwrap();
+    assert_eq!(r.unwrap().blocks, whole.blocks, "streamed or not, the same call is stored");
+}
+
+#[test]
 fn a_stream_cut_at_any_byte_gives_the_same_reply() {
     let body = fixture("anthropic/stream-tool-use.sse");
     let (whole, _) = run("anthropic", &body, body.len());
