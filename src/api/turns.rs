@@ -56,7 +56,11 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
     for attempt in 1..=attempts {
         let object_req = crate::js::request("POST", &url, &[], Some(&body), None)?;
         match crate::js::stub_fetch(env, SESSION_BINDING, &key.render(), &object_req).await {
-            Ok(resp) => return Ok(Response::from(resp)),
+            // The event stream, passed through as the object writes it.
+            Ok(resp) if stream => return Ok(Response::from(resp)),
+            // A small JSON answer: read whole and sent with its length (a
+            // passed-through body reaches the client as a second write).
+            Ok(resp) => return whole(&resp).await,
             Err(e) => {
                 adapters::log(LogLevel::Warn, &format!("api turn for {key}: attempt {attempt} failed: {e}"));
                 last = e.to_string();
@@ -67,4 +71,16 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
         503,
         &format!("the thread's session could not be reached ({last}); ask again with the same Idempotency-Key"),
     )
+}
+
+/// A Session object's JSON answer as a response of known length.
+async fn whole(resp: &worker::worker_sys::web_sys::Response) -> Result<Response> {
+    let body = crate::js::body_bytes(resp).await?;
+    let headers = worker::Headers::new();
+    for (name, value) in crate::js::headers(resp) {
+        if matches!(name.as_str(), "content-type" | "x-thread-id" | "idempotency-key") {
+            headers.set(&name, &value)?;
+        }
+    }
+    Ok(Response::from_bytes(body)?.with_status(resp.status()).with_headers(headers))
 }

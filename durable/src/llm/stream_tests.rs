@@ -125,7 +125,8 @@ fn a_double_encoded_input_streams_as_it_would_arrive_whole() {
     let input = json!({"path": "TOOLS.md"}).to_string();
     let raw = json!(input).to_string();
     let (a, b) = raw.split_at(raw.len() / 2);
-    let mut body = String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n");
+    let mut body =
+        String::from("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n");
     let block = json!({"type": "content_block_start", "index": 0,
         "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}});
     body.push_str(&format!("event: content_block_start\ndata: {block}\n\n"));
@@ -134,7 +135,9 @@ fn a_double_encoded_input_streams_as_it_would_arrive_whole() {
         body.push_str(&format!("event: content_block_delta\ndata: {d}\n\n"));
     }
     body.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
-    body.push_str("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n");
+    body.push_str(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"}}\n\n",
+    );
     let (r, _) = run("anthropic", &body, 16);
     let whole = crate::llm::anthropic::decode(&json!({"content": [{"type": "tool_use", "id": "toolu_1",
         "name": "read_file", "input": input}], "stop_reason": "tool_use"}))
