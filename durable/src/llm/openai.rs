@@ -194,7 +194,12 @@ mod tests {
             // An empty reply kept in the history.
             assistant(vec![]),
         ];
-        let tools = [ToolSpec { name: "read_file", description: "reads", input_schema: json!({"type": "object"}) }];
+        let tools = [ToolSpec {
+            name: "read_file".into(),
+            description: "reads".into(),
+            input_schema: json!({"type": "object"}),
+            native: None,
+        }];
         let media = Hydrated::new();
         let req = ChatRequest {
             system: "SYS",

@@ -59,7 +59,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
         p.log(LogLevel::Warn, w);
     }
     let tools = toolbox::tool_specs(scope);
-    let tool_names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let tool_names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     let session_key = deps.key.render();
     let system = prompt::build_system_prompt(
         &workspace,
@@ -73,9 +73,6 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             tool_names: &tool_names,
         },
     );
-    let tools_len = tools
-        .iter()
-        .map(|t| t.name.len() + t.description.len() + r2_layout::message::json_value_len(&t.input_schema) + 32)
-        .sum();
+    let tools_len = tools.iter().map(ToolSpec::wire_len).sum();
     Prepared { system, tools, workspace, tools_len }
 }

@@ -16,13 +16,19 @@ use serde_json::Value;
 pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
     let mut specs = tools::specs(scope);
     specs.extend(memory_tools::specs(scope));
-    specs.sort_by_key(|t| t.name);
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
     specs
 }
 
 /// The names of [`tool_specs`].
 pub fn tool_names(scope: Scope) -> Vec<&'static str> {
-    tool_specs(scope).into_iter().map(|t| t.name).collect()
+    tool_specs(scope)
+        .into_iter()
+        .filter_map(|t| match t.name {
+            std::borrow::Cow::Borrowed(name) => Some(name),
+            std::borrow::Cow::Owned(_) => None,
+        })
+        .collect()
 }
 
 /// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
@@ -59,7 +65,7 @@ mod tests {
 
     #[test]
     fn every_tool_name_once() {
-        let names = |scope| tool_specs(scope).into_iter().map(|t| t.name).collect::<Vec<_>>();
+        let names = tool_names;
         let (main, shared) = (names(Scope::Main), names(Scope::Shared));
         for scope in [&main, &shared] {
             let distinct: std::collections::BTreeSet<_> = scope.iter().collect();

@@ -140,7 +140,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             return Ok(calls);
         }
         let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| toolbox::writes_workspace(n));
-        let tool_names: Vec<&str> = tool_specs.iter().map(|t| t.name).collect();
+        let tool_names: Vec<&str> = tool_specs.iter().map(|t| &*t.name).collect();
         let tool_ctx = ToolContext {
             store: p.store(),
             agent: &cfg.agent,

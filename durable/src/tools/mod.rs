@@ -34,14 +34,16 @@ use serde_json::{json, Value};
 /// memory tools and sorts the whole list).
 pub fn specs(scope: Scope) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec {
-        name: "read_file",
+        name: "read_file".into(),
         description: "Read a file of your workspace (e.g. SOUL.md, TOOLS.md, memory/2026-01-31.md). \
-A path ending in '/' (or empty) lists that folder instead.",
+A path ending in '/' (or empty) lists that folder instead."
+            .into(),
         input_schema: json!({
             "type": "object",
             "properties": {"path": {"type": "string", "description": "Path relative to your workspace"}},
             "required": ["path"]
         }),
+        native: None,
     }];
     tools.push(skill::spec());
     if scope == Scope::Main {

@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 
 pub fn spec() -> crate::toolkit::ToolSpec {
     crate::toolkit::ToolSpec {
-        name: "load_skill",
-        description: "Load the full instructions of one of your available skills by name.",
+        name: "load_skill".into(),
+        description: "Load the full instructions of one of your available skills by name.".into(),
         input_schema: json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        native: None,
     }
 }
 

@@ -15,20 +15,17 @@ pub fn specs() -> Vec<crate::toolkit::ToolSpec> {
     let path = json!({"type": "string", "description": "Path relative to your workspace, e.g. MEMORY.md or memory/2026-01-31.md"});
     vec![
         crate::toolkit::ToolSpec {
-            name: "write_file",
-            description: "Create or replace a file of your workspace with the given content.",
-            input_schema: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
-        },
+            name: "write_file".into(),
+            description: "Create or replace a file of your workspace with the given content.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}), native: None },
         crate::toolkit::ToolSpec {
-            name: "edit_file",
-            description: "Replace one exact occurrence of old_text with new_text in a workspace file. old_text must match exactly once; read the file first.",
-            input_schema: json!({"type": "object", "properties": {"path": path, "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}),
-        },
+            name: "edit_file".into(),
+            description: "Replace one exact occurrence of old_text with new_text in a workspace file. old_text must match exactly once; read the file first.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": path, "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}), native: None },
         crate::toolkit::ToolSpec {
-            name: "delete_file",
-            description: "Delete a file of your workspace (e.g. BOOTSTRAP.md once commissioning is done).",
-            input_schema: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
-        },
+            name: "delete_file".into(),
+            description: "Delete a file of your workspace (e.g. BOOTSTRAP.md once commissioning is done).".into(),
+            input_schema: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}), native: None },
     ]
 }
 
