@@ -51,6 +51,7 @@ pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod web;
 pub mod workspace;
 
 pub mod agent;

@@ -10,6 +10,7 @@
 
 pub mod media;
 pub mod overlay;
+pub mod web;
 
 use r2_layout::AgentId;
 
@@ -94,6 +95,10 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// `web_fetch` and web search (`WEB_*`).
+    pub web: web::WebConfig,
+    /// MCP client and server limits (`MCP_*`).
+    pub mcp: web::McpSettings,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -273,6 +278,8 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            web: web::WebConfig::load(vars, agent, provider)?,
+            mcp: web::McpSettings::load(vars, agent)?,
         })
     }
 
