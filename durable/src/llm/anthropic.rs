@@ -77,13 +77,8 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
     out.push_str(&json_string(req.system));
     out.push_str(",\"cache_control\":{\"type\":\"ephemeral\"}}]");
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
         out.push_str(",\"tools\":");
-        out.push_str(&Value::Array(tools).to_string());
+        out.push_str(&super::native::anthropic_tools(req.tools).to_string());
     }
     out.push_str(",\"messages\":[");
     for (g, (role, parts)) in groups.iter().enumerate() {
@@ -154,6 +149,7 @@ fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
             AssistantBlock::ToolCall { id, name, arguments } => {
                 Some(json!({"type": "tool_use", "id": id, "name": name, "input": arguments}))
             }
+            AssistantBlock::Native { provider, block } => super::native::to_anthropic(provider, block),
             _ => None,
         })
         .collect()
@@ -163,6 +159,10 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     let content = body["content"].as_array().ok_or_else(|| LlmError::Decode("no content array".into()))?;
     let mut blocks = Vec::new();
     for b in content {
+        if let Some(native) = super::native::from_anthropic(b) {
+            blocks.push(native);
+            continue;
+        }
         match b["type"].as_str() {
             Some("text") => blocks.push(AssistantBlock::Text { text: b["text"].as_str().unwrap_or("").to_owned() }),
             Some("thinking") => {
@@ -180,6 +180,7 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
         Some("end_turn") | Some("stop_sequence") => StopReason::Stop,
         Some("tool_use") => StopReason::ToolUse,
         Some("max_tokens") => StopReason::Length,
+        Some("pause_turn") => StopReason::Paused,
         _ => StopReason::Other,
     };
     let u = &body["usage"];

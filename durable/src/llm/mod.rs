@@ -7,6 +7,7 @@
 //! 4xx are final.
 
 pub mod anthropic;
+pub mod native;
 pub mod openai;
 pub mod wire;
 
@@ -40,6 +41,9 @@ pub enum StopReason {
     Stop,
     ToolUse,
     Length,
+    /// The provider paused a long turn of its own tools (Anthropic's
+    /// `pause_turn`): sending the conversation again continues it.
+    Paused,
     Other,
 }
 
@@ -49,6 +53,7 @@ impl StopReason {
             StopReason::Stop => "stop",
             StopReason::ToolUse => "toolUse",
             StopReason::Length => "length",
+            StopReason::Paused => "paused",
             StopReason::Other => "other",
         }
     }
@@ -63,15 +68,10 @@ pub struct LlmReply {
 }
 
 impl LlmReply {
+    /// What the user is shown: the reply's text, and the pages it cites.
     pub fn text(&self) -> String {
-        self.blocks
-            .iter()
-            .filter_map(|b| match b {
-                AssistantBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        let text = self.blocks.iter().filter_map(AssistantBlock::visible_text).collect::<Vec<_>>().join("\n");
+        native::with_sources(text, &self.blocks)
     }
     pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.blocks.iter().filter_map(|b| match b {

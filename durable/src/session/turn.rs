@@ -125,6 +125,11 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         let calls_wanted: Vec<(String, String, serde_json::Value)> =
             reply.tool_calls().map(|(id, n, a)| (id.to_owned(), n.to_owned(), a.clone())).collect();
         let last_round = round + 1 == cfg.llm.max_tool_rounds;
+        if calls_wanted.is_empty() && reply.stop == llm::StopReason::Paused && !last_round {
+            // The provider paused its own tools (a long web search): asking
+            // again with its partial reply continues the turn.
+            continue;
+        }
         if calls_wanted.is_empty() {
             let text = reply.text();
             if text.trim().is_empty() {
