@@ -45,6 +45,7 @@ pub mod text;
 pub mod toolkit;
 
 pub mod llm;
+pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod prompt;

@@ -13,6 +13,7 @@ use super::history::HistoryCache;
 use super::store::SessionStore;
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
 use crate::llm::wire::WireMemo;
+use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::session::{
@@ -67,6 +68,7 @@ pub struct SessionHost<R: SessionRuntime> {
     /// The session's key once known (it never changes for an object).
     key: RefCell<Option<SessionKey>>,
     wire_memo: RefCell<WireMemo>,
+    mcp: RefCell<McpState>,
     schema_ready: Cell<bool>,
 }
 
@@ -80,6 +82,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             history: RefCell::default(),
             key: RefCell::new(None),
             wire_memo: RefCell::default(),
+            mcp: RefCell::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -230,6 +233,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            mcp: &self.mcp,
         };
         let report = drain(&platform, &deps).await?;
         let touch = SessionTouch {

@@ -160,7 +160,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             let outcome = if last_round {
                 ToolOutcome::err("tool round limit reached; answer now")
             } else {
-                toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await
+                toolbox::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await
             };
             let result = Message::ToolResult {
                 tool_call_id: id,
