@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod client;
 pub mod config;
 pub mod content;
+pub mod server;
 pub mod toolset;
 
 #[cfg(test)]

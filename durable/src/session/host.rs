@@ -17,7 +17,7 @@ use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::session::{
-    EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
+    AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
 use crate::settings::{AgentConfig, Vars};
 use crate::workspace::WorkspaceCache;
@@ -170,6 +170,14 @@ impl<R: SessionRuntime> SessionHost<R> {
             None => self.runtime.log(LogLevel::Error, &format!("session has a bad key {raw:?}")),
         }
         Ok(key)
+    }
+
+    /// How far a message asked over HTTP (`request`, its dedupe key) got,
+    /// and what the agent answered.
+    pub fn answer(&self, request: &str) -> Result<AnswerReply, StorageError> {
+        // The inbox table exists once the store is opened.
+        self.store()?;
+        super::answers::answer(self.runtime.sql(), request)
     }
 
     /// The session's state; `brief` leaves out the messages (counts only).

@@ -11,8 +11,10 @@
 //! Files, from the top: [`drain`] (the queue loop) runs [`turn`]s and
 //! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
-//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves.
+//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
+//! [`answers`] keeps the replies to messages asked over HTTP.
 
+pub mod answers;
 pub mod archive;
 pub mod compaction;
 pub mod context;

@@ -43,7 +43,7 @@ pub struct McpSettings {
     pub tools_ttl_ms: i64,
     /// `MCP_MAX_RESULT_CHARS` (default 20,000): characters of one tool result.
     pub max_result_chars: usize,
-    /// `MCP_ASK_TIMEOUT_MS` (default 300,000): how long Hearth's own MCP
+    /// `MCP_ASK_TIMEOUT_MS` (default 55,000, inside the 60 s MCP clients wait by default): how long Hearth's own MCP
     /// server waits for the agent's answer before telling the caller it is
     /// still working.
     pub ask_timeout_ms: u32,
@@ -108,7 +108,7 @@ impl McpSettings {
             timeout_ms: number(vars, agent, "MCP_TIMEOUT_MS", 30_000)?,
             tools_ttl_ms: number::<i64>(vars, agent, "MCP_TOOLS_TTL_MINUTES", 60)?.max(0).saturating_mul(60_000),
             max_result_chars: number(vars, agent, "MCP_MAX_RESULT_CHARS", 20_000)?,
-            ask_timeout_ms: number(vars, agent, "MCP_ASK_TIMEOUT_MS", 300_000)?,
+            ask_timeout_ms: number(vars, agent, "MCP_ASK_TIMEOUT_MS", 55_000)?,
         })
     }
 }

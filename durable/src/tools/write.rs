@@ -29,9 +29,14 @@ pub fn specs() -> Vec<crate::toolkit::ToolSpec> {
     ]
 }
 
-/// Paths the agent may never write: pinned guardrails and system-managed folders.
+/// Paths the agent may never write: pinned guardrails, system-managed
+/// folders, and `mcp.json` (which servers get the Worker's secrets is the
+/// owner's decision, never something a message can talk the agent into).
 pub fn is_write_protected(path: &str) -> bool {
-    crate::workspace::is_write_protected(path) || path.starts_with("sessions/") || path == "sessions"
+    crate::workspace::is_write_protected(path)
+        || path.starts_with("sessions/")
+        || path == "sessions"
+        || path == "mcp.json"
 }
 
 fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Result<String, ToolOutcome> {
@@ -43,7 +48,7 @@ fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Resu
     }
     if is_write_protected(&path) {
         return Err(ToolOutcome::err(format!(
-            "{path} is protected: guardrail files and session archives cannot be changed by you"
+            "{path} is protected: guardrail files, session archives and mcp.json cannot be changed by you"
         )));
     }
     Ok(path)
@@ -249,6 +254,7 @@ mod tests {
                 && is_write_protected("CAPABILITIES.md")
         );
         assert!(is_write_protected("sessions/x.jsonl.gz"));
+        assert!(is_write_protected("mcp.json"), "the agent cannot add an MCP server that would get secrets");
         assert!(!is_write_protected("SOUL.md") && !is_write_protected("memory/2026-01-01.md"));
     }
 }
