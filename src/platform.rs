@@ -52,6 +52,12 @@ impl Channel for Channels {
         let sent = match (target.channel.as_str(), &self.telegram) {
             ("telegram", Some(api)) => api.send_reply(target, text).await.map_err(channel_error),
             ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
+            // Asked over HTTP: the answer waits in the session for the caller.
+            ("api", _) => {
+                let request = target.extra.as_deref().unwrap_or_default();
+                durable::session::answers::record(&self.notify.sql, request, text, adapters::now_ms())
+                    .map_err(|e| ChannelError::Failed(e.to_string()))
+            }
             // Admin-initiated work (an API reset) has no chat to answer in.
             ("admin", _) => {
                 adapters::log(LogLevel::Info, &format!("admin: {text}"));
@@ -163,6 +169,12 @@ impl Platform for DoPlatform {
     }
     async fn pins(&self) -> Result<durable::protocol::pins::Pins, durable::ports::StorageError> {
         crate::agent_do::pins_of(&self.memory.env, &self.memory.agent).await
+    }
+    async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
+        crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await
+    }
+    fn secret(&self, name: &str) -> Option<String> {
+        durable::settings::setting(&crate::adapters::EnvVars::of(&self.memory.env), &self.memory.agent, name)
     }
     async fn sleep(&self, ms: u64) {
         adapters::sleep(ms).await

@@ -142,7 +142,7 @@ function lastUserText(messages) {
  * An LLM stand-in serving both Anthropic (`/v1/messages`) and OpenAI-compatible
  * (`/v1/chat/completions`) requests. By default it answers "echo: <last user
  * text>"; `script` queues answers: {status, body, headers, delayMs} or
- * {text} / {toolCall: {name, input}}.
+ * {text} / {toolCall: {name, input}} / (Anthropic) {content: [blocks], stopReason}.
  */
 export async function startLlm() {
   const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript" };
@@ -158,7 +158,7 @@ export async function startLlm() {
     const entry = { provider, path: url.pathname, headers: req.headers, body, raw: raw.toString("utf8"), start: Date.now() };
     state.requests.push(entry);
     // Like the real API: a malformed chat-completions body is a 400, recorded.
-    const invalid = provider === "openai" ? chatCompletionsProblem(body) : null;
+    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? serverToolProblem(body) : null;
     if (invalid) {
       entry.invalid = invalid;
       entry.end = Date.now();
@@ -188,16 +188,16 @@ export async function startLlm() {
           usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 40 } },
         });
       }
-      const content = step.toolCall
+      const content = step.content ?? (step.toolCall
         ? [{ type: "tool_use", id: "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
-        : [{ type: "text", text }];
+        : [{ type: "text", text }]);
       return sendJson(res, 200, {
         id: "msg_" + state.requests.length,
         type: "message",
         role: "assistant",
         model: body.model,
         content,
-        stop_reason: step.toolCall ? "tool_use" : "end_turn",
+        stop_reason: step.stopReason ?? (step.toolCall ? "tool_use" : "end_turn"),
         stop_sequence: null,
         usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 50 },
       });
@@ -286,6 +286,28 @@ export function chatCompletionsProblem(body) {
   if (pending.length) return `tool_calls ${pending.join(",")} have no tool message`;
   for (const t of body.tools ?? []) {
     if (t.type !== "function" || typeof t.function?.name !== "string" || typeof t.function?.parameters !== "object") return "malformed tool definition";
+  }
+  return null;
+}
+
+/**
+ * What the Messages API refuses about server tools (Anthropic's web search),
+ * or null: a server tool definition of an unknown type or without its name,
+ * a `server_tool_use` replayed without its `web_search_tool_result` in the
+ * same assistant message, and citations that are not a list.
+ */
+export function serverToolProblem(body) {
+  for (const t of body.tools ?? []) {
+    if (t.type === undefined) continue;
+    if (!/^web_search_\d{8}$/.test(t.type) || t.name !== "web_search") return `tools: unknown server tool ${JSON.stringify(t)}`;
+  }
+  for (const [i, m] of (body.messages ?? []).entries()) {
+    if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    const uses = m.content.filter((b) => b.type === "server_tool_use").map((b) => b.id);
+    const results = m.content.filter((b) => b.type === "web_search_tool_result").map((b) => b.tool_use_id);
+    for (const id of uses) if (!results.includes(id)) return `messages.${i}: server_tool_use ${id} has no web_search_tool_result`;
+    for (const id of results) if (!uses.includes(id)) return `messages.${i}: web_search_tool_result ${id} answers no server_tool_use`;
+    for (const b of m.content) if (b.type === "text" && b.citations !== undefined && !Array.isArray(b.citations)) return `messages.${i}: citations must be a list`;
   }
   return null;
 }

@@ -87,8 +87,10 @@ async fn mcp_specs<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Vec<ToolSpec> 
     let starting = store.message_count(&session_id).map_or(true, |n| n <= 1);
     match crate::mcp::toolset::session_catalog(p, deps.mcp, &session_id, starting).await {
         Ok(catalog) => {
-            for e in catalog.servers.iter().filter_map(|s| s.error.as_ref()).chain(&catalog.config_error) {
-                p.log(LogLevel::Warn, &format!("mcp: {e}"));
+            if starting {
+                for e in catalog.servers.iter().filter_map(|s| s.error.as_ref()).chain(&catalog.config_error) {
+                    p.log(LogLevel::Warn, &format!("mcp: {e}"));
+                }
             }
             crate::mcp::toolset::specs(&catalog, crate::protocol::mcp::McpScope::of(deps.key))
         }

@@ -95,7 +95,8 @@ pub async fn web_fetch<H: Http>(http: &H, cfg: &WebConfig, args: &Value) -> Tool
                 "\n[cut: the page's text is {total} characters; the first {} are shown]",
                 cfg.max_chars
             ));
-        } else if got.truncated {
+        }
+        if got.truncated {
             body.push_str(&format!(
                 "\n[cut: the page is larger than {} bytes; only its start was read]",
                 cfg.max_bytes
