@@ -107,6 +107,14 @@ pub fn with_manual_redirect(req: &web_sys::Request) -> worker::Result<web_sys::R
 /// At most `max` bytes of a response's body, read chunk by chunk; the rest
 /// is never downloaded (the stream is cancelled). `true`: the body was longer.
 pub async fn body_prefix(resp: &web_sys::Response, max: u64) -> worker::Result<(Vec<u8>, bool)> {
+    // A body whose announced length fits is read whole, with one call.
+    let announced = resp.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+    if announced.is_some_and(|n| n <= max) {
+        let mut body = body_bytes(resp).await?;
+        let truncated = body.len() as u64 > max;
+        body.truncate(max as usize);
+        return Ok((body, truncated));
+    }
     let Some(stream) = resp.body() else { return Ok((Vec::new(), false)) };
     let method = |target: &JsValue, name: &str| -> worker::Result<JsValue> {
         let f: js_sys::Function = js_sys::Reflect::get(target, &name.into()).map_err(err)?.dyn_into().map_err(err)?;

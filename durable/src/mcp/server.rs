@@ -245,9 +245,7 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     workspace: &Workspace::default(),
                     now_ms: b.now_ms(),
                 };
-                memory_tools::run(b.memory(), &ctx, "memory_search", &args)
-                    .await
-                    .unwrap_or_else(|| ToolOutcome::err("memory search is unavailable"))
+                memory_tools::search(b.memory(), &ctx, &args).await
             } else {
                 let ws = Workspace::default();
                 let ctx = ToolContext {
@@ -259,7 +257,7 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     session_id: "",
                     live: &[],
                 };
-                crate::tools::run_tool(&ctx, "read_file", &args).await
+                crate::tools::read_file(&ctx, &args).await
             }
         }
         other => return Err((INVALID_PARAMS, format!("Unknown tool: {other}"))),

@@ -177,7 +177,8 @@ fn hit_json(h: &MemoryHit) -> Value {
     v
 }
 
-async fn search<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {
+/// `memory_search` (also Hearth's MCP server's `search_memory`).
+pub async fn search<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {
     let query = match arg(args, "query") {
         Ok(q) => q.to_owned(),
         Err(e) => return e,

@@ -145,7 +145,8 @@ pub(crate) fn layer_name(layer: Layer) -> &'static str {
     }
 }
 
-async fn read_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
+/// `read_file` (also Hearth's MCP server's `read_workspace_file`).
+pub async fn read_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
     let Some(raw) = args.get("path").and_then(Value::as_str) else {
         return ToolOutcome::err("missing string argument 'path'");
     };
