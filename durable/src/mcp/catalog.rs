@@ -13,7 +13,7 @@ use super::config;
 use crate::ports::{Http, ObjectStore, Sql, StorageError};
 use crate::protocol::mcp::{McpCatalog, McpServer, McpServerConfig, McpTool};
 use crate::settings::web::McpSettings;
-use crate::storage::{col_i64, col_string};
+use crate::storage::col_string;
 use r2_layout::{keys, AgentId};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_servers (
@@ -21,7 +21,14 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_servers (
     config TEXT NOT NULL,
     tools TEXT NOT NULL,
     listed_at INTEGER,
+    checked_at INTEGER,
     error TEXT)";
+
+/// A server whose listing failed is tried again after this long (not by
+/// every session that starts meanwhile: each would wait for its timeout).
+pub const RETRY_FAILED_MS: i64 = 5 * 60_000;
+/// Longest a listing may take (a session's first turn waits for it).
+pub const LIST_TIMEOUT_MS: u32 = 10_000;
 
 /// The file, under the agent's prefix.
 pub const FILE: &str = "mcp.json";
@@ -70,6 +77,7 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
                     },
                     tools: vec![],
                     listed_at: None,
+                    checked_at: None,
                     error: Some(e),
                 });
                 continue;
@@ -77,9 +85,12 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
         };
         let old = cached.iter().find(|s| s.config.name == config.name);
         let fresh = old.is_some_and(|s| {
+            let within = |at: Option<i64>, ms: i64| at.is_some_and(|at| src.now_ms - at < ms);
             s.config == config
-                && s.error.is_none()
-                && s.listed_at.is_some_and(|at| src.now_ms - at < src.settings.tools_ttl_ms)
+                && match s.error {
+                    None => within(s.listed_at, src.settings.tools_ttl_ms),
+                    Some(_) => within(s.checked_at, RETRY_FAILED_MS.min(src.settings.tools_ttl_ms)),
+                }
         });
         match old {
             Some(s) if fresh || cached_only => servers.push(s.clone()),
@@ -90,7 +101,7 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
             }
             _ => {
                 to_list.push(servers.len());
-                servers.push(McpServer { config, tools: vec![], listed_at: None, error: None });
+                servers.push(McpServer { config, tools: vec![], listed_at: None, checked_at: None, error: None });
             }
         }
     }
@@ -98,6 +109,7 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
         let listings = futures::future::join_all(to_list.iter().map(|&i| list(src, &servers[i].config))).await;
         for (&i, listing) in to_list.iter().zip(listings) {
             let server = &mut servers[i];
+            server.checked_at = Some(src.now_ms);
             match listing {
                 Ok(tools) => {
                     server.tools = tools;
@@ -118,22 +130,24 @@ async fn list<S: ObjectStore, H: Http, Q: Sql>(
     server: &McpServerConfig,
 ) -> Result<Vec<McpTool>, String> {
     let (url, headers) = config::resolve(server, src.secret)?;
-    let ep = Endpoint { url: &url, headers: &headers, timeout_ms: server.timeout_ms };
+    let ep = Endpoint { url: &url, headers: &headers, timeout_ms: server.timeout_ms.min(LIST_TIMEOUT_MS) };
     let failed = |e: client::McpError| format!("the MCP server {} {e}", server.name);
     let mut conn = client::initialize(src.http, ep).await.map_err(failed)?;
     client::list_tools(src.http, ep, &mut conn).await.map_err(failed)
 }
 
 fn rows<Q: Sql>(sql: &Q) -> Result<Vec<McpServer>, StorageError> {
-    let rows = sql.exec("SELECT name, config, tools, listed_at, error FROM mcp_servers ORDER BY name", &[])?;
+    let rows =
+        sql.exec("SELECT name, config, tools, listed_at, checked_at, error FROM mcp_servers ORDER BY name", &[])?;
     Ok(rows
         .into_iter()
         .filter_map(|mut r| {
             let config: McpServerConfig = serde_json::from_str(&col_string(&mut r, 1)).ok()?;
             let tools: Vec<McpTool> = serde_json::from_str(&col_string(&mut r, 2)).ok()?;
-            let listed_at = (!matches!(r.get(3), Some(crate::ports::SqlValue::Null) | None)).then(|| col_i64(&r, 3));
-            let error = r.get_mut(4).and_then(|v| std::mem::replace(v, crate::ports::SqlValue::Null).into_string());
-            Some(McpServer { config, tools, listed_at, error })
+            let at = |i: usize| r.get(i).and_then(crate::ports::SqlValue::as_i64);
+            let (listed_at, checked_at) = (at(3), at(4));
+            let error = r.get_mut(5).and_then(|v| std::mem::replace(v, crate::ports::SqlValue::Null).into_string());
+            Some(McpServer { config, tools, listed_at, checked_at, error })
         })
         .collect())
 }
@@ -142,12 +156,14 @@ fn save<Q: Sql>(sql: &Q, servers: &[McpServer]) -> Result<(), StorageError> {
     let mut statements = vec![("DELETE FROM mcp_servers".to_owned(), vec![])];
     for s in servers.iter().filter(|s| !s.config.url.is_empty()) {
         statements.push((
-            "INSERT INTO mcp_servers (name, config, tools, listed_at, error) VALUES (?, ?, ?, ?, ?)".to_owned(),
+            "INSERT INTO mcp_servers (name, config, tools, listed_at, checked_at, error) VALUES (?, ?, ?, ?, ?, ?)"
+                .to_owned(),
             vec![
                 s.config.name.clone().into(),
                 to_json(&s.config).into(),
                 to_json(&s.tools).into(),
                 s.listed_at.map_or(crate::ports::SqlValue::Null, Into::into),
+                s.checked_at.map_or(crate::ports::SqlValue::Null, Into::into),
                 s.error.clone().map_or(crate::ports::SqlValue::Null, Into::into),
             ],
         ));

@@ -128,6 +128,16 @@ fn the_agent_lists_a_server_once_and_serves_its_cache_until_the_ttl() {
     assert_eq!(down.listed_now, 1);
     assert_eq!(down.servers[0].tools, c.servers[0].tools, "an unreachable server keeps its tools");
     assert!(down.servers[0].error.as_deref().is_some_and(|e| e.contains("unreachable")), "{down:?}");
+
+    // Sessions starting soon after do not each wait for the dead server again...
+    let requests = a.http.requests.borrow().len();
+    a.now.set(64 * 60_000);
+    assert_eq!(a.catalog(&[("DEMO_TOKEN", "t0k")]).listed_now, 0);
+    assert_eq!(a.http.requests.borrow().len(), requests);
+    // ...but five minutes later it is tried again.
+    a.now.set(66 * 60_000 + 1);
+    a.http.responses.borrow_mut().push_back(Err(HttpError::Network("connection refused".into())));
+    assert_eq!(a.catalog(&[("DEMO_TOKEN", "t0k")]).listed_now, 1);
 }
 
 #[test]
@@ -179,6 +189,7 @@ fn demo_catalog(scopes: Vec<McpScope>) -> McpCatalog {
                 "inputSchema": echo_tool()["inputSchema"]}))
             .unwrap()],
             listed_at: Some(0),
+            checked_at: Some(0),
             error: None,
         }],
         ..Default::default()

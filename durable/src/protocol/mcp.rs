@@ -91,6 +91,9 @@ pub struct McpServer {
     pub tools: Vec<McpTool>,
     /// When that listing was made (ms); `None`: never listed.
     pub listed_at: Option<i64>,
+    /// When a listing was last tried (ms), whether or not it worked.
+    #[serde(default)]
+    pub checked_at: Option<i64>,
     /// Why the last listing failed, if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
