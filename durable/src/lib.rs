@@ -19,7 +19,8 @@
 //!   local time, backoff, listing/row helpers, tool specs and outcomes.
 //!
 //! **Features**: each one job, none importing another feature above it.
-//! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
+//! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries,
+//!   provider-native blocks (server-side web search) kept for replay.
 //! - [`workspace`]: the workspace loaded from R2 through its overlay layers
 //!   (agent → template → defaults), placeholders, pins, skills.
 //! - [`prompt`]: the workspace rendered into a system prompt.
@@ -27,6 +28,9 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated.
 //! - [`routing`]: who may talk to the agent and which session a message joins.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
+//! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
+//!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and

@@ -6,6 +6,7 @@
 //! `<untrusted_web_content>` with a note after it: a page is data, and
 //! instructions written in it are not the user's.
 
+pub mod entities;
 pub mod fetch;
 pub mod guard;
 pub mod html;
