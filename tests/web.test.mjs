@@ -86,7 +86,11 @@ async function startSite() {
   };
 }
 
-/** A Brave Search API stand-in: the real path, header and answer shapes; 401 without the key. */
+/**
+ * A Brave Search API stand-in: the real path, header and answer shapes
+ * (https://api-dashboard.search.brave.com/app/documentation/web-search/get-started,
+ * WebSearchApiResponse), and its ErrorResponse (401 without the key, 422 for bad parameters).
+ */
 async function startBrave(key) {
   const requests = [];
   const server = http.createServer((req, res) => {
@@ -249,6 +253,8 @@ describe("web search", () => {
     }
   });
 
+  // Block shapes from Anthropic's web search tool documentation
+  // (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool).
   test("Anthropic's server-side search: results and citations stay in the history and later turns still encode", async () => {
     const ha = await startHearth({ bindings: { WEB_SEARCH: "anthropic", WEB_SEARCH_MAX_USES: "3" } });
     try {

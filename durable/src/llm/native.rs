@@ -104,8 +104,11 @@ mod tests {
     use crate::llm::{anthropic, openai, ChatRequest, Hydrated};
     use r2_layout::{Message, ResultBlock};
 
-    /// An Anthropic reply that searched: the shapes of the Messages API's
-    /// web search documentation.
+    /// An Anthropic reply that searched, in the shapes of Anthropic's web
+    /// search tool documentation
+    /// (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool):
+    /// `server_tool_use`, `web_search_tool_result` with `web_search_result`s,
+    /// text with `web_search_result_location` citations.
     fn searched_reply() -> Value {
         json!({
             "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
