@@ -13,7 +13,7 @@ pub const APPLICATION_COMMAND: u8 = 2;
 /// Message flag: only the invoking user sees it.
 pub const EPHEMERAL: u64 = 64;
 /// Discord's message length limit.
-pub const DISCORD_MAX_CHARS: usize = 2000;
+pub use durable::delivery::chunk::DISCORD_MAX_CHARS;
 /// An interaction token is valid this long after the interaction was created.
 pub const TOKEN_LIFETIME_MS: i64 = 15 * 60 * 1000;
 /// Safety margin: a reply of several chunks must finish before the token dies.
