@@ -185,11 +185,49 @@ pub enum ChannelError {
     TooLarge(u64),
 }
 
-/// The chat channel a session replies on. The adapter owns the channel's
-/// rules (message length, markup, rate limits and their retries).
+/// One message to send: a piece of a reply, already cut to the channel's
+/// limit and rendered by [`crate::delivery`]. The adapter sends it once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingChunk {
+    /// The piece as the model wrote it (Markdown).
+    pub text: String,
+    /// Telegram: the same piece as Telegram HTML, sent with `parse_mode`.
+    /// `None`: send `text` as it is (Discord renders Markdown itself, and a
+    /// Telegram piece whose markup was refused goes again as plain text).
+    pub html: Option<String>,
+    /// The first piece of its reply (Telegram quotes the user's message on it).
+    pub first: bool,
+    /// The first piece sent in answer to this message at all (Discord edits
+    /// the deferred response with it; every later piece is a follow-up).
+    pub opens: bool,
+}
+
+/// What became of one attempt to send an [`OutgoingChunk`]. The adapter
+/// only classifies the platform's answer; [`crate::delivery`] decides what
+/// to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendOutcome {
+    Delivered,
+    /// Worth trying again later: a 429 (with the wait the platform asked
+    /// for), a 5xx, a time-out, a network error.
+    Retry {
+        after_ms: Option<u64>,
+        why: String,
+    },
+    /// This piece can never be sent as it is (a 400 about its content).
+    Rejected(String),
+    /// The chat cannot be reached at all (the bot was blocked or removed, the
+    /// chat does not exist, a missing token): nothing more can go there now.
+    Unreachable(String),
+}
+
+/// The chat channel a session replies on. The adapter sends one piece per
+/// call and says how it went; cutting, markup fallback, retries and their
+/// order live in [`crate::delivery`].
 #[allow(async_fn_in_trait)]
 pub trait Channel {
-    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError>;
+    /// One attempt to send one piece; never sleeps, never retries.
+    async fn send_chunk(&self, target: &ReplyTarget, chunk: &OutgoingChunk) -> SendOutcome;
     /// Show "typing…" while a turn runs; best effort.
     async fn typing(&self, target: &ReplyTarget);
     /// Downloads an inbound attachment by its channel handle (a Telegram

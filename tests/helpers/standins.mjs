@@ -28,7 +28,23 @@ function sendJson(res, status, body, headers = {}) {
   res.end(JSON.stringify(body));
 }
 
-/** A Telegram Bot API stand-in. `failures` holds scripted answers per method. */
+/**
+ * Error bodies as the Bot API sends them (core.telegram.org/bots/api#making-requests:
+ * `ok`, `error_code`, `description`, and `parameters.retry_after` on flood control,
+ * #responseparameters). The descriptions are Telegram's own wording.
+ */
+export const TG_ERRORS = {
+  flood: (seconds) => ({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${seconds}`, parameters: { retry_after: seconds } }),
+  badGateway: { ok: false, error_code: 502, description: "Bad Gateway" },
+  blocked: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" },
+  chatNotFound: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
+};
+
+/**
+ * A Telegram Bot API stand-in. `failures` holds scripted answers per method;
+ * `outage()` makes a method (optionally for one chat, optionally after some
+ * more successes) fail until `recover()`.
+ */
 export async function startTelegram({ token = "123456:TEST-TOKEN", username = "hearth_bot" } = {}) {
   const botId = Number(token.split(":")[0]);
   const state = {
@@ -37,6 +53,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     username,
     requests: [],
     failures: new Map(), // method -> [{status, body}]
+    outages: [], // {method, chat, after, status, body}
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
   };
@@ -71,9 +88,22 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
       }
     }
-    record({ method, body, at: Date.now() });
+    const entry = { method, body, at: Date.now() };
+    record(entry);
+    // Every answer to a method call is recorded with its status.
+    const answer = res.writeHead.bind(res);
+    res.writeHead = (status, ...rest) => {
+      entry.status = status;
+      return answer(status, ...rest);
+    };
     if (tok !== state.token) {
       return sendJson(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
+    }
+    const outage = state.outages.find((o) => o.method === method && (o.chat === undefined || Number(body.chat_id) === o.chat));
+    if (outage && outage.after > 0) {
+      outage.after--;
+    } else if (outage) {
+      return sendJson(res, outage.status, outage.body);
     }
     const scripted = state.failures.get(method);
     if (scripted && scripted.length) {
@@ -123,6 +153,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     ...state,
     state,
     base,
+    /** Every sendMessage request, answered or not. */
     sent: () => state.requests.filter((r) => r.method === "sendMessage"),
     /** Resolves as soon as `n` sendMessage calls in all have arrived. */
     untilSent: (n, { timeoutMs = 10000 } = {}) =>
@@ -140,14 +171,24 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         };
         waiters.add(w);
       }),
+    /** The sendMessage requests Telegram accepted (200). */
+    delivered: () => state.requests.filter((r) => r.method === "sendMessage" && r.status === 200),
     calls: (method) => state.requests.filter((r) => r.method === method),
     fail: (method, status, body) => {
       if (!state.failures.has(method)) state.failures.set(method, []);
       state.failures.get(method).push({ status, body });
     },
+    /** `method` (to `chat`, if given) fails with `status`/`body` until recover(), after `after` more successes. */
+    outage: ({ method = "sendMessage", chat, after = 0, status = 502, body = TG_ERRORS.badGateway } = {}) => {
+      state.outages.push({ method, chat, after, status, body });
+    },
+    recover: () => {
+      state.outages.length = 0;
+    },
     reset: () => {
       state.requests.length = 0;
       state.failures.clear();
+      state.outages.length = 0;
     },
     close: () => new Promise((r) => server.close(r)),
   };

@@ -418,7 +418,9 @@ fn ingest_is_idempotent_when_a_turn_is_resumed() {
     let big = inbound(2, "x", vec![att("b", "video", "video/mp4", Some(u64::MAX), None)]);
     block_on(ingest(&fx.p, &fx.cfg, KEY, 2, &big, &fx.cache)).unwrap();
     block_on(ingest(&fx.p, &fx.cfg, KEY, 2, &big, &fx.cache)).unwrap();
-    assert_eq!(fx.sent().len(), 1);
+    let queued = fx.p.sql.exec("SELECT text FROM outbox WHERE reply LIKE 'media:%'", &[]).unwrap();
+    assert_eq!(queued.len(), 1, "queued in the outbox once");
+    assert!(queued[0][0].as_str().is_some_and(|t| t.contains("too large")));
     // Older rows are cleared as the queue moves on.
     let rows = fx.p.sql.exec("SELECT COUNT(*) FROM media_ingest WHERE seq = 1", &[]).unwrap();
     assert_eq!(rows[0][0].as_i64(), Some(0));

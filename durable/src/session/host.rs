@@ -41,6 +41,9 @@ pub trait SessionRuntime {
     fn platform(&self, config: &AgentConfig, key: &SessionKey) -> Result<Self::Platform, StorageError>;
     /// Runs the alarm as soon as possible (a drain picks up what was queued).
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Runs the alarm at `at_ms` (ms since the epoch), unless it is already
+    /// set to run earlier (the outbox's next retry).
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
     fn now_ms(&self) -> i64;
@@ -212,6 +215,7 @@ impl<R: SessionRuntime> SessionHost<R> {
                 cached_items: cache.len() as u64,
             },
             usage_all: store.usage_totals_all()?,
+            outbox: crate::delivery::status::status(self.runtime.sql())?,
             messages,
         })
     }
@@ -230,9 +234,10 @@ impl<R: SessionRuntime> SessionHost<R> {
         }
     }
 
-    /// The alarm: drains the queue with the agent's current settings, then
-    /// registers the session with its Agent object. Storage errors fail the
-    /// alarm (the runtime retries it).
+    /// The alarm: drains the queue with the agent's current settings (and
+    /// sends the replies whose retry is due), sets the alarm again for the
+    /// outbox's next retry, then registers the session with its Agent
+    /// object. Storage errors fail the alarm (the runtime retries it).
     pub async fn alarm(&self) -> Result<AlarmOutcome, StorageError> {
         let store = self.store()?;
         let Some(key) = self.session_key(&store)? else {
@@ -264,6 +269,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             wire_memo: &self.wire_memo,
         };
         let report = drain(&platform, &deps).await?;
+        self.rearm(&store).await?;
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),
@@ -276,5 +282,17 @@ impl<R: SessionRuntime> SessionHost<R> {
             }
         }
         Ok(AlarmOutcome::Drained(report))
+    }
+
+    /// Sets the alarm for what is left: at once when a message came in
+    /// meanwhile, else when the outbox's next retry is due.
+    async fn rearm(&self, store: &SessionStore<'_, R::Sql>) -> Result<(), StorageError> {
+        if store.open_count()? > 0 {
+            return self.runtime.wake().await;
+        }
+        match crate::delivery::next_due(self.runtime.sql())? {
+            Some(at) => self.runtime.wake_at(at).await,
+            None => Ok(()),
+        }
     }
 }

@@ -6,6 +6,7 @@ use super::context::{estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
 use super::prefix::{prepare, Prepared};
 use super::replay::{conversation, keep_strict_form};
+use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
 use crate::inbound::{Inbound, ADMIN_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
@@ -22,11 +23,13 @@ use r2_layout::{AssistantBlock, Message, ResultBlock};
 pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
 What I did so far is saved; please ask again.";
 
-/// One turn: prompt, LLM, tools, reply. Returns the number of LLM calls.
+/// One turn: prompt, LLM, tools, reply, for queued message `seq`. Returns
+/// the number of LLM calls.
 pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p: &P,
     store: &SessionStore<'_, S>,
     inbound: &Inbound,
+    seq: i64,
     session_id: &str,
     deps: &SessionDeps<'_>,
 ) -> Result<u32, StorageError> {
@@ -53,7 +56,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             // Tell the user while the reply can still reach them, rather than
             // finish (or compact for) an answer nobody will see.
             p.log(LogLevel::Warn, &format!("turn stopped at its reply deadline after {round} rounds"));
-            send(p, target, TURN_PAST_DEADLINE).await;
+            send(p, deps, target, TURN_PAST_DEADLINE).await?;
             return Ok(calls);
         }
         let result = {
@@ -117,7 +120,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
             Err(e) => {
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
-                send(p, target, &e.user_message()).await;
+                send(p, deps, target, &e.user_message()).await?;
                 return Ok(calls);
             }
         };
@@ -149,13 +152,13 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         let last_round = round + 1 == cfg.llm.max_tool_rounds;
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
-                Some(text) => send(p, target, &text).await,
+                Some(text) => send_answer(p, deps, target, &text, seq).await?,
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until
                     // edited); scheduled runs stay silent.
                     if inbound.channel != SYSTEM_CHANNEL {
-                        send(p, target, answer::NOTHING_TO_ADD).await;
+                        send(p, deps, target, answer::NOTHING_TO_ADD).await?;
                     }
                 }
             }
@@ -221,7 +224,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     } else {
         format!("{partial}\n\n(⚠️ I ran out of tool steps for this message.)")
     };
-    send(p, target, &note).await;
+    send(p, deps, target, &note).await?;
     Ok(calls)
 }
 
@@ -254,16 +257,5 @@ async fn with_typing<P: Platform, F: std::future::Future>(p: &P, inbound: &Inbou
     match futures::future::select(work, refresh).await {
         futures::future::Either::Left((out, _)) => out,
         futures::future::Either::Right(((), work)) => work.await,
-    }
-}
-
-pub async fn send<P: Platform>(p: &P, target: &crate::inbound::ReplyTarget, text: &str) {
-    if target.channel == ADMIN_CHANNEL {
-        p.log(LogLevel::Info, &format!("admin: {text}"));
-        return;
-    }
-    if let Err(e) = p.channel().send_text(target, text).await {
-        // The reply is in the history; the channel adapter already retried.
-        p.log(LogLevel::Error, &format!("reply not delivered: {e}"));
     }
 }

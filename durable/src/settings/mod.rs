@@ -8,6 +8,7 @@
 //! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
 //! a clear HTTP error, never a panic.
 
+pub mod delivery;
 pub mod media;
 pub mod overlay;
 
@@ -139,6 +140,8 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
+    pub delivery: delivery::DeliveryConfig,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -299,6 +302,7 @@ impl AgentConfig {
                 why: format!("{timezone:?} is not an IANA time zone"),
             });
         }
+        let delivery = delivery::DeliveryConfig::load(vars, agent, llm.retry_base_ms)?;
         Ok(AgentConfig {
             agent: agent_id,
             llm,
@@ -331,6 +335,7 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            delivery,
         })
     }
 
