@@ -450,3 +450,5 @@ fn the_starter_workspace_renders_without_its_fill_in_hints() {
     assert!(titles(&prompt).contains(&"Your Soul") && titles(&prompt).contains(&"Tool Notes"));
     assert!(!load.run(&store, &mut WorkspaceCache::default()).bootstrap(), "the starter is not in commissioning mode");
 }
+
+mod real_world;
