@@ -99,7 +99,7 @@ impl DurableObject for Session {
                 Response::from_json(&self.0.enqueue(&body).await.map_err(failed)?)
             }
             (Method::Get, STATUS_PATH) => {
-                let brief = req.url().map(|u| u.query_pairs().any(|(k, _)| k == "brief")).unwrap_or(false);
+                let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
             (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {
