@@ -6,6 +6,7 @@ use crate::adapters::{self, EnvVars};
 use crate::http::error_response;
 use durable::ports::LogLevel;
 use durable::settings::{agent_ids, AgentConfig};
+use std::rc::Rc;
 use worker::{Response, Result};
 
 /// Whether `agent` is one of `AGENTS`.
@@ -26,14 +27,27 @@ pub fn config_after_auth(
     vars: &EnvVars,
     agent: &str,
     known: bool,
-) -> std::result::Result<AgentConfig, Result<Response>> {
+) -> std::result::Result<Rc<AgentConfig>, Result<Response>> {
     if !known {
         return Err(unknown_agent());
     }
-    AgentConfig::load(vars, agent).map_err(|e| {
+    if let Some(cfg) = CONFIGS.with(|c| c.borrow().get(agent).cloned()) {
+        return Ok(cfg);
+    }
+    let cfg = AgentConfig::load(vars, agent).map_err(|e| {
         adapters::log(LogLevel::Error, &format!("agent {agent}: {e}"));
         error_response(&e)
-    })
+    })?;
+    let cfg = Rc::new(cfg);
+    CONFIGS.with(|c| c.borrow_mut().insert(agent.to_owned(), cfg.clone()));
+    Ok(cfg)
+}
+
+thread_local! {
+    /// Agents' settings, loaded once per isolate: its vars are fixed for its
+    /// life (changing one deploys new isolates). An invalid setting is not
+    /// cached, so every request reports it.
+    static CONFIGS: std::cell::RefCell<std::collections::HashMap<String, Rc<AgentConfig>>> = Default::default();
 }
 
 /// What a person who may not talk to the agent is told: their id, in the

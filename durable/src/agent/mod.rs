@@ -2,4 +2,6 @@
 //! [`registry`] of the agent's sessions is its own small table.
 
 pub mod host;
+#[cfg(test)]
+mod host_tests;
 pub mod registry;

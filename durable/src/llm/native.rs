@@ -182,7 +182,7 @@ mod tests {
     fn a_paused_turn_is_recognised() {
         let mut paused = searched_reply();
         paused["stop_reason"] = json!("pause_turn");
-        assert_eq!(anthropic::decode(&paused).unwrap().stop, crate::llm::StopReason::Paused);
+        assert_eq!(anthropic::decode(&paused).unwrap().stop, crate::llm::StopReason::Pause);
     }
 
     #[test]

@@ -12,8 +12,11 @@
 //! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
 //! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
-//! [`answers`] keeps the replies to messages asked over HTTP.
+//! [`reply`] is how anything is said (through the outbox of
+//! [`crate::delivery`]); [`answers`] keeps the replies to messages asked
+//! over HTTP.
 
+pub mod answer;
 pub mod answers;
 pub mod archive;
 pub mod compaction;
@@ -22,12 +25,17 @@ pub mod deps;
 pub mod drain;
 pub mod history;
 pub mod host;
+#[cfg(test)]
+mod host_alarm_tests;
 pub mod prefix;
 pub mod replay;
+pub mod reply;
 pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
 
+#[cfg(test)]
+mod host_tests;
 #[cfg(test)]
 mod tests;
