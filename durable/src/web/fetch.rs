@@ -7,12 +7,12 @@
 //! bounded by `WEB_FETCH_TIMEOUT_MS`. What comes back is wrapped as
 //! untrusted content: the page is data for the model, never instructions.
 
+use super::weburl::WebUrl;
 use super::{guard, html, untrusted};
 use crate::ports::{FetchLimits, Http, HttpError, HttpRequest};
 use crate::settings::web::WebConfig;
 use crate::toolkit::{ToolOutcome, ToolSpec};
 use serde_json::{json, Value};
-use url::Url;
 
 /// Redirects followed at most (the sixth is refused).
 pub const MAX_REDIRECTS: usize = 5;
@@ -69,9 +69,8 @@ pub async fn web_fetch<H: Http>(http: &H, cfg: &WebConfig, args: &Value) -> Tool
             if hop == MAX_REDIRECTS {
                 return ToolOutcome::err(format!("{url}: too many redirects (more than {MAX_REDIRECTS})"));
             }
-            let next = match url.join(location.trim()) {
-                Ok(n) => n,
-                Err(_) => return ToolOutcome::err(format!("{url} redirected to {location:?}, which is not a URL")),
+            let Some(next) = url.join(location.trim()) else {
+                return ToolOutcome::err(format!("{url} redirected to {location:?}, which is not a URL"));
             };
             url = match guard::check_url(next.clone(), &cfg.allow_hosts) {
                 Ok(u) => u,
@@ -117,7 +116,7 @@ pub async fn web_fetch<H: Http>(http: &H, cfg: &WebConfig, args: &Value) -> Tool
 }
 
 /// The body as a page, by its content type (sniffed when there is none).
-fn readable(content_type: &str, body: &[u8], url: &Url) -> Result<html::Page, String> {
+fn readable(content_type: &str, body: &[u8], url: &WebUrl) -> Result<html::Page, String> {
     let mime = content_type.split(';').next().unwrap_or("").trim();
     let text = decode(content_type, body);
     let looks_html = text.trim_start().starts_with('<');

@@ -3,18 +3,19 @@
 //! service, whether named directly, as an IP literal in any notation, or as
 //! the target of a redirect (the caller checks every hop here).
 //!
-//! URLs are parsed by the WHATWG rules (the `url` crate), the rules the
-//! runtime's `fetch` follows, so the host checked is the host fetched:
-//! `http://2130706433/`, `http://0x7f.1/`, `http://0177.0.0.1/` all parse to
-//! 127.0.0.1, and `[::ffff:127.0.0.1]` to an IPv6 address that maps it.
+//! URLs are parsed by the WHATWG rules ([`super::weburl`]: in the Worker the
+//! runtime's own parser, the one `fetch` uses), so the host checked is the
+//! host fetched: `http://2130706433/`, `http://0x7f.1/`, `http://0177.0.0.1/`
+//! all parse to 127.0.0.1, and `[::ffff:127.0.0.1]` to an IPv6 address that
+//! maps it.
 //!
 //! A hostname is not resolved here (a Worker has no DNS lookup): names that
 //! only ever mean something local (`localhost`, `*.internal`, `*.local`…) are
 //! refused by name, and in production a Worker's `fetch` cannot reach private
 //! networks at all. `WEB_FETCH_ALLOW_HOSTS` lets tests fetch from 127.0.0.1.
 
+use super::weburl::{Host, WebUrl};
 use std::net::{Ipv4Addr, Ipv6Addr};
-use url::{Host, Url};
 
 /// Why a URL is not fetched (said to the model as it is).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,37 +34,33 @@ pub enum Refusal {
 
 /// Checks `raw` and returns it parsed. `allow` holds `host` or `host:port`
 /// entries (lowercase) exempt from the address rules (tests only).
-pub fn check(raw: &str, allow: &[String]) -> Result<Url, Refusal> {
-    let url = Url::parse(raw.trim()).map_err(|_| Refusal::NotAUrl(raw.chars().take(200).collect()))?;
+pub fn check(raw: &str, allow: &[String]) -> Result<WebUrl, Refusal> {
+    let url = WebUrl::parse(raw.trim()).ok_or_else(|| Refusal::NotAUrl(raw.chars().take(200).collect()))?;
     check_url(url, allow)
 }
 
 /// [`check`] for a URL already parsed (a redirect's target, joined to the page).
-pub fn check_url(url: Url, allow: &[String]) -> Result<Url, Refusal> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(Refusal::Scheme(url.scheme().to_owned()));
+pub fn check_url(url: WebUrl, allow: &[String]) -> Result<WebUrl, Refusal> {
+    if !matches!(url.scheme.as_str(), "http" | "https") {
+        return Err(Refusal::Scheme(url.scheme.clone()));
     }
-    if !url.username().is_empty() || url.password().is_some() {
+    if url.credentials {
         return Err(Refusal::Credentials);
     }
-    let host = url.host().ok_or_else(|| Refusal::NotAUrl(url.to_string()))?;
-    let host_text = match &host {
-        Host::Domain(d) => d.trim_end_matches('.').to_ascii_lowercase(),
-        Host::Ipv4(ip) => ip.to_string(),
-        Host::Ipv6(ip) => format!("[{ip}]"),
-    };
-    let port = url.port_or_known_default().unwrap_or(0);
+    let Some(host) = url.host.clone() else { return Err(Refusal::NotAUrl(url.href.clone())) };
+    let host_text = url.host_text();
+    let port = url.port.unwrap_or(0);
     if allow.iter().any(|a| *a == host_text || *a == format!("{host_text}:{port}")) {
         return Ok(url);
     }
     match host {
         Host::Domain(_) if is_local_name(&host_text) => Err(Refusal::LocalName(host_text)),
         Host::Domain(_) => Ok(url),
-        Host::Ipv4(ip) => match v4_kind(ip) {
+        Host::V4(ip) => match v4_kind(ip) {
             Some(kind) => Err(Refusal::Address(host_text, kind)),
             None => Ok(url),
         },
-        Host::Ipv6(ip) => match v6_kind(ip) {
+        Host::V6(ip) => match v6_kind(ip) {
             Some(kind) => Err(Refusal::Address(host_text, kind)),
             None => Ok(url),
         },

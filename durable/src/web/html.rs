@@ -9,7 +9,7 @@
 //! DOM. It never fails: whatever is not markup is text.
 
 pub use super::entities::decode_entities;
-use url::Url;
+use super::weburl::WebUrl;
 
 /// A page as text.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -29,7 +29,7 @@ const MIN_MAIN_CHARS: usize = 200;
 
 struct Writer<'a> {
     out: String,
-    base: Option<&'a Url>,
+    base: Option<&'a WebUrl>,
     pre: usize,
     chrome: usize,
     pending_space: bool,
@@ -177,10 +177,10 @@ impl Writer<'_> {
             return None;
         }
         let url = match self.base {
-            Some(base) => base.join(href).ok()?,
-            None => Url::parse(href).ok()?,
+            Some(base) => base.join(href)?,
+            None => WebUrl::parse(href)?,
         };
-        matches!(url.scheme(), "http" | "https").then(|| url.to_string())
+        matches!(url.scheme.as_str(), "http" | "https").then_some(url.href)
     }
 }
 
@@ -192,7 +192,7 @@ fn is_block(name: &str) -> bool {
 }
 
 /// The page's title and readable text. Links are resolved against `base`.
-pub fn to_text(html: &str, base: Option<&Url>) -> Page {
+pub fn to_text(html: &str, base: Option<&WebUrl>) -> Page {
     let mut w = Writer {
         out: String::with_capacity(html.len() / 4),
         base,
@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn a_page_reads_as_text_with_its_structure() {
-        let base = Url::parse("https://example.com/docs/page.html").unwrap();
+        let base = WebUrl::parse("https://example.com/docs/page.html").unwrap();
         let page = to_text(
             "<!DOCTYPE html><html><head><title>  The &amp; Title </title><meta charset=utf-8>\
 <style>body{color:red}</style><script>var x = '<p>not text</p>';</script></head>\

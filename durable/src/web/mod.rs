@@ -11,6 +11,7 @@ pub mod fetch;
 pub mod guard;
 pub mod html;
 pub mod search;
+pub mod weburl;
 
 use crate::ports::Http;
 use crate::settings::web::{WebConfig, WebSearch};

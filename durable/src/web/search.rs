@@ -53,13 +53,10 @@ pub async fn brave<H: Http>(http: &H, base_url: &str, api_key: &str, args: &Valu
         return ToolOutcome::err("missing string argument 'query'");
     };
     let count = args.get("count").and_then(Value::as_u64).unwrap_or(DEFAULT_COUNT).clamp(1, MAX_COUNT);
-    let Ok(mut url) = url::Url::parse(&format!("{base_url}/res/v1/web/search")) else {
-        return ToolOutcome::err(format!("WEB_SEARCH_BASE_URL {base_url:?} is not a URL"));
-    };
-    url.query_pairs_mut().append_pair("q", query).append_pair("count", &count.to_string());
+    let url = format!("{base_url}/res/v1/web/search?q={}&count={count}", super::weburl::form_encode(query));
     let req = HttpRequest {
         method: "GET",
-        url: url.to_string(),
+        url,
         headers: vec![("accept".into(), "application/json".into()), ("x-subscription-token".into(), api_key.into())],
         body: vec![],
         timeout_ms: TIMEOUT_MS,
