@@ -14,8 +14,7 @@ use crate::objects::{call, call_raw};
 use durable::api::ApiError;
 use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
 use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
-use durable::settings::api::{parse_api_keys, ApiKey, Caller};
-use durable::settings::Vars;
+use durable::settings::api::Caller;
 use worker::{Env, Method, Request, Response, Result};
 
 /// A JSON error: `{"error": "..."}` with `status`.
@@ -27,38 +26,11 @@ fn api_error(e: ApiError) -> Result<Response> {
     json_error(e.status, &e.message)
 }
 
-thread_local! {
-    /// `API_TOKENS`, parsed once per isolate (its vars are fixed for its
-    /// life). An invalid setting is not kept: every request reports it.
-    static KEYS: std::cell::RefCell<Option<std::rc::Rc<Vec<ApiKey>>>> = const { std::cell::RefCell::new(None) };
-}
-
-fn api_keys(vars: &EnvVars) -> std::result::Result<std::rc::Rc<Vec<ApiKey>>, durable::settings::ConfigError> {
-    if let Some(keys) = KEYS.with(|k| k.borrow().clone()) {
-        return Ok(keys);
-    }
-    let keys = std::rc::Rc::new(parse_api_keys(&vars.get("API_TOKENS").unwrap_or_default())?);
-    KEYS.with(|k| *k.borrow_mut() = Some(keys.clone()));
-    Ok(keys)
-}
-
-/// Who is calling. `Err` is the response to send (401, 503, or a broken
-/// `API_TOKENS` named).
-fn authorize(req: &Request, env: &Env) -> std::result::Result<Caller, Result<Response>> {
-    let vars = EnvVars::of(env);
-    let keys = api_keys(&vars).map_err(|e| {
-        crate::adapters::log(durable::ports::LogLevel::Error, &e.to_string());
-        json_error(500, &format!("configuration error: {e}"))
-    })?;
-    let header = req.headers().get("authorization").ok().flatten();
-    durable::api::authenticate(header.as_deref(), vars.get("ADMIN_TOKEN").as_deref(), &keys).map_err(api_error)
-}
-
 /// `/api/...` (the segments after `api`).
 pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Response> {
-    let caller = match authorize(&req, env) {
+    let caller = match crate::auth::authenticate(&req, env) {
         Ok(c) => c,
-        Err(resp) => return resp,
+        Err(refused) => return refused.response(),
     };
     let agents = durable::settings::agent_ids(&EnvVars::of(env));
     if let ["agents", agent, ..] = segments {
@@ -95,6 +67,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "mcp"]) => {
+            let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
+            forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
+        }
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
@@ -141,7 +117,7 @@ const MAX_ARCHIVE_BYTES: usize = 32 * 1024 * 1024;
 /// in order (the lines of the `.jsonl.gz`).
 async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
     let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
-    let id = urlencoding_decode(id);
+    let id = crate::http::percent_decode(id);
     let id = id.strip_suffix(".jsonl.gz").unwrap_or(&id);
     let key = match r2_layout::keys::session_archive(&agent_id, id) {
         Ok(k) => k,
@@ -168,32 +144,12 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
 
 /// Forwards to a session's object, after checking the key belongs to `agent`.
 async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &str) -> Result<Response> {
-    let key = urlencoding_decode(key);
+    let key = crate::http::percent_decode(key);
     match durable::inbound::SessionKey::parse(&key) {
         Some(k) if k.agent().as_str() == agent => {}
         _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
     }
     forward_json(call_raw(env, SESSION_BINDING, &key, method, path, None).await?)
-}
-
-/// Session keys contain ':' which clients may percent-encode.
-fn urlencoding_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| (b as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.

@@ -8,7 +8,7 @@ use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
 use durable::protocol::api::{ApiOutcome, ApiTurnRequest, TURN_PATH};
-use durable::protocol::session::{EnqueueRequest, SessionTouch, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
+use durable::protocol::session::{EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
 use durable::session::watch::Attach;
@@ -43,6 +43,15 @@ impl SessionRuntime for DoRuntime {
     }
     async fn wake(&self) -> std::result::Result<(), StorageError> {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)
+    }
+    async fn wake_at(&self, at_ms: i64) -> std::result::Result<(), StorageError> {
+        // While the alarm runs, getAlarm is null unless set since it started.
+        let storage = self.state.storage();
+        match storage.get_alarm().await.map_err(storage_err)? {
+            Some(current) if current <= at_ms => Ok(()),
+            // An i64 is an offset from now.
+            _ => storage.set_alarm((at_ms - adapters::now_ms()).max(0)).await.map_err(storage_err),
+        }
     }
     async fn register(&self, touch: &SessionTouch) -> std::result::Result<(), StorageError> {
         let agent = touch.session_key.agent().as_str();
@@ -155,7 +164,7 @@ impl DurableObject for Session {
                 Response::from_json(&self.0.enqueue(&body).await.map_err(failed)?)
             }
             (Method::Get, STATUS_PATH) => {
-                let brief = req.url().map(|u| u.query_pairs().any(|(k, _)| k == "brief")).unwrap_or(false);
+                let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
             (Method::Post, TURN_PATH) => {
@@ -164,6 +173,13 @@ impl DurableObject for Session {
                     Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
                 };
                 self.api_turn(body).await
+            }
+            (Method::Get, ANSWER_PATH) => {
+                let request = crate::http::query(&req, "request");
+                match request {
+                    Some(r) => Response::from_json(&self.0.answer(&r).map_err(failed)?),
+                    None => Response::error("answer needs ?request=", 400),
+                }
             }
             (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {
                 Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),

@@ -214,10 +214,11 @@ pub fn turn_request(
     now: i64,
 ) -> ApiTurnRequest {
     let speaker = ask.resource_id.clone().unwrap_or_else(|| caller.name().to_owned());
+    let request = format!("api:{}:{idempotency_key}", caller.name());
     ApiTurnRequest {
         session_key: key,
         inbound: Inbound {
-            dedupe_key: format!("api:{}:{idempotency_key}", caller.name()),
+            dedupe_key: request.clone(),
             channel: API_CHANNEL.into(),
             kind: ChatKind::Direct,
             chat_id: thread.to_owned(),
@@ -226,7 +227,14 @@ pub fn turn_request(
             text: ask.text.clone(),
             addressed: true,
             thread_id: None,
-            reply_target: ReplyTarget { channel: API_CHANNEL.into(), chat_id: thread.to_owned(), ..Default::default() },
+            // The request id also files the answer for `ANSWER_PATH` (the MCP
+            // server's way to collect it).
+            reply_target: ReplyTarget {
+                channel: API_CHANNEL.into(),
+                chat_id: thread.to_owned(),
+                extra: Some(request),
+                ..Default::default()
+            },
             received_at: now,
             media: vec![],
         },

@@ -19,14 +19,21 @@
 //!   local time, backoff, listing/row helpers, tool specs and outcomes.
 //!
 //! **Features**: each one job, none importing another feature above it.
-//! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
+//! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries,
+//!   provider-native blocks (server-side web search) kept for replay.
+//! - [`delivery`]: replies cut for their channel, kept in an outbox and
+//!   retried in order until delivered or given up (and reported).
 //! - [`workspace`]: the workspace loaded from R2 through its overlay layers
 //!   (agent → template → defaults), placeholders, pins, skills.
 //! - [`prompt`]: the workspace rendered into a system prompt.
 //! - [`tools`]: the workspace tools; [`memory`]: the BM25 memory, its host
-//!   and its tools; [`media`]: attachments ingested, cached, hydrated.
+//!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
+//!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
+//! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
+//!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
 //! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
@@ -47,13 +54,16 @@ pub mod text;
 pub mod toolkit;
 
 pub mod api;
+pub mod delivery;
 pub mod llm;
+pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod web;
 pub mod workspace;
 
 pub mod agent;

@@ -162,6 +162,25 @@ impl HttpResponse {
     }
 }
 
+/// Limits for a request whose answer nobody vouches for (a web page, an MCP
+/// server's result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchLimits {
+    /// Body bytes read; the rest is never downloaded.
+    pub max_body_bytes: u64,
+    /// Redirects come back as they are (a 3xx with `location`) for the
+    /// caller to check each hop, instead of being followed.
+    pub manual_redirects: bool,
+}
+
+/// A response read within [`FetchLimits`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LimitedResponse {
+    pub response: HttpResponse,
+    /// The body was longer than the limit and is cut there.
+    pub truncated: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
     #[error("request timed out")]
@@ -202,6 +221,17 @@ impl HttpStream {
 #[allow(async_fn_in_trait)]
 pub trait Http {
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError>;
+
+    /// `req` within `limits`. This default reads the whole answer and cuts
+    /// it (for doubles); the Worker's adapter stops reading at the limit and
+    /// leaves redirects to the caller when asked.
+    async fn send_limited(&self, req: HttpRequest, limits: FetchLimits) -> Result<LimitedResponse, HttpError> {
+        let mut response = self.send(req).await?;
+        let max = usize::try_from(limits.max_body_bytes).unwrap_or(usize::MAX);
+        let truncated = response.body.len() > max;
+        response.body.truncate(max);
+        Ok(LimitedResponse { response, truncated })
+    }
 
     /// The same request, its body handed out piece by piece as it arrives.
     /// `timeout_ms` bounds the wait for the headers and for each piece. Only
@@ -253,11 +283,49 @@ pub enum PreviewOutcome {
     Failed(String),
 }
 
-/// The chat channel a session replies on. The adapter owns the channel's
-/// rules (message length, markup, rate limits and their retries).
+/// One message to send: a piece of a reply, already cut to the channel's
+/// limit and rendered by [`crate::delivery`]. The adapter sends it once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingChunk {
+    /// The piece as the model wrote it (Markdown).
+    pub text: String,
+    /// Telegram: the same piece as Telegram HTML, sent with `parse_mode`.
+    /// `None`: send `text` as it is (Discord renders Markdown itself, and a
+    /// Telegram piece whose markup was refused goes again as plain text).
+    pub html: Option<String>,
+    /// The first piece of its reply (Telegram quotes the user's message on it).
+    pub first: bool,
+    /// The first piece sent in answer to this message at all (Discord edits
+    /// the deferred response with it; every later piece is a follow-up).
+    pub opens: bool,
+}
+
+/// What became of one attempt to send an [`OutgoingChunk`]. The adapter
+/// only classifies the platform's answer; [`crate::delivery`] decides what
+/// to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendOutcome {
+    Delivered,
+    /// Worth trying again later: a 429 (with the wait the platform asked
+    /// for), a 5xx, a time-out, a network error.
+    Retry {
+        after_ms: Option<u64>,
+        why: String,
+    },
+    /// This piece can never be sent as it is (a 400 about its content).
+    Rejected(String),
+    /// The chat cannot be reached at all (the bot was blocked or removed, the
+    /// chat does not exist, a missing token): nothing more can go there now.
+    Unreachable(String),
+}
+
+/// The chat channel a session replies on. The adapter sends one piece per
+/// call and says how it went; cutting, markup fallback, retries and their
+/// order live in [`crate::delivery`].
 #[allow(async_fn_in_trait)]
 pub trait Channel {
-    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError>;
+    /// One attempt to send one piece; never sleeps, never retries.
+    async fn send_chunk(&self, target: &ReplyTarget, chunk: &OutgoingChunk) -> SendOutcome;
     /// Shows the answer so far, beside the answer itself (which is sent as
     /// always). One attempt, no retries: a preview is worth only its freshness.
     async fn preview(&self, target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
@@ -348,6 +416,17 @@ pub trait Platform {
     /// asked once per turn when the agent has a template. Default: none.
     async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
         Ok(crate::protocol::pins::Pins::default())
+    }
+    /// The agent's MCP servers and their tools (from its Agent object, which
+    /// caches the listings), asked when a session starts. Default: none.
+    async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
+        Ok(crate::protocol::mcp::McpCatalog::default())
+    }
+    /// A Worker secret or var by name, for the `${NAME}` placeholders of
+    /// `mcp.json`. Default: none.
+    fn secret(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
     }
     async fn sleep(&self, ms: u64);
     /// A fresh random UUID (v4, lowercase hyphenated).

@@ -414,10 +414,16 @@ impl Http for ScriptedHttp {
     }
 }
 
-/// Records what would have been sent to the chat.
+/// Records what would have been sent to the chat. Every attempt is
+/// recorded; `sent` holds what arrived (target and text). Attempts can be
+/// failed: `script` answers the next attempts in order, `down` answers every
+/// attempt to a chat id while it is set.
 #[derive(Default)]
 pub struct RecordingChannel {
     pub sent: RefCell<Vec<(ReplyTarget, String)>>,
+    pub attempts: RefCell<Vec<(ReplyTarget, OutgoingChunk)>>,
+    pub script: RefCell<VecDeque<SendOutcome>>,
+    pub down: RefCell<std::collections::HashMap<String, SendOutcome>>,
     pub typing: Cell<u32>,
     /// Attachments it can serve, by handle; every fetch is recorded.
     pub media: RefCell<std::collections::HashMap<String, Vec<u8>>>,
@@ -431,11 +437,40 @@ pub struct RecordingChannel {
     pub log: RefCell<Vec<String>>,
 }
 
+impl RecordingChannel {
+    /// The texts that arrived, in order.
+    pub fn texts(&self) -> Vec<String> {
+        self.sent.borrow().iter().map(|(_, t)| t.clone()).collect()
+    }
+    /// The texts that arrived in chat `chat_id`.
+    pub fn texts_to(&self, chat_id: &str) -> Vec<String> {
+        self.sent.borrow().iter().filter(|(t, _)| t.chat_id == chat_id).map(|(_, t)| t.clone()).collect()
+    }
+    /// Answers the next attempt (of any chat) with `outcome`.
+    pub fn fail_next(&self, outcome: SendOutcome) {
+        self.script.borrow_mut().push_back(outcome);
+    }
+    /// Answers every attempt to `chat_id` with `outcome` until [`Self::recover`].
+    pub fn take_down(&self, chat_id: &str, outcome: SendOutcome) {
+        self.down.borrow_mut().insert(chat_id.to_owned(), outcome);
+    }
+    pub fn recover(&self) {
+        self.down.borrow_mut().clear();
+    }
+}
+
 impl Channel for RecordingChannel {
-    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
-        self.sent.borrow_mut().push((target.clone(), text.to_owned()));
-        self.log.borrow_mut().push(format!("send: {text}"));
-        Ok(())
+    async fn send_chunk(&self, target: &ReplyTarget, chunk: &OutgoingChunk) -> SendOutcome {
+        self.attempts.borrow_mut().push((target.clone(), chunk.clone()));
+        let outcome = match self.down.borrow().get(&target.chat_id) {
+            Some(o) => o.clone(),
+            None => self.script.borrow_mut().pop_front().unwrap_or(SendOutcome::Delivered),
+        };
+        if outcome == SendOutcome::Delivered {
+            self.sent.borrow_mut().push((target.clone(), chunk.text.clone()));
+            self.log.borrow_mut().push(format!("send: {}", chunk.text));
+        }
+        outcome
     }
     async fn preview(&self, _target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
         let scripted = self.preview_outcomes.borrow_mut().pop_front();
@@ -488,6 +523,14 @@ pub struct TestPlatform {
     pub slept: RefCell<Vec<u64>>,
     pub logs: RefCell<Vec<String>>,
     uuid_counter: Cell<u64>,
+    /// What the Agent object answers for the MCP catalog (default: no servers).
+    pub mcp_catalog: RefCell<crate::protocol::mcp::McpCatalog>,
+    /// The Agent object cannot be reached for it.
+    pub mcp_catalog_fails: Cell<bool>,
+    /// How many times the catalog was asked for.
+    pub mcp_catalog_calls: Cell<u32>,
+    /// The Worker's secrets, for `mcp.json` placeholders.
+    pub secrets: RefCell<std::collections::HashMap<String, String>>,
 }
 
 #[cfg(test)]
@@ -514,6 +557,16 @@ impl Platform for TestPlatform {
     }
     fn now_ms(&self) -> i64 {
         self.now.get()
+    }
+    async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
+        self.mcp_catalog_calls.set(self.mcp_catalog_calls.get() + 1);
+        if self.mcp_catalog_fails.get() {
+            return Err(StorageError("agent object unavailable".into()));
+        }
+        Ok(self.mcp_catalog.borrow().clone())
+    }
+    fn secret(&self, name: &str) -> Option<String> {
+        self.secrets.borrow().get(name).cloned()
     }
     async fn sleep(&self, ms: u64) {
         self.slept.borrow_mut().push(ms);

@@ -3,9 +3,10 @@
 //! edits it once more (as before) and adds follow-ups when it is long. One
 //! attempt per update; Discord's 429 (`retry_after`) pauses the updates.
 
-use super::client::{retry_after_ms, DiscordApi, USER_AGENT};
+use super::client::{DiscordApi, USER_AGENT};
 use super::interaction::{ReplyExtra, DISCORD_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
+use durable::delivery::classify::discord_retry_after_ms as retry_after_ms;
 use durable::inbound::ReplyTarget;
 use durable::ports::{Http, HttpRequest, Preview, PreviewOutcome};
 use serde_json::{json, Value};

@@ -1,7 +1,6 @@
 //! Telegram: the webhook (`POST /telegram/{agentId}`) and the reply channel.
 
 pub mod client;
-pub mod format;
 pub mod preview;
 pub mod update;
 

@@ -10,8 +10,8 @@
 //! to edit not found") ends that kind of preview for the turn.
 
 use super::client::TelegramApi;
-use super::format::TELEGRAM_MAX_CHARS;
 use crate::adapters::{self, FetchHttp};
+use durable::delivery::chunk::TELEGRAM_MAX_CHARS;
 use durable::inbound::ReplyTarget;
 use durable::ports::{Http, HttpRequest, LogLevel, Preview, PreviewOutcome};
 use durable::settings::stream::StreamMode;

@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 // Real Bot API error bodies for previews (tests/fixtures/real-world/SOURCES.md).
-const TG_ERRORS = JSON.parse(
+const PREVIEW_ERRORS = JSON.parse(
   fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/real-world/telegram-api/preview-errors.json"), "utf8"),
 );
 
@@ -36,7 +36,23 @@ function sendJson(res, status, body, headers = {}) {
   res.end(JSON.stringify(body));
 }
 
-/** A Telegram Bot API stand-in. `failures` holds scripted answers per method. */
+/**
+ * Error bodies as the Bot API sends them (core.telegram.org/bots/api#making-requests:
+ * `ok`, `error_code`, `description`, and `parameters.retry_after` on flood control,
+ * #responseparameters). The descriptions are Telegram's own wording.
+ */
+export const TG_ERRORS = {
+  flood: (seconds) => ({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${seconds}`, parameters: { retry_after: seconds } }),
+  badGateway: { ok: false, error_code: 502, description: "Bad Gateway" },
+  blocked: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" },
+  chatNotFound: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
+};
+
+/**
+ * A Telegram Bot API stand-in. `failures` holds scripted answers per method;
+ * `outage()` makes a method (optionally for one chat, optionally after some
+ * more successes) fail until `recover()`.
+ */
 export async function startTelegram({ token = "123456:TEST-TOKEN", username = "hearth_bot" } = {}) {
   const botId = Number(token.split(":")[0]);
   const state = {
@@ -45,6 +61,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     username,
     requests: [],
     failures: new Map(), // method -> [{status, body}]
+    outages: [], // {method, chat, after, status, body}
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
     // The messages the bot has in each chat: "chat:id" -> text (edits and deletes follow them).
@@ -81,9 +98,22 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
       }
     }
-    record({ method, body, at: Date.now() });
+    const entry = { method, body, at: Date.now() };
+    record(entry);
+    // Every answer to a method call is recorded with its status.
+    const answer = res.writeHead.bind(res);
+    res.writeHead = (status, ...rest) => {
+      entry.status = status;
+      return answer(status, ...rest);
+    };
     if (tok !== state.token) {
       return sendJson(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
+    }
+    const outage = state.outages.find((o) => o.method === method && (o.chat === undefined || Number(body.chat_id) === o.chat));
+    if (outage && outage.after > 0) {
+      outage.after--;
+    } else if (outage) {
+      return sendJson(res, outage.status, outage.body);
     }
     const scripted = state.failures.get(method);
     if (scripted && scripted.length) {
@@ -120,19 +150,19 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 200, { ok: true, result: true });
       case "sendMessageDraft": {
         // Bot API 9.5: private chats only; draft_id non-zero; 1-4096 characters.
-        if (Number(body.chat_id) <= 0) return sendJson(res, 400, TG_ERRORS.draft_peer_invalid);
+        if (Number(body.chat_id) <= 0) return sendJson(res, 400, PREVIEW_ERRORS.draft_peer_invalid);
         if (!Number.isInteger(body.draft_id) || body.draft_id === 0) {
           return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: draft_id must be non-zero" });
         }
-        if (typeof body.text !== "string" || body.text.length === 0) return sendJson(res, 400, TG_ERRORS.draft_text_empty);
+        if (typeof body.text !== "string" || body.text.length === 0) return sendJson(res, 400, PREVIEW_ERRORS.draft_text_empty);
         if ([...body.text].length > 4096) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message is too long" });
         return sendJson(res, 200, { ok: true, result: true });
       }
       case "editMessageText": {
         const key = `${body.chat_id}:${body.message_id}`;
-        if (!state.messages.has(key)) return sendJson(res, 400, TG_ERRORS.edit_not_found);
+        if (!state.messages.has(key)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_found);
         if (!body.text) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" });
-        if (state.messages.get(key) === String(body.text)) return sendJson(res, 400, TG_ERRORS.edit_not_modified);
+        if (state.messages.get(key) === String(body.text)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_modified);
         state.messages.set(key, String(body.text));
         return sendJson(res, 200, {
           ok: true,
@@ -161,6 +191,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     ...state,
     state,
     base,
+    /** Every sendMessage request, answered or not. */
     sent: () => state.requests.filter((r) => r.method === "sendMessage"),
     /** Resolves as soon as `n` sendMessage calls in all have arrived. */
     untilSent: (n, { timeoutMs = 10000 } = {}) =>
@@ -178,6 +209,8 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         };
         waiters.add(w);
       }),
+    /** The sendMessage requests Telegram accepted (200). */
+    delivered: () => state.requests.filter((r) => r.method === "sendMessage" && r.status === 200),
     calls: (method) => state.requests.filter((r) => r.method === method),
     fail: (method, status, body) => {
       if (!state.failures.has(method)) state.failures.set(method, []);
@@ -186,9 +219,17 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     /** The texts the chat shows now (sent, edited, not deleted). */
     shown: (chatId) =>
       [...state.messages.entries()].filter(([k]) => k.startsWith(`${chatId}:`)).map(([, text]) => text),
+    /** `method` (to `chat`, if given) fails with `status`/`body` until recover(), after `after` more successes. */
+    outage: ({ method = "sendMessage", chat, after = 0, status = 502, body = TG_ERRORS.badGateway } = {}) => {
+      state.outages.push({ method, chat, after, status, body });
+    },
+    recover: () => {
+      state.outages.length = 0;
+    },
     reset: () => {
       state.requests.length = 0;
       state.failures.clear();
+      state.outages.length = 0;
       state.messages.clear();
     },
     close: () => new Promise((r) => server.close(r)),
@@ -212,7 +253,8 @@ function lastUserText(messages) {
  * text>"; `script` queues answers: {status, body, headers, delayMs},
  * {text} / {toolCall: {name, input, id}} (`id` overrides the generated one,
  * e.g. "" as some OpenAI-compatible servers send), or {raw: body}: a whole
- * 200 response body as a provider sent it (the real-world fixtures).
+ * 200 response body as a provider sent it (the real-world fixtures), or
+ * (Anthropic) {content: [blocks], stopReason}: a reply with these blocks.
  * Like the real APIs, it refuses (400, recorded as `invalid`) a body they
  * would refuse: see messagesProblem and chatCompletionsProblem.
  *
@@ -238,7 +280,7 @@ export async function startLlm() {
     state.requests.push(entry);
     // Like the real APIs: a body they would refuse is a 400 with their error
     // body, recorded.
-    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) : null;
+    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) ?? serverToolProblem(body) : null;
     if (invalid) {
       entry.invalid = typeof invalid === "string" ? invalid : invalid.error.message;
       entry.end = Date.now();
@@ -273,16 +315,16 @@ export async function startLlm() {
           usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 40 } },
         });
       }
-      const content = step.toolCall
+      const content = step.content ?? (step.toolCall
         ? [{ type: "tool_use", id: step.toolCall.id ?? "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
-        : [{ type: "text", text }];
+        : [{ type: "text", text }]);
       return sendJson(res, 200, {
         id: "msg_" + state.requests.length,
         type: "message",
         role: "assistant",
         model: body.model,
         content,
-        stop_reason: step.toolCall ? "tool_use" : "end_turn",
+        stop_reason: step.stopReason ?? (step.toolCall ? "tool_use" : "end_turn"),
         stop_sequence: null,
         usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 50 },
       });
@@ -543,6 +585,30 @@ async function streamAnswer(res, provider, body, step, text, entry) {
   }
   write("data: [DONE]\n\n");
   return res.end();
+}
+
+/**
+ * What the Messages API refuses about server tools (Anthropic's web search),
+ * or null: a server tool definition of an unknown type or without its name,
+ * a `server_tool_use` replayed without its `web_search_tool_result` in the
+ * same assistant message, and citations that are not a list.
+ */
+export function serverToolProblem(body) {
+  for (const t of body.tools ?? []) {
+    if (t.type === undefined) continue;
+    if (!/^web_search_\d{8}$/.test(t.type) || t.name !== "web_search") return `tools: unknown server tool ${JSON.stringify(t)}`;
+  }
+  for (const [i, m] of (body.messages ?? []).entries()) {
+    if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    // A paused turn (pause_turn) is continued by sending its reply back as the last message.
+    if (i === body.messages.length - 1) continue;
+    const uses = m.content.filter((b) => b.type === "server_tool_use").map((b) => b.id);
+    const results = m.content.filter((b) => b.type === "web_search_tool_result").map((b) => b.tool_use_id);
+    for (const id of uses) if (!results.includes(id)) return `messages.${i}: server_tool_use ${id} has no web_search_tool_result`;
+    for (const id of results) if (!uses.includes(id)) return `messages.${i}: web_search_tool_result ${id} answers no server_tool_use`;
+    for (const b of m.content) if (b.type === "text" && b.citations !== undefined && !Array.isArray(b.citations)) return `messages.${i}: citations must be a list`;
+  }
+  return null;
 }
 
 export function errorBody(provider, status) {

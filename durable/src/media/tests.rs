@@ -93,6 +93,7 @@ struct Fx {
     cache: RefCell<MediaCache>,
     history: RefCell<crate::session::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    mcp: RefCell<crate::mcp::toolset::McpState>,
     watch: crate::session::watch::Watch,
 }
 
@@ -109,6 +110,7 @@ impl Fx {
             cache: RefCell::default(),
             history: RefCell::default(),
             wire_memo: RefCell::default(),
+            mcp: RefCell::default(),
             watch: Default::default(),
         }
     }
@@ -125,6 +127,7 @@ impl Fx {
             media_cache: &self.cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            mcp: &self.mcp,
             watch: &self.watch,
         };
         block_on(drain(&self.p, &deps)).unwrap();
@@ -421,7 +424,9 @@ fn ingest_is_idempotent_when_a_turn_is_resumed() {
     let big = inbound(2, "x", vec![att("b", "video", "video/mp4", Some(u64::MAX), None)]);
     block_on(ingest(&fx.p, &fx.cfg, KEY, 2, &big, &fx.cache)).unwrap();
     block_on(ingest(&fx.p, &fx.cfg, KEY, 2, &big, &fx.cache)).unwrap();
-    assert_eq!(fx.sent().len(), 1);
+    let queued = fx.p.sql.exec("SELECT text FROM outbox WHERE reply LIKE 'media:%'", &[]).unwrap();
+    assert_eq!(queued.len(), 1, "queued in the outbox once");
+    assert!(queued[0][0].as_str().is_some_and(|t| t.contains("too large")));
     // Older rows are cleared as the queue moves on.
     let rows = fx.p.sql.exec("SELECT COUNT(*) FROM media_ingest WHERE seq = 1", &[]).unwrap();
     assert_eq!(rows[0][0].as_i64(), Some(0));

@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod api;
+pub mod mcp;
 pub mod memory;
 pub mod pins;
 pub mod session;

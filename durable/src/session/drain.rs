@@ -5,9 +5,10 @@
 use super::deps::SessionDeps;
 use super::prefix::prepare;
 use super::preview;
+use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
-use super::turn::{run_turn, send};
+use super::turn::run_turn;
 use crate::clock;
 use crate::inbound::{ChatKind, Inbound};
 use crate::media;
@@ -30,10 +31,12 @@ pub struct DrainReport {
 
 /// Takes every open message, oldest first, and runs its turn. Returns when
 /// the queue is empty. Storage errors stop the drain (the alarm retries);
-/// LLM and channel errors are handled inside the turn.
+/// LLM and channel errors are handled inside the turn. Replies whose retry
+/// is due are sent first, and again at the end.
 pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainReport, StorageError> {
     let store = SessionStore::new(p.sql());
     let mut report = DrainReport::default();
+    reply::flush(p, deps).await?;
     while let Some(item) = store.next_open()? {
         let inbound: Option<Inbound> = serde_json::from_str(&item.payload).ok();
         let Some(inbound) = inbound else {
@@ -45,7 +48,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
             deps.watch.failed(GAVE_UP);
-            send(p, deps, &inbound.reply_target, GAVE_UP).await;
+            send(p, deps, &inbound.reply_target, GAVE_UP).await?;
             finish(p, deps, &store, item.seq)?;
             continue;
         }
@@ -74,7 +77,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                     "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
                 }
             };
-            send(p, deps, &inbound.reply_target, &text).await;
+            send(p, deps, &inbound.reply_target, &text).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -93,7 +96,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // Waited in the queue until its answer could no longer arrive:
             // keep the message, spend nothing on it, say so.
             begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
-            send(p, deps, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
+            send(p, deps, &inbound.reply_target, QUEUED_PAST_DEADLINE).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -105,11 +108,16 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         } else {
             media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
         };
+        if !inbound.media.is_empty() {
+            // A notice about an attachment goes out now, not after the answer.
+            reply::flush(p, deps).await?;
+        }
         begin(p, &store, &item, &inbound, &session_id, deps, Additions { recall, attached })?;
         if let Some(answer) = answered_before_interruption(&store, &item, &session_id)? {
             // Evicted between the answer and its bookkeeping: deliver it
-            // (at least once) instead of paying for the turn again.
-            send(p, deps, &inbound.reply_target, &answer).await;
+            // instead of paying for the turn again (queued once: an answer
+            // already in the outbox is not queued again).
+            send_answer(p, deps, &inbound.reply_target, &answer, item.seq).await?;
             preview::finish(p, &inbound, item.seq).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
@@ -120,6 +128,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         finish(p, deps, &store, item.seq)?;
         report.turns += 1;
     }
+    reply::flush(p, deps).await?;
     Ok(report)
 }
 

@@ -14,11 +14,12 @@ use super::store::SessionStore;
 use super::watch::{Attach, Watch};
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
 use crate::llm::wire::WireMemo;
+use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::api::{ApiOutcome, ApiTurnRequest};
 use crate::protocol::session::{
-    EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
+    AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
 use crate::settings::{AgentConfig, Vars};
 use crate::workspace::WorkspaceCache;
@@ -43,6 +44,9 @@ pub trait SessionRuntime {
     fn platform(&self, config: &AgentConfig, key: &SessionKey) -> Result<Self::Platform, StorageError>;
     /// Runs the alarm as soon as possible (a drain picks up what was queued).
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Runs the alarm at `at_ms` (ms since the epoch), unless it is already
+    /// set to run earlier (the outbox's next retry).
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
     /// Hands what a heartbeat or job said to the agent's notification feed
@@ -96,6 +100,7 @@ pub struct SessionHost<R: SessionRuntime> {
     /// What the Agent object's registry was last told.
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
+    mcp: RefCell<McpState>,
     /// Who follows the messages' turns (API clients, previews, notices).
     watch: Watch,
     schema_ready: Cell<bool>,
@@ -113,6 +118,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             config: RefCell::new(None),
             registered: RefCell::new(None),
             wire_memo: RefCell::default(),
+            mcp: RefCell::default(),
             watch: Watch::default(),
             schema_ready: Cell::new(false),
         }
@@ -237,6 +243,14 @@ impl<R: SessionRuntime> SessionHost<R> {
         Ok(key)
     }
 
+    /// How far a message asked over HTTP (`request`, its dedupe key) got,
+    /// and what the agent answered.
+    pub fn answer(&self, request: &str) -> Result<AnswerReply, StorageError> {
+        // The inbox table exists once the store is opened.
+        self.store()?;
+        super::answers::answer(self.runtime.sql(), request)
+    }
+
     /// The session's state; `brief` leaves out the messages (counts only).
     pub fn status(&self, brief: bool) -> Result<SessionStatus, StorageError> {
         let store = self.store()?;
@@ -269,6 +283,7 @@ impl<R: SessionRuntime> SessionHost<R> {
                 cached_items: cache.len() as u64,
             },
             usage_all: store.usage_totals_all()?,
+            outbox: crate::delivery::status::status(self.runtime.sql())?,
             messages,
         })
     }
@@ -287,9 +302,10 @@ impl<R: SessionRuntime> SessionHost<R> {
         }
     }
 
-    /// The alarm: drains the queue with the agent's current settings, then
-    /// registers the session with its Agent object. Storage errors fail the
-    /// alarm (the runtime retries it).
+    /// The alarm: drains the queue with the agent's current settings (and
+    /// sends the replies whose retry is due), sets the alarm again for the
+    /// outbox's next retry, then registers the session with its Agent
+    /// object. Storage errors fail the alarm (the runtime retries it).
     pub async fn alarm(&self) -> Result<AlarmOutcome, StorageError> {
         let store = self.store()?;
         let Some(key) = self.session_key(&store)? else {
@@ -320,6 +336,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            mcp: &self.mcp,
             watch: &self.watch,
         };
         let report = drain(&platform, &deps).await;
@@ -330,6 +347,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             }
         }
         let report = report?;
+        self.rearm(&store).await?;
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),
@@ -342,5 +360,17 @@ impl<R: SessionRuntime> SessionHost<R> {
             }
         }
         Ok(AlarmOutcome::Drained(report))
+    }
+
+    /// Sets the alarm for what is left: at once when a message came in
+    /// meanwhile, else when the outbox's next retry is due.
+    async fn rearm(&self, store: &SessionStore<'_, R::Sql>) -> Result<(), StorageError> {
+        if store.open_count()? > 0 {
+            return self.runtime.wake().await;
+        }
+        match crate::delivery::next_due(self.runtime.sql())? {
+            Some(at) => self.runtime.wake_at(at).await,
+            None => Ok(()),
+        }
     }
 }

@@ -38,6 +38,9 @@ impl SessionRuntime for TestRuntime {
         self.wakes.set(self.wakes.get() + 1);
         Ok(())
     }
+    async fn wake_at(&self, _: i64) -> Result<(), StorageError> {
+        Ok(())
+    }
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError> {
         self.registered.borrow_mut().push(touch.clone());
         Ok(())

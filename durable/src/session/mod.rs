@@ -11,9 +11,13 @@
 //! Files, from the top: [`drain`] (the queue loop) runs [`turn`]s and
 //! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
-//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves.
+//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
+//! [`reply`] is how anything is said (through the outbox of
+//! [`crate::delivery`]); [`answers`] keeps the replies to messages asked
+//! over HTTP.
 
 pub mod answer;
+pub mod answers;
 pub mod archive;
 pub mod compaction;
 pub mod context;
@@ -22,15 +26,18 @@ pub mod drain;
 pub mod history;
 pub mod host;
 #[cfg(test)]
-mod host_tests;
+mod host_alarm_tests;
 pub mod prefix;
 pub mod preview;
 pub mod replay;
+pub mod reply;
 pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
 pub mod watch;
 
+#[cfg(test)]
+mod host_tests;
 #[cfg(test)]
 mod tests;

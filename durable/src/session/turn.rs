@@ -7,9 +7,10 @@ use super::deps::SessionDeps;
 use super::prefix::{prepare, Prepared};
 use super::preview::Previewer;
 use super::replay::{conversation, keep_strict_form};
+use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
-use crate::inbound::{Inbound, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::{Inbound, ADMIN_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
 use crate::memory;
@@ -65,7 +66,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             // Tell the user while the reply can still reach them, rather than
             // finish (or compact for) an answer nobody will see.
             p.log(LogLevel::Warn, &format!("turn stopped at its reply deadline after {round} rounds"));
-            send(p, deps, target, TURN_PAST_DEADLINE).await;
+            send(p, deps, target, TURN_PAST_DEADLINE).await?;
             return Ok(calls);
         }
         let result = {
@@ -135,7 +136,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             Err(e) => {
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
                 deps.watch.failed(&e.user_message());
-                send(p, deps, target, &e.user_message()).await;
+                send(p, deps, target, &e.user_message()).await?;
                 return Ok(calls);
             }
         };
@@ -166,15 +167,20 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         };
         history.push(assistant);
         let last_round = round + 1 == cfg.llm.max_tool_rounds;
+        if calls_wanted.is_empty() && reply.stop == llm::StopReason::Pause && !last_round {
+            // The provider paused its own tools (a long web search): asking
+            // again with its partial reply continues the turn.
+            continue;
+        }
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
-                Some(text) => send(p, deps, target, &text).await,
+                Some(text) => send_answer(p, deps, target, &text, seq).await?,
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until
                     // edited); scheduled runs stay silent.
                     if inbound.channel != SYSTEM_CHANNEL {
-                        send(p, deps, target, answer::NOTHING_TO_ADD).await;
+                        send(p, deps, target, answer::NOTHING_TO_ADD).await?;
                     }
                 }
             }
@@ -184,7 +190,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         // too, so none runs; the model is told and goes on.
         let cut = reply.stop == StopReason::Length;
         let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| toolbox::writes_workspace(n));
-        let tool_names: Vec<&str> = tool_specs.iter().map(|t| t.name).collect();
+        let tool_names: Vec<&str> = tool_specs.iter().map(|t| &*t.name).collect();
         let tool_ctx = ToolContext {
             store: p.store(),
             agent: &cfg.agent,
@@ -202,7 +208,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
                 deps.watch.tool(&name, "running");
-                let outcome = toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await;
+                let outcome = toolbox::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
                 deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
                 outcome
             };
@@ -243,7 +249,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     } else {
         format!("{partial}\n\n(⚠️ I ran out of tool steps for this message.)")
     };
-    send(p, deps, target, &note).await;
+    send(p, deps, target, &note).await?;
     Ok(calls)
 }
 
@@ -276,23 +282,5 @@ async fn with_typing<P: Platform, F: std::future::Future>(p: &P, inbound: &Inbou
     match futures::future::select(work, refresh).await {
         futures::future::Either::Left((out, _)) => out,
         futures::future::Either::Right(((), work)) => work.await,
-    }
-}
-
-/// Says `text` to `target`; the watchers hear it too (an API client's
-/// answer has no other way to it).
-pub async fn send<P: Platform>(p: &P, deps: &SessionDeps<'_>, target: &crate::inbound::ReplyTarget, text: &str) {
-    deps.watch.said(target, text);
-    if target.channel == ADMIN_CHANNEL {
-        p.log(LogLevel::Info, &format!("admin: {text}"));
-        return;
-    }
-    if target.channel == API_CHANNEL {
-        // Collected by the watch for the request; kept in the history.
-        return;
-    }
-    if let Err(e) = p.channel().send_text(target, text).await {
-        // The reply is in the history; the channel adapter already retried.
-        p.log(LogLevel::Error, &format!("reply not delivered: {e}"));
     }
 }

@@ -9,9 +9,11 @@
 //! a clear HTTP error, never a panic.
 
 pub mod api;
+pub mod delivery;
 pub mod media;
 pub mod overlay;
 pub mod stream;
+pub mod web;
 
 use r2_layout::AgentId;
 
@@ -141,6 +143,12 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// `web_fetch` and web search (`WEB_*`).
+    pub web: web::WebConfig,
+    /// MCP client and server limits (`MCP_*`).
+    pub mcp: web::McpSettings,
+    /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
+    pub delivery: delivery::DeliveryConfig,
     /// How chats see an answer while it is written (`STREAM_REPLIES…`).
     pub stream: stream::StreamConfig,
 }
@@ -303,6 +311,7 @@ impl AgentConfig {
                 why: format!("{timezone:?} is not an IANA time zone"),
             });
         }
+        let delivery = delivery::DeliveryConfig::load(vars, agent, llm.retry_base_ms)?;
         Ok(AgentConfig {
             agent: agent_id,
             llm,
@@ -335,6 +344,9 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            web: web::WebConfig::load(vars, agent, provider)?,
+            mcp: web::McpSettings::load(vars, agent)?,
+            delivery,
             stream: stream::StreamConfig::load(vars, agent)?,
         })
     }
