@@ -211,6 +211,8 @@ describe("who may do what", () => {
     assert.equal(admin.status, 403, "admin routes need ADMIN_TOKEN");
     const agents = await h.fetch("/api/agents", { headers: auth(OTHER) });
     assert.deepEqual(await agents.json(), ["work"], "a key sees its agents only");
+    const mcp = await h.fetch("/mcp/main", { method: "POST", headers: { ...auth(SITE), "content-type": "application/json" }, body: "{}" });
+    assert.equal(mcp.status, 403, "the MCP server takes owner credentials only");
   });
 
   test("bad input is a 400 or 413 naming the problem, never a 500", async () => {

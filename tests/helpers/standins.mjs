@@ -538,6 +538,33 @@ async function streamAnswer(res, provider, body, step, text, entry) {
   if (provider === "anthropic") {
     ev("message_start", { type: "message_start", message: { id: "msg_" + Date.now(), type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, cache_creation_input_tokens: 20, cache_read_input_tokens: 50, output_tokens: 1 } } });
     ev("ping", { type: "ping" });
+    if (step.content) {
+      // Blocks as given, streamed as Anthropic streams each kind: text in
+      // text_delta pieces (citations as citations_delta), a tool call's input
+      // in input_json_delta pieces, anything else whole in its start event.
+      for (const [index, block] of step.content.entries()) {
+        if (block.type === "text") {
+          ev("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } });
+          for (const citation of block.citations ?? []) {
+            ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "citations_delta", citation } });
+          }
+          for (const piece of block.text.match(/\S+\s*|\s+/g) || [block.text]) {
+            if (entry.firstPieceAt === undefined) entry.firstPieceAt = hrNow();
+            ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+          }
+        } else if (block.type === "tool_use" || block.type === "server_tool_use") {
+          const { input, ...head } = block;
+          ev("content_block_start", { type: "content_block_start", index, content_block: { ...head, input: {} } });
+          ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
+        } else {
+          ev("content_block_start", { type: "content_block_start", index, content_block: block });
+        }
+        ev("content_block_stop", { type: "content_block_stop", index });
+      }
+      ev("message_delta", { type: "message_delta", delta: { stop_reason: step.stopReason ?? "end_turn", stop_sequence: null }, usage: { output_tokens: 10 } });
+      ev("message_stop", { type: "message_stop" });
+      return res.end();
+    }
     if (step.toolCall) {
       ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: step.toolCall.id ?? "toolu_" + Date.now(), name: step.toolCall.name, input: {} } });
       const json = JSON.stringify(step.toolCall.input);
@@ -558,7 +585,7 @@ async function streamAnswer(res, provider, body, step, text, entry) {
       }
     }
     ev("content_block_stop", { type: "content_block_stop", index: 0 });
-    ev("message_delta", { type: "message_delta", delta: { stop_reason: step.toolCall ? "tool_use" : "end_turn", stop_sequence: null }, usage: { output_tokens: 10 } });
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: step.stopReason ?? (step.toolCall ? "tool_use" : "end_turn"), stop_sequence: null }, usage: { output_tokens: 10 } });
     ev("message_stop", { type: "message_stop" });
     return res.end();
   }
