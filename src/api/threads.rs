@@ -96,7 +96,7 @@ pub async fn notifications(req: &Request, env: &Env, agent: &str, caller: &Calle
         .get("last-event-id")
         .ok()
         .flatten()
-        .or_else(|| req.url().ok()?.query_pairs().find(|(k, _)| k == "after").map(|(_, v)| v.into_owned()));
+        .or_else(|| crate::http::query(req, "after"));
     let path = match after {
         Some(a) if a.trim().parse::<i64>().is_ok_and(|n| n >= 0) => format!("{NOTIFY_STREAM_PATH}?after={}", a.trim()),
         Some(a) => {

@@ -77,9 +77,10 @@ pub struct ApiFailure {
     pub thread_id: String,
 }
 
-/// How an API message ended.
+/// How an API message ended. (Kept in the session's SQLite in serde's
+/// default form: an internally tagged enum costs the upload a content buffer.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", tag = "outcome")]
+#[serde(rename_all = "camelCase")]
 pub enum ApiOutcome {
     Done { text: String, usage: ApiUsage },
     Failed { message: String },
