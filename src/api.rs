@@ -3,6 +3,7 @@
 //! [`route`]; authentication happens once, here.
 
 mod pins;
+mod usage;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
@@ -49,6 +50,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
+        (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
+            usage::report(&req, env, agent, Some(thread)).await
+        }
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
@@ -131,7 +136,7 @@ async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &
 }
 
 /// Session keys contain ':' which clients may percent-encode.
-fn urlencoding_decode(s: &str) -> String {
+pub(crate) fn urlencoding_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -6,7 +6,7 @@ use crate::adapters::{self, DoSql, EnvVars};
 use crate::platform::DoPlatform;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
-use durable::protocol::session::{EnqueueRequest, SessionTouch, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
+use durable::protocol::session::{EnqueueRequest, SessionTouch, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH};
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, SessionHost, SessionRuntime};
 use durable::settings::AgentConfig;
@@ -92,6 +92,10 @@ impl DurableObject for Session {
             (Method::Get, STATUS_PATH) => {
                 let brief = req.url().map(|u| u.query_pairs().any(|(k, _)| k == "brief")).unwrap_or(false);
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
+            }
+            (Method::Post, WAKE_PATH) => {
+                self.0.wake().await.map_err(failed)?;
+                Response::from_json(&serde_json::json!({"ok": true}))
             }
             (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {
                 Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),

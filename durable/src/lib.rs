@@ -27,6 +27,7 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated.
 //! - [`routing`]: who may talk to the agent and which session a message joins.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -51,6 +52,7 @@ pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod usage;
 pub mod workspace;
 
 pub mod agent;

@@ -72,6 +72,7 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
         Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
+        Some(Command::Usage) => (Command::Usage, "/usage".to_owned(), vec![]),
         Some(Command::Memory { query }) => {
             (Command::Memory { query: query.clone() }, format!("/memory {query}"), vec![])
         }
@@ -107,6 +108,9 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
             Err(e) => format!("⚠️ Could not read the session status: {e}"),
         };
         return json_response(&ephemeral(&text), 200);
+    }
+    if cmd == Command::Usage {
+        return json_response(&ephemeral(&usage_answer(env, cfg, &inbound.sender_id).await), 200);
     }
     if let Command::Memory { query } = &cmd {
         return json_response(&ephemeral(&memory_answer(env, &key, query).await), 200);
@@ -149,5 +153,22 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
         }
         Ok(other) => format!("⚠️ Unexpected memory answer: {other:?}"),
         Err(e) => format!("⚠️ My memory is not available right now: {e}"),
+    }
+}
+
+/// `/usage`: today's and this month's cost, cache hit rate and budget left,
+/// from the agent's usage ledger, shown only to the owner who asked. No LLM
+/// call; the same words as Telegram's `/usage`.
+async fn usage_answer(env: &Env, cfg: &AgentConfig, user: &str) -> String {
+    if !cfg.is_owner("discord", user) {
+        return "Only my owner can see what I cost.".into();
+    }
+    let req =
+        durable::protocol::usage::MeterRequest { agent: cfg.agent.to_string(), summary: true, ..Default::default() };
+    match crate::agent_do::meter(env, &req).await {
+        Ok(reply) => reply
+            .summary
+            .map_or_else(|| "⚠️ My usage ledger gave no figures.".into(), |s| durable::usage::report::summary_text(&s)),
+        Err(e) => format!("⚠️ I could not read my usage right now ({e}). Try again in a moment."),
     }
 }

@@ -93,6 +93,7 @@ struct Fx {
     cache: RefCell<MediaCache>,
     history: RefCell<crate::session::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    meter: RefCell<crate::session::meter::MeterState>,
 }
 
 impl Fx {
@@ -108,6 +109,7 @@ impl Fx {
             cache: RefCell::default(),
             history: RefCell::default(),
             wire_memo: RefCell::default(),
+            meter: RefCell::default(),
         }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
@@ -123,6 +125,7 @@ impl Fx {
             media_cache: &self.cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            meter: &self.meter,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod memory;
 pub mod pins;
 pub mod session;
+pub mod usage;
 
 /// The R2 bucket binding.
 pub const BUCKET_BINDING: &str = "BUCKET";

@@ -14,6 +14,9 @@ pub const STATUS_PATH: &str = "/status";
 pub const BRIEF_STATUS_PATH: &str = "/status?brief=1";
 /// `POST` → 202 [`ResetReply`], or 404 when the object never had a message.
 pub const RESET_PATH: &str = "/reset";
+/// `POST` → `{"ok": true}`: runs the queue now (the Agent object wakes a
+/// session a budget held, once the budget allows again).
+pub const WAKE_PATH: &str = "/wake";
 
 /// A message for a session's queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,6 +23,9 @@ pub struct SessionDeps<'a> {
     pub history: &'a RefCell<HistoryCache>,
     /// The encoded messages of the last request (only new ones are encoded).
     pub wire_memo: &'a RefCell<WireMemo>,
+    /// Calls not yet in the usage ledger, the reservation in flight, the
+    /// turn's footer, the cache watch.
+    pub meter: &'a RefCell<super::meter::MeterState>,
 }
 
 impl SessionDeps<'_> {

@@ -76,6 +76,7 @@ pub struct SessionHost<R: SessionRuntime> {
     /// What the Agent object's registry was last told.
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
+    meter: RefCell<super::meter::MeterState>,
     schema_ready: Cell<bool>,
 }
 
@@ -91,6 +92,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             config: RefCell::new(None),
             registered: RefCell::new(None),
             wire_memo: RefCell::default(),
+            meter: RefCell::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -135,6 +137,11 @@ impl<R: SessionRuntime> SessionHost<R> {
             self.runtime.wake().await?;
         }
         Ok(EnqueueReply { queued, busy: false })
+    }
+
+    /// Runs the queue soon (a message a budget held may go on now).
+    pub async fn wake(&self) -> Result<(), StorageError> {
+        self.runtime.wake().await
     }
 
     /// An admin reset goes through the queue like a `/reset` command, so it
@@ -262,6 +269,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            meter: &self.meter,
         };
         let report = drain(&platform, &deps).await?;
         let touch = SessionTouch {

@@ -11,7 +11,8 @@
 //! Files, from the top: [`drain`] (the queue loop) runs [`turn`]s and
 //! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
-//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves.
+//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
+//! [`meter`] records what each LLM call cost and keeps to the budget.
 
 pub mod answer;
 pub mod archive;
@@ -23,6 +24,7 @@ pub mod history;
 pub mod host;
 #[cfg(test)]
 mod host_tests;
+pub mod meter;
 pub mod prefix;
 pub mod replay;
 pub mod reset;

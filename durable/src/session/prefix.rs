@@ -58,7 +58,13 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     for w in &workspace.warnings {
         p.log(LogLevel::Warn, w);
     }
-    let tools = toolbox::tool_specs(scope);
+    let tools = match deps.key {
+        // Every call sends the tool definitions: background runs get fewer.
+        crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. } => {
+            toolbox::background_tools(toolbox::tool_specs(scope))
+        }
+        _ => toolbox::tool_specs(scope),
+    };
     let tool_names: Vec<&str> = tools.iter().map(|t| t.name).collect();
     let session_key = deps.key.render();
     let system = prompt::build_system_prompt(

@@ -54,6 +54,7 @@ struct Fixture {
     media_cache: RefCell<crate::media::MediaCache>,
     history: RefCell<super::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    meter: RefCell<crate::session::meter::MeterState>,
 }
 
 impl Fixture {
@@ -69,6 +70,7 @@ impl Fixture {
             media_cache: RefCell::default(),
             history: RefCell::default(),
             wire_memo: RefCell::default(),
+            meter: RefCell::default(),
         }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
@@ -92,6 +94,7 @@ impl Fixture {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            meter: &self.meter,
         }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
@@ -903,4 +906,5 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
 
+mod meter;
 mod poison;

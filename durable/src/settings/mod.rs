@@ -10,6 +10,7 @@
 
 pub mod media;
 pub mod overlay;
+pub mod usage;
 
 use r2_layout::AgentId;
 
@@ -139,6 +140,8 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// Budgets, price overrides and the usage footer (`BUDGET_*`, `LLM_PRICES`, `USAGE_FOOTER`).
+    pub usage: usage::UsageSettings,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -331,6 +334,7 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            usage: usage::UsageSettings::load(vars, agent)?,
         })
     }
 
