@@ -335,7 +335,14 @@ pub async fn stopped<P: Platform, S: Sql>(
     }
     store.set_meta(BLOCKED, "1")?;
     deps.meter.borrow_mut().blocked = Some(true);
-    let newest = store.last_inbox_seq()?;
+    // The newest message waiting for an answer (`/usage` is answered anyway).
+    let newest = store
+        .open_items()?
+        .into_iter()
+        .filter(|(_, payload)| serde_json::from_str::<Inbound>(payload).is_ok_and(|m| !is_usage_command(&m.text)))
+        .map(|(seq, _)| seq)
+        .max()
+        .unwrap_or(0);
     let told: i64 = store.meta(TOLD)?.and_then(|v| v.parse().ok()).unwrap_or(0);
     if newest > told {
         send(p, &inbound.reply_target, &stop.message).await;

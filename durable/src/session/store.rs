@@ -401,10 +401,11 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok(rows.into_iter().map(|mut r| (col_i64(&r, 0), col_string(&mut r, 1))).collect())
     }
 
-    /// The newest message received (queued or done).
-    pub fn last_inbox_seq(&self) -> Result<i64, StorageError> {
-        let rows = self.sql.exec("SELECT COALESCE(MAX(seq), 0) FROM inbox", &[])?;
-        Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
+    /// Open messages (running or waiting), oldest first: `(seq, payload)`.
+    pub fn open_items(&self) -> Result<Vec<(i64, String)>, StorageError> {
+        let rows =
+            self.sql.exec("SELECT seq, payload FROM inbox WHERE state IN ('pending','active') ORDER BY seq", &[])?;
+        Ok(rows.into_iter().map(|mut r| (col_i64(&r, 0), col_string(&mut r, 1))).collect())
     }
 
     /// An attempt that a budget stopped does not count towards

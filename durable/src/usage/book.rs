@@ -38,6 +38,9 @@ const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS usage_blocked (thread TEXT PRIMARY KEY, since INTEGER NOT NULL)",
 ];
 
+/// The largest integer a JavaScript number holds exactly.
+const MAX_SAFE_MS: i64 = (1 << 53) - 1;
+
 /// Calls more than this apart do not find the provider's cache (Anthropic's
 /// and OpenAI's prompt caches live about 5 minutes): not steady state.
 pub const CACHE_TTL_MS: i64 = 5 * 60_000;
@@ -328,7 +331,8 @@ impl UsageBook {
     ) -> Result<UsageReport, StorageError> {
         self.init(sql)?;
         let (from, until) = period.bounds(now, &self.timezone);
-        let (lo, hi) = (from.unwrap_or(i64::MIN), until.unwrap_or(i64::MAX));
+        // Open ends as numbers JavaScript holds exactly (SQLite values cross into JS).
+        let (lo, hi) = (from.unwrap_or(0), until.unwrap_or(MAX_SAFE_MS));
         let mut q = "SELECT kind, model, COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), \
                      SUM(cost), COUNT(cost) FROM usage_ledger WHERE at >= ? AND at < ?"
             .to_owned();

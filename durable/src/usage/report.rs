@@ -102,7 +102,7 @@ pub fn thousands(n: u64) -> String {
 }
 
 fn percent(rate: Option<f64>) -> String {
-    rate.map_or_else(|| "n/a".to_owned(), |r| format!("{:.0}%", r * 100.0))
+    rate.map_or_else(|| "n/a".to_owned(), |r| format!("{}%", (r * 100.0).round() as i64))
 }
 
 /// When a period turns, as the owner reads it.
@@ -158,7 +158,7 @@ pub fn background_stop_text(limit: &Limit, spent: Spent, percent: u8) -> String 
         "{} budget {}% used ({} of {}): background work (heartbeats, jobs, dreaming) stops at {percent}% \
 and resumes when the period turns",
         limit.span.word(),
-        limit.percent(spent).floor(),
+        limit.percent(spent).round(),
         spent_words(limit, spent),
         limit_words(limit),
     )
@@ -179,7 +179,7 @@ pub fn notice_text(limit: &Limit, spent: Spent, resets_at: i64, tz: &str, backgr
     format!(
         "💸 Heads-up: {}% of my {} budget is spent ({} of {}). Background work stops at {background_percent}%, \
 conversations at 100%. The budget resets {}.",
-        limit.percent(spent).floor(),
+        limit.percent(spent).round(),
         limit.span.word(),
         spent_words(limit, spent),
         limit_words(limit),
@@ -218,7 +218,12 @@ fn limit_line(name: &str, l: &LimitStatus, tz: &str) -> String {
     } else {
         String::new()
     };
-    format!("{name} budget: {} ({:.0}% used){state}; resets {}", left.join(", "), l.percent, when(l.resets_at, tz))
+    format!(
+        "{name} budget: {} ({}% used){state}; resets {}",
+        left.join(", "),
+        l.percent.round() as i64,
+        when(l.resets_at, tz)
+    )
 }
 
 /// The `/usage` answer: today, this month, by kind of work, budgets.
