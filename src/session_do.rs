@@ -41,6 +41,15 @@ impl SessionRuntime for DoRuntime {
     async fn wake(&self) -> std::result::Result<(), StorageError> {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)
     }
+    async fn wake_at(&self, at_ms: i64) -> std::result::Result<(), StorageError> {
+        // While the alarm runs, getAlarm is null unless set since it started.
+        let storage = self.state.storage();
+        match storage.get_alarm().await.map_err(storage_err)? {
+            Some(current) if current <= at_ms => Ok(()),
+            // An i64 is an offset from now.
+            _ => storage.set_alarm((at_ms - adapters::now_ms()).max(0)).await.map_err(storage_err),
+        }
+    }
     async fn register(&self, touch: &SessionTouch) -> std::result::Result<(), StorageError> {
         let agent = touch.session_key.agent().as_str();
         crate::objects::call::<_, serde_json::Value>(

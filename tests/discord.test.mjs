@@ -39,6 +39,7 @@ before(async () => {
       // knob) and one whose configuration is broken.
       AGENTS: "main,fast,slow,broken",
       ADMIN_TOKEN: "discord-admin",
+      USAGE_SETTLE_MS: "0",
       DISCORD_TURN_DEADLINE_MS__FAST: "1000",
       DISCORD_TURN_DEADLINE_MS__SLOW: "3600000",
       LLM_PROVIDER__BROKEN: "gemini",

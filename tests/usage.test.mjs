@@ -24,8 +24,12 @@ before(async () => {
   h = await startHearth({
     persist: fs.mkdtempSync(path.join(os.tmpdir(), "hearth-usage-")),
     bindings: {
-      AGENTS: "main,mystery,foot,tight,shared,bg",
+      AGENTS: "main,mystery,foot,tight,shared,bg,batch",
       ADMIN_TOKEN: ADMIN,
+      // Each drain settles at once, so the ledger is current when a test reads it;
+      // "batch" keeps the default way (calls wait in their session, then go together).
+      USAGE_SETTLE_MS: "0",
+      USAGE_SETTLE_MS__BATCH: "1500",
       TIMEZONE: "Europe/Paris",
       LLM_PRICES: JSON.stringify({ "claude-test": PRICE }),
       LLM_MODEL__MYSTERY: "mystery-model",
@@ -119,6 +123,14 @@ describe("the ledger", () => {
     assert.ok(byKey.steadyState.cacheHitRate >= 0.9, JSON.stringify(byKey.steadyState));
     const friend = await usage("main", "", `usage/threads/agent:main:telegram:dm:${FRIEND}`);
     assert.equal(friend.calls, 0);
+  });
+
+  test("by default a session sends its calls in one batch later, without waiting for another message", async () => {
+    for (let i = 0; i < 3; i++) await say("batch", `quick ${i}`);
+    const tokens = h.llm.requests.reduce((n, q) => n + q.usage.input + q.usage.output + q.usage.cacheRead + q.usage.cacheWrite, 0);
+    const r = await ledger("batch", 3);
+    assert.equal(r.calls, 3);
+    assert.equal(r.totalTokens, tokens);
   });
 
   test("the footer, when asked, shows the turn's tokens, cost and model", async () => {

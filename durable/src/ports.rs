@@ -274,7 +274,10 @@ pub trait Platform {
     ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
         Ok(crate::protocol::usage::MeterReply {
             settled: req.settle.len() as u32,
-            decision: req.reserve.as_ref().map(|_| crate::protocol::usage::Decision::Go { reservation: 0 }),
+            decision: req
+                .reserve
+                .as_ref()
+                .map(|_| crate::protocol::usage::Decision::Go { reservation: 0, tight: false }),
             ..Default::default()
         })
     }

@@ -109,7 +109,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
             max_output_tokens,
         };
         let req = MeterRequest { agent: agent.to_owned(), reserve: Some(reserve), ..Default::default() };
-        Ok(self.meter(&req)?.decision.unwrap_or(Decision::Go { reservation: 0 }))
+        Ok(self.meter(&req)?.decision.unwrap_or(Decision::Go { reservation: 0, tight: false }))
     }
 
     /// Records the object's own call (and releases its reservation). The

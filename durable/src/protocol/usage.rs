@@ -139,8 +139,14 @@ pub struct MeterRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "decision")]
 pub enum Decision {
-    /// Go ahead; release `reservation` when the call is over.
-    Go { reservation: u64 },
+    /// Go ahead; release `reservation` when the call is over. `tight`: a
+    /// limit is near (80 % with what is held), so release it promptly
+    /// rather than with the next batch: other calls may be waiting for it.
+    Go {
+        reservation: u64,
+        #[serde(default)]
+        tight: bool,
+    },
     /// What is spent leaves room, but calls in flight may take it: ask again
     /// after `retry_ms`.
     #[serde(rename_all = "camelCase")]

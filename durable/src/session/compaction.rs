@@ -108,7 +108,7 @@ pub async fn compact<P: Platform>(
     let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
         Ok(done) => done.reply,
         Err(e) => {
-            meter::call_failed(deps);
+            meter::call_failed(deps, p.now_ms());
             p.log(LogLevel::Warn, &format!("compaction skipped: {e}"));
             return Ok(None);
         }

@@ -41,6 +41,9 @@ pub trait SessionRuntime {
     fn platform(&self, config: &AgentConfig, key: &SessionKey) -> Result<Self::Platform, StorageError>;
     /// Runs the alarm as soon as possible (a drain picks up what was queued).
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Runs the alarm at `at_ms` (ms since the epoch), unless it is already
+    /// set to run earlier (usage waiting to be settled with the ledger).
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
     fn now_ms(&self) -> i64;
@@ -272,6 +275,12 @@ impl<R: SessionRuntime> SessionHost<R> {
             meter: &self.meter,
         };
         let report = drain(&platform, &deps).await?;
+        if let Some(at) = super::meter::next_settle(&deps) {
+            // Finished calls wait for their batch: come back when it is due.
+            if let Err(e) = self.runtime.wake_at(at).await {
+                self.runtime.log(LogLevel::Warn, &format!("usage settlement not scheduled: {e}"));
+            }
+        }
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),

@@ -6,8 +6,12 @@
 //!   carries the calls finished since; [`Gate::Stop`] means no call.
 //! - [`after_call`] writes the call down, releases its reservation, adds it
 //!   to the turn's footer and watches the cache hit rate ([`crate::usage::cache`]).
-//! - [`flush`] at the end of a drain sends what is left: without a budget
-//!   this is the only request, one per drain, however many calls it made.
+//! - [`flush`] at the end of a drain sends what is left once it is due:
+//!   finished calls wait in the session up to `USAGE_SETTLE_MS` (a minute)
+//!   and go in one batch, so a conversation costs its Agent object about one
+//!   request a minute, not one per turn; [`next_settle`] tells the host when
+//!   to run the alarm for what is still waiting. Near a limit (the ledger
+//!   says `tight`) the reservation is released at once instead.
 //!
 //! A call is settled once: rows stay `settled = 0` until the ledger has
 //! them, and the ledger ignores a `(thread, seq)` it already holds, so a
@@ -30,6 +34,10 @@ use r2_layout::Usage;
 
 /// Calls sent to the ledger in one request at most (the rest go next time).
 const MAX_SETTLE: i64 = 200;
+/// Calls a session keeps at most before it settles, however recent.
+const SETTLE_BATCH: usize = 50;
+/// After a failed settlement, the next try waits at least this long.
+const RETRY_SETTLE_MS: i64 = 10_000;
 /// How often a call waits for calls in flight before giving up (60 s at
 /// the ledger's 500 ms).
 const MAX_WAITS: u32 = 120;
@@ -45,10 +53,14 @@ pub struct MeterState {
     /// Calls not yet in the ledger, once read from SQLite.
     pending: Vec<CallRecord>,
     loaded: bool,
-    /// Reservations to release with the next request.
+    /// Reservations to release with the next request, and since when.
     release: Vec<u64>,
-    /// The reservation of the call in flight.
+    release_since: Option<i64>,
+    /// The reservation of the call in flight, and whether its limit is near.
     open: Option<u64>,
+    tight: bool,
+    /// No settlement before this (the last one failed).
+    not_before: i64,
     /// This turn so far, for the footer.
     turn: Usage,
     turn_cost: Option<f64>,
@@ -76,9 +88,9 @@ pub fn kind_for(key: &SessionKey, kind: UsageKind) -> UsageKind {
     }
 }
 
-/// The request carrying what is left to settle and release (nothing is
-/// taken out until the ledger confirms, see [`confirmed`]).
-fn outgoing<S: Sql>(store: &SessionStore<'_, S>, deps: &SessionDeps<'_>) -> Result<MeterRequest, StorageError> {
+/// Reads the calls not yet settled from SQLite, once per object (and again
+/// after a batch too large for one request).
+fn load<S: Sql>(store: &SessionStore<'_, S>, deps: &SessionDeps<'_>) -> Result<(), StorageError> {
     let mut m = deps.meter.borrow_mut();
     if !m.loaded {
         let thread = deps.key.render();
@@ -101,6 +113,14 @@ fn outgoing<S: Sql>(store: &SessionStore<'_, S>, deps: &SessionDeps<'_>) -> Resu
         // More than a request carries: read again after these are settled.
         m.loaded = (m.pending.len() as i64) < MAX_SETTLE;
     }
+    Ok(())
+}
+
+/// The request carrying what is left to settle and release (nothing is
+/// taken out until the ledger confirms, see [`confirmed`]).
+fn outgoing<S: Sql>(store: &SessionStore<'_, S>, deps: &SessionDeps<'_>) -> Result<MeterRequest, StorageError> {
+    load(store, deps)?;
+    let m = deps.meter.borrow();
     Ok(MeterRequest {
         agent: deps.config.agent.to_string(),
         settle: m.pending.iter().take(MAX_SETTLE as usize).cloned().collect(),
@@ -122,7 +142,37 @@ fn confirmed<S: Sql>(
     let mut m = deps.meter.borrow_mut();
     m.pending.retain(|c| !req.settle.iter().any(|s| s.seq == c.seq));
     m.release.retain(|r| !req.release.contains(r));
+    // The ledger answered: what still waits need not wait for a retry.
+    m.not_before = 0;
+    if m.release.is_empty() {
+        m.release_since = None;
+    }
     Ok(())
+}
+
+/// When what is waiting must go to the ledger (`None`: nothing waits).
+fn due(deps: &SessionDeps<'_>) -> Option<i64> {
+    let m = deps.meter.borrow();
+    let oldest = m.pending.iter().map(|c| c.at).min();
+    let since = match (oldest, m.release_since) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    let at = if m.pending.len() >= SETTLE_BATCH || (m.tight && !m.release.is_empty()) {
+        since
+    } else {
+        since.saturating_add(deps.config.usage.settle_ms)
+    };
+    Some(at.max(m.not_before))
+}
+
+/// When the session should run again to settle what is waiting (after a
+/// drain; `None`: nothing waits, or the ledger is off).
+pub fn next_settle(deps: &SessionDeps<'_>) -> Option<i64> {
+    if !deps.config.usage.ledger {
+        return None;
+    }
+    due(deps)
 }
 
 /// Sends a warning to the owner (the `notify` channel).
@@ -173,8 +223,9 @@ pub async fn before_call<P: Platform>(
         confirmed(&store, deps, &req)?;
         tell_owner(p, reply.notice).await;
         match reply.decision {
-            Some(Decision::Go { reservation }) => {
-                deps.meter.borrow_mut().open = (reservation != 0).then_some(reservation);
+            Some(Decision::Go { reservation, tight }) => {
+                let mut m = deps.meter.borrow_mut();
+                (m.open, m.tight) = ((reservation != 0).then_some(reservation), tight);
                 return Ok(Gate::Go);
             }
             Some(Decision::Stop(stop)) => return Ok(Gate::Stop(stop)),
@@ -232,6 +283,7 @@ pub fn after_call<P: Platform, S: Sql>(
     }
     if let Some(r) = m.open.take() {
         m.release.push(r);
+        m.release_since.get_or_insert(now);
     }
     if deps.config.usage.footer {
         let price = m.prices.get_or_insert_with(|| prices::PriceBook::new(&deps.config.usage.prices)).price(model);
@@ -273,31 +325,35 @@ pub fn after_call<P: Platform, S: Sql>(
 }
 
 /// A call that failed (no usage): its reservation is released.
-pub fn call_failed(deps: &SessionDeps<'_>) {
+pub fn call_failed(deps: &SessionDeps<'_>, now: i64) {
     let mut m = deps.meter.borrow_mut();
     if let Some(r) = m.open.take() {
         m.release.push(r);
+        m.release_since.get_or_insert(now);
     }
 }
 
-/// Sends what is left to settle (the end of a drain). A ledger that cannot
-/// be reached gets it next time.
+/// Sends what waits to be settled, once it is due (the end of a drain). A
+/// ledger that cannot be reached gets it on a later try.
 pub async fn flush<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<(), StorageError> {
     if !deps.config.usage.ledger {
         return Ok(());
     }
     let store = SessionStore::new(p.sql());
-    let req = outgoing(&store, deps)?;
-    if req.settle.is_empty() && req.release.is_empty() {
+    load(&store, deps)?;
+    let now = p.now_ms();
+    if due(deps).is_none_or(|at| at > now) {
         return Ok(());
     }
+    let req = outgoing(&store, deps)?;
     match p.meter(&req).await {
         Ok(reply) => {
             confirmed(&store, deps, &req)?;
             tell_owner(p, reply.notice).await;
         }
         Err(e) => {
-            p.log(LogLevel::Warn, &format!("usage not settled yet ({} calls; retried later): {e}", req.settle.len()))
+            deps.meter.borrow_mut().not_before = now.saturating_add(RETRY_SETTLE_MS.max(deps.config.usage.settle_ms));
+            p.log(LogLevel::Warn, &format!("usage not settled yet ({} calls; retried later): {e}", req.settle.len()));
         }
     }
     Ok(())

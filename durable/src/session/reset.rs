@@ -216,7 +216,7 @@ async fn extract_before_reset<P: Platform, S: Sql>(
     let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
         Ok(done) => done.reply,
         Err(e) => {
-            meter::call_failed(deps);
+            meter::call_failed(deps, p.now_ms());
             p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {e}"));
             return Ok(found);
         }

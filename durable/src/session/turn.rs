@@ -125,7 +125,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 done.reply
             }
             Err(e) => {
-                meter::call_failed(deps);
+                meter::call_failed(deps, p.now_ms());
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
                 send(p, target, &e.user_message()).await;
                 return Ok(calls);

@@ -12,6 +12,11 @@ pub const WARN_PERCENT: u8 = 80;
 /// dreaming) stops, leaving the rest for conversations.
 pub const DEFAULT_BACKGROUND_PERCENT: u8 = 90;
 
+/// How long a session keeps finished calls before it sends them to the
+/// ledger: the registry's refresh interval, so a session talks to its Agent
+/// object about once a minute at most, not once per turn.
+pub const DEFAULT_SETTLE_MS: i64 = 60_000;
+
 /// Prices of one model in USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelPrice {
@@ -61,6 +66,10 @@ pub struct UsageSettings {
     /// `USAGE_LEDGER=off` (bench only): calls are not sent to the Agent
     /// object's ledger, so nothing is recorded or enforced there.
     pub ledger: bool,
+    /// `USAGE_SETTLE_MS` (default 60,000): how long finished calls may wait
+    /// in their session before they go to the ledger, in one batch. Tests
+    /// set 0 (every drain settles at once).
+    pub settle_ms: i64,
 }
 
 impl Default for UsageSettings {
@@ -70,6 +79,7 @@ impl Default for UsageSettings {
             prices: Vec::new(),
             footer: false,
             ledger: true,
+            settle_ms: DEFAULT_SETTLE_MS,
         }
     }
 }
@@ -170,6 +180,14 @@ impl UsageSettings {
             },
             footer: flag(vars, agent, "USAGE_FOOTER", false)?,
             ledger: flag(vars, agent, "USAGE_LEDGER", true)?,
+            settle_ms: match setting(vars, agent, "USAGE_SETTLE_MS") {
+                None => DEFAULT_SETTLE_MS,
+                Some(raw) => raw
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|ms| *ms >= 0)
+                    .ok_or_else(|| invalid("USAGE_SETTLE_MS", format!("{raw:?} is not a number of milliseconds")))?,
+            },
         })
     }
 }

@@ -271,7 +271,7 @@ impl UsageBook {
     ) -> Result<Decision, StorageError> {
         self.init(sql)?;
         if !self.settings.budget.is_set() {
-            return Ok(Decision::Go { reservation: 0 });
+            return Ok(Decision::Go { reservation: 0, tight: false });
         }
         let estimate = budget::estimate(self.price(model, log).as_ref(), prompt_tokens, max_output);
         let limits = self.limits(sql, now)?;

@@ -173,13 +173,17 @@ pub fn decide(
         });
     }
     let held = holds.total(now);
-    let crowded = limits.iter().any(|(limit, spent, _)| {
-        limit.reached(Spent { usd: spent.usd + held.usd, tokens: spent.tokens + held.tokens }, share)
-    });
-    if crowded {
+    let with_held = |spent: &Spent| Spent { usd: spent.usd + held.usd, tokens: spent.tokens + held.tokens };
+    if limits.iter().any(|(limit, spent, _)| limit.reached(with_held(spent), share)) {
         return Decision::Wait { retry_ms: WAIT_RETRY_MS };
     }
-    Decision::Go { reservation: holds.hold(estimate.usd, estimate.tokens, now) }
+    let warn = f64::from(crate::settings::usage::WARN_PERCENT) / 100.0;
+    let after = |spent: &Spent| {
+        let s = with_held(spent);
+        Spent { usd: s.usd + estimate.usd, tokens: s.tokens + estimate.tokens }
+    };
+    let tight = limits.iter().any(|(limit, spent, _)| limit.reached(after(spent), warn * share));
+    Decision::Go { reservation: holds.hold(estimate.usd, estimate.tokens, now), tight }
 }
 
 #[cfg(test)]
@@ -192,7 +196,7 @@ mod tests {
 
     fn go(d: &Decision) -> Option<u64> {
         match d {
-            Decision::Go { reservation } => Some(*reservation),
+            Decision::Go { reservation, .. } => Some(*reservation),
             _ => None,
         }
     }

@@ -114,10 +114,12 @@ fn concurrent_sessions_cannot_overshoot_by_more_than_the_calls_in_flight() {
     let mut l = Ledger::new("UTC", settings(daily(0.1)));
     l.settle(vec![call("agent:main:telegram:dm:1", 1, NOON, "flat", UsageKind::Conversation, 80_000)], NOON);
     // Three sessions at once: one goes, the others wait for it.
-    let Decision::Go { reservation } = l.reserve("agent:main:telegram:dm:1", UsageKind::Conversation, NOON, vec![])
+    let Decision::Go { reservation, tight } =
+        l.reserve("agent:main:telegram:dm:1", UsageKind::Conversation, NOON, vec![])
     else {
         panic!()
     };
+    assert!(tight, "the limit is near: release promptly");
     for t in ["agent:main:telegram:dm:2", "agent:main:telegram:dm:3"] {
         assert!(matches!(l.reserve(t, UsageKind::Conversation, NOON, vec![]), Decision::Wait { .. }));
     }

@@ -22,6 +22,8 @@ fn with_budget(f: &mut Fixture, budget: Budget) {
     let settings = UsageSettings {
         budget,
         prices: vec![("m".into(), ModelPrice { input: 1.0, output: 1.0, cache_read: 1.0, cache_write: 1.0 })],
+        // Every drain settles at once (the batching has its own test).
+        settle_ms: 0,
         ..Default::default()
     };
     f.p.usage.configure(settings.clone(), "UTC");
@@ -46,8 +48,31 @@ fn open(f: &Fixture) -> i64 {
 }
 
 #[test]
-fn without_a_budget_a_drain_settles_all_its_calls_in_one_request() {
+fn without_a_budget_calls_wait_in_the_session_and_go_in_one_batch_a_minute_later() {
     let f = Fixture::new();
+    f.p.now.set(1_000);
+    f.p.http.push_json(200, tool_call());
+    f.p.http.push_json(200, costly("done", 2_000));
+    f.enqueue(&inbound(1, "read your soul"));
+    assert_eq!(f.drain().llm_calls, 2);
+    assert_eq!(f.p.usage.requests.borrow().len(), 0, "no request per call, nor per turn");
+    assert_eq!(super::super::meter::next_settle(&f.deps()), Some(61_000), "due a minute after the first call");
+    f.say(2, "hi", "hello");
+    assert_eq!(f.p.usage.requests.borrow().len(), 0);
+    // The alarm the host set for then: one request with all three calls.
+    f.p.now.set(61_000);
+    f.drain();
+    let requests = f.p.usage.requests.borrow().clone();
+    assert_eq!(requests.len(), 1, "one batch");
+    assert_eq!(requests[0].settle.len(), 3);
+    assert_eq!(super::super::meter::next_settle(&f.deps()), None, "nothing waits");
+    assert_eq!(report(&f).calls, 3);
+}
+
+#[test]
+fn with_settle_ms_zero_a_drain_settles_all_its_calls_in_one_request() {
+    let mut f = Fixture::new();
+    f.cfg.usage.settle_ms = 0;
     f.p.http.push_json(200, tool_call());
     f.p.http.push_json(200, costly("done", 2_000));
     f.enqueue(&inbound(1, "read your soul"));
