@@ -219,3 +219,15 @@ fn a_threads_steady_state_leaves_out_each_conversations_first_calls_and_cold_one
     assert!(r.cache_hit_rate.unwrap() < 0.5);
     assert_eq!(r.thread.as_deref(), Some(t));
 }
+
+#[test]
+fn threads_are_session_keys_main_or_api_thread_ids() {
+    use super::thread_key;
+    assert_eq!(thread_key("main", "main").as_deref(), Some("agent:main:main"));
+    assert_eq!(thread_key("main", "agent:main:telegram:dm:42").as_deref(), Some("agent:main:telegram:dm:42"));
+    assert_eq!(thread_key("main", "agent:main:api:t1").as_deref(), Some("agent:main:api:t1"));
+    assert_eq!(thread_key("main", "t1").as_deref(), Some("agent:main:api:t1"));
+    for bad in ["agent:work:main", "agent:main:api:", "a:b", "", "x/y", "agent:main:bogus"] {
+        assert_eq!(thread_key("main", bad), None, "{bad:?}");
+    }
+}
