@@ -5,6 +5,8 @@
 //!   queued in the same Session object as any Telegram message; the answer
 //!   edits the deferred message ([`client`]);
 //! - `/status` is answered directly from the Session object, no LLM call;
+//! - `/usage` (the owner only) is answered from the agent's usage ledger,
+//!   no LLM call, in the words of Telegram's `/usage`;
 //! - people and channels not in `OWNER_IDS`/`ALLOW_FROM` get an ephemeral note
 //!   with their id.
 
