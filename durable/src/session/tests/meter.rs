@@ -271,3 +271,29 @@ fn a_steady_session_whose_cache_misses_is_logged_with_the_cause() {
     let line = logs.iter().find(|l| l.contains("cache hit rate")).expect("logged");
     assert!(line.contains("0.00 below 0.7") && line.contains("system prompt changed"), "{line}");
 }
+
+#[test]
+fn a_usage_table_from_before_the_ledger_gains_its_columns_and_its_old_rows_stay_out() {
+    let p = TestPlatform::default();
+    use crate::ports::Sql;
+    // The table as it was before issue 14, with a call in it.
+    p.sql
+        .exec(
+            "CREATE TABLE usage (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, session_id TEXT NOT NULL, \
+             model TEXT NOT NULL, input INTEGER NOT NULL, output INTEGER NOT NULL, cache_read INTEGER NOT NULL, \
+             cache_write INTEGER NOT NULL)",
+            &[],
+        )
+        .unwrap();
+    p.sql.exec("INSERT INTO usage (at, session_id, model, input, output, cache_read, cache_write) VALUES (1, 's', 'm', 5, 5, 0, 0)", &[]).unwrap();
+    let store = SessionStore::new(&p.sql);
+    store.init().unwrap();
+    store.init().unwrap();
+    assert!(store.unsettled(10).unwrap().is_empty(), "old calls were never meant for the ledger");
+    let seq = store.record_call(2, "s", "m", "toolRound", &r2_layout::Usage::new(1, 2, 3, 4)).unwrap();
+    let waiting = store.unsettled(10).unwrap();
+    assert_eq!((waiting.len(), waiting[0].seq, waiting[0].kind.as_str()), (1, seq, "toolRound"));
+    assert_eq!(store.usage_totals_all().unwrap().total_tokens, 20, "the session's own totals keep both");
+    store.mark_settled(seq).unwrap();
+    assert!(store.unsettled(10).unwrap().is_empty());
+}
