@@ -3,6 +3,7 @@
 //! [`route`]; authentication happens once, here.
 
 mod pins;
+mod usage;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
@@ -33,6 +34,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
+        (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
+            usage::report(&req, env, agent, Some(thread)).await
+        }
         (Method::Get, ["agents", agent, "mcp"]) => {
             let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
             forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)

@@ -40,6 +40,8 @@ before(async () => {
       // (nothing to post with once an interaction token is dead) and short
       // waits between retries (DELIVERY_MAX_WAIT_MS, tests only).
       AGENTS: "main,fast,slow,broken,nobot",
+      ADMIN_TOKEN: "discord-admin",
+      USAGE_SETTLE_MS: "0",
       DISCORD_TURN_DEADLINE_MS__FAST: "1000",
       DISCORD_TURN_DEADLINE_MS__SLOW: "3600000",
       DISCORD_TURN_DEADLINE_MS__NOBOT: "3600000",
@@ -285,6 +287,36 @@ describe("discord interactions endpoint", () => {
     assert.equal(discord.calls("original").length, 1);
   });
 
+  test("/usage shows the owner what the agent cost, the same figures as the API, without an LLM call", async () => {
+    await post(ask("something that costs"));
+    await h.until(() => discord.calls("original").length === 1, { what: "turn" });
+    const calls = h.llm.requests.length;
+    // The turn's call is in the ledger once its session settled it.
+    const auth = { headers: { authorization: "Bearer discord-admin" } };
+    const read = async () => (await h.fetch("/api/agents/main/usage?period=today", auth)).json();
+    // Until earlier turns' settlements have all landed: two reads alike.
+    let api = await read();
+    await h.until(async () => {
+      await settle(200);
+      const again = await read();
+      const same = again.calls >= 1 && again.totalTokens === api.totalTokens;
+      api = again;
+      return same;
+    }, { what: "the ledger settled" });
+    const r = await post(command("usage"));
+    assert.equal(r.json.type, 4);
+    assert.equal(r.json.data.flags, 64, "only the owner sees it");
+    const text = r.json.data.content;
+    assert.match(text, /^📊 Usage/);
+    const total = api.totalTokens.toLocaleString("en-US");
+    assert.ok(text.includes(`Today: $0.0000 (+ unpriced: claude-test) · ${total} tokens`), `${text}\n${JSON.stringify(api)}`);
+    assert.match(text, new RegExp(`${api.calls} calls · cache hit rate`));
+    const other = await post(command("usage", { user: FRIEND }));
+    assert.equal(other.json.data.content, "Only my owner can see what I cost.");
+    await settle();
+    assert.equal(h.llm.requests.length, calls, "no LLM call for /usage");
+  });
+
   test("/memory searches the conversation's own memory store, without an LLM call", async () => {
     h.llm.push({ toolCall: { name: "memory_add", input: { name: "bike-lock", content: "The bike lock code is 4711" } } }, { text: "noted" });
     await post(ask("remember my bike lock code 4711"));
@@ -445,13 +477,13 @@ describe("npm run discord:register", () => {
     const env = { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: discord.botToken };
     const g = await run(["--guild", "987"], env, tmp());
     assert.equal(g.status, 0, g.stderr);
-    assert.match(g.stdout, /Registered 4 commands guild 987/);
+    assert.match(g.stdout, /Registered 5 commands guild 987/);
     assert.match(g.stdout, /\/ask/);
     const put = discord.calls("commands")[0];
     assert.equal(put.method, "PUT");
     assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
     assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
-    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status", "memory"]);
+    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status", "usage", "memory"]);
     const askDef = put.body[0];
     assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
 
@@ -459,7 +491,7 @@ describe("npm run discord:register", () => {
     fs.writeFileSync(path.join(dir, ".dev.vars"), `# test\nDISCORD_APPLICATION_ID=${discord.appId}\nDISCORD_BOT_TOKEN="${discord.botToken}"\nDISCORD_API_BASE=${discord.base}\n`);
     const global = await run([], {}, dir);
     assert.equal(global.status, 0, global.stderr);
-    assert.match(global.stdout, /Registered 4 commands globally/);
+    assert.match(global.stdout, /Registered 5 commands globally/);
     assert.equal(discord.calls("commands")[1].path, `/applications/${discord.appId}/commands`);
   });
 

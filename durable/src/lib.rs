@@ -34,6 +34,7 @@
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
+//! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -60,6 +61,7 @@ pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod usage;
 pub mod web;
 pub mod workspace;
 

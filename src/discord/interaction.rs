@@ -126,6 +126,8 @@ pub enum Command {
     Memory {
         query: String,
     },
+    /// `/usage`: what the agent cost today and this month (owner only).
+    Usage,
     Unknown(String),
 }
 
@@ -183,6 +185,7 @@ impl Interaction {
             }
             "reset" => Command::Reset,
             "status" => Command::Status,
+            "usage" => Command::Usage,
             "memory" => Command::Memory { query: opt("query").and_then(Value::as_str).unwrap_or("").to_owned() },
             other => Command::Unknown(other.to_owned()),
         })

@@ -5,6 +5,8 @@
 //!   queued in the same Session object as any Telegram message; the answer
 //!   edits the deferred message ([`client`]);
 //! - `/status` is answered directly from the Session object, no LLM call;
+//! - `/usage` (the owner only) is answered from the agent's usage ledger,
+//!   no LLM call, in the words of Telegram's `/usage`;
 //! - people and channels not in `OWNER_IDS`/`ALLOW_FROM` get an ephemeral note
 //!   with their id.
 
@@ -72,6 +74,7 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
         Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
+        Some(Command::Usage) => (Command::Usage, "/usage".to_owned(), vec![]),
         Some(Command::Memory { query }) => {
             (Command::Memory { query: query.clone() }, format!("/memory {query}"), vec![])
         }
@@ -107,6 +110,9 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
             Err(e) => format!("⚠️ Could not read the session status: {e}"),
         };
         return json_response(&ephemeral(&text), 200);
+    }
+    if cmd == Command::Usage {
+        return json_response(&ephemeral(&usage_answer(env, cfg, &inbound.sender_id).await), 200);
     }
     if let Command::Memory { query } = &cmd {
         return json_response(&ephemeral(&memory_answer(env, &key, query).await), 200);
@@ -149,5 +155,22 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
         }
         Ok(other) => format!("⚠️ Unexpected memory answer: {other:?}"),
         Err(e) => format!("⚠️ My memory is not available right now: {e}"),
+    }
+}
+
+/// `/usage`: today's and this month's cost, cache hit rate and budget left,
+/// from the agent's usage ledger, shown only to the owner who asked. No LLM
+/// call; the same words as Telegram's `/usage`.
+async fn usage_answer(env: &Env, cfg: &AgentConfig, user: &str) -> String {
+    if !cfg.is_owner("discord", user) {
+        return "Only my owner can see what I cost.".into();
+    }
+    let req =
+        durable::protocol::usage::MeterRequest { agent: cfg.agent.to_string(), summary: true, ..Default::default() };
+    match crate::agent_do::meter(env, &req).await {
+        Ok(reply) => reply
+            .summary
+            .map_or_else(|| "⚠️ My usage ledger gave no figures.".into(), |s| durable::usage::report::summary_text(&s)),
+        Err(e) => format!("⚠️ I could not read my usage right now ({e}). Try again in a moment."),
     }
 }

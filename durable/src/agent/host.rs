@@ -112,6 +112,8 @@ impl<S: Sql> HubHost for MemoryClock<S> {
 pub struct AgentHost<R: AgentRuntime> {
     runtime: R,
     hub: RefCell<Option<MemoryHub<R::Sql>>>,
+    /// The usage ledger of the agent this object serves ([`super::usage`]).
+    pub(super) usage: RefCell<Option<(String, crate::usage::book::UsageBook)>>,
 }
 
 impl<R: AgentRuntime> AgentHost<R>
@@ -119,7 +121,7 @@ where
     R: 'static,
 {
     pub fn new(runtime: R) -> Self {
-        AgentHost { runtime, hub: RefCell::new(None) }
+        AgentHost { runtime, hub: RefCell::new(None), usage: RefCell::new(None) }
     }
 
     pub fn runtime(&self) -> &R {
@@ -316,6 +318,8 @@ where
     pub async fn tick(&self, req: &TickRequest) -> Result<TickReply, StorageError> {
         view::record_trigger(&**self.runtime.sql(), &req.agent, req.scheduled_time)?;
         self.runtime.wake().await?;
+        // Time passed: a conversation a budget held may go on now.
+        self.wake_held_sessions(&req.agent).await;
         Ok(TickReply { pending: req.scheduled_time })
     }
 

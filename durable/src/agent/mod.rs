@@ -5,3 +5,4 @@ pub mod host;
 #[cfg(test)]
 mod host_tests;
 pub mod registry;
+pub mod usage;

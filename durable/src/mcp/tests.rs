@@ -171,6 +171,7 @@ struct Session {
     history: RefCell<crate::session::history::HistoryCache>,
     memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<McpState>,
+    meter: RefCell<crate::session::meter::MeterState>,
     n: Cell<u32>,
 }
 
@@ -212,6 +213,7 @@ impl Session {
             history: RefCell::default(),
             memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
             n: Cell::new(0),
         }
     }
@@ -241,6 +243,7 @@ impl Session {
             history: &self.history,
             wire_memo: &self.memo,
             mcp: &self.mcp,
+            meter: &self.meter,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

@@ -3,6 +3,7 @@
 //! eviction.
 
 use super::deps::SessionDeps;
+use super::meter;
 use super::prefix::prepare;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
@@ -48,6 +49,14 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             let note = "⚠️ I could not process your message after several tries. It is saved in our history.";
             send(p, deps, &inbound.reply_target, note).await?;
             store.finish(item.seq, p.now_ms())?;
+            continue;
+        }
+        if meter::is_usage_command(&inbound.text) {
+            // Answered from the ledger, no LLM call; not part of the conversation.
+            store.start(item.seq, "", None)?;
+            meter::answer_usage(p, deps, &inbound).await?;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
             continue;
         }
         // A reset is recognised whether it starts now or resumes (eviction,
@@ -121,10 +130,18 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         report.llm_calls += run_turn(p, &store, &inbound, item.seq, &session_id, deps).await?;
+        if meter::held(deps) {
+            // A budget holds the message: it stays open (this attempt does
+            // not count as a failure) until the Agent object wakes us.
+            store.uncount_attempt(item.seq)?;
+            meter::answer_waiting_usage(p, deps, &store).await?;
+            break;
+        }
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
     }
     reply::flush(p, deps).await?;
+    meter::flush(p, deps).await?;
     Ok(report)
 }
 

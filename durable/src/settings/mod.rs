@@ -11,6 +11,7 @@
 pub mod delivery;
 pub mod media;
 pub mod overlay;
+pub mod usage;
 pub mod web;
 
 use r2_layout::AgentId;
@@ -147,6 +148,8 @@ pub struct AgentConfig {
     pub mcp: web::McpSettings,
     /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
     pub delivery: delivery::DeliveryConfig,
+    /// Budgets, price overrides and the usage footer (`BUDGET_*`, `LLM_PRICES`, `USAGE_FOOTER`).
+    pub usage: usage::UsageSettings,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -343,6 +346,7 @@ impl AgentConfig {
             web: web::WebConfig::load(vars, agent, provider)?,
             mcp: web::McpSettings::load(vars, agent)?,
             delivery,
+            usage: usage::UsageSettings::load(vars, agent)?,
         })
     }
 
