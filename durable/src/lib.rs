@@ -26,6 +26,8 @@
 //! - [`tools`]: the workspace tools; [`memory`]: the BM25 memory, its host
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated.
 //! - [`routing`]: who may talk to the agent and which session a message joins.
+//! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
+//!   messages (Telegram updates), tested on real payloads.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
 //!
 //! **Top floor**: the objects.
@@ -44,6 +46,7 @@ pub mod storage;
 pub mod text;
 pub mod toolkit;
 
+pub mod channels;
 pub mod llm;
 pub mod media;
 pub mod memory;

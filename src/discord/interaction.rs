@@ -266,6 +266,7 @@ pub fn to_inbound(
         },
         received_at: now_ms,
         media,
+        context: vec![],
     })
 }
 
