@@ -68,10 +68,15 @@ pub struct Inbound {
 
 impl Inbound {
     /// The text the history keeps for this message: in a group the sender's
-    /// name first (`[Ana]: hi`), and before that the context's preface.
+    /// name first (`[Ana]: hi`, or `[Ana]` alone for a bare attachment), and
+    /// before that the context's preface.
     pub fn user_text(&self) -> String {
         let text = if self.kind == ChatKind::Group && !self.sender_name.is_empty() {
-            format!("[{}]: {}", self.sender_name, self.text)
+            if self.text.trim().is_empty() {
+                format!("[{}]", self.sender_name)
+            } else {
+                format!("[{}]: {}", self.sender_name, self.text)
+            }
         } else {
             self.text.clone()
         };

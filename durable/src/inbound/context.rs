@@ -23,6 +23,19 @@ pub const MAX_CONTEXT_ITEMS: usize = 3;
 pub const CUT_MARKER: &str = "…[cut]";
 
 /// One thing the user's message refers to.
+///
+/// How channels fill it: Telegram in `channels::telegram::context`; Discord's
+/// message command (`data.resolved.messages[target_id]`) as [`About`]. A
+/// Discord Gateway `MESSAGE_CREATE` that replies (type 19, with
+/// `message_reference` and `referenced_message`) maps to [`Reply`]: `author`
+/// the referenced message's `author.global_name` (else `username`), `yours`
+/// when that author is the bot, `text` its `content` with attachment names
+/// in brackets first; a `referenced_message` of `null` (deleted) gives a
+/// `Reply` with no text. A forward (`message_snapshots`) maps to [`Forward`].
+///
+/// [`About`]: MessageContext::About
+/// [`Reply`]: MessageContext::Reply
+/// [`Forward`]: MessageContext::Forward
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum MessageContext {

@@ -19,18 +19,17 @@ pub fn of(msg: &TgMessage, bot: &BotIdentity) -> Vec<MessageContext> {
             author: if yours { None } else { author(r.sender_chat.as_ref(), r.from.as_ref()) },
             yours,
             place: None,
-            text: summary(r.body().0, &r.content),
+            text: summary(r.body().0, r),
             quote,
         });
     } else if let Some(x) = &msg.external_reply {
         // Its text is not sent (only the quote, when there is one); its origin says whose it was.
         let author = x.origin.as_ref().map(origin_name);
-        let place = x
-            .chat
-            .as_ref()
+        let chat = Some(&x.chat).filter(|c| c.id != 0 || c.title.is_some());
+        let place = chat
             .map(|c| format!("\"{}\"", display_name(c)))
             .filter(|p| !author.as_deref().is_some_and(|a| a.contains(p.as_str())));
-        out.push(MessageContext::Reply { author, yours: false, place, text: summary("", &x.content), quote });
+        out.push(MessageContext::Reply { author, yours: false, place, text: summary("", x), quote });
     } else if let Some(q) = quote {
         out.push(MessageContext::Reply {
             author: None,
@@ -53,8 +52,8 @@ fn is_topic_start(msg: &TgMessage, reply: &TgMessage) -> bool {
         || (msg.is_topic_message == Some(true)
             && msg.message_thread_id == Some(reply.message_id)
             && reply.body().0.is_empty()
-            && super::describe::content(&reply.content).is_none()
-            && super::describe::file_noun(&reply.content).is_none())
+            && super::describe::content(reply).is_none()
+            && super::describe::file_noun(reply).is_none())
 }
 
 /// Who wrote a message: the chat it was sent on behalf of (an anonymous

@@ -3,9 +3,10 @@
 //! checklist, and the attachments to fetch. Without this a 🎲 in a DM was an
 //! empty text block: refused by the provider, and in the history for good.
 
-use super::wire::{Contact, Content, Location, Party, Poll, TgMessage};
+use super::wire::{Party, TgMessage};
 use crate::inbound::context::clip;
 use crate::inbound::InboundMedia;
+use serde_json::Value;
 
 /// Largest file the Bot API's `getFile` serves (20 MB).
 pub const TELEGRAM_DOWNLOAD_LIMIT: u64 = 20 * 1024 * 1024;
@@ -31,31 +32,56 @@ pub fn display_name(p: &Party) -> String {
     }
 }
 
-fn coordinates(l: &Location) -> String {
-    let mut s = format!("{:.6}, {:.6}", l.latitude, l.longitude);
-    if let Some(acc) = l.horizontal_accuracy.filter(|a| *a > 0.0) {
+/// A string field of a JSON object, trimmed ("" when absent).
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("").trim()
+}
+
+fn number(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// A `Chat` or `User` object, named.
+fn party(v: &Value) -> String {
+    named(v, v.get("id").and_then(Value::as_i64).unwrap_or(0))
+}
+
+/// An object with a user's or a chat's name fields, and its id.
+fn named(v: &Value, id: i64) -> String {
+    display_name(&Party {
+        id,
+        kind: None,
+        first_name: v.get("first_name").and_then(Value::as_str).map(str::to_owned),
+        last_name: v.get("last_name").and_then(Value::as_str).map(str::to_owned),
+        username: v.get("username").and_then(Value::as_str).map(str::to_owned),
+        title: v.get("title").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
+/// `41.899977, 12.501028 (±12 m)`, from a `Location` object.
+fn coordinates(l: &Value) -> String {
+    let mut s = format!("{:.6}, {:.6}", number(l, "latitude").unwrap_or(0.0), number(l, "longitude").unwrap_or(0.0));
+    if let Some(acc) = number(l, "horizontal_accuracy").filter(|a| *a > 0.0) {
         s.push_str(&format!(" (±{acc:.0} m)"));
     }
     s
 }
 
-fn contact(c: &Contact) -> String {
-    let name = match &c.last_name {
-        Some(l) if !l.trim().is_empty() => format!("{} {}", c.first_name.trim(), l.trim()),
-        _ => c.first_name.trim().to_owned(),
-    };
-    let mut s = format!("contact: {name}");
-    if !c.phone_number.trim().is_empty() {
-        s.push_str(&format!(", phone {}", c.phone_number.trim()));
+fn contact(c: &Value) -> String {
+    let name = format!("{} {}", text(c, "first_name"), text(c, "last_name"));
+    let mut s = format!("contact: {}", name.trim());
+    if !text(c, "phone_number").is_empty() {
+        s.push_str(&format!(", phone {}", text(c, "phone_number")));
     }
-    if let Some(id) = c.user_id {
+    if let Some(id) = c.get("user_id").and_then(Value::as_i64) {
         s.push_str(&format!(", Telegram user id {id}"));
     }
     // The vCard's own lines, without its envelope and any embedded photo.
-    let card: Vec<&str> = c
-        .vcard
-        .as_deref()
-        .unwrap_or("")
+    let card: Vec<&str> = text(c, "vcard")
         .lines()
         .map(str::trim)
         .filter(|l| {
@@ -69,31 +95,22 @@ fn contact(c: &Contact) -> String {
     s
 }
 
-fn votes(n: u64) -> String {
-    if n == 1 {
-        "1 vote".into()
-    } else {
-        format!("{n} votes")
-    }
-}
-
-fn poll(p: &Poll) -> String {
-    let kind = if p.kind.as_deref() == Some("quiz") { "quiz" } else { "poll" };
-    let counted = p.total_voter_count > 0;
-    let options: Vec<String> = p
-        .options
+fn poll(p: &Value) -> String {
+    let kind = if text(p, "type") == "quiz" { "quiz" } else { "poll" };
+    let counted = p.get("total_voter_count").and_then(Value::as_u64).unwrap_or(0) > 0;
+    let options: Vec<String> = list(p, "options")
         .iter()
         .map(|o| {
-            let text = clip(&o.text, MAX_PART_CHARS);
-            if counted {
-                format!("\"{text}\" ({})", votes(o.voter_count))
-            } else {
-                format!("\"{text}\"")
+            let option = clip(text(o, "text"), MAX_PART_CHARS);
+            match o.get("voter_count").and_then(Value::as_u64).filter(|_| counted) {
+                Some(1) => format!("\"{option}\" (1 vote)"),
+                Some(n) => format!("\"{option}\" ({n} votes)"),
+                None => format!("\"{option}\""),
             }
         })
         .collect();
-    let mut s = format!("{kind}: \"{}\"; options: {}", clip(&p.question, MAX_PART_CHARS), options.join(", "));
-    if p.is_closed {
+    let mut s = format!("{kind}: \"{}\"; options: {}", clip(text(p, "question"), MAX_PART_CHARS), options.join(", "));
+    if p.get("is_closed").and_then(Value::as_bool) == Some(true) {
         s.push_str("; closed");
     }
     s
@@ -112,86 +129,95 @@ fn dice_name(emoji: &str) -> Option<(&'static str, i64)> {
     })
 }
 
-/// What `c` carries besides text, in words (no brackets), or `None` when it
+fn shared_users(u: &Value) -> String {
+    let users: Vec<String> = match list(u, "users") {
+        [] => list(u, "user_ids").iter().map(|id| format!("id {id}")).collect(),
+        users => users
+            .iter()
+            .map(|s| {
+                let id = s.get("user_id").and_then(Value::as_i64).unwrap_or(0);
+                match named(s, id) {
+                    n if n.starts_with("id ") => format!("id {id}"),
+                    n => format!("{n}, id {id}"),
+                }
+            })
+            .collect(),
+    };
+    format!("shared users: {}", users.join("; "))
+}
+
+/// What `m` carries besides text, in words (no brackets), or `None` when it
 /// carries nothing Hearth describes. Files (photos, voice, ...) are named
 /// by [`file_noun`]; their bytes go to the model through the media path.
-pub fn content(c: &Content) -> Option<String> {
-    let s = if let Some(v) = &c.venue {
-        let mut s = format!("venue: {}", v.title.trim());
-        if !v.address.trim().is_empty() {
-            s.push_str(&format!(", {}", v.address.trim()));
+pub fn content(m: &TgMessage) -> Option<String> {
+    let field = |k: &str| m.other.get(k).filter(|v| v.is_object());
+    let s = if let Some(v) = field("venue") {
+        let mut s = format!("venue: {}", text(v, "title"));
+        if !text(v, "address").is_empty() {
+            s.push_str(&format!(", {}", text(v, "address")));
         }
-        format!("{s} ({})", coordinates(&v.location))
-    } else if let Some(l) = &c.location {
-        let live = if l.live_period.is_some_and(|p| p > 0) { "live location" } else { "location" };
+        format!("{s} ({})", coordinates(v.get("location").unwrap_or(&Value::Null)))
+    } else if let Some(l) = field("location") {
+        let live = if number(l, "live_period").is_some_and(|p| p > 0.0) { "live location" } else { "location" };
         format!("{live}: {}", coordinates(l))
-    } else if let Some(ct) = &c.contact {
-        contact(ct)
-    } else if let Some(p) = &c.poll {
+    } else if let Some(c) = field("contact") {
+        contact(c)
+    } else if let Some(p) = field("poll") {
         poll(p)
-    } else if let Some(d) = &c.dice {
-        match dice_name(&d.emoji) {
-            Some((name, max)) => format!("{} {name} thrown: {} (of {max})", d.emoji, d.value),
-            None => format!("{} thrown: {}", d.emoji, d.value),
+    } else if let Some(d) = field("dice") {
+        let (emoji, value) = (text(d, "emoji"), d.get("value").and_then(Value::as_i64).unwrap_or(0));
+        match dice_name(emoji) {
+            Some((name, max)) => format!("{emoji} {name} thrown: {value} (of {max})"),
+            None => format!("{emoji} thrown: {value}"),
         }
-    } else if let Some(s) = &c.sticker {
+    } else if let Some(st) = &m.sticker {
         let mut out = "sticker".to_owned();
-        if let Some(e) = s.emoji.as_deref().filter(|e| !e.is_empty()) {
+        if let Some(e) = st.emoji.as_deref().filter(|e| !e.is_empty()) {
             out.push_str(&format!(" {e}"));
         }
-        if let Some(set) = s.set_name.as_deref().filter(|n| !n.is_empty()) {
+        if let Some(set) = st.set_name.as_deref().filter(|n| !n.is_empty()) {
             out.push_str(&format!(" from the set \"{set}\""));
         }
         out
-    } else if let Some(s) = &c.story {
-        match &s.chat {
-            Some(chat) => format!("a story from {}", display_name(chat)),
+    } else if let Some(story) = field("story") {
+        match story.get("chat") {
+            Some(chat) => format!("a story from {}", party(chat)),
             None => "a story".to_owned(),
         }
-    } else if let Some(g) = &c.game {
-        format!("game \"{}\": {}", clip(&g.title, MAX_PART_CHARS), clip(&g.description, MAX_PART_CHARS))
-    } else if let Some(cl) = &c.checklist {
-        let tasks: Vec<String> = cl
-            .tasks
+    } else if let Some(g) = field("game") {
+        format!("game \"{}\": {}", clip(text(g, "title"), MAX_PART_CHARS), clip(text(g, "description"), MAX_PART_CHARS))
+    } else if let Some(cl) = field("checklist") {
+        let tasks: Vec<String> = list(cl, "tasks")
             .iter()
             .map(|t| {
-                let done = if t.completion_date.is_some_and(|d| d > 0) { "x" } else { " " };
-                format!("[{done}] {}", clip(&t.text, MAX_PART_CHARS))
+                let done = t.get("completion_date").and_then(Value::as_i64).is_some_and(|d| d > 0);
+                format!("[{}] {}", if done { "x" } else { " " }, clip(text(t, "text"), MAX_PART_CHARS))
             })
             .collect();
-        format!("checklist \"{}\": {}", clip(&cl.title, MAX_PART_CHARS), tasks.join("; "))
-    } else if let Some(i) = &c.invoice {
-        format!("invoice \"{}\": {}", clip(&i.title, MAX_PART_CHARS), clip(&i.description, MAX_PART_CHARS))
-    } else if let Some(w) = &c.web_app_data {
-        format!("data from the web app button \"{}\": {}", w.button_text, clip(&w.data, MAX_PART_CHARS))
-    } else if let Some(u) = &c.users_shared {
-        let users: Vec<String> = if u.users.is_empty() {
-            u.user_ids.iter().map(|id| format!("id {id}")).collect()
-        } else {
-            u.users
-                .iter()
-                .map(|s| {
-                    let p = Party {
-                        id: s.user_id,
-                        first_name: s.first_name.clone(),
-                        last_name: s.last_name.clone(),
-                        username: s.username.clone(),
-                        ..Default::default()
-                    };
-                    match display_name(&p) {
-                        n if n.starts_with("id ") => n,
-                        n => format!("{n}, id {}", s.user_id),
-                    }
-                })
-                .collect()
-        };
-        format!("shared users: {}", users.join("; "))
-    } else if let Some(ch) = &c.chat_shared {
-        let p = Party { id: ch.chat_id, title: ch.title.clone(), username: ch.username.clone(), ..Default::default() };
-        format!("shared a chat: {} (id {})", display_name(&p), ch.chat_id)
-    } else if c.giveaway.is_some() {
+        format!("checklist \"{}\": {}", clip(text(cl, "title"), MAX_PART_CHARS), tasks.join("; "))
+    } else if let Some(i) = field("invoice") {
+        format!(
+            "invoice \"{}\": {}",
+            clip(text(i, "title"), MAX_PART_CHARS),
+            clip(text(i, "description"), MAX_PART_CHARS)
+        )
+    } else if let Some(w) = field("web_app_data") {
+        format!(
+            "data from the web app button \"{}\": {}",
+            text(w, "button_text"),
+            clip(text(w, "data"), MAX_PART_CHARS)
+        )
+    } else if let Some(u) = field("users_shared") {
+        shared_users(u)
+    } else if let Some(c) = field("chat_shared") {
+        let id = c.get("chat_id").and_then(Value::as_i64).unwrap_or(0);
+        match named(c, id) {
+            n if n.starts_with("id ") => format!("shared a chat: id {id}"),
+            n => format!("shared a chat: {n} (id {id})"),
+        }
+    } else if field("giveaway").is_some() {
         "a giveaway".to_owned()
-    } else if c.paid_media.is_some() {
+    } else if field("paid_media").is_some() {
         "paid media".to_owned()
     } else {
         return None;
@@ -199,8 +225,27 @@ pub fn content(c: &Content) -> Option<String> {
     Some(clip(&s, MAX_DESCRIPTION_CHARS))
 }
 
+/// The fields [`content`] reads: with [`TgMessage`]'s own, the ones that do
+/// not make a message "a kind Hearth cannot read".
+pub const DESCRIBED_FIELDS: &[&str] = &[
+    "venue",
+    "location",
+    "contact",
+    "poll",
+    "dice",
+    "story",
+    "game",
+    "checklist",
+    "invoice",
+    "web_app_data",
+    "users_shared",
+    "chat_shared",
+    "giveaway",
+    "paid_media",
+];
+
 /// The attachment `c` carries, as a noun: `photo`, `voice message`, `file "a.pdf"`.
-pub fn file_noun(c: &Content) -> Option<String> {
+pub fn file_noun(c: &TgMessage) -> Option<String> {
     let named = |base: &str, name: &Option<String>| match name.as_deref().filter(|n| !n.is_empty()) {
         Some(n) => format!("{base} \"{n}\""),
         None => base.to_owned(),
@@ -227,7 +272,7 @@ pub fn file_noun(c: &Content) -> Option<String> {
 /// What a replied-to message held, for a context preface: its text, with
 /// what else it carried in brackets first (`[photo] look at this`,
 /// `[location: 41.9, 12.5]`).
-pub fn summary(body: &str, c: &Content) -> String {
+pub fn summary(body: &str, c: &TgMessage) -> String {
     let mut parts = Vec::new();
     if let Some(what) = content(c).or_else(|| file_noun(c)) {
         parts.push(format!("[{what}]"));
@@ -239,8 +284,7 @@ pub fn summary(body: &str, c: &Content) -> String {
 }
 
 /// The attachments to fetch, in the order the history shows them.
-pub fn media(msg: &TgMessage) -> Vec<InboundMedia> {
-    let c = &msg.content;
+pub fn media(c: &TgMessage) -> Vec<InboundMedia> {
     let mut out = Vec::new();
     // The largest photo size Telegram will let us download.
     if let Some(p) = c

@@ -181,14 +181,18 @@ impl TgMessage {
         if !body.trim().is_empty() {
             return body.to_owned();
         }
-        if let Some(d) = describe::content(&self.content) {
+        if let Some(d) = describe::content(self) {
             return format!("[{d}]");
         }
-        if describe::file_noun(&self.content).is_some() {
+        if describe::file_noun(self).is_some() {
             return String::new();
         }
-        let unknown: Vec<&str> =
-            self.other.keys().map(String::as_str).filter(|k| !METADATA_FIELDS.contains(k)).collect();
+        let unknown: Vec<&str> = self
+            .other
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !METADATA_FIELDS.contains(k) && !describe::DESCRIBED_FIELDS.contains(k))
+            .collect();
         if unknown.is_empty() {
             String::new()
         } else {

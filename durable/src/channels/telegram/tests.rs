@@ -82,18 +82,25 @@ fn non_messages_and_channels_are_not_inbound() {
 }
 
 #[test]
-fn descriptive_content_of_an_unexpected_shape_is_dropped_not_fatal() {
-    // A poll without its question: the update still parses; the message has
-    // nothing else, so it is named as what it was.
+fn descriptive_content_with_parts_left_out_still_reads() {
+    // A poll and a venue missing fields Telegram always sends: the update
+    // still parses, and says what it can.
     let u = parse(
-        r#"{"update_id":6,"message":{"message_id":1,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"poll":{"options":"?"}}}"#,
+        r#"{"update_id":6,"message":{"message_id":1,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"poll":{"options":[{"text":"yes"}]}}}"#,
     );
-    assert_eq!(to_inbound(&u, &bot(), 0), Err(Ignored::Empty));
+    assert_eq!(to_inbound(&u, &bot(), 0).unwrap().text, "[poll: \"\"; options: \"yes\"]");
+    let u = parse(
+        r#"{"update_id":6,"message":{"message_id":1,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"venue":{"title":"Home"}}}"#,
+    );
+    assert_eq!(to_inbound(&u, &bot(), 0).unwrap().text, "[venue: Home (0.000000, 0.000000)]");
     // A kind of message nobody knows yet is named, not sent as nothing.
     let u = parse(
         r#"{"update_id":7,"message":{"message_id":1,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"first_name":"Ana"},"hologram":{"id":1}}}"#,
     );
     assert_eq!(to_inbound(&u, &bot(), 0).unwrap().text, "[a kind of Telegram message I cannot read: hologram]");
+    // A message without a chat has no type: ignored, not a failed request.
+    let u = parse(r#"{"update_id":8,"message":{"message_id":1,"date":1,"from":{"id":42},"text":"hi"}}"#);
+    assert_eq!(to_inbound(&u, &bot(), 0), Err(Ignored::Chat("untyped".into())));
 }
 
 // ---------------------------------------------------------------- real updates

@@ -3,15 +3,19 @@
 //! Unknown fields are ignored, so a new Bot API field never breaks the
 //! webhook; their names are kept ([`Update::other`], [`TgMessage::other`])
 //! to say what an ignored update was, and to tell service messages and kinds
-//! of message Hearth cannot read apart from empty ones. The content a
-//! message carries besides text ([`Content`]) is also what an
-//! `external_reply` carries, so both share one struct. Descriptive content
-//! (a poll, a contact, ...) that does not have the documented shape is
-//! dropped rather than failing the whole update.
+//! of message Hearth cannot read apart from empty ones. An `external_reply`
+//! (Bot API 7.0 `ExternalReplyInfo`) carries a message's content fields
+//! under the same names, so it is read as a [`TgMessage`] too.
+//!
+//! The content Hearth only describes (a location, a poll, a contact, ...)
+//! stays JSON in [`TgMessage::other`] and is read field by field where it is
+//! described: a typed struct per kind cost ~100 kB of the Worker's upload
+//! (serde's code per struct and per field type), and a part Telegram leaves
+//! out or changes only leaves that part out of the description.
 
-use serde::de::{DeserializeOwned, Deserializer, IgnoredAny};
+use serde::de::IgnoredAny;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use serde_json::{Map, Value};
 
 #[derive(Debug, Deserialize)]
 pub struct Update {
@@ -23,11 +27,13 @@ pub struct Update {
     pub edited_message: Option<IgnoredAny>,
     /// The other fields, by name: what kind of update this is when it is not a message.
     #[serde(flatten)]
-    pub other: BTreeMap<String, IgnoredAny>,
+    pub other: Map<String, Value>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct TgMessage {
+    /// Always sent for a message; absent in an `external_reply`.
+    #[serde(default)]
     pub message_id: i64,
     #[serde(default)]
     pub message_thread_id: Option<i64>,
@@ -38,6 +44,9 @@ pub struct TgMessage {
     /// Sent on behalf of a chat (an anonymous group admin, a channel).
     #[serde(default)]
     pub sender_chat: Option<Party>,
+    /// Always sent for a message (an absent one has no type, and is ignored);
+    /// optional in an `external_reply`.
+    #[serde(default)]
     pub chat: Party,
     #[serde(default)]
     pub text: Option<String>,
@@ -49,9 +58,12 @@ pub struct TgMessage {
     pub caption_entities: Vec<Entity>,
     #[serde(default)]
     pub reply_to_message: Option<Box<TgMessage>>,
-    /// A reply to a message in another chat (Bot API 7.0).
+    /// A reply to a message in another chat (Bot API 7.0), read as a message.
     #[serde(default)]
-    pub external_reply: Option<Box<ExternalReply>>,
+    pub external_reply: Option<Box<TgMessage>>,
+    /// An `external_reply`'s origin: whose message it was.
+    #[serde(default)]
+    pub origin: Option<Origin>,
     /// The part of the replied-to message the user quoted (Bot API 7.0).
     #[serde(default)]
     pub quote: Option<TextQuote>,
@@ -68,11 +80,28 @@ pub struct TgMessage {
     pub forward_sender_name: Option<String>,
     #[serde(default)]
     pub forward_signature: Option<String>,
+    // What the message carries besides text.
+    #[serde(default)]
+    pub photo: Vec<PhotoSize>,
+    #[serde(default)]
+    pub document: Option<FileRef>,
+    #[serde(default)]
+    pub animation: Option<FileRef>,
+    #[serde(default)]
+    pub voice: Option<FileRef>,
+    #[serde(default)]
+    pub audio: Option<FileRef>,
+    #[serde(default)]
+    pub video: Option<FileRef>,
+    #[serde(default)]
+    pub video_note: Option<FileRef>,
+    #[serde(default)]
+    pub sticker: Option<Sticker>,
+    /// Every other field, by name: what the message carries when it is not
+    /// text or a file (`location`, `poll`, `contact`, ... read by
+    /// [`super::describe`]), service events, and kinds newer than Hearth.
     #[serde(flatten)]
-    pub content: Content,
-    /// Every other field, by name (declared last: the flattened content takes its own first).
-    #[serde(flatten)]
-    pub other: BTreeMap<String, IgnoredAny>,
+    pub other: Map<String, Value>,
 }
 
 /// A user or a chat: the Bot API's `User` and `Chat` share what Hearth needs
@@ -104,72 +133,6 @@ pub struct Entity {
     pub user: Option<Party>,
 }
 
-/// What a message carries besides its text (shared with [`ExternalReply`]).
-#[derive(Debug, Default, Deserialize)]
-pub struct Content {
-    #[serde(default)]
-    pub photo: Vec<PhotoSize>,
-    #[serde(default)]
-    pub document: Option<FileRef>,
-    #[serde(default)]
-    pub animation: Option<FileRef>,
-    #[serde(default)]
-    pub voice: Option<FileRef>,
-    #[serde(default)]
-    pub audio: Option<FileRef>,
-    #[serde(default)]
-    pub video: Option<FileRef>,
-    #[serde(default)]
-    pub video_note: Option<FileRef>,
-    #[serde(default)]
-    pub sticker: Option<Sticker>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub location: Option<Location>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub venue: Option<Venue>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub contact: Option<Contact>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub dice: Option<Dice>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub poll: Option<Poll>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub story: Option<Story>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub game: Option<Game>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub checklist: Option<Checklist>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub invoice: Option<Invoice>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub web_app_data: Option<WebAppData>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub users_shared: Option<UsersShared>,
-    #[serde(default, deserialize_with = "lenient")]
-    pub chat_shared: Option<ChatShared>,
-    #[serde(default)]
-    pub giveaway: Option<IgnoredAny>,
-    #[serde(default)]
-    pub paid_media: Option<IgnoredAny>,
-}
-
-/// `Some` when the value has the documented shape, `None` otherwise.
-fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
-}
-
-/// Bot API 7.0 `ExternalReplyInfo`: a message in another chat (or a channel).
-#[derive(Debug, Deserialize)]
-pub struct ExternalReply {
-    #[serde(default, deserialize_with = "lenient")]
-    pub origin: Option<Origin>,
-    #[serde(default)]
-    pub chat: Option<Party>,
-    #[serde(flatten)]
-    pub content: Content,
-}
-
 /// Bot API 7.0 `TextQuote`.
 #[derive(Debug, Deserialize)]
 pub struct TextQuote {
@@ -180,7 +143,7 @@ pub struct TextQuote {
 /// Bot API 7.0 `MessageOrigin`: `user`, `hidden_user`, `chat`, `channel`.
 #[derive(Debug, Deserialize)]
 pub struct Origin {
-    #[serde(rename = "type")]
+    #[serde(default, rename = "type")]
     pub kind: String,
     #[serde(default)]
     pub sender_user: Option<Party>,
@@ -232,140 +195,4 @@ pub struct Sticker {
     /// `thumbnail` since Bot API 6.6, `thumb` before.
     #[serde(default, alias = "thumb")]
     pub thumbnail: Option<PhotoSize>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Location {
-    pub latitude: f64,
-    pub longitude: f64,
-    #[serde(default)]
-    pub horizontal_accuracy: Option<f64>,
-    /// Set while the location is live (updated for this many seconds).
-    #[serde(default)]
-    pub live_period: Option<i64>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Venue {
-    pub location: Location,
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub address: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Contact {
-    #[serde(default)]
-    pub phone_number: String,
-    #[serde(default)]
-    pub first_name: String,
-    #[serde(default)]
-    pub last_name: Option<String>,
-    #[serde(default)]
-    pub user_id: Option<i64>,
-    #[serde(default)]
-    pub vcard: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Dice {
-    pub emoji: String,
-    pub value: i64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Poll {
-    pub question: String,
-    #[serde(default)]
-    pub options: Vec<PollOption>,
-    #[serde(default)]
-    pub total_voter_count: u64,
-    /// `regular` or `quiz`.
-    #[serde(default, rename = "type")]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub is_closed: bool,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct PollOption {
-    pub text: String,
-    #[serde(default)]
-    pub voter_count: u64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Story {
-    #[serde(default)]
-    pub chat: Option<Party>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Game {
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub description: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Checklist {
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub tasks: Vec<ChecklistTask>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ChecklistTask {
-    #[serde(default)]
-    pub text: String,
-    /// Set once the task is done.
-    #[serde(default)]
-    pub completion_date: Option<i64>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct Invoice {
-    #[serde(default)]
-    pub title: String,
-    #[serde(default)]
-    pub description: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct WebAppData {
-    #[serde(default)]
-    pub data: String,
-    #[serde(default)]
-    pub button_text: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct UsersShared {
-    #[serde(default)]
-    pub user_ids: Vec<i64>,
-    #[serde(default)]
-    pub users: Vec<SharedUser>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct SharedUser {
-    pub user_id: i64,
-    #[serde(default)]
-    pub first_name: Option<String>,
-    #[serde(default)]
-    pub last_name: Option<String>,
-    #[serde(default)]
-    pub username: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ChatShared {
-    pub chat_id: i64,
-    #[serde(default)]
-    pub title: Option<String>,
-    #[serde(default)]
-    pub username: Option<String>,
 }
