@@ -93,12 +93,21 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
             Err(e) => Response::error(format!("could not queue the message: {e}"), 503),
         },
         Route::Stranger => {
-            adapters::log(LogLevel::Info, &format!("stranger telegram:{} wrote to agent {agent}", inbound.sender_id));
             let target =
                 ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
             let text = access::stranger_text("telegram", &inbound.sender_id, !cfg.owners.is_empty());
+            let env = env.clone();
+            // Each notice is a send from the bot's budget: at most one per
+            // stranger per STRANGER_COOLDOWN_MINUTES.
             ctx.wait_until(async move {
-                let _ = api.send_reply(&target, &text).await;
+                if access::may_tell_stranger(&env, &cfg, "telegram", &inbound.sender_id).await {
+                    let who = format!("telegram:{}", inbound.sender_id);
+                    adapters::log(
+                        LogLevel::Info,
+                        &format!("stranger {who} wrote to agent {}: told their id", cfg.agent),
+                    );
+                    let _ = api.send_reply(&target, &text).await;
+                }
             });
             Response::ok("not allowed")
         }
