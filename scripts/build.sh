@@ -14,6 +14,15 @@ if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "${FORCE_BUILD:-}
     exit 0
   fi
 fi
+# worker-build downloads any of these it is not given (from GitHub, which may be
+# out of reach); scripts/setup.sh installs them, so stop here if one is missing.
+if [ -z "${WASM_BINDGEN_BIN:-}" ]; then
+  echo "[build] no wasm-bindgen $(bindgen_lock_version) (the version in Cargo.lock) in $CARGO_TOOLS_BIN or on PATH: run bash scripts/setup.sh" >&2
+  exit 1
+fi
+for bin in "$WASM_OPT_BIN" "$ESBUILD_BIN"; do
+  command -v "$bin" >/dev/null || { echo "[build] $bin is missing: run bash scripts/setup.sh" >&2; exit 1; }
+done
 # HEARTH_BUILD=dev gives a quicker, larger, unoptimised build for iterating.
 if [ "${HEARTH_BUILD:-release}" = "dev" ]; then
   echo "[build] worker-build --dev"

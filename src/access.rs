@@ -10,6 +10,7 @@ use durable::protocol::AGENT_BINDING;
 use durable::settings::{agent_ids, AgentConfig};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use worker::{Env, Method, Response, Result};
 
 /// Whether `agent` is one of `AGENTS`.
@@ -30,14 +31,27 @@ pub fn config_after_auth(
     vars: &EnvVars,
     agent: &str,
     known: bool,
-) -> std::result::Result<AgentConfig, Result<Response>> {
+) -> std::result::Result<Rc<AgentConfig>, Result<Response>> {
     if !known {
         return Err(unknown_agent());
     }
-    AgentConfig::load(vars, agent).map_err(|e| {
+    if let Some(cfg) = CONFIGS.with(|c| c.borrow().get(agent).cloned()) {
+        return Ok(cfg);
+    }
+    let cfg = AgentConfig::load(vars, agent).map_err(|e| {
         adapters::log(LogLevel::Error, &format!("agent {agent}: {e}"));
         error_response(&e)
-    })
+    })?;
+    let cfg = Rc::new(cfg);
+    CONFIGS.with(|c| c.borrow_mut().insert(agent.to_owned(), cfg.clone()));
+    Ok(cfg)
+}
+
+thread_local! {
+    /// Agents' settings, loaded once per isolate: its vars are fixed for its
+    /// life (changing one deploys new isolates). An invalid setting is not
+    /// cached, so every request reports it.
+    static CONFIGS: std::cell::RefCell<std::collections::HashMap<String, Rc<AgentConfig>>> = Default::default();
 }
 
 /// What a person who may not talk to the agent is told: their id, in the

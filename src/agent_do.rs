@@ -113,7 +113,7 @@ fn refused(r: Refusal) -> Result<Response> {
 
 /// The `?name=` of a request.
 fn query(req: &Request, name: &str) -> Option<String> {
-    req.url().ok()?.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+    crate::http::query(req, name)
 }
 
 impl DurableObject for Agent {

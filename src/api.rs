@@ -95,7 +95,7 @@ const MAX_ARCHIVE_BYTES: usize = 32 * 1024 * 1024;
 /// in order (the lines of the `.jsonl.gz`).
 async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
     let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
-    let id = urlencoding_decode(id);
+    let id = crate::http::percent_decode(id);
     let id = id.strip_suffix(".jsonl.gz").unwrap_or(&id);
     let key = match r2_layout::keys::session_archive(&agent_id, id) {
         Ok(k) => k,
@@ -122,32 +122,12 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
 
 /// Forwards to a session's object, after checking the key belongs to `agent`.
 async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &str) -> Result<Response> {
-    let key = urlencoding_decode(key);
+    let key = crate::http::percent_decode(key);
     match durable::inbound::SessionKey::parse(&key) {
         Some(k) if k.agent().as_str() == agent => {}
         _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
     }
     forward_json(call_raw(env, SESSION_BINDING, &key, method, path, None).await?)
-}
-
-/// Session keys contain ':' which clients may percent-encode.
-fn urlencoding_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = |b: u8| (b as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.

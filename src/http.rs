@@ -36,3 +36,38 @@ pub fn forward_json((status, body): (u16, String)) -> Result<Response> {
     headers.set("content-type", "application/json")?;
     Ok(Response::ok(body)?.with_status(status).with_headers(headers))
 }
+
+/// Percent-decodes a path segment or query value (`+` stays a plus: callers
+/// decoding a query turn it into a space first). Session keys contain `:`,
+/// which clients may encode.
+pub fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The value of query parameter `name` of a request, decoded. Read from the
+/// raw URL string: parsing it with the `url` crate would link the crate (and
+/// its Unicode host tables) into the upload for four call sites.
+pub fn query(req: &Request, name: &str) -> Option<String> {
+    let url = req.inner().url();
+    let query = url.split_once('?')?.1;
+    let query = query.split('#').next().unwrap_or("");
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (percent_decode(&k.replace('+', " ")) == name).then(|| percent_decode(&v.replace('+', " ")))
+    })
+}

@@ -3,70 +3,29 @@
 
 use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::discord::client::DiscordApi;
-use crate::telegram::client::{channel_error, TelegramApi};
+use crate::telegram::client::TelegramApi;
 use durable::inbound::ReplyTarget;
-use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, Platform};
+use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, OutgoingChunk, Platform, SendOutcome};
 use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
 use durable::protocol::AGENT_BINDING;
 use worker::{Env, Method};
 
-/// Replies go back on the channel the message came from.
+/// Replies go back on the channel the message came from, one piece per call
+/// (the session's outbox decides what is sent when).
 pub struct Channels {
     pub telegram: Option<TelegramApi>,
-    pub notify: Notify,
     pub discord: Option<DiscordApi>,
 }
 
-/// The `notify` channel (heartbeat and job output): to the first owner,
-/// without `HEARTBEAT_OK` and repeats (`durable::scheduled::notify`).
-pub struct Notify {
-    pub owner: Option<durable::settings::Principal>,
-    /// The replying session's SQLite (remembers what was sent).
-    pub sql: DoSql,
-}
-
 impl Channel for Channels {
-    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
-        let owner_target;
-        let notify = target.channel == durable::inbound::NOTIFY_CHANNEL;
-        let target = if notify {
-            use durable::scheduled::notify::{decide, NotifyDecision};
-            let now = adapters::now_ms();
-            let failed = |e: durable::ports::StorageError| ChannelError::Failed(e.to_string());
-            match decide(&self.notify.sql, self.notify.owner.as_ref(), text, now).map_err(failed)? {
-                NotifyDecision::Send(t) => {
-                    owner_target = t;
-                    &owner_target
-                }
-                NotifyDecision::NoOwner => {
-                    return Err(ChannelError::Failed("OWNER_IDS is empty: no one to notify".into()))
-                }
-                other => {
-                    adapters::log(LogLevel::Info, &format!("notification not sent ({other:?}): {} chars", text.len()));
-                    return Ok(());
-                }
-            }
-        } else {
-            target
-        };
-        let sent = match (target.channel.as_str(), &self.telegram) {
-            ("telegram", Some(api)) => api.send_reply(target, text).await.map_err(channel_error),
-            ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
-            // Admin-initiated work (an API reset) has no chat to answer in.
-            ("admin", _) => {
-                adapters::log(LogLevel::Info, &format!("admin: {text}"));
-                Ok(())
-            }
-            ("discord", _) => match &self.discord {
-                Some(api) => api.send_reply(target, text).await.map_err(|e| ChannelError::Failed(e.to_string())),
-                None => Err(ChannelError::Failed("discord is not configured".into())),
-            },
-            (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
-        };
-        if notify && sent.is_ok() {
-            let _ = durable::scheduled::notify::record(&self.notify.sql, text, adapters::now_ms());
+    async fn send_chunk(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.send_chunk(target, piece).await,
+            ("telegram", None, _) => SendOutcome::Unreachable("TELEGRAM_BOT_TOKEN is not set".into()),
+            ("discord", _, Some(api)) => api.send_chunk(target, piece).await,
+            ("discord", _, None) => SendOutcome::Unreachable("discord is not configured".into()),
+            (other, _, _) => SendOutcome::Unreachable(format!("no channel {other:?}")),
         }
-        sent
     }
 
     async fn typing(&self, target: &ReplyTarget) {
@@ -129,7 +88,6 @@ impl DoPlatform {
             sql: DoSql::new(state),
             channels: Channels {
                 telegram: TelegramApi::for_agent(config),
-                notify: Notify { owner: config.owners.first().cloned(), sql: DoSql::new(state) },
                 discord: Some(DiscordApi::for_agent(&crate::adapters::EnvVars::of(env), config)),
             },
             memory: AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() },

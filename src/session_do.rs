@@ -41,6 +41,15 @@ impl SessionRuntime for DoRuntime {
     async fn wake(&self) -> std::result::Result<(), StorageError> {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)
     }
+    async fn wake_at(&self, at_ms: i64) -> std::result::Result<(), StorageError> {
+        // While the alarm runs, getAlarm is null unless set since it started.
+        let storage = self.state.storage();
+        match storage.get_alarm().await.map_err(storage_err)? {
+            Some(current) if current <= at_ms => Ok(()),
+            // An i64 is an offset from now.
+            _ => storage.set_alarm((at_ms - adapters::now_ms()).max(0)).await.map_err(storage_err),
+        }
+    }
     async fn register(&self, touch: &SessionTouch) -> std::result::Result<(), StorageError> {
         let agent = touch.session_key.agent().as_str();
         crate::objects::call::<_, serde_json::Value>(
@@ -90,7 +99,7 @@ impl DurableObject for Session {
                 Response::from_json(&self.0.enqueue(&body).await.map_err(failed)?)
             }
             (Method::Get, STATUS_PATH) => {
-                let brief = req.url().map(|u| u.query_pairs().any(|(k, _)| k == "brief")).unwrap_or(false);
+                let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
             (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {

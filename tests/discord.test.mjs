@@ -36,10 +36,15 @@ before(async () => {
       OWNER_IDS: `telegram:4242,discord:${OWNER}`,
       ALLOW_FROM: `telegram:777,discord:${FRIEND},discord:${CHANNEL}`,
       // Agents for the deadline tests (DISCORD_TURN_DEADLINE_MS is a test-only
-      // knob) and one whose configuration is broken.
-      AGENTS: "main,fast,slow,broken",
+      // knob) and one whose configuration is broken. `nobot` has no bot token
+      // (nothing to post with once an interaction token is dead) and short
+      // waits between retries (DELIVERY_MAX_WAIT_MS, tests only).
+      AGENTS: "main,fast,slow,broken,nobot",
       DISCORD_TURN_DEADLINE_MS__FAST: "1000",
       DISCORD_TURN_DEADLINE_MS__SLOW: "3600000",
+      DISCORD_TURN_DEADLINE_MS__NOBOT: "3600000",
+      DISCORD_BOT_TOKEN__NOBOT: "",
+      DELIVERY_MAX_WAIT_MS__NOBOT: "300",
       LLM_PROVIDER__BROKEN: "gemini",
     },
   });
@@ -227,10 +232,11 @@ describe("discord interactions endpoint", () => {
   });
 
   test("a model error reaches the user by editing the deferred message", async () => {
-    h.llm.push({ status: 400 });
+    // Refused, and refused again after the one repair a 400 gets.
+    h.llm.push({ status: 400 }, { status: 400 });
     await post(ask("break please"));
     await h.until(() => discord.calls("original").length === 1, { what: "error PATCH" });
-    assert.match(discord.calls("original")[0].body.content, /⚠️ My model refused the request/);
+    assert.match(discord.calls("original")[0].body.content, /⚠️ My model's provider refused our conversation[\s\S]*\/reset/);
   });
 
   test("a stranger gets an ephemeral note with their id and no LLM call", async () => {
@@ -434,6 +440,34 @@ describe("discord interactions endpoint", () => {
     assert.match(msg.body.content, /echo: late one/);
     await settle();
     assert.equal(discord.calls("original").length + discord.calls("followup").length, 0, "no call with a dead token");
+  });
+});
+
+describe("discord reply delivery", () => {
+  test("an answer Discord will not take before the interaction token dies is reported to the owner, never sent with the dead token", async () => {
+    // Hearth treats a token as dead 30 s before Discord's 15 minutes: this one has about 5 s left.
+    const age = 15 * 60 * 1000 - 30 * 1000 - 5000;
+    const created = Date.now() - age;
+    discord.outage("original", 500);
+    const i = ask("are you there?", { id: snowflake(age) });
+    assert.deepEqual((await post(i, { agent: "nobot" })).json, { type: 5 });
+    const report = await h.until(() => h.telegram.delivered().find((r) => /was not delivered/.test(r.body.text)), {
+      what: "the report to the owner (on Telegram, the first of OWNER_IDS)",
+      timeoutMs: 15000,
+    });
+    assert.match(report.body.text, /Discord chat/);
+    assert.match(report.body.text, /interaction token expired[\s\S]*DISCORD_BOT_TOKEN is not set/);
+    assert.match(report.body.text, /echo: are you there\?/);
+    const patches = discord.calls("original");
+    assert.ok(patches.length >= 2, "the edit was retried while the token lived");
+    assert.ok(patches.every((r) => r.at < created + 14.5 * 60 * 1000 + 1000), "nothing sent with the dead token");
+    assert.equal(discord.calls("followup").length + discord.calls("channel").length, 0);
+    // Once the report's delivery is recorded, nothing waits any more.
+    const status = await h.until(async () => {
+      const s = await h.sessionStatus("agent:nobot:main");
+      return s.outbox.waiting.length === 0 && s;
+    }, { what: "an empty outbox" });
+    assert.equal(status.outbox.undelivered[0].outcome, "unreachable");
   });
 });
 

@@ -152,6 +152,22 @@ describe("what reaches the LLM prompt", () => {
     assert.ok(system.includes(`## Guardrails\n\n${G1}`), system);
   });
 
+  test("placeholder values are NFC-normalised in the Worker as natively", async () => {
+    // The bindings of this describe block, plus a tenant name written decomposed (e + U+0301).
+    const n = await startHearth({ bindings: { ...bindings, TENANT_NAME: "Cafe\u0301 Lune" } });
+    try {
+      await seed(n);
+      const before = n.llm.requests.length;
+      await n.sendUpdate(tgUpdate({ from: OWNER, text: "who do you serve?" }));
+      await n.until(() => n.llm.requests.length > before, { what: "LLM call" });
+      const system = systemText(n.llm.requests.at(-1));
+      assert.ok(system.includes("of Caf\u00e9 Lune"), system);
+      assert.ok(!system.includes("e\u0301"), "the decomposed form is gone");
+    } finally {
+      await n.close();
+    }
+  });
+
   test("an inherited BOOTSTRAP.md never puts the agent in commissioning mode", async () => {
     await h.putFile("_catalog/defaults/workspace/BOOTSTRAP.md", "DEFAULT CEREMONY");
     await h.putFile("_catalog/concierge/workspace/BOOTSTRAP.md", "TEMPLATE CEREMONY");

@@ -20,11 +20,14 @@
 //!
 //! **Features**: each one job, none importing another feature above it.
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
+//! - [`delivery`]: replies cut for their channel, kept in an outbox and
+//!   retried in order until delivered or given up (and reported).
 //! - [`workspace`]: the workspace loaded from R2 through its overlay layers
 //!   (agent → template → defaults), placeholders, pins, skills.
 //! - [`prompt`]: the workspace rendered into a system prompt.
 //! - [`tools`]: the workspace tools; [`memory`]: the BM25 memory, its host
-//!   and its tools; [`media`]: attachments ingested, cached, hydrated.
+//!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
+//!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
 //! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
 //!   messages (Telegram updates), tested on real payloads.
@@ -47,6 +50,7 @@ pub mod text;
 pub mod toolkit;
 
 pub mod channels;
+pub mod delivery;
 pub mod llm;
 pub mod media;
 pub mod memory;

@@ -185,11 +185,49 @@ pub enum ChannelError {
     TooLarge(u64),
 }
 
-/// The chat channel a session replies on. The adapter owns the channel's
-/// rules (message length, markup, rate limits and their retries).
+/// One message to send: a piece of a reply, already cut to the channel's
+/// limit and rendered by [`crate::delivery`]. The adapter sends it once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingChunk {
+    /// The piece as the model wrote it (Markdown).
+    pub text: String,
+    /// Telegram: the same piece as Telegram HTML, sent with `parse_mode`.
+    /// `None`: send `text` as it is (Discord renders Markdown itself, and a
+    /// Telegram piece whose markup was refused goes again as plain text).
+    pub html: Option<String>,
+    /// The first piece of its reply (Telegram quotes the user's message on it).
+    pub first: bool,
+    /// The first piece sent in answer to this message at all (Discord edits
+    /// the deferred response with it; every later piece is a follow-up).
+    pub opens: bool,
+}
+
+/// What became of one attempt to send an [`OutgoingChunk`]. The adapter
+/// only classifies the platform's answer; [`crate::delivery`] decides what
+/// to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendOutcome {
+    Delivered,
+    /// Worth trying again later: a 429 (with the wait the platform asked
+    /// for), a 5xx, a time-out, a network error.
+    Retry {
+        after_ms: Option<u64>,
+        why: String,
+    },
+    /// This piece can never be sent as it is (a 400 about its content).
+    Rejected(String),
+    /// The chat cannot be reached at all (the bot was blocked or removed, the
+    /// chat does not exist, a missing token): nothing more can go there now.
+    Unreachable(String),
+}
+
+/// The chat channel a session replies on. The adapter sends one piece per
+/// call and says how it went; cutting, markup fallback, retries and their
+/// order live in [`crate::delivery`].
 #[allow(async_fn_in_trait)]
 pub trait Channel {
-    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError>;
+    /// One attempt to send one piece; never sleeps, never retries.
+    async fn send_chunk(&self, target: &ReplyTarget, chunk: &OutgoingChunk) -> SendOutcome;
     /// Show "typing…" while a turn runs; best effort.
     async fn typing(&self, target: &ReplyTarget);
     /// Downloads an inbound attachment by its channel handle (a Telegram
@@ -265,4 +303,68 @@ pub trait Platform {
     /// A fresh random UUID (v4, lowercase hyphenated).
     fn new_uuid(&self) -> String;
     fn log(&self, level: LogLevel, msg: &str);
+}
+
+/// A shared platform is a platform (a host hands its runtime's platform to
+/// turns, and tests keep a handle on it to look inside).
+impl<P: Platform> Platform for std::rc::Rc<P> {
+    type Store = P::Store;
+    type Http = P::Http;
+    type Sql = P::Sql;
+    type Channel = P::Channel;
+    type Memory = P::Memory;
+    fn store(&self) -> &Self::Store {
+        (**self).store()
+    }
+    fn http(&self) -> &Self::Http {
+        (**self).http()
+    }
+    fn sql(&self) -> &Self::Sql {
+        (**self).sql()
+    }
+    fn channel(&self) -> &Self::Channel {
+        (**self).channel()
+    }
+    fn memory(&self) -> &Self::Memory {
+        (**self).memory()
+    }
+    fn now_ms(&self) -> i64 {
+        (**self).now_ms()
+    }
+    async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
+        (**self).pins().await
+    }
+    async fn sleep(&self, ms: u64) {
+        (**self).sleep(ms).await
+    }
+    fn new_uuid(&self) -> String {
+        (**self).new_uuid()
+    }
+    fn log(&self, level: LogLevel, msg: &str) {
+        (**self).log(level, msg)
+    }
+}
+
+/// A shared bucket is a bucket.
+impl<O: ObjectStore> ObjectStore for std::rc::Rc<O> {
+    async fn get(&self, key: &str) -> Result<Option<StoredObject>, StorageError> {
+        (**self).get(key).await
+    }
+    async fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StorageError> {
+        (**self).head(key).await
+    }
+    async fn put(&self, key: &str, body: Vec<u8>, opts: PutOptions) -> Result<(), StorageError> {
+        (**self).put(key, body, opts).await
+    }
+    async fn delete(&self, keys: &[String]) -> Result<(), StorageError> {
+        (**self).delete(keys).await
+    }
+    async fn list(
+        &self,
+        prefix: &str,
+        delimiter: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, StorageError> {
+        (**self).list(prefix, delimiter, cursor).await
+    }
 }

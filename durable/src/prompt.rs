@@ -7,7 +7,9 @@
 //! cache keeps hitting from turn to turn.
 
 use crate::text::{truncate_chars, TRUNCATED_MARKER};
-use crate::workspace::identity::{parse_identity, strip_template_placeholders};
+use crate::workspace::fill_ins::shown_text;
+use crate::workspace::front_matter::body_for_prompt;
+use crate::workspace::identity::parse_identity;
 use crate::workspace::{skills, Workspace};
 use r2_layout::workspace::{load_plan, Section};
 use r2_layout::{Scope, WorkspaceFile};
@@ -85,29 +87,29 @@ pub fn build_system_prompt(ws: &Workspace, runtime: &RuntimeInfo<'_>) -> String 
     out
 }
 
-/// A workspace file as the prompt shows it. HEARTBEAT.md only with
-/// meaningful content; IDENTITY.md with its persona line; unfilled template
-/// placeholders (`- **Name:** _(your name)_`) removed from every file but
-/// the pinned guardrails, and a file that held nothing else is left out.
+/// A workspace file as the prompt shows it ([`shown_text`]): never its
+/// front matter; unfilled template hints (`- **Name:** _(your name)_`,
+/// `(your timezone, e.g., UTC+8)`) removed from every file but the pinned
+/// guardrails. IDENTITY.md comes with its persona line. A file that held
+/// nothing else is left out, and HEARTBEAT.md only with meaningful content
+/// in its body.
 fn file_body(ws: &Workspace, file: WorkspaceFile) -> Option<String> {
     let text = ws.files.get(&file)?;
+    let shown = shown_text(file, text);
     if file.is_guardrail() {
-        return Some(text.to_string());
+        return Some(shown.text.into_owned());
     }
-    let stripped = strip_template_placeholders(text);
     if file == WorkspaceFile::Identity {
-        return Some(match parse_identity(text).persona_line() {
-            Some(line) => format!("{line}\n\n{}", stripped.trim()),
-            None => stripped.into_owned(),
+        return Some(match parse_identity(body_for_prompt(text)).persona_line() {
+            Some(line) => format!("{line}\n\n{}", shown.text.trim()),
+            None => shown.text.into_owned(),
         });
     }
-    let only_placeholders =
-        matches!(stripped, std::borrow::Cow::Owned(_)) && !hearth_schedule::heartbeat::is_meaningful(&stripped);
-    if only_placeholders || (file == WorkspaceFile::Heartbeat && !hearth_schedule::heartbeat::is_meaningful(&stripped))
-    {
+    let must_have_content = shown.trimmed || file == WorkspaceFile::Heartbeat;
+    if must_have_content && !hearth_schedule::heartbeat::is_meaningful(&shown.text) {
         return None;
     }
-    Some(stripped.into_owned())
+    Some(shown.text.into_owned())
 }
 
 fn render_runtime(r: &RuntimeInfo<'_>) -> String {

@@ -372,20 +372,55 @@ impl Http for ScriptedHttp {
     }
 }
 
-/// Records what would have been sent to the chat.
+/// Records what would have been sent to the chat. Every attempt is
+/// recorded; `sent` holds what arrived (target and text). Attempts can be
+/// failed: `script` answers the next attempts in order, `down` answers every
+/// attempt to a chat id while it is set.
 #[derive(Default)]
 pub struct RecordingChannel {
     pub sent: RefCell<Vec<(ReplyTarget, String)>>,
+    pub attempts: RefCell<Vec<(ReplyTarget, OutgoingChunk)>>,
+    pub script: RefCell<VecDeque<SendOutcome>>,
+    pub down: RefCell<std::collections::HashMap<String, SendOutcome>>,
     pub typing: Cell<u32>,
     /// Attachments it can serve, by handle; every fetch is recorded.
     pub media: RefCell<std::collections::HashMap<String, Vec<u8>>>,
     pub fetched: RefCell<Vec<String>>,
 }
 
+impl RecordingChannel {
+    /// The texts that arrived, in order.
+    pub fn texts(&self) -> Vec<String> {
+        self.sent.borrow().iter().map(|(_, t)| t.clone()).collect()
+    }
+    /// The texts that arrived in chat `chat_id`.
+    pub fn texts_to(&self, chat_id: &str) -> Vec<String> {
+        self.sent.borrow().iter().filter(|(t, _)| t.chat_id == chat_id).map(|(_, t)| t.clone()).collect()
+    }
+    /// Answers the next attempt (of any chat) with `outcome`.
+    pub fn fail_next(&self, outcome: SendOutcome) {
+        self.script.borrow_mut().push_back(outcome);
+    }
+    /// Answers every attempt to `chat_id` with `outcome` until [`Self::recover`].
+    pub fn take_down(&self, chat_id: &str, outcome: SendOutcome) {
+        self.down.borrow_mut().insert(chat_id.to_owned(), outcome);
+    }
+    pub fn recover(&self) {
+        self.down.borrow_mut().clear();
+    }
+}
+
 impl Channel for RecordingChannel {
-    async fn send_text(&self, target: &ReplyTarget, text: &str) -> Result<(), ChannelError> {
-        self.sent.borrow_mut().push((target.clone(), text.to_owned()));
-        Ok(())
+    async fn send_chunk(&self, target: &ReplyTarget, chunk: &OutgoingChunk) -> SendOutcome {
+        self.attempts.borrow_mut().push((target.clone(), chunk.clone()));
+        let outcome = match self.down.borrow().get(&target.chat_id) {
+            Some(o) => o.clone(),
+            None => self.script.borrow_mut().pop_front().unwrap_or(SendOutcome::Delivered),
+        };
+        if outcome == SendOutcome::Delivered {
+            self.sent.borrow_mut().push((target.clone(), chunk.text.clone()));
+        }
+        outcome
     }
     async fn typing(&self, _target: &ReplyTarget) {
         self.typing.set(self.typing.get() + 1);

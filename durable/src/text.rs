@@ -50,3 +50,19 @@ pub fn file_note(mime: &str, filename: Option<&str>, transcript_follows: bool) -
 pub fn transcript_follows(blocks: &[UserBlock], i: usize) -> bool {
     matches!(blocks.get(i + 1), Some(UserBlock::Text { text }) if text.starts_with(TRANSCRIPT_PREFIX))
 }
+
+/// Unicode NFC. In the Worker this is the runtime's own `String.prototype
+/// .normalize` (ICU, already in every isolate); natively it is
+/// `icu_normalizer`, the same algorithm: tests check the Rust build, and the
+/// upload does not carry a second copy of the normalisation tables (~22 KiB
+/// gzip).
+pub fn nfc(s: &str) -> String {
+    #[cfg(target_arch = "wasm32")]
+    {
+        String::from(js_sys::JsString::from(s).normalize("NFC"))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(s).into_owned()
+    }
+}

@@ -23,7 +23,7 @@ pub const MAX_ABOUT_ATTACHMENTS: usize = 4;
 /// Message flag: only the invoking user sees it.
 pub const EPHEMERAL: u64 = 64;
 /// Discord's message length limit.
-pub const DISCORD_MAX_CHARS: usize = 2000;
+pub use durable::delivery::chunk::DISCORD_MAX_CHARS;
 /// An interaction token is valid this long after the interaction was created.
 pub const TOKEN_LIFETIME_MS: i64 = 15 * 60 * 1000;
 /// Safety margin: a reply of several chunks must finish before the token dies.
@@ -392,10 +392,18 @@ pub fn status_text(status: &durable::protocol::session::SessionStatus) -> String
     if status.session_id.is_none() && messages == 0 {
         return format!("Session `{key}`: no conversation yet ({queued} queued).");
     }
-    format!(
+    let mut text = format!(
         "**Session** `{key}`\nMessages: {messages} ({queued} queued)\nTokens: {} in, {} out, {} cache read, {} cache write ({} total)",
         u.input, u.output, u.cache_read, u.cache_write, u.total_tokens,
-    )
+    );
+    let (waiting, lost) = (status.outbox.waiting.len(), status.outbox.undelivered.len());
+    if waiting > 0 {
+        text.push_str(&format!("\nReplies waiting to be delivered: {waiting}"));
+    }
+    if lost > 0 {
+        text.push_str(&format!("\nReplies not delivered (last week): {lost}"));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -606,6 +614,11 @@ mod tests {
                 && s.contains("360 total"),
             "{s}"
         );
+        assert!(!s.contains("waiting"), "{s}");
+        let s = status_text(&status(json!({"sessionKey": "agent:main:main", "sessionId": "u", "messageCount": 2,
+            "outbox": {"waiting": [{"id": "answer:3", "kind": "reply", "channel": "discord", "chatId": "1", "parts": 1}],
+                       "undelivered": []}})));
+        assert!(s.contains("Replies waiting to be delivered: 1") && !s.contains("not delivered"), "{s}");
         let s = status_text(&status(json!({"sessionKey": null, "sessionId": null, "open": 0, "messages": []})));
         assert!(s.contains("no conversation yet"), "{s}");
     }

@@ -1,11 +1,14 @@
-//! The Telegram Bot API client: `sendMessage` and friends, with Telegram's
-//! rate limits honoured (`429` with `parameters.retry_after`) and transient
-//! errors retried with backoff.
+//! The Telegram Bot API client. Replies go one piece per call
+//! ([`TelegramApi::send_chunk`]): the session's outbox (durable's
+//! `delivery`) cuts them, retries them later and keeps their order. Other
+//! calls (`getFile`, `getMe`, the note to strangers) honour Telegram's rate
+//! limits (`429` with `parameters.retry_after`) and retry transient errors
+//! with backoff, in the call.
 
-use super::format::{split_message, to_telegram_html, TELEGRAM_MAX_CHARS};
 use crate::adapters::{self, FetchHttp};
+use durable::delivery::chunk;
 use durable::inbound::ReplyTarget;
-use durable::ports::{ChannelError, Http, HttpRequest, LogLevel};
+use durable::ports::{ChannelError, Http, HttpRequest, LogLevel, OutgoingChunk, SendOutcome};
 use durable::retry::{send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
 
@@ -74,23 +77,41 @@ impl TelegramApi {
         }
     }
 
-    /// Sends a whole reply: split into chunks, each as HTML, falling back to
-    /// plain text when Telegram cannot parse the markup. In groups the first
-    /// chunk replies to the user's message.
-    pub async fn send_reply(&self, target: &ReplyTarget, text: &str) -> Result<(), TgError> {
-        for (i, chunk) in split_message(text, TELEGRAM_MAX_CHARS).iter().enumerate() {
-            let mut body = json!({"chat_id": target.chat_id, "text": to_telegram_html(chunk), "parse_mode": "HTML",
-                                  "link_preview_options": {"is_disabled": true}});
-            Self::target_fields(target, &mut body);
-            if i == 0 {
-                if let Some(r) = target.reply_to.as_deref().and_then(|r| r.parse::<i64>().ok()) {
-                    body["reply_parameters"] = json!({"message_id": r, "allow_sending_without_reply": true});
-                }
+    /// One attempt at one piece of a reply: `sendMessage`, as HTML when the
+    /// piece has it; its first piece quotes the user's message (groups).
+    pub async fn send_chunk(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
+        let body = Self::message_body(target, piece);
+        let url = format!("{}/bot{}/sendMessage", self.base, self.token);
+        match FetchHttp.send(HttpRequest::post_json(url, &body, 30_000)).await {
+            Ok(resp) => durable::delivery::classify::telegram(resp.status, &resp.body),
+            Err(e) => SendOutcome::Retry { after_ms: None, why: format!("telegram: {e}") },
+        }
+    }
+
+    fn message_body(target: &ReplyTarget, piece: &OutgoingChunk) -> Value {
+        let mut body = match &piece.html {
+            Some(html) => json!({"chat_id": target.chat_id, "text": html, "parse_mode": "HTML"}),
+            None => json!({"chat_id": target.chat_id, "text": piece.text}),
+        };
+        body["link_preview_options"] = json!({"is_disabled": true});
+        Self::target_fields(target, &mut body);
+        if piece.first {
+            if let Some(r) = target.reply_to.as_deref().and_then(|r| r.parse::<i64>().ok()) {
+                body["reply_parameters"] = json!({"message_id": r, "allow_sending_without_reply": true});
             }
+        }
+        body
+    }
+
+    /// Sends a short text outside any session (the note to a stranger):
+    /// retried in the call, not kept if it still fails.
+    pub async fn send_reply(&self, target: &ReplyTarget, text: &str) -> Result<(), TgError> {
+        for (i, piece) in chunk::pieces("telegram", text).iter().enumerate() {
+            let rendered = chunk::render(piece, true, i == 0, false);
+            let mut body = Self::message_body(target, &rendered);
             match self.call("sendMessage", &body).await {
                 Err(TgError::Api { code: 400, .. }) => {
-                    body["text"] = json!(chunk);
-                    body.as_object_mut().map(|o| o.remove("parse_mode"));
+                    body = Self::message_body(target, &chunk::render(piece, false, i == 0, false));
                     self.call("sendMessage", &body).await?;
                 }
                 other => {

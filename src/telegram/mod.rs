@@ -1,7 +1,6 @@
 //! Telegram: the webhook (`POST /telegram/{agentId}`) and the reply channel.
 
 pub mod client;
-pub mod format;
 
 use crate::access;
 use crate::adapters::{self, EnvVars};

@@ -27,7 +27,7 @@ export function snowflake(ageMs = 0) {
  * "attachment" (GET of a CDN file served with `serveAttachment`).
  */
 export async function startDiscord({ appId = "1100000000000000001", botToken = "test-bot-token" } = {}) {
-  const state = { appId, botToken, requests: [], failures: new Map(), nextId: 1n, files: new Map() };
+  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map() };
   const message = (body, extra = {}) => ({
     id: (1300000000000000000n + state.nextId++).toString(),
     type: 20,
@@ -75,6 +75,8 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     }
     const entry = { route, method: req.method, path: p, params, headers: req.headers, body, at: Date.now() };
     state.requests.push(entry);
+    const down = state.outages.get(route);
+    if (down) return sendJson(res, down.status, down.body, down.headers);
     const scripted = state.failures.get(route);
     if (scripted && scripted.length) {
       const f = scripted.shift();
@@ -157,9 +159,15 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
         },
       });
     },
+    /** Every request to `route` fails this way until recover(). */
+    outage: (route, status = 500, body = { message: "500: Internal Server Error", code: 0 }, headers = {}) => {
+      state.outages.set(route, { status, body, headers });
+    },
+    recover: () => state.outages.clear(),
     reset: () => {
       state.requests.length = 0;
       state.failures.clear();
+      state.outages.clear();
     },
     close: () => new Promise((r) => server.close(r)),
   };

@@ -28,7 +28,23 @@ function sendJson(res, status, body, headers = {}) {
   res.end(JSON.stringify(body));
 }
 
-/** A Telegram Bot API stand-in. `failures` holds scripted answers per method. */
+/**
+ * Error bodies as the Bot API sends them (core.telegram.org/bots/api#making-requests:
+ * `ok`, `error_code`, `description`, and `parameters.retry_after` on flood control,
+ * #responseparameters). The descriptions are Telegram's own wording.
+ */
+export const TG_ERRORS = {
+  flood: (seconds) => ({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${seconds}`, parameters: { retry_after: seconds } }),
+  badGateway: { ok: false, error_code: 502, description: "Bad Gateway" },
+  blocked: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" },
+  chatNotFound: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
+};
+
+/**
+ * A Telegram Bot API stand-in. `failures` holds scripted answers per method;
+ * `outage()` makes a method (optionally for one chat, optionally after some
+ * more successes) fail until `recover()`.
+ */
 export async function startTelegram({ token = "123456:TEST-TOKEN", username = "hearth_bot" } = {}) {
   const botId = Number(token.split(":")[0]);
   const state = {
@@ -37,15 +53,26 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     username,
     requests: [],
     failures: new Map(), // method -> [{status, body}]
+    outages: [], // {method, chat, after, status, body}
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
+  };
+  // Wakes `untilSent` the moment a sendMessage arrives (polling would add up to
+  // its interval to every timing taken with it).
+  const waiters = new Set();
+  const sentCount = () => state.requests.filter((r) => r.method === "sendMessage").length;
+  const record = (entry) => {
+    state.requests.push(entry);
+    if (!waiters.size) return;
+    const n = sentCount();
+    for (const w of waiters) if (n >= w.n) w.done();
   };
   const server = await listen(async (req, res, raw) => {
     const url = new URL(req.url, "http://x");
     const fileMatch = url.pathname.match(/^\/file\/bot([^/]+)\/(.+)$/);
     if (fileMatch) {
       const entry = [...state.fileBytes.values()].find((f) => f.path === fileMatch[2]);
-      state.requests.push({ method: "file", path: fileMatch[2], at: Date.now() });
+      record({ method: "file", path: fileMatch[2], at: Date.now() });
       if (!entry) return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
       res.writeHead(200, { "content-type": "application/octet-stream" });
       return res.end(entry.bytes);
@@ -61,9 +88,22 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
       }
     }
-    state.requests.push({ method, body, at: Date.now() });
+    const entry = { method, body, at: Date.now() };
+    record(entry);
+    // Every answer to a method call is recorded with its status.
+    const answer = res.writeHead.bind(res);
+    res.writeHead = (status, ...rest) => {
+      entry.status = status;
+      return answer(status, ...rest);
+    };
     if (tok !== state.token) {
       return sendJson(res, 401, { ok: false, error_code: 401, description: "Unauthorized" });
+    }
+    const outage = state.outages.find((o) => o.method === method && (o.chat === undefined || Number(body.chat_id) === o.chat));
+    if (outage && outage.after > 0) {
+      outage.after--;
+    } else if (outage) {
+      return sendJson(res, outage.status, outage.body);
     }
     const scripted = state.failures.get(method);
     if (scripted && scripted.length) {
@@ -113,15 +153,42 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     ...state,
     state,
     base,
+    /** Every sendMessage request, answered or not. */
     sent: () => state.requests.filter((r) => r.method === "sendMessage"),
+    /** Resolves as soon as `n` sendMessage calls in all have arrived. */
+    untilSent: (n, { timeoutMs = 10000 } = {}) =>
+      new Promise((resolve, reject) => {
+        if (sentCount() >= n) return resolve();
+        const w = { n };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`timed out waiting for sendMessage #${n}`));
+        }, timeoutMs);
+        w.done = () => {
+          clearTimeout(timer);
+          waiters.delete(w);
+          resolve();
+        };
+        waiters.add(w);
+      }),
+    /** The sendMessage requests Telegram accepted (200). */
+    delivered: () => state.requests.filter((r) => r.method === "sendMessage" && r.status === 200),
     calls: (method) => state.requests.filter((r) => r.method === method),
     fail: (method, status, body) => {
       if (!state.failures.has(method)) state.failures.set(method, []);
       state.failures.get(method).push({ status, body });
     },
+    /** `method` (to `chat`, if given) fails with `status`/`body` until recover(), after `after` more successes. */
+    outage: ({ method = "sendMessage", chat, after = 0, status = 502, body = TG_ERRORS.badGateway } = {}) => {
+      state.outages.push({ method, chat, after, status, body });
+    },
+    recover: () => {
+      state.outages.length = 0;
+    },
     reset: () => {
       state.requests.length = 0;
       state.failures.clear();
+      state.outages.length = 0;
     },
     close: () => new Promise((r) => server.close(r)),
   };
@@ -141,8 +208,12 @@ function lastUserText(messages) {
 /**
  * An LLM stand-in serving both Anthropic (`/v1/messages`) and OpenAI-compatible
  * (`/v1/chat/completions`) requests. By default it answers "echo: <last user
- * text>"; `script` queues answers: {status, body, headers, delayMs} or
- * {text} / {toolCall: {name, input}}.
+ * text>"; `script` queues answers: {status, body, headers, delayMs},
+ * {text} / {toolCall: {name, input, id}} (`id` overrides the generated one,
+ * e.g. "" as some OpenAI-compatible servers send), or {raw: body}: a whole
+ * 200 response body as a provider sent it (the real-world fixtures).
+ * Like the real APIs, it refuses (400, recorded as `invalid`) a body they
+ * would refuse: see messagesProblem and chatCompletionsProblem.
  */
 export async function startLlm() {
   const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript" };
@@ -157,12 +228,16 @@ export async function startLlm() {
     const provider = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : "unknown";
     const entry = { provider, path: url.pathname, headers: req.headers, body, raw: raw.toString("utf8"), start: Date.now() };
     state.requests.push(entry);
-    // Like the real API: a malformed chat-completions body is a 400, recorded.
-    const invalid = provider === "openai" ? chatCompletionsProblem(body) : null;
+    // Like the real APIs: a body they would refuse is a 400 with their error
+    // body, recorded.
+    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) : null;
     if (invalid) {
-      entry.invalid = invalid;
+      entry.invalid = typeof invalid === "string" ? invalid : invalid.error.message;
       entry.end = Date.now();
-      return sendJson(res, 400, { error: { message: invalid, type: "invalid_request_error", param: null, code: null } });
+      if (provider === "anthropic") {
+        return sendJson(res, 400, { type: "error", error: { type: "invalid_request_error", message: invalid } });
+      }
+      return sendJson(res, 400, typeof invalid === "string" ? { error: { message: invalid, type: "invalid_request_error", param: null, code: null } } : invalid);
     }
     state.inFlight++;
     state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
@@ -174,11 +249,12 @@ export async function startLlm() {
       if (step.status && step.status !== 200) {
         return sendJson(res, step.status, step.body ?? errorBody(provider, step.status), step.headers || {});
       }
+      if (step.raw) return sendJson(res, 200, step.raw);
       const messages = provider === "openai" ? body.messages : body.messages;
       const text = step.text ?? `echo: ${lastUserText(messages || [])}`;
       if (provider === "openai") {
         const message = step.toolCall
-          ? { role: "assistant", content: null, tool_calls: [{ id: "call_" + state.requests.length, type: "function", function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.input) } }] }
+          ? { role: "assistant", content: null, tool_calls: [{ id: step.toolCall.id ?? "call_" + state.requests.length, type: "function", function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.input) } }] }
           : { role: "assistant", content: text };
         return sendJson(res, 200, {
           id: "chatcmpl-" + state.requests.length,
@@ -189,7 +265,7 @@ export async function startLlm() {
         });
       }
       const content = step.toolCall
-        ? [{ type: "tool_use", id: "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
+        ? [{ type: "tool_use", id: step.toolCall.id ?? "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
         : [{ type: "text", text }];
       return sendJson(res, 200, {
         id: "msg_" + state.requests.length,
@@ -224,16 +300,37 @@ export async function startLlm() {
   };
 }
 
+/** OpenAI's models that refuse `max_tokens` (gpt-5.x, the o-series). */
+export const REFUSES_MAX_TOKENS = /^(gpt-5|o\d)/i;
+
 /**
  * What OpenAI would reject in a chat-completions body (the rules Hearth can
  * break), or null: roles, content shapes, image parts as URLs, `null`
- * content only beside tool calls, arguments as JSON strings, and every tool
- * call answered by a `tool` message before the conversation goes on.
+ * content only beside tool calls, arguments as JSON strings, tool call ids
+ * and names not empty, every tool call answered by a `tool` message before
+ * the conversation goes on, and `max_tokens` for the models that refuse it.
+ * A string is the message of an invalid_request_error; an object is the
+ * whole error body (real ones, tests/fixtures/real-world/llm/openai/).
  */
 export function chatCompletionsProblem(body) {
   if (typeof body.model !== "string" || !body.model) return "you must provide a model parameter";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages must be a non-empty array";
   if (body.max_tokens !== undefined && !Number.isInteger(body.max_tokens)) return "max_tokens must be an integer";
+  if (body.max_completion_tokens !== undefined && !Number.isInteger(body.max_completion_tokens)) return "max_completion_tokens must be an integer";
+  if (body.max_tokens !== undefined && REFUSES_MAX_TOKENS.test(body.model.split("/").pop())) {
+    // error-400-max-tokens-unsupported.json, verbatim.
+    return {
+      error: {
+        message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        type: "invalid_request_error",
+        param: "max_tokens",
+        code: "unsupported_parameter",
+      },
+    };
+  }
+  // OpenAI's wording for an empty string where one is required
+  // (error-400-empty-function-name.json).
+  const empty = (path) => `Invalid '${path}': empty string. Expected a string with minimum length 1, but got an empty string instead.`;
   const part = (p, i) => {
     if (p?.type === "text") return typeof p.text === "string" ? null : `messages[${i}]: text part without text`;
     if (p?.type === "image_url") {
@@ -262,8 +359,10 @@ export function chatCompletionsProblem(body) {
         if (m.content === null || m.content === undefined) {
           if (!calls.length) return `messages[${i}]: assistant content is required unless tool_calls is given`;
         } else if (typeof m.content !== "string") return `messages[${i}].content must be a string`;
-        for (const c of calls) {
+        for (const [k, c] of calls.entries()) {
           if (typeof c.id !== "string" || c.type !== "function" || typeof c.function?.name !== "string") return `messages[${i}]: malformed tool call`;
+          if (c.id === "") return empty(`messages[${i}].tool_calls[${k}].id`);
+          if (c.function.name === "") return empty(`messages[${i}].tool_calls[${k}].function.name`);
           if (typeof c.function.arguments !== "string") return `messages[${i}]: arguments must be a JSON string`;
           try {
             JSON.parse(c.function.arguments);
@@ -275,6 +374,7 @@ export function chatCompletionsProblem(body) {
         break;
       }
       case "tool":
+        if (m.tool_call_id === "") return empty(`messages[${i}].tool_call_id`);
         if (!pending.includes(m.tool_call_id)) return `messages[${i}]: tool message does not answer a preceding tool call`;
         if (typeof m.content !== "string") return `messages[${i}]: tool content must be a string`;
         pending = pending.filter((id) => id !== m.tool_call_id);
@@ -287,6 +387,76 @@ export function chatCompletionsProblem(body) {
   for (const t of body.tools ?? []) {
     if (t.type !== "function" || typeof t.function?.name !== "string" || typeof t.function?.parameters !== "object") return "malformed tool definition";
   }
+  return null;
+}
+
+/** The media type bytes really are, for the types the providers decode. */
+function sniffImage(bytes) {
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return "image/jpeg";
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return "image/png";
+  if (bytes.subarray(0, 4).toString("latin1") === "GIF8") return "image/gif";
+  if (bytes.subarray(0, 4).toString("latin1") === "RIFF" && bytes.subarray(8, 12).toString("latin1") === "WEBP") return "image/webp";
+  return null;
+}
+
+/**
+ * What Anthropic's Messages API would refuse in a body (the rules Hearth can
+ * break), or null. The messages are the API's own, verbatim where a real one
+ * is known (tests/fixtures/real-world/llm/anthropic/error-400-*.json): empty
+ * and whitespace-only text blocks, messages without content, tool_use ids
+ * outside the pattern, inputs that are not objects, a tool_use without its
+ * tool_result in the next message and a tool_result without its tool_use in
+ * the previous one, image bytes that are no image or not the declared type.
+ */
+export function messagesProblem(body) {
+  if (typeof body.model !== "string" || !body.model) return "model: Field required";
+  if (!Number.isInteger(body.max_tokens)) return "max_tokens: Field required";
+  if (!Array.isArray(body.messages)) return "messages: Field required";
+  let open = null; // {index, ids}: tool_use ids the next message must answer
+  for (const [i, m] of body.messages.entries()) {
+    if (m.role !== "user" && m.role !== "assistant") return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    if (!Array.isArray(blocks)) return `messages.${i}.content: Input should be a valid list`;
+    const finalAssistant = m.role === "assistant" && i === body.messages.length - 1;
+    if (blocks.length === 0 && !finalAssistant) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    const answers = m.role === "user" ? blocks.filter((b) => b?.type === "tool_result").map((b) => b.tool_use_id) : [];
+    if (open) {
+      const missing = open.ids.filter((id) => !answers.includes(id));
+      if (missing.length) return `messages.${open.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+    const answerable = open?.ids ?? [];
+    open = null;
+    const ids = [];
+    for (const [j, b] of blocks.entries()) {
+      switch (b?.type) {
+        case "text":
+          if (typeof b.text !== "string") return `messages.${i}.content.${j}.text.text: Field required`;
+          if (b.text === "") return "messages: text content blocks must be non-empty";
+          if (!b.text.trim()) return "messages: text content blocks must contain non-whitespace text";
+          break;
+        case "image": {
+          const src = b.source ?? {};
+          if (src.type !== "base64") break;
+          const kind = sniffImage(Buffer.from(String(src.data ?? ""), "base64"));
+          if (!kind) return "Could not process image";
+          if (kind !== src.media_type) return `messages.${i}.content.${j}.image.source.base64.data: Image does not match the provided media type ${src.media_type}`;
+          break;
+        }
+        case "tool_use":
+          if (typeof b.id !== "string" || !/^[a-zA-Z0-9_-]+$/.test(b.id)) return `messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+          if (b.input === null || typeof b.input !== "object" || Array.isArray(b.input)) return `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`;
+          ids.push(b.id);
+          break;
+        case "tool_result":
+          if (!answerable.includes(b.tool_use_id)) return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+          break;
+        default:
+          break;
+      }
+    }
+    if (ids.length) open = { index: i, ids };
+  }
+  if (open) return `messages.${open.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${open.ids.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
   return null;
 }
 

@@ -3,5 +3,7 @@
 //! id are its own small tables.
 
 pub mod host;
+#[cfg(test)]
+mod host_tests;
 pub mod registry;
 pub mod strangers;

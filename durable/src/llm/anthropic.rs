@@ -19,9 +19,11 @@ use serde_json::{json, Value};
 use std::rc::Rc;
 
 /// One history message as an Anthropic message fragment: its role and its
-/// content blocks (none: the message is left out).
+/// content blocks (none: the message is left out). The message is first made
+/// to follow the providers' rules ([`super::rules::wire_form`]).
 pub fn fragment(m: &Message, media: &Hydrated) -> Fragment {
-    let (role, blocks) = match m {
+    let m = super::rules::wire_form(m);
+    let (role, blocks) = match &*m {
         Message::User { content, .. } => ("user", user_blocks(content, media)),
         Message::Assistant { content, .. } => ("assistant", assistant_blocks(content)),
         Message::ToolResult { tool_call_id, content, is_error, .. } => {
@@ -179,9 +181,15 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     let stop = match body["stop_reason"].as_str() {
         Some("end_turn") | Some("stop_sequence") => StopReason::Stop,
         Some("tool_use") => StopReason::ToolUse,
-        Some("max_tokens") => StopReason::Length,
+        Some("max_tokens") | Some("model_context_window_exceeded") => StopReason::Length,
+        Some("refusal") => StopReason::Refusal,
+        Some("pause_turn") => StopReason::Pause,
         _ => StopReason::Other,
     };
+    if stop == StopReason::Refusal {
+        // A refused message may still carry a tool call: it must not run.
+        blocks.retain(|b| !matches!(b, AssistantBlock::ToolCall { .. }));
+    }
     let u = &body["usage"];
     let n = |k: &str| u[k].as_u64().unwrap_or(0);
     Ok(LlmReply {
@@ -231,6 +239,115 @@ mod tests {
             }
         }
         at
+    }
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/../tests/fixtures/real-world/llm/anthropic/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn real_bodies_refusal_cut_and_pause() {
+        // A refusal that also carries a tool call: the call must not run.
+        let r = decode(&fixture("message-refusal-with-tool-use.json")).unwrap();
+        assert_eq!(r.stop, StopReason::Refusal);
+        assert_eq!(r.tool_calls().count(), 0);
+        let r = decode(&fixture("message-max-tokens-partial-tool-use.json")).unwrap();
+        assert_eq!(r.stop, StopReason::Length);
+        assert_eq!(r.tool_calls().count(), 1, "kept, for the turn to answer without running it");
+        // Only a server tool block: nothing Hearth runs or shows.
+        let r = decode(&fixture("message-pause-turn.json")).unwrap();
+        assert_eq!((r.stop, r.blocks.len()), (StopReason::Pause, 0));
+        let r = decode(&fixture("message-text-end-turn.json")).unwrap();
+        assert_eq!(r.stop, StopReason::Stop);
+        assert!(!r.text().is_empty());
+    }
+
+    #[test]
+    fn whatever_the_history_holds_the_request_breaks_no_rule() {
+        // The 400s of tests/fixtures/real-world/llm/anthropic/error-400-*.json,
+        // each from a message like these, stored before the rules.
+        let history = vec![
+            Message::user_text("", 1),
+            Message::Assistant {
+                content: vec![AssistantBlock::Text { text: " \n ".into() }],
+                timestamp: 2,
+                model: None,
+                stop_reason: None,
+                usage: None,
+            },
+            Message::user_text("read it", 3),
+            Message::Assistant {
+                content: vec![
+                    AssistantBlock::ToolCall { id: "".into(), name: "read_file".into(), arguments: json!("SOUL.md") },
+                    AssistantBlock::ToolCall {
+                        id: "fn.read:1".into(),
+                        name: "read_file".into(),
+                        arguments: json!(null),
+                    },
+                ],
+                timestamp: 4,
+                model: None,
+                stop_reason: None,
+                usage: None,
+            },
+            Message::ToolResult {
+                tool_call_id: "".into(),
+                tool_name: "read_file".into(),
+                content: vec![ResultBlock::Text { text: "".into() }],
+                is_error: true,
+                timestamp: 5,
+            },
+            Message::ToolResult {
+                tool_call_id: "fn.read:1".into(),
+                tool_name: "read_file".into(),
+                content: vec![ResultBlock::Text { text: "soul".into() }],
+                is_error: false,
+                timestamp: 5,
+            },
+            Message::ToolResult {
+                tool_call_id: "toolu_orphan".into(),
+                tool_name: "read_file".into(),
+                content: vec![ResultBlock::Text { text: "x".into() }],
+                is_error: false,
+                timestamp: 5,
+            },
+            Message::user_text("thanks", 6),
+        ];
+        let media = Hydrated::new();
+        let req =
+            ChatRequest { system: "s", messages: &history, tools: &[], media: &media, appended_user: None, memo: None };
+        let http = crate::llm::build_request(&cfg(), &req).unwrap();
+        let body: Value = serde_json::from_slice(&http.body).unwrap();
+        let mut open: Vec<String> = Vec::new();
+        for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
+            let blocks = m["content"].as_array().unwrap();
+            assert!(!blocks.is_empty(), "messages.{i}: empty content");
+            let results: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_result")
+                .filter_map(|b| b["tool_use_id"].as_str())
+                .collect();
+            let mut expected = std::mem::take(&mut open);
+            expected.sort();
+            let mut got: Vec<String> = results.iter().map(|s| s.to_string()).collect();
+            got.sort();
+            assert_eq!(got, expected, "messages.{i}: tool results answer exactly the previous calls");
+            for b in blocks {
+                match b["type"].as_str() {
+                    Some("text") => assert!(!b["text"].as_str().unwrap().trim().is_empty(), "messages.{i}: blank text"),
+                    Some("tool_use") => {
+                        assert!(crate::llm::rules::valid_tool_id(b["id"].as_str().unwrap()), "{b}");
+                        assert!(b["input"].is_object(), "{b}");
+                        open.push(b["id"].as_str().unwrap().to_owned());
+                    }
+                    Some("tool_result") => assert!(!b["content"].as_str().unwrap().trim().is_empty(), "{b}"),
+                    other => panic!("unexpected block {other:?}"),
+                }
+            }
+        }
+        assert!(open.is_empty());
+        assert!(http.body.windows(12).all(|w| w != b"toolu_orphan"), "the orphan result is left out");
     }
 
     #[test]

@@ -4,10 +4,15 @@
 //! turn it into their request bodies and their responses back into an
 //! [`LlmReply`]. [`complete`] sends with retries: 408/409/429/5xx, time-outs and
 //! network errors are retried with backoff (honouring `retry-after`); other
-//! 4xx are final.
+//! 4xx are final, except the two a request can recover from at once: an
+//! output-limit parameter the model does not take (sent again with the other
+//! name), and, in [`complete_repairing`], a history the provider refuses
+//! (sent once more in its [`rules::strict_form`]). What every message must be
+//! like for the providers to take it is in [`rules`].
 
 pub mod anthropic;
 pub mod openai;
+pub mod rules;
 pub mod wire;
 
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
@@ -16,6 +21,7 @@ use crate::settings::{LlmConfig, Provider};
 use crate::toolkit::ToolSpec;
 use r2_layout::{AssistantBlock, Message, Usage};
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// Media bytes loaded for one call, keyed by R2 key (see `prompt::hydrate`).
 pub type Hydrated = std::collections::HashMap<String, std::rc::Rc<Vec<u8>>>;
@@ -39,7 +45,13 @@ pub struct ChatRequest<'a> {
 pub enum StopReason {
     Stop,
     ToolUse,
+    /// Cut at the output limit (Anthropic `max_tokens`, OpenAI `length`).
     Length,
+    /// The model declined (Anthropic `refusal`, OpenAI `refusal` text or
+    /// `content_filter`); any tool call it made is dropped.
+    Refusal,
+    /// Anthropic `pause_turn`: a long turn paused before it finished.
+    Pause,
     Other,
 }
 
@@ -49,6 +61,8 @@ impl StopReason {
             StopReason::Stop => "stop",
             StopReason::ToolUse => "toolUse",
             StopReason::Length => "length",
+            StopReason::Refusal => "refusal",
+            StopReason::Pause => "pauseTurn",
             StopReason::Other => "other",
         }
     }
@@ -87,6 +101,9 @@ pub enum LlmError {
     Config(String),
     #[error("LLM rejected the request ({status}): {message}")]
     Rejected { status: u16, message: String },
+    /// The provider refused the conversation, and again in its strict form.
+    #[error("LLM refused the history, also repaired ({status}): {message}")]
+    HistoryRefused { status: u16, message: String },
     #[error("LLM unavailable after {attempts} attempts: {last}")]
     Exhausted { attempts: u32, last: String },
     /// The provider asked for a longer wait than we hold a session for
@@ -111,12 +128,27 @@ impl LlmError {
                 "⚠️ My model's provider asked me to wait {} before trying again, so I stopped. Your message is saved; try again later.",
                 human_wait(*wait_s)
             ),
+            LlmError::Rejected { status, message } if *status == 400 => format!(
+                "⚠️ My model's provider refused our conversation (HTTP 400: {}). Your message is saved; /reset starts a fresh conversation.",
+                short(message)
+            ),
             LlmError::Rejected { status, .. } => {
                 format!("⚠️ My model refused the request (HTTP {status}). Your message is saved.")
             }
+            LlmError::HistoryRefused { status, message } => format!(
+                "⚠️ My model's provider refused our conversation (HTTP {status}: {}). I repaired it once and tried again, \
+                 but it still refuses. Your message is saved; /reset starts a fresh conversation.",
+                short(message)
+            ),
             LlmError::Decode(_) => "⚠️ My model sent an answer I could not read. Your message is saved.".into(),
         }
     }
+}
+
+/// A provider's error message as the user sees it: one line, cut.
+fn short(message: &str) -> String {
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::text::truncate_chars(&line, 200).replace(crate::text::TRUNCATED_MARKER, "…")
 }
 
 /// `90 s`, `5 min`, `2 h`: rounded up, as a person would say it.
@@ -135,9 +167,12 @@ pub fn build_request(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<HttpReque
         Provider::Anthropic => anthropic::fragment(m, req.media),
         Provider::OpenAi => openai::fragment(m, req.media),
     };
+    // Every tool call answered, every result after its call: a history
+    // stored before a rule existed is paired here (borrowed when it is).
+    let messages: Cow<'_, [r2_layout::Message]> = rules::paired(req.messages);
     let fragments = match req.memo {
-        Some(memo) => memo.borrow_mut().fragments(cfg.provider, req.messages, encode_one),
-        None => wire::fragments_once(req.messages, encode_one),
+        Some(memo) => memo.borrow_mut().fragments(cfg.provider, &messages, encode_one),
+        None => wire::fragments_once(&messages, encode_one),
     };
     let (url, body) = match cfg.provider {
         Provider::Anthropic => (format!("{}/v1/messages", cfg.base_url), anthropic::encode_body(cfg, req, &fragments)),
@@ -160,8 +195,93 @@ fn retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || status >= 500
 }
 
-/// Sends one call, retrying what is worth retrying.
+/// Whether a 400 names the output-limit parameter we sent as one the model
+/// does not take (OpenAI: `Unsupported parameter: 'max_tokens' is not
+/// supported with this model. Use 'max_completion_tokens' instead.`).
+fn refuses_limit_param(cfg: &LlmConfig, message: &str) -> bool {
+    let sent = cfg.max_tokens_param.name();
+    let lower = message.to_ascii_lowercase();
+    cfg.provider == Provider::OpenAi
+        && lower.contains(sent)
+        && (lower.contains(cfg.max_tokens_param.other().name())
+            || lower.contains("unsupported")
+            || lower.contains("unrecognized"))
+}
+
+/// Sends one call, retrying what is worth retrying. A model that refuses the
+/// output-limit parameter gets the call again with the other name (and a
+/// warning naming `LLM_MAX_TOKENS_PARAM`).
 pub async fn complete<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
+    match send(p, cfg, req).await {
+        Err(LlmError::Rejected { status: 400, message }) if refuses_limit_param(cfg, &message) => {
+            let other = cfg.max_tokens_param.other();
+            p.log(
+                LogLevel::Warn,
+                &format!(
+                    "llm: {} refused {}; sent again with {} (set LLM_MAX_TOKENS_PARAM={} to skip the refused call)",
+                    cfg.model,
+                    cfg.max_tokens_param.name(),
+                    other.name(),
+                    other.name()
+                ),
+            );
+            let retry = LlmConfig { max_tokens_param: other, ..cfg.clone() };
+            send(p, &retry, req).await
+        }
+        other => other,
+    }
+}
+
+/// A call's reply, and whether the history had to go in its strict form.
+#[derive(Debug)]
+pub struct Completion {
+    pub reply: LlmReply,
+    /// The provider refused the history as it is and took
+    /// [`rules::strict_form`] of every message: the caller may keep that form.
+    pub strict: bool,
+}
+
+/// Whether a refusal is worth one retry with the strict history: a 400 (or
+/// a 422, which some OpenAI-compatible servers use) that is not about a
+/// parameter [`complete`] already handles.
+fn history_may_be_refused(cfg: &LlmConfig, status: u16, message: &str) -> bool {
+    matches!(status, 400 | 422) && !refuses_limit_param(cfg, message)
+}
+
+/// [`complete`], and when the provider refuses the request with a 400 although
+/// every message follows [`rules`], once more with every message in its
+/// [`rules::strict_form`] (media and tool blocks as text). A second refusal is
+/// [`LlmError::HistoryRefused`].
+pub async fn complete_repairing<P: Platform>(
+    p: &P,
+    cfg: &LlmConfig,
+    req: &ChatRequest<'_>,
+) -> Result<Completion, LlmError> {
+    match complete(p, cfg, req).await {
+        Ok(reply) => Ok(Completion { reply, strict: false }),
+        Err(LlmError::Rejected { status, message }) if history_may_be_refused(cfg, status, &message) => {
+            p.log(LogLevel::Warn, &format!("llm refused the history ({status}: {message}); sending it as plain text"));
+            let strict: Vec<r2_layout::Message> = req.messages.iter().map(rules::strict_form).collect();
+            let retry = ChatRequest {
+                system: req.system,
+                messages: &strict,
+                tools: req.tools,
+                media: req.media,
+                appended_user: req.appended_user,
+                memo: None,
+            };
+            match complete(p, cfg, &retry).await {
+                Ok(reply) => Ok(Completion { reply, strict: true }),
+                Err(LlmError::Rejected { status, message }) => Err(LlmError::HistoryRefused { status, message }),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// One call with its retries (see [`complete`]).
+async fn send<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
     let http_req = build_request(cfg, req)?;
     let backoff = Backoff { attempts: cfg.max_attempts, base_ms: cfg.retry_base_ms, max_ms: cfg.retry_max_ms };
     let body = crate::retry::send_retrying(
@@ -255,5 +375,150 @@ mod tests {
         assert!(matches!(e, LlmError::Exhausted { attempts: 4, .. }), "{e:?}");
         assert_eq!(human_wait(90), "90 s");
         assert_eq!(human_wait(3 * 3600), "3 h");
+    }
+
+    fn fixture(path: &str) -> Value {
+        let path = format!("{}/../tests/fixtures/real-world/llm/{path}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    fn openai_text(text: &str) -> Value {
+        serde_json::json!({"choices": [{"finish_reason": "stop", "message": {"content": text}}]})
+    }
+
+    #[test]
+    fn a_model_that_refuses_max_tokens_is_asked_again_with_max_completion_tokens() {
+        // An OpenAI-compatible name the default does not recognise.
+        let cfg = crate::testing::llm_config(&[
+            ("LLM_API_KEY", "k"),
+            ("LLM_PROVIDER", "openai"),
+            ("LLM_MODEL", "my-gpt5-proxy"),
+        ]);
+        let p = TestPlatform::default();
+        p.http.push_json(400, fixture("openai/error-400-max-tokens-unsupported.json"));
+        p.http.push_json(200, openai_text("hello"));
+        let messages = [Message::user_text("hi", 0)];
+        let media = Hydrated::new();
+        let req = ChatRequest {
+            system: "s",
+            messages: &messages,
+            tools: &[],
+            media: &media,
+            appended_user: None,
+            memo: None,
+        };
+        let reply = futures::executor::block_on(complete(&p, &cfg, &req)).unwrap();
+        assert_eq!(reply.text(), "hello");
+        let second = p.http.request_json(1);
+        assert_eq!((second.get("max_tokens"), second["max_completion_tokens"].as_u64()), (None, Some(4096)));
+        assert!(p.logs.borrow().iter().any(|l| l.contains("LLM_MAX_TOKENS_PARAM=max_completion_tokens")));
+        // A proxy's variant of the message (no type, another code) too.
+        let p = TestPlatform::default();
+        p.http.push_json(400, fixture("openai/error-400-max-tokens-unsupported-copilot-proxy.json"));
+        p.http.push_json(200, openai_text("hello"));
+        assert!(futures::executor::block_on(complete(&p, &cfg, &req)).is_ok());
+    }
+
+    #[test]
+    fn repaired_messages_stay_cached_between_turns() {
+        // Stored before the rules: a blank reply, calls without ids.
+        let call = |id: &str| r2_layout::AssistantBlock::ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({}),
+        };
+        let result = |id: &str| Message::ToolResult {
+            tool_call_id: id.into(),
+            tool_name: "read_file".into(),
+            content: vec![r2_layout::ResultBlock::Text { text: "ok".into() }],
+            is_error: false,
+            timestamp: 3,
+        };
+        let assistant =
+            |content| Message::Assistant { content, timestamp: 2, model: None, stop_reason: None, usage: None };
+        let mut history = vec![
+            Message::user_text("hi", 1),
+            assistant(vec![r2_layout::AssistantBlock::Text { text: " ".into() }]),
+            Message::user_text("read", 1),
+            assistant(vec![call(""), call("")]),
+            result(""),
+            result(""),
+        ];
+        let memo = std::cell::RefCell::new(wire::WireMemo::default());
+        let media = Hydrated::new();
+        let body = |history: &[Message]| {
+            let req = ChatRequest {
+                system: "s",
+                messages: history,
+                tools: &[],
+                media: &media,
+                appended_user: None,
+                memo: Some(&memo),
+            };
+            String::from_utf8(build_request(&cfg(), &req).unwrap().body).unwrap()
+        };
+        let first = body(&history);
+        history.push(Message::user_text("next", 4));
+        let second = body(&history);
+        assert_eq!(memo.borrow().encoded, 7, "six, then only the new one");
+        assert_eq!(memo.borrow().reused, 6);
+        // The same bytes, apart from the moving breakpoint: the prompt cache hits.
+        let plain = |b: &str| b.replace(",\"cache_control\":{\"type\":\"ephemeral\"}", "");
+        let first = plain(&first);
+        assert!(plain(&second).starts_with(first.trim_end_matches("]}]}")), "{first}\n{second}");
+        assert!(second.contains("call_2_0") && !second.contains("\"id\":\"\""), "{second}");
+    }
+
+    fn history_with_a_photo() -> Vec<Message> {
+        vec![
+            Message::User {
+                content: UserContent::Blocks(vec![
+                    r2_layout::UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/a.png".into() },
+                    r2_layout::UserBlock::Text { text: "what is this?".into() },
+                ]),
+                timestamp: 1,
+            },
+            Message::user_text("and now?", 2),
+        ]
+    }
+
+    #[test]
+    fn a_refused_history_is_sent_once_more_as_plain_text() {
+        let p = TestPlatform::default();
+        p.http.push_json(400, fixture("anthropic/error-400-could-not-process-image.json"));
+        p.http.push_json(
+            200,
+            serde_json::json!({"content": [{"type": "text", "text": "fine"}], "stop_reason": "end_turn"}),
+        );
+        let messages = history_with_a_photo();
+        let mut media = Hydrated::new();
+        media.insert("media/k/a.png".into(), std::rc::Rc::new(b"\x89PNG\r\n\x1a\n".to_vec()));
+        let req = ChatRequest {
+            system: "s",
+            messages: &messages,
+            tools: &[],
+            media: &media,
+            appended_user: None,
+            memo: None,
+        };
+        let done = futures::executor::block_on(complete_repairing(&p, &cfg(), &req)).unwrap();
+        assert!(done.strict);
+        assert_eq!(done.reply.text(), "fine");
+        let retry = p.http.request_json(1).to_string();
+        assert!(!retry.contains("\"image\"") && retry.contains("image/png"), "the image went as a note: {retry}");
+
+        // Refused again: the user learns what happened and that /reset starts afresh.
+        let p = TestPlatform::default();
+        p.http.push_json(400, fixture("anthropic/error-400-could-not-process-image.json"));
+        p.http.push_json(400, fixture("anthropic/error-400-empty-message-content.json"));
+        let e = futures::executor::block_on(complete_repairing(&p, &cfg(), &req)).unwrap_err();
+        assert_eq!(p.http.requests.borrow().len(), 2, "one repair, one retry");
+        let msg = e.user_message();
+        assert!(msg.contains("/reset") && msg.contains("HTTP 400") && msg.contains("non-empty content"), "{msg}");
+        // Other refusals are not retried.
+        let p = TestPlatform::default();
+        p.http.push_json(401, serde_json::json!({"error": {"message": "invalid x-api-key"}}));
+        assert!(futures::executor::block_on(complete_repairing(&p, &cfg(), &req)).is_err());
+        assert_eq!(p.http.requests.borrow().len(), 1);
     }
 }

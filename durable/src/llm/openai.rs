@@ -9,10 +9,12 @@ use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 use serde_json::{json, Value};
 use std::rc::Rc;
 
-/// One history message as OpenAI chat messages (one each; each serialized).
+/// One history message as OpenAI chat messages (one each; each serialized),
+/// once it follows the providers' rules ([`super::rules::wire_form`]).
 pub fn fragment(m: &Message, media: &Hydrated) -> Fragment {
+    let m = super::rules::wire_form(m);
     let mut parts: Vec<Value> = Vec::with_capacity(1);
-    match m {
+    match &*m {
         Message::User { content: UserContent::Text(t), .. } => {
             parts.push(json!({"role": "user", "content": t}));
         }
@@ -86,7 +88,9 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
     );
     out.push_str("{\"model\":");
     out.push_str(&json_string(&cfg.model));
-    out.push_str(",\"max_tokens\":");
+    out.push_str(",\"");
+    out.push_str(cfg.max_tokens_param.name());
+    out.push_str("\":");
     out.push_str(&cfg.max_tokens.to_string());
     out.push_str(",\"messages\":[");
     out.push_str(&json!({"role": "system", "content": req.system}).to_string());
@@ -133,8 +137,9 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     if let Some(calls) = msg["tool_calls"].as_array() {
         for c in calls {
             let raw = c["function"]["arguments"].as_str().unwrap_or("{}");
-            // A model that emits broken JSON still gets a tool result telling it so.
-            let arguments = serde_json::from_str(raw).unwrap_or_else(|_| json!({"_unparsed": raw}));
+            // Broken JSON is kept for the tool to report; no arguments (some
+            // servers send "") are `{}` (see `rules::tool_input`).
+            let arguments = super::rules::tool_input(&Value::String(raw.to_owned())).into_owned();
             blocks.push(AssistantBlock::ToolCall {
                 id: c["id"].as_str().unwrap_or("").to_owned(),
                 name: c["function"]["name"].as_str().unwrap_or("").to_owned(),
@@ -142,13 +147,25 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
             });
         }
     }
+    // A refusal comes as `refusal` text with `content: null`; it is what the
+    // model said, so it is kept as its text.
+    let refusal = msg["refusal"].as_str().filter(|r| !r.trim().is_empty());
+    if let Some(r) = refusal {
+        blocks.push(AssistantBlock::Text { text: r.to_owned() });
+    }
     let has_calls = blocks.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. }));
     let stop = match choice["finish_reason"].as_str() {
+        _ if refusal.is_some() => StopReason::Refusal,
+        Some("content_filter") => StopReason::Refusal,
+        // Cut while writing a call: the call is incomplete (see the turn).
+        Some("length") => StopReason::Length,
         _ if has_calls => StopReason::ToolUse,
         Some("stop") => StopReason::Stop,
-        Some("length") => StopReason::Length,
         _ => StopReason::Other,
     };
+    if stop == StopReason::Refusal {
+        blocks.retain(|b| !matches!(b, AssistantBlock::ToolCall { .. }));
+    }
     let u = &body["usage"];
     let prompt = u["prompt_tokens"].as_u64().unwrap_or(0);
     let cached = u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0).min(prompt);
@@ -215,7 +232,11 @@ mod tests {
             json!({"name": "read_file", "arguments": "{\"path\":\"TOOLS.md\"}"})
         );
         assert_eq!(m[3], json!({"role": "tool", "tool_call_id": "call_1", "content": "notes"}));
-        assert_eq!(m[4], json!({"role": "assistant", "content": ""}), "never null without tool calls");
+        assert_eq!(
+            m[4],
+            json!({"role": "assistant", "content": crate::llm::rules::EMPTY_REPLY}),
+            "never null (nor blank) without tool calls"
+        );
         assert_eq!(m[5], json!({"role": "user", "content": "summarise"}));
         assert_eq!(
             body["tools"][0],
@@ -281,5 +302,50 @@ mod tests {
         assert_eq!(text.usage.input, 0, "cached never exceeds the prompt");
         assert!(decode(&json!({"choices": []})).is_err());
         assert!(decode(&json!({"error": {"message": "x"}})).is_err());
+    }
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/../tests/fixtures/real-world/llm/openai/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn real_bodies_refusal_cut_and_calls() {
+        // content null + refusal text (openai-python's recorded response).
+        let r = decode(&fixture("chat-refusal.json")).unwrap();
+        assert_eq!(r.stop, StopReason::Refusal);
+        assert_eq!(r.text(), "I'm very sorry, but I can't assist with that.");
+        let r = decode(&fixture("chat-finish-length.json")).unwrap();
+        assert_eq!((r.stop, r.text().as_str()), (StopReason::Length, "{\""));
+        let r = decode(&fixture("chat-tool-calls.json")).unwrap();
+        assert_eq!(r.stop, StopReason::ToolUse);
+        assert!(r.tool_calls().all(|(id, _, args)| id.starts_with("call_") && args.is_object()));
+        // A server that sends no id and "" arguments (pi#4854, brave#56601).
+        let r = decode(&json!({"choices": [{"finish_reason": "tool_calls", "message": {"content": null,
+            "tool_calls": [{"id": "", "type": "function", "function": {"name": "who_am_i", "arguments": ""}}]}}]}))
+        .unwrap();
+        assert_eq!(r.tool_calls().next(), Some(("", "who_am_i", &json!({}))));
+    }
+
+    #[test]
+    fn the_output_limit_is_sent_under_the_name_the_model_takes() {
+        let body = |model: &str| {
+            let cfg = crate::testing::llm_config(&[("LLM_PROVIDER", "openai"), ("LLM_MODEL", model)]);
+            let messages = [Message::user_text("hi", 0)];
+            let media = Hydrated::new();
+            let req = ChatRequest {
+                system: "S",
+                messages: &messages,
+                tools: &[],
+                media: &media,
+                appended_user: None,
+                memo: None,
+            };
+            encode(&cfg, &req)
+        };
+        let old = body("gpt-4o-mini");
+        assert_eq!((old["max_tokens"].as_u64(), old.get("max_completion_tokens")), (Some(4096), None));
+        let new = body("gpt-5-mini");
+        assert_eq!((new.get("max_tokens"), new["max_completion_tokens"].as_u64()), (None, Some(4096)));
     }
 }

@@ -1,6 +1,13 @@
 //! Hydration: before each model call, the media the request will show is
 //! loaded (through the [`super::cache::MediaCache`]) into a [`Hydrated`] map;
 //! what cannot be shown becomes a short text note.
+//!
+//! The bytes are checked against what the block declares: the providers
+//! refuse an image block whose bytes are not an image (Anthropic: `Could not
+//! process image`) or not the declared type (`Image does not match the
+//! provided media type`), and the block would be replayed on every later
+//! turn. Bytes of another image type are sent with their real type; bytes
+//! that are no image (or no PDF) are not sent.
 
 use super::cache::MediaCache;
 use super::*;
@@ -122,6 +129,11 @@ pub async fn prepare<'h, P: Platform>(
             notes.insert(key, why);
             continue;
         }
+        if let Some(why) = not_what_it_says(class, &bytes) {
+            p.log(LogLevel::Warn, &format!("media {key} not sent: {why}"));
+            notes.insert(key, why.into());
+            continue;
+        }
         budget -= bytes.len() as u64;
         media.insert(key, bytes);
     }
@@ -129,15 +141,38 @@ pub async fn prepare<'h, P: Platform>(
     Prepared { messages, media }
 }
 
+/// Why bytes loaded for a block of `class` must not be sent as it, if so.
+fn not_what_it_says(class: MediaClass, bytes: &[u8]) -> Option<&'static str> {
+    match (class, sniff(bytes)) {
+        (MediaClass::Image, Some(t)) if classify(t) == MediaClass::Image => None,
+        (MediaClass::Image, _) => Some("its bytes are not an image the model can read"),
+        (MediaClass::Pdf, Some("application/pdf")) => None,
+        (MediaClass::Pdf, _) => Some("its bytes are not a PDF"),
+        _ => None,
+    }
+}
+
+/// The type an image block's bytes really are, when it is not the declared one.
+fn real_image_type(declared: &str, bytes: &[u8]) -> Option<&'static str> {
+    sniff(bytes).filter(|t| classify(t) == MediaClass::Image && *t != essence(declared))
+}
+
 /// Images that are not hydrated become a note saying why (the encoders would
-/// otherwise only say "not available"). Unchanged history is borrowed.
+/// otherwise only say "not available"); hydrated ones whose bytes are another
+/// image type get that type. Unchanged history is borrowed.
 fn rewrite_unshown<'h>(
     cfg: &AgentConfig,
     history: &'h [Message],
     media: &Hydrated,
     notes: &HashMap<String, String>,
 ) -> Cow<'h, [Message]> {
-    let unshown = |b: &UserBlock| matches!(b, UserBlock::Image { r2_key, .. } if !media.contains_key(r2_key));
+    let unshown = |b: &UserBlock| match b {
+        UserBlock::Image { r2_key, mime_type } => match media.get(r2_key) {
+            None => true,
+            Some(bytes) => real_image_type(mime_type, bytes).is_some(),
+        },
+        _ => false,
+    };
     let any = history.iter().any(|m| match m {
         Message::User { content: UserContent::Blocks(bs), .. } => bs.iter().any(unshown),
         _ => false,
@@ -152,7 +187,14 @@ fn rewrite_unshown<'h>(
                 content: UserContent::Blocks(
                     bs.iter()
                         .map(|b| match b {
-                            UserBlock::Image { r2_key, .. } if !media.contains_key(r2_key) => {
+                            UserBlock::Image { r2_key, mime_type } if media.contains_key(r2_key) => {
+                                let real = media.get(r2_key).and_then(|bytes| real_image_type(mime_type, bytes));
+                                UserBlock::Image {
+                                    mime_type: real.map_or_else(|| mime_type.clone(), str::to_owned),
+                                    r2_key: r2_key.clone(),
+                                }
+                            }
+                            UserBlock::Image { r2_key, .. } => {
                                 let why = if !cfg.media.vision {
                                     "the model in use cannot see images"
                                 } else {

@@ -85,11 +85,12 @@ pub async fn ingest<P: Platform>(
             "UPDATE media_ingest SET blocks = ? WHERE seq = ? AND idx = ?",
             &[json.into(), seq.into(), idx.into()],
         )?;
-        // Recorded first: a resumed ingest does not repeat the message.
+        // Queued with the outcome (no await between them, so both or
+        // neither): a resumed ingest does not repeat the message. It goes
+        // out ahead of the answer, from the same outbox.
         if let Some(text) = outcome.notice {
-            if let Err(e) = p.channel().send_text(&inbound.reply_target, &text).await {
-                p.log(LogLevel::Warn, &format!("media notice not delivered: {e}"));
-            }
+            let id = format!("media:{seq}:{idx}");
+            crate::delivery::enqueue(sql, &id, crate::delivery::Kind::Reply, &inbound.reply_target, &text, p.now_ms())?;
         }
         out.extend(outcome.blocks);
     }

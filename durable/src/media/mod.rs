@@ -100,11 +100,17 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// The content type to store and reference: what the bytes are when we can
-/// tell, else what the sender declared.
+/// tell, else what the sender declared, unless it declared a type the
+/// providers decode (an image, a PDF) that the bytes are not: such a file is
+/// kept as `application/octet-stream`, a file the model is told of but not
+/// sent (sent as an image, the provider would refuse every later request).
 pub fn effective_mime(declared: &str, bytes: &[u8]) -> String {
     match sniff(bytes) {
         Some(t) => t.to_owned(),
         None if declared.trim().is_empty() => "application/octet-stream".to_owned(),
+        None if matches!(classify(declared), MediaClass::Image | MediaClass::Pdf) => {
+            "application/octet-stream".to_owned()
+        }
         None => declared.trim().to_owned(),
     }
 }

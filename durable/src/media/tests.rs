@@ -40,6 +40,12 @@ fn jpeg(len: usize) -> Vec<u8> {
     b
 }
 
+fn png(len: usize) -> Vec<u8> {
+    let mut b = b"\x89PNG\r\n\x1a\n".to_vec();
+    b.resize(len.max(8), 0);
+    b
+}
+
 fn pdf(len: usize) -> Vec<u8> {
     let mut b = b"%PDF-1.4\n".to_vec();
     b.resize(len.max(9), b'x');
@@ -413,7 +419,9 @@ fn ingest_is_idempotent_when_a_turn_is_resumed() {
     let big = inbound(2, "x", vec![att("b", "video", "video/mp4", Some(u64::MAX), None)]);
     block_on(ingest(&fx.p, &fx.cfg, KEY, 2, &big, &fx.cache)).unwrap();
     block_on(ingest(&fx.p, &fx.cfg, KEY, 2, &big, &fx.cache)).unwrap();
-    assert_eq!(fx.sent().len(), 1);
+    let queued = fx.p.sql.exec("SELECT text FROM outbox WHERE reply LIKE 'media:%'", &[]).unwrap();
+    assert_eq!(queued.len(), 1, "queued in the outbox once");
+    assert!(queued[0][0].as_str().is_some_and(|t| t.contains("too large")));
     // Older rows are cleared as the queue moves on.
     let rows = fx.p.sql.exec("SELECT COUNT(*) FROM media_ingest WHERE seq = 1", &[]).unwrap();
     assert_eq!(rows[0][0].as_i64(), Some(0));
@@ -474,12 +482,12 @@ fn hydration_loads_only_what_the_encoder_uses() {
     // borrowed history is untouched when everything is shown.
     let p = TestPlatform::default();
     let cache = RefCell::new(MediaCache::default());
-    p.store.put_text("media/k/i.png", "png-bytes");
+    block_on(p.store.put("media/k/i.png", png(64), PutOptions::default())).unwrap();
     let cfg = config(&[]);
     let ok = block_on(prepare(&p, &cfg, &cache, &h[..]));
     assert!(matches!(ok.messages, Cow::Borrowed(_)));
     assert_eq!(ok.media.len(), 1);
-    let big = vec![0u8; ANTHROPIC_MAX_IMAGE_BYTES as usize + 1];
+    let big = png(ANTHROPIC_MAX_IMAGE_BYTES as usize + 1);
     block_on(p.store.put("media/k/i.png", big, PutOptions::default())).unwrap();
     let fresh = RefCell::new(MediaCache::default());
     let v = block_on(prepare(&p, &cfg, &fresh, &h[..]));
@@ -493,6 +501,53 @@ fn hydration_loads_only_what_the_encoder_uses() {
     // OpenAI takes that size.
     let o = block_on(prepare(&p, &config(&[("LLM_PROVIDER", "openai")]), &fresh, &h[..]));
     assert_eq!(o.media.len(), 1);
+}
+
+#[test]
+fn image_bytes_are_checked_against_their_declared_type() {
+    // At ingest: a file declared as an image (or a PDF) whose bytes are not
+    // one is kept as a plain file, never an image block.
+    assert_eq!(effective_mime("image/png", b"hello, I am a text file\n"), "application/octet-stream");
+    assert_eq!(effective_mime("application/pdf", b"<html>"), "application/octet-stream");
+    assert_eq!(classify(&effective_mime("image/png", b"hello")), MediaClass::Other);
+    // At hydration, for blocks stored before that: text bytes behind an
+    // image block become a note; another image type is sent as what it is.
+    let p = TestPlatform::default();
+    p.store.put_text("media/k/text.png", "hello, I am a text file\n");
+    block_on(p.store.put("media/k/real.jpg", png(64), PutOptions::default())).unwrap();
+    block_on(p.store.put("media/k/fake.pdf", b"<html>".to_vec(), PutOptions::default())).unwrap();
+    let h = vec![Message::User {
+        content: UserContent::Blocks(vec![
+            UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/text.png".into() },
+            UserBlock::Image { mime_type: "image/jpeg".into(), r2_key: "media/k/real.jpg".into() },
+            UserBlock::File { mime_type: "application/pdf".into(), r2_key: "media/k/fake.pdf".into(), filename: None },
+        ]),
+        timestamp: 0,
+    }];
+    let cache = RefCell::new(MediaCache::default());
+    let v = block_on(prepare(&p, &config(&[]), &cache, &h));
+    let mut shown: Vec<&String> = v.media.keys().collect();
+    shown.sort();
+    assert_eq!(shown, ["media/k/real.jpg"]);
+    let Message::User { content: UserContent::Blocks(blocks), .. } = &v.messages[0] else { panic!() };
+    assert!(matches!(&blocks[0], UserBlock::Text { text } if text.contains("not an image")), "{blocks:?}");
+    assert_eq!(blocks[1], UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/real.jpg".into() });
+    let body = crate::llm::anthropic::encode(
+        &config(&[]).llm,
+        &crate::llm::ChatRequest {
+            system: "s",
+            messages: &v.messages,
+            tools: &[],
+            media: &v.media,
+            appended_user: None,
+            memo: None,
+        },
+    );
+    let content = body["messages"][0]["content"].as_array().cloned().unwrap_or_default();
+    let images: Vec<&serde_json::Value> = content.iter().filter(|b| b["type"] == "image").collect();
+    assert_eq!(images.len(), 1);
+    assert_eq!(images[0]["source"]["media_type"], "image/png");
+    assert!(!content.iter().any(|b| b["type"] == "document"), "the fake PDF is not sent as a document");
 }
 
 #[test]

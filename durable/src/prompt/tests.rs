@@ -315,13 +315,16 @@ fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
     }
     ws.today = Some(big("TODAY").into());
     ws.yesterday = Some(big("YESTERDAY").into());
-    ws.skills = vec![crate::workspace::skills::parse_skill(
-        "notes",
-        "skills/notes/SKILL.md",
-        false,
-        "---\ndescription: Keep notes.\n---\n",
-    )
-    .unwrap()];
+    ws.skills = vec![
+        crate::workspace::skills::parse_skill(
+            "notes",
+            "skills/notes/SKILL.md",
+            false,
+            "---\ndescription: Keep notes.\n---\n",
+        )
+        .unwrap()
+        .0,
+    ];
     let prompt = Load::ada(Scope::Main).prompt(&ws);
     // Five files of 12,000 characters spend the 60,000: MEMORY.md, the
     // notes, TOOLS.md and HEARTBEAT.md are left out.
@@ -447,3 +450,5 @@ fn the_starter_workspace_renders_without_its_fill_in_hints() {
     assert!(titles(&prompt).contains(&"Your Soul") && titles(&prompt).contains(&"Tool Notes"));
     assert!(!load.run(&store, &mut WorkspaceCache::default()).bootstrap(), "the starter is not in commissioning mode");
 }
+
+mod real_world;

@@ -70,9 +70,58 @@ pub struct SessionStatus {
     /// Tokens of every session id this object has had (heartbeat and job
     /// sessions count across resets).
     pub usage_all: Usage,
+    /// Replies waiting to be delivered, and those given up (see
+    /// [`crate::delivery`]).
+    pub outbox: OutboxStatus,
     /// The history, unless the brief status was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
+}
+
+/// The session's outbox: what it still has to deliver, and what it gave up.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OutboxStatus {
+    /// Replies not (wholly) delivered yet, oldest first; they are retried.
+    pub waiting: Vec<ReplyDelivery>,
+    /// Replies (or pieces of them) given up in the last week, newest first;
+    /// each was reported to the owner.
+    pub undelivered: Vec<ReplyDelivery>,
+}
+
+/// One reply in the outbox.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplyDelivery {
+    /// The reply's id in the outbox.
+    pub id: String,
+    /// `reply` (the conversation), `notice` (a note that a reply failed, in
+    /// the same chat) or `report` (to the owner, about a reply given up).
+    pub kind: String,
+    pub channel: String,
+    pub chat_id: String,
+    /// Pieces the reply was cut into (the channel's length limit) and how
+    /// many of them arrived.
+    pub parts: u32,
+    pub delivered: u32,
+    /// When the reply was written (ms since the epoch).
+    pub created_at: i64,
+    /// Attempts at the piece it waits on (or failed on).
+    pub attempts: u32,
+    /// When the next attempt is due (waiting replies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_attempt_at: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Why it was given up: `expired` (still failing after
+    /// `DELIVERY_GIVE_UP_MINUTES`), `rejected` (the platform refused the
+    /// piece), `unreachable` (the chat cannot be reached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gave_up_at: Option<i64>,
+    /// The start of the piece it waits on (or failed on).
+    pub preview: String,
 }
 
 /// An admin reset was queued.

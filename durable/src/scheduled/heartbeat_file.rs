@@ -1,9 +1,9 @@
 //! HEARTBEAT.md as the heartbeat sees it: resolved through the workspace
 //! overlay (agent → template → defaults, seed 001) with the prompt loader's
-//! pieces ([`resolve_listed`]), judged on the text the prompt shows (template
-//! fill-in hints like `_(add your checks)_` removed, as in
-//! `prompt::file_body`), and remembered by etag so an idle tick costs one
-//! `head`.
+//! pieces ([`resolve_listed`]), judged on the text the prompt shows (front
+//! matter and template fill-in hints like `_(add your checks)_` removed:
+//! [`shown_text`], as in `prompt::file_body`), and remembered by etag so an
+//! idle tick costs one `head`.
 //!
 //! What is kept (in the Agent object's state table, so it survives eviction
 //! between ticks) is the [`Checklist`] of the resolved file, not its text;
@@ -22,7 +22,7 @@ use super::store::ScheduleStore;
 use crate::ports::{ObjectInfo, ObjectStore, Sql, StorageError};
 use crate::protocol::pins::Pins;
 use crate::settings::overlay::OverlayConfig;
-use crate::workspace::identity::strip_template_placeholders;
+use crate::workspace::fill_ins::shown_text;
 use crate::workspace::listing::{list_due, ListingCache};
 use crate::workspace::resolve::{resolve_listed, ListedLayers, Listing, OverlayPrefixes, TextCache};
 use crate::workspace::Layer;
@@ -34,11 +34,12 @@ use serde::{Deserialize, Serialize};
 /// trusted before the overlay is resolved again.
 pub const LOWER_LAYERS_TTL_MS: i64 = 60 * 60_000;
 
-/// `_v2`: checklists judged on the text without template hints. The key of
-/// version 1 (judged on the raw file) is dropped at the first resolution,
-/// so an unchanged hint-only file is not trusted as "has content" for good.
-const STATE_KEY: &str = "heartbeat_file_v2";
-const STATE_KEY_V1: &str = "heartbeat_file";
+/// `_v3`: checklists judged on the body without front matter and template
+/// hints. The keys of earlier versions (v1: the raw file; v2: with front
+/// matter) are dropped at the first resolution, so an unchanged file with
+/// only front matter is not trusted as "has content" for good.
+const STATE_KEY: &str = "heartbeat_file_v3";
+const OLD_STATE_KEYS: [&str; 2] = ["heartbeat_file", "heartbeat_file_v2"];
 
 /// The last resolution, kept between ticks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,9 +83,9 @@ pub async fn heartbeat_checklist<O: ObjectStore, S: Sql>(
         }
     }
     let (layer, text) = resolve(store, agent, overlay, own.as_ref(), now).await?.unzip();
-    // Judged on what the prompt shows: a file holding only fill-in hints is
-    // left out of the prompt, so it must not cost a run either.
-    let checklist = text.map(|t| Checklist::of(&strip_template_placeholders(&t)));
+    // Judged on what the prompt shows: a file holding only front matter and
+    // fill-in hints is left out of the prompt, so it must not cost a run either.
+    let checklist = text.map(|t| Checklist::of(&shown_text(WorkspaceFile::Heartbeat, &t).text));
     // The head's etag: if the file changed since, the next head differs and
     // it is read again (never a stale checklist kept for good).
     let etag = own.map(|i| i.etag).unwrap_or_default();
@@ -98,7 +99,9 @@ pub async fn heartbeat_checklist<O: ObjectStore, S: Sql>(
             checklist,
         },
     )?;
-    state.delete(STATE_KEY_V1)?;
+    for old in OLD_STATE_KEYS {
+        state.delete(old)?;
+    }
     Ok(checklist)
 }
 

@@ -59,7 +59,9 @@ pub fn decide<S: Sql>(
     }))
 }
 
-/// Remembers that `text` was sent at `now` (and forgets old records).
+/// Remembers that `text` went out at `now` (queued in the outbox for the
+/// owner: a repeat is held back even while the first still waits to be
+/// delivered), and forgets old records.
 pub fn record<S: Sql>(sql: &S, text: &str, now: i64) -> Result<(), StorageError> {
     sql.exec(SCHEMA, &[])?;
     sql.exec(

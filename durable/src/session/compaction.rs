@@ -8,9 +8,10 @@ use super::archive::{
 use super::context::message_tokens;
 use super::deps::SessionDeps;
 use super::prefix::Prepared;
-use super::replay::{repair_tool_pairs, summary_message};
+use super::replay::summary_message;
 use super::store::{CompactMarker, SessionStore};
 use crate::clock;
+use crate::llm::rules::pair_tool_calls;
 use crate::llm::{self, ChatRequest, Hydrated, LlmReply, StopReason};
 use crate::ports::{LogLevel, Platform, StorageError};
 use r2_layout::metadata::PartMetadata;
@@ -55,6 +56,8 @@ fn unusable_summary(reply: &LlmReply) -> Option<&'static str> {
         Some("the model called a tool instead of summarising")
     } else if reply.stop == StopReason::Length {
         Some("the summary was cut off at the output limit")
+    } else if reply.stop == StopReason::Refusal {
+        Some("the model declined to summarise")
     } else if split_compaction(&reply.text()).0.is_empty() {
         Some("the summary was empty")
     } else {
@@ -85,7 +88,7 @@ pub async fn compact<P: Platform>(
         messages.push(summary_message(&marker));
     }
     messages.extend(prefix.iter().cloned());
-    let messages = repair_tool_pairs(messages);
+    let messages = pair_tool_calls(messages);
     let no_media = Hydrated::new();
     let req = ChatRequest {
         system: &prepared.system,
@@ -95,8 +98,8 @@ pub async fn compact<P: Platform>(
         appended_user: Some(COMPACT_PROMPT),
         memo: None,
     };
-    let reply = match llm::complete(p, &cfg.llm, &req).await {
-        Ok(r) => r,
+    let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
+        Ok(done) => done.reply,
         Err(e) => {
             p.log(LogLevel::Warn, &format!("compaction skipped: {e}"));
             return Ok(None);

@@ -1,7 +1,7 @@
 //! Context budgeting: a rough token count of a request, and the last-resort
 //! trim that shapes one request to fit the model's window.
 
-use super::replay::repair_tool_pairs;
+use crate::llm::rules::pair_tool_calls;
 use crate::llm::Hydrated;
 use r2_layout::{AssistantBlock, Message, ResultBlock, UserBlock, UserContent};
 
@@ -92,7 +92,7 @@ pub fn trim_to_fit(
         out.push(note);
     }
     out.extend_from_slice(&messages[start..]);
-    let mut out = repair_tool_pairs(out);
+    let mut out = pair_tool_calls(out);
     shrink_to_fit(&mut out, fixed, budget, media);
     out
 }

@@ -4,14 +4,15 @@
 
 use super::deps::SessionDeps;
 use super::prefix::prepare;
+use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
-use super::turn::{run_turn, send};
+use super::turn::run_turn;
 use crate::clock;
 use crate::inbound::Inbound;
 use crate::media;
 use crate::memory;
-use crate::ports::{Channel, LogLevel, Platform, StorageError};
+use crate::ports::{LogLevel, Platform, StorageError};
 use crate::prompt;
 use r2_layout::{AssistantBlock, Message, UserBlock, UserContent};
 
@@ -29,10 +30,12 @@ pub struct DrainReport {
 
 /// Takes every open message, oldest first, and runs its turn. Returns when
 /// the queue is empty. Storage errors stop the drain (the alarm retries);
-/// LLM and channel errors are handled inside the turn.
+/// LLM and channel errors are handled inside the turn. Replies whose retry
+/// is due are sent first, and again at the end.
 pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainReport, StorageError> {
     let store = SessionStore::new(p.sql());
     let mut report = DrainReport::default();
+    reply::flush(p, deps).await?;
     while let Some(item) = store.next_open()? {
         let inbound: Option<Inbound> = serde_json::from_str(&item.payload).ok();
         let Some(inbound) = inbound else {
@@ -42,13 +45,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         };
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
-            let _ = p
-                .channel()
-                .send_text(
-                    &inbound.reply_target,
-                    "⚠️ I could not process your message after several tries. It is saved in our history.",
-                )
-                .await;
+            let note = "⚠️ I could not process your message after several tries. It is saved in our history.";
+            send(p, deps, &inbound.reply_target, note).await?;
             store.finish(item.seq, p.now_ms())?;
             continue;
         }
@@ -77,7 +75,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                     "⚠️ I couldn't archive our conversation, so I kept it: nothing was deleted. Try /reset again in a moment.".to_owned()
                 }
             };
-            send(p, &inbound.reply_target, &text).await;
+            send(p, deps, &inbound.reply_target, &text).await?;
             store.finish(item.seq, p.now_ms())?;
             report.turns += 1;
             continue;
@@ -96,7 +94,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // Waited in the queue until its answer could no longer arrive:
             // keep the message, spend nothing on it, say so.
             begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
-            send(p, &inbound.reply_target, QUEUED_PAST_DEADLINE).await;
+            send(p, deps, &inbound.reply_target, QUEUED_PAST_DEADLINE).await?;
             store.finish(item.seq, p.now_ms())?;
             report.turns += 1;
             continue;
@@ -108,19 +106,25 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         } else {
             media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?
         };
+        if !inbound.media.is_empty() {
+            // A notice about an attachment goes out now, not after the answer.
+            reply::flush(p, deps).await?;
+        }
         begin(p, &store, &item, &inbound, &session_id, deps, Additions { recall, attached })?;
         if let Some(answer) = answered_before_interruption(&store, &item, &session_id)? {
             // Evicted between the answer and its bookkeeping: deliver it
-            // (at least once) instead of paying for the turn again.
-            send(p, &inbound.reply_target, &answer).await;
+            // instead of paying for the turn again (queued once: an answer
+            // already in the outbox is not queued again).
+            send_answer(p, deps, &inbound.reply_target, &answer, item.seq).await?;
             store.finish(item.seq, p.now_ms())?;
             report.turns += 1;
             continue;
         }
-        report.llm_calls += run_turn(p, &store, &inbound, &session_id, deps).await?;
+        report.llm_calls += run_turn(p, &store, &inbound, item.seq, &session_id, deps).await?;
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
     }
+    reply::flush(p, deps).await?;
     Ok(report)
 }
 
@@ -141,7 +145,7 @@ fn answered_before_interruption<S: crate::ports::Sql>(
             if !content.iter().any(|b| matches!(b, AssistantBlock::ToolCall { .. })) =>
         {
             let text = rows.last().map(|(_, m)| m.text()).unwrap_or_default();
-            (!text.trim().is_empty()).then_some(text)
+            (!text.trim().is_empty()).then(|| super::answer::from_history(text))
         }
         _ => None,
     })

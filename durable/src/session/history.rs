@@ -43,7 +43,7 @@ impl HistoryCache {
         }
         let cached_last = self.rows.last().map(|(seq, _)| *seq);
         if span.last > cached_last {
-            let (new, unreadable) = store.history_rows_after(session_id, cached_last.unwrap_or(i64::MIN))?;
+            let (new, unreadable) = store.history_rows_after(session_id, cached_last.unwrap_or(0))?;
             self.rows_read += (new.len() as i64 + unreadable) as u64;
             self.rows.extend(new);
             self.unreadable += unreadable;
@@ -51,7 +51,7 @@ impl HistoryCache {
         let consistent = self.rows.len() as i64 + self.unreadable == span.count
             && (self.rows.is_empty() || self.rows.first().map(|(seq, _)| *seq) >= span.first);
         if !consistent {
-            let (all, unreadable) = store.history_rows_after(session_id, i64::MIN)?;
+            let (all, unreadable) = store.history_rows_after(session_id, 0)?;
             self.rows_read += (all.len() as i64 + unreadable) as u64;
             self.rows = all;
             self.unreadable = unreadable;

@@ -22,6 +22,10 @@ use crate::settings::{AgentConfig, Vars};
 use crate::workspace::WorkspaceCache;
 use std::cell::{Cell, RefCell};
 
+/// How stale the session registry's `updatedAt` may get before a drain
+/// tells the Agent object again.
+pub const REGISTRY_REFRESH_MS: i64 = 60_000;
+
 /// What the object's runtime gives its host: storage, settings, a platform
 /// for turns, the alarm, and the Agent object's session registry.
 #[allow(async_fn_in_trait)]
@@ -37,6 +41,9 @@ pub trait SessionRuntime {
     fn platform(&self, config: &AgentConfig, key: &SessionKey) -> Result<Self::Platform, StorageError>;
     /// Runs the alarm as soon as possible (a drain picks up what was queued).
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Runs the alarm at `at_ms` (ms since the epoch), unless it is already
+    /// set to run earlier (the outbox's next retry).
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
     fn now_ms(&self) -> i64;
@@ -66,6 +73,11 @@ pub struct SessionHost<R: SessionRuntime> {
     history: RefCell<HistoryCache>,
     /// The session's key once known (it never changes for an object).
     key: RefCell<Option<SessionKey>>,
+    /// The agent's settings, read once: an object's vars are fixed for its
+    /// life (changing one deploys new objects).
+    config: RefCell<Option<std::rc::Rc<AgentConfig>>>,
+    /// What the Agent object's registry was last told.
+    registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
     schema_ready: Cell<bool>,
 }
@@ -79,6 +91,8 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: RefCell::default(),
             history: RefCell::default(),
             key: RefCell::new(None),
+            config: RefCell::new(None),
+            registered: RefCell::new(None),
             wire_memo: RefCell::default(),
             schema_ready: Cell::new(false),
         }
@@ -202,20 +216,43 @@ impl<R: SessionRuntime> SessionHost<R> {
                 cached_items: cache.len() as u64,
             },
             usage_all: store.usage_totals_all()?,
+            outbox: crate::delivery::status::status(self.runtime.sql())?,
             messages,
         })
     }
 
-    /// The alarm: drains the queue with the agent's current settings, then
-    /// registers the session with its Agent object. Storage errors fail the
-    /// alarm (the runtime retries it).
+    /// Whether the registry needs telling: a new session id, or activity more
+    /// than [`REGISTRY_REFRESH_MS`] after what it holds. (A call to the Agent
+    /// object on every turn would cost every turn; the listing's `updatedAt`
+    /// is allowed to lag by that much.)
+    fn worth_registering(&self, touch: &SessionTouch) -> bool {
+        match self.registered.borrow().as_ref() {
+            None => true,
+            Some(last) => {
+                last.session_id != touch.session_id
+                    || touch.updated_at.unwrap_or(0) - last.updated_at.unwrap_or(0) > REGISTRY_REFRESH_MS
+            }
+        }
+    }
+
+    /// The alarm: drains the queue with the agent's current settings (and
+    /// sends the replies whose retry is due), sets the alarm again for the
+    /// outbox's next retry, then registers the session with its Agent
+    /// object. Storage errors fail the alarm (the runtime retries it).
     pub async fn alarm(&self) -> Result<AlarmOutcome, StorageError> {
         let store = self.store()?;
         let Some(key) = self.session_key(&store)? else {
             return Ok(if store.meta("session_key")?.is_none() { AlarmOutcome::Empty } else { AlarmOutcome::BadKey });
         };
-        let config = match AgentConfig::load(self.runtime.vars(), key.agent().as_str()) {
-            Ok(c) => c,
+        let loaded = self.config.borrow().clone();
+        let config = match loaded
+            .map(Ok)
+            .unwrap_or_else(|| AgentConfig::load(self.runtime.vars(), key.agent().as_str()).map(std::rc::Rc::new))
+        {
+            Ok(c) => {
+                *self.config.borrow_mut() = Some(c.clone());
+                c
+            }
             Err(e) => {
                 // Messages stay queued; the next message or a fixed config drains them.
                 self.runtime.log(LogLevel::Error, &format!("cannot run turns for {key}: {e}"));
@@ -233,14 +270,30 @@ impl<R: SessionRuntime> SessionHost<R> {
             wire_memo: &self.wire_memo,
         };
         let report = drain(&platform, &deps).await?;
+        self.rearm(&store).await?;
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),
             updated_at: store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
         };
-        if let Err(e) = self.runtime.register(&touch).await {
-            self.runtime.log(LogLevel::Warn, &format!("session registry not updated: {e}"));
+        if self.worth_registering(&touch) {
+            match self.runtime.register(&touch).await {
+                Ok(()) => *self.registered.borrow_mut() = Some(touch),
+                Err(e) => self.runtime.log(LogLevel::Warn, &format!("session registry not updated: {e}")),
+            }
         }
         Ok(AlarmOutcome::Drained(report))
+    }
+
+    /// Sets the alarm for what is left: at once when a message came in
+    /// meanwhile, else when the outbox's next retry is due.
+    async fn rearm(&self, store: &SessionStore<'_, R::Sql>) -> Result<(), StorageError> {
+        if store.open_count()? > 0 {
+            return self.runtime.wake().await;
+        }
+        match crate::delivery::next_due(self.runtime.sql())? {
+            Some(at) => self.runtime.wake_at(at).await,
+            None => Ok(()),
+        }
     }
 }

@@ -11,8 +11,11 @@
 //! Files, from the top: [`drain`] (the queue loop) runs [`turn`]s and
 //! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
-//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves.
+//! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
+//! [`reply`] is how anything is said (through the outbox of
+//! [`crate::delivery`]).
 
+pub mod answer;
 pub mod archive;
 pub mod compaction;
 pub mod context;
@@ -20,12 +23,17 @@ pub mod deps;
 pub mod drain;
 pub mod history;
 pub mod host;
+#[cfg(test)]
+mod host_alarm_tests;
 pub mod prefix;
 pub mod replay;
+pub mod reply;
 pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
 
+#[cfg(test)]
+mod host_tests;
 #[cfg(test)]
 mod tests;

@@ -205,8 +205,8 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         appended_user: Some(EXTRACT_PROMPT),
         memo: None,
     };
-    let reply = match llm::complete(p, &cfg.llm, &req).await {
-        Ok(reply) => reply,
+    let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
+        Ok(done) => done.reply,
         Err(e) => {
             p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {e}"));
             return Ok(found);

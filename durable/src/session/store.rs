@@ -226,7 +226,24 @@ impl<'a, S: Sql> SessionStore<'a, S> {
 
     /// The session's messages with their row numbers, in order.
     pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
-        Ok(self.history_rows_after(session_id, i64::MIN)?.0)
+        Ok(self.history_rows_after(session_id, 0)?.0)
+    }
+
+    /// Replaces the messages of some history rows, all or none (the strict
+    /// repair of a history the provider refused).
+    pub fn rewrite_rows(&self, session_id: &str, rows: &[(i64, Message)]) -> Result<(), StorageError> {
+        let mut statements = Vec::with_capacity(rows.len());
+        for (seq, m) in rows {
+            let json = serde_json::to_string(m).map_err(|e| StorageError(e.to_string()))?;
+            statements.push((
+                "UPDATE history SET message = ? WHERE session_id = ? AND seq = ?".into(),
+                vec![json.into(), session_id.into(), (*seq).into()],
+            ));
+        }
+        if statements.is_empty() {
+            return Ok(());
+        }
+        self.sql.exec_atomic(statements)
     }
 
     /// Records a compaction: the marker, and the compacted rows removed (they
@@ -336,8 +353,12 @@ fn set_meta_statement(key: &str, value: &str) -> Statement {
     )
 }
 
-/// A message added to the history, and the session's last activity moved to it.
+/// A message added to the history, and the session's last activity moved to
+/// it. The message is stored as the providers accept it
+/// ([`crate::llm::rules::conform`]): one odd message stored as it came would
+/// be refused on every later request.
 fn append_statements(session_id: &str, message: &Message) -> Result<Vec<Statement>, StorageError> {
+    let message = &crate::llm::rules::conform(message.clone());
     let json = serde_json::to_string(message).map_err(|e| StorageError(e.to_string()))?;
     Ok(vec![
         ("INSERT INTO history (session_id, message) VALUES (?, ?)".into(), vec![session_id.into(), json.into()]),

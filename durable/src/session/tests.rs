@@ -374,18 +374,50 @@ fn reset_commands_are_recognised() {
 }
 
 #[test]
-fn a_turn_interrupted_after_its_answer_resends_it_without_another_llm_call() {
+fn a_turn_interrupted_after_its_answer_sends_it_once_without_another_llm_call() {
     let f = Fixture::new();
     f.p.http.push_json(200, anthropic_text("the answer"));
     f.enqueue(&inbound(1, "question"));
     f.drain();
     // Simulate eviction after the answer was stored and sent, before `finish`.
     let payload = serde_json::to_string(&inbound(1, "question")).unwrap();
-    f.p.sql.conn.execute("UPDATE inbox SET state = 'active', payload = ?1", [payload]).unwrap();
+    f.p.sql.conn.execute("UPDATE inbox SET state = 'active', payload = ?1", [&payload]).unwrap();
     f.drain();
     assert_eq!(f.p.http.requests.borrow().len(), 1, "no second LLM call");
-    assert_eq!(f.sent(), ["the answer", "the answer"], "delivered at least once");
+    assert_eq!(f.sent(), ["the answer"], "the outbox knows it went");
     assert_eq!(SessionStore::new(&f.p.sql).open_count().unwrap(), 0);
+    // Evicted before the answer even reached the outbox: the resumed turn
+    // queues and sends it, still without another model call.
+    f.p.sql.conn.execute("DELETE FROM outbox", []).unwrap();
+    f.p.sql.conn.execute("UPDATE inbox SET state = 'active', payload = ?1", [&payload]).unwrap();
+    f.drain();
+    assert_eq!(f.p.http.requests.borrow().len(), 1);
+    assert_eq!(f.sent(), ["the answer", "the answer"]);
+}
+
+#[test]
+fn a_reply_that_cannot_be_sent_now_is_kept_and_sent_once_by_a_later_alarm() {
+    let f = Fixture::new();
+    let down = crate::ports::SendOutcome::Retry { after_ms: Some(120_000), why: "telegram 429".into() };
+    f.p.channel.take_down("1", down);
+    f.say(1, "hello", "first answer");
+    f.p.http.push_json(200, anthropic_text("second answer"));
+    f.enqueue(&inbound(2, "again"));
+    f.drain();
+    assert!(f.sent().is_empty());
+    assert_eq!(f.p.channel.attempts.borrow().len(), 1, "the second reply waits behind the first, untried");
+    assert_eq!(
+        f.p.slept.borrow().iter().filter(|&&ms| ms > super::turn::TYPING_REFRESH_MS).count(),
+        0,
+        "no turn sat out the wait"
+    );
+    assert_eq!(crate::delivery::next_due(&f.p.sql).unwrap(), Some(120_000));
+    f.p.channel.recover();
+    f.p.now.set(120_000);
+    f.drain(); // the alarm, with nothing queued
+    assert_eq!(f.sent(), ["first answer", "second answer"]);
+    f.drain();
+    assert_eq!(f.sent(), ["first answer", "second answer"]);
 }
 
 #[test]
@@ -903,3 +935,5 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.load_ops.get(), Some(1));
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
+
+mod poison;

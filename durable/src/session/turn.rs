@@ -1,14 +1,16 @@
 //! One turn: prompt, LLM, tools, reply.
 
+use super::answer;
 use super::compaction;
 use super::context::{estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
 use super::prefix::{prepare, Prepared};
-use super::replay::conversation;
+use super::replay::{conversation, keep_strict_form};
+use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
 use crate::inbound::{Inbound, ADMIN_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
-use crate::llm::{self, ChatRequest, LlmReply};
+use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
 use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
@@ -21,11 +23,13 @@ use r2_layout::{AssistantBlock, Message, ResultBlock};
 pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
 What I did so far is saved; please ask again.";
 
-/// One turn: prompt, LLM, tools, reply. Returns the number of LLM calls.
+/// One turn: prompt, LLM, tools, reply, for queued message `seq`. Returns
+/// the number of LLM calls.
 pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p: &P,
     store: &SessionStore<'_, S>,
     inbound: &Inbound,
+    seq: i64,
     session_id: &str,
     deps: &SessionDeps<'_>,
 ) -> Result<u32, StorageError> {
@@ -52,7 +56,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             // Tell the user while the reply can still reach them, rather than
             // finish (or compact for) an answer nobody will see.
             p.log(LogLevel::Warn, &format!("turn stopped at its reply deadline after {round} rounds"));
-            send(p, target, TURN_PAST_DEADLINE).await;
+            send(p, deps, target, TURN_PAST_DEADLINE).await?;
             return Ok(calls);
         }
         let result = {
@@ -101,44 +105,68 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 appended_user: None,
                 memo: Some(deps.wire_memo),
             };
-            with_typing(p, inbound, llm::complete(p, &cfg.llm, &req)).await
+            with_typing(p, inbound, llm::complete_repairing(p, &cfg.llm, &req)).await
         };
         let reply: LlmReply = match result {
-            Ok(r) => r,
+            Ok(done) => {
+                if done.strict {
+                    // The provider took the history only as plain text: keep
+                    // it so, or every later turn is refused first.
+                    let n = keep_strict_form(store, deps.history, session_id)?;
+                    p.log(LogLevel::Warn, &format!("history refused by the provider: {n} messages kept as plain text"));
+                    history = conversation(store, deps.history, session_id)?;
+                }
+                done.reply
+            }
             Err(e) => {
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
-                send(p, target, &e.user_message()).await;
+                send(p, deps, target, &e.user_message()).await?;
                 return Ok(calls);
             }
         };
         let now = p.now_ms();
         store.record_usage(now, session_id, &cfg.llm.model, &reply.usage)?;
-        let assistant = Message::Assistant {
-            content: reply.blocks.clone(),
+        // Stored as the providers accept it (an empty id gets one, an input
+        // that is no object becomes one): the results below carry these ids.
+        let assistant = rules::conform(Message::Assistant {
+            content: answer::stored_blocks(&reply),
             timestamp: now,
             model: Some(if reply.model.is_empty() { cfg.llm.model.clone() } else { reply.model.clone() }),
             stop_reason: Some(reply.stop.as_str().to_owned()),
             usage: Some(reply.usage),
-        };
+        });
         store.append(session_id, &assistant)?;
+        let calls_wanted: Vec<(String, String, serde_json::Value)> = match &assistant {
+            Message::Assistant { content, .. } => content
+                .iter()
+                .filter_map(|b| match b {
+                    AssistantBlock::ToolCall { id, name, arguments } => {
+                        Some((id.clone(), name.clone(), arguments.clone()))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
         history.push(assistant);
-        let calls_wanted: Vec<(String, String, serde_json::Value)> =
-            reply.tool_calls().map(|(id, n, a)| (id.to_owned(), n.to_owned(), a.clone())).collect();
         let last_round = round + 1 == cfg.llm.max_tool_rounds;
         if calls_wanted.is_empty() {
-            let text = reply.text();
-            if text.trim().is_empty() {
-                p.log(LogLevel::Warn, "model returned an empty reply");
-                // A person is waiting (Discord shows "thinking…" until edited);
-                // scheduled runs stay silent.
-                if inbound.channel != SYSTEM_CHANNEL {
-                    send(p, target, "(I have nothing to add.)").await;
+            match answer::shown(&reply) {
+                Some(text) => send_answer(p, deps, target, &text, seq).await?,
+                None => {
+                    p.log(LogLevel::Warn, "model returned an empty reply");
+                    // A person is waiting (Discord shows "thinking…" until
+                    // edited); scheduled runs stay silent.
+                    if inbound.channel != SYSTEM_CHANNEL {
+                        send(p, deps, target, answer::NOTHING_TO_ADD).await?;
+                    }
                 }
-            } else {
-                send(p, target, &text).await;
             }
             return Ok(calls);
         }
+        // Cut at the output limit while writing calls: their input may be cut
+        // too, so none runs; the model is told and goes on.
+        let cut = reply.stop == StopReason::Length;
         let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| toolbox::writes_workspace(n));
         let tool_names: Vec<&str> = tool_specs.iter().map(|t| t.name).collect();
         let tool_ctx = ToolContext {
@@ -154,6 +182,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         for (id, name, args) in calls_wanted {
             let outcome = if last_round {
                 ToolOutcome::err("tool round limit reached; answer now")
+            } else if cut {
+                ToolOutcome::err(answer::CUT_CALL)
             } else {
                 toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await
             };
@@ -194,7 +224,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     } else {
         format!("{partial}\n\n(⚠️ I ran out of tool steps for this message.)")
     };
-    send(p, target, &note).await;
+    send(p, deps, target, &note).await?;
     Ok(calls)
 }
 
@@ -227,16 +257,5 @@ async fn with_typing<P: Platform, F: std::future::Future>(p: &P, inbound: &Inbou
     match futures::future::select(work, refresh).await {
         futures::future::Either::Left((out, _)) => out,
         futures::future::Either::Right(((), work)) => work.await,
-    }
-}
-
-pub async fn send<P: Platform>(p: &P, target: &crate::inbound::ReplyTarget, text: &str) {
-    if target.channel == ADMIN_CHANNEL {
-        p.log(LogLevel::Info, &format!("admin: {text}"));
-        return;
-    }
-    if let Err(e) = p.channel().send_text(target, text).await {
-        // The reply is in the history; the channel adapter already retried.
-        p.log(LogLevel::Error, &format!("reply not delivered: {e}"));
     }
 }

@@ -8,6 +8,7 @@
 //! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
 //! a clear HTTP error, never a panic.
 
+pub mod delivery;
 pub mod media;
 pub mod overlay;
 
@@ -40,6 +41,49 @@ pub enum Provider {
     OpenAi,
 }
 
+/// How an OpenAI-compatible request names its output limit
+/// (`LLM_MAX_TOKENS_PARAM`). Newer OpenAI models (gpt-5.x, the o-series)
+/// refuse `max_tokens` with a 400 and want `max_completion_tokens`; many
+/// OpenAI-compatible servers know only `max_tokens`. Anthropic always takes
+/// `max_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxTokensParam {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl MaxTokensParam {
+    /// The JSON field name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaxTokensParam::MaxTokens => "max_tokens",
+            MaxTokensParam::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+
+    /// The other name (tried once when a model refuses this one).
+    pub fn other(self) -> Self {
+        match self {
+            MaxTokensParam::MaxTokens => MaxTokensParam::MaxCompletionTokens,
+            MaxTokensParam::MaxCompletionTokens => MaxTokensParam::MaxTokens,
+        }
+    }
+
+    /// The default for a model: `max_completion_tokens` for OpenAI's
+    /// reasoning models (`gpt-5…`, `o1…`, `o3…`, `o4…`, also behind a
+    /// `vendor/` prefix), else `max_tokens`.
+    pub fn default_for(provider: Provider, model: &str) -> Self {
+        let name = model.rsplit('/').next().unwrap_or(model).trim().to_ascii_lowercase();
+        let reasoning =
+            name.starts_with("gpt-5") || (name.starts_with('o') && name[1..].starts_with(|c: char| c.is_ascii_digit()));
+        if provider == Provider::OpenAi && reasoning {
+            MaxTokensParam::MaxCompletionTokens
+        } else {
+            MaxTokensParam::MaxTokens
+        }
+    }
+}
+
 /// A `channel:id` pair from `OWNER_IDS` / `ALLOW_FROM`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal {
@@ -54,6 +98,8 @@ pub struct LlmConfig {
     pub model: String,
     pub api_key: Option<String>,
     pub max_tokens: u32,
+    /// How OpenAI-compatible requests name `max_tokens` (Anthropic ignores it).
+    pub max_tokens_param: MaxTokensParam,
     pub timeout_ms: u32,
     pub max_attempts: u32,
     pub retry_base_ms: u64,
@@ -94,6 +140,8 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
+    pub delivery: delivery::DeliveryConfig,
     /// `STRANGER_COOLDOWN_MINUTES` (default 60) in ms: a stranger writing on
     /// a channel that costs a send per answer (Telegram) is told their id at
     /// most once per this long. 0: every time.
@@ -230,12 +278,25 @@ impl AgentConfig {
             Provider::Anthropic => ("https://api.anthropic.com", "claude-sonnet-4-5"),
             Provider::OpenAi => ("https://api.openai.com/v1", "gpt-4o-mini"),
         };
+        let model = get("LLM_MODEL").unwrap_or_else(|| default_model.into());
+        let max_tokens_param = match get("LLM_MAX_TOKENS_PARAM").as_deref() {
+            None => MaxTokensParam::default_for(provider, &model),
+            Some("max_tokens") => MaxTokensParam::MaxTokens,
+            Some("max_completion_tokens") => MaxTokensParam::MaxCompletionTokens,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "LLM_MAX_TOKENS_PARAM".into(),
+                    why: format!("{other:?}: use max_tokens or max_completion_tokens"),
+                })
+            }
+        };
         let llm = LlmConfig {
             provider,
             base_url: get("LLM_BASE_URL").unwrap_or_else(|| default_base.into()).trim_end_matches('/').to_owned(),
-            model: get("LLM_MODEL").unwrap_or_else(|| default_model.into()),
+            model,
             api_key: get("LLM_API_KEY"),
             max_tokens: number(vars, agent, "LLM_MAX_TOKENS", 4096)?,
+            max_tokens_param,
             timeout_ms: number(vars, agent, "LLM_TIMEOUT_MS", 90_000)?,
             max_attempts: number::<u32>(vars, agent, "LLM_MAX_ATTEMPTS", 4)?.max(1),
             retry_base_ms: number(vars, agent, "RETRY_BASE_MS", 1_000)?,
@@ -249,6 +310,7 @@ impl AgentConfig {
                 why: format!("{timezone:?} is not an IANA time zone"),
             });
         }
+        let delivery = delivery::DeliveryConfig::load(vars, agent, llm.retry_base_ms)?;
         Ok(AgentConfig {
             agent: agent_id,
             llm,
@@ -281,6 +343,7 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            delivery,
             stranger_cooldown_ms: i64::from(number::<u32>(
                 vars,
                 agent,
@@ -396,6 +459,23 @@ mod tests {
             assert!(matches!(&e, ConfigError::Invalid { name: n, .. } if n == name), "{name}={bad}: {e}");
             assert!(e.to_string().contains(bad), "{e}");
         }
+    }
+
+    #[test]
+    fn the_output_limit_is_named_as_the_model_wants() {
+        let param = |v: &[(&str, &str)]| AgentConfig::load(&vars(v), "main").map(|c| c.llm.max_tokens_param);
+        let openai = |model: &'static str| [("LLM_PROVIDER", "openai"), ("LLM_MODEL", model)];
+        for model in ["gpt-5", "gpt-5.1-mini", "o1", "o3-mini", "o4-mini", "openai/gpt-5-nano", "O3"] {
+            assert_eq!(param(&openai(model)).unwrap(), MaxTokensParam::MaxCompletionTokens, "{model}");
+        }
+        for model in ["gpt-4o-mini", "gpt-4.1", "llama3.1:8b", "openchat", "omni-moderation"] {
+            assert_eq!(param(&openai(model)).unwrap(), MaxTokensParam::MaxTokens, "{model}");
+        }
+        assert_eq!(param(&[("LLM_MODEL", "o3")]).unwrap(), MaxTokensParam::MaxTokens, "Anthropic: max_tokens");
+        let chosen = [("LLM_PROVIDER", "openai"), ("LLM_MODEL", "gpt-5"), ("LLM_MAX_TOKENS_PARAM", "max_tokens")];
+        assert_eq!(param(&chosen).unwrap(), MaxTokensParam::MaxTokens, "the setting wins");
+        let e = param(&[("LLM_MAX_TOKENS_PARAM", "max_output_tokens")]).unwrap_err();
+        assert!(matches!(&e, ConfigError::Invalid { name, .. } if name == "LLM_MAX_TOKENS_PARAM"), "{e}");
     }
 
     #[test]

@@ -260,10 +260,9 @@ mod tests {
         Skill {
             name: name.into(),
             description: "d".into(),
-            compatibility: None,
             allowed_tools: tools.iter().map(|t| t.to_string()).collect(),
             key: format!("skills/{name}/SKILL.md"),
-            local: false,
+            ..Skill::default()
         }
     }
 
@@ -358,5 +357,34 @@ mod tests {
         assert!(r.is_error && !r.text.contains("JOURNAL BODY"), "{r:?}");
         assert!(r.text.contains("available: notes"), "{}", r.text);
         assert_eq!(load(Scope::Shared, "notes").text, "NOTES BODY");
+    }
+
+    #[test]
+    fn a_long_skill_loads_in_parts_without_its_front_matter() {
+        let s = MemStore::default();
+        let body: String = (0..2_000).map(|i| format!("Step {i}: do the thing carefully.\n")).collect();
+        s.put_text("skills/big/SKILL.md", &format!("---\nname: big\ndescription: FRONT-MATTER\n---\n\n{body}"));
+        let ws = Workspace { skills: vec![skill("big", &[])], ..Default::default() };
+        let load = |args: Value| run(&s, &ws, Scope::Main, "load_skill", args);
+        let mut joined = String::new();
+        for part in 1..=3 {
+            let r = load(json!({ "name": "big", "part": part }));
+            assert!(!r.is_error && r.text.chars().count() <= crate::toolkit::MAX_RESULT_CHARS, "{part}");
+            let (header, text) = r.text.split_once("\n\n").unwrap();
+            let want = if part < 3 {
+                format!("[Skill big, part {part} of 3. Call load_skill with {{\"name\": \"big\", \"part\": {}}} for the next part.]", part + 1)
+            } else {
+                "[Skill big, part 3 of 3: the last.]".to_owned()
+            };
+            assert_eq!(header, want);
+            joined.push_str(text);
+        }
+        assert_eq!(joined, body.trim(), "the parts are the whole body, in order");
+        assert!(!joined.contains("FRONT-MATTER"));
+        assert_eq!(load(json!({ "name": "big" })).text, load(json!({ "name": "big", "part": 1 })).text);
+        let r = load(json!({ "name": "big", "part": 4 }));
+        assert_eq!((r.is_error, r.text.as_str()), (true, "skill big has 3 part(s); ask for part 1 to 3"));
+        assert!(load(json!({ "name": "big", "part": 0 })).is_error);
+        assert!(load(json!({ "name": "big", "part": "2" })).is_error);
     }
 }

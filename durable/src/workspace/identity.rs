@@ -4,10 +4,12 @@
 //! - **Name:** Kate
 //! - **Emoji:** 🐙
 //! ```
-//! Template placeholders in parentheses (`_(pick something)_`) are skipped,
-//! so an unedited template never leaks into the persona; the file itself
-//! reaches the prompt through the rule of every file
-//! ([`strip_template_placeholders`]).
+//! Template placeholders (`_(pick something)_`, `(your name)`, `<name>`)
+//! are skipped, so an unedited template never leaks into the persona; the
+//! file itself reaches the prompt through the rule of every file
+//! ([`super::fill_ins::shown_text`]).
+
+use super::fill_ins::is_hint_value;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Identity {
@@ -23,20 +25,27 @@ pub struct Identity {
     pub avatar: Option<String>,
 }
 
-fn is_placeholder(v: &str) -> bool {
-    let v = v.trim_matches(|c| c == '_' || c == '*').trim();
-    v.is_empty() || (v.starts_with('(') && v.ends_with(')'))
-}
-
-/// Parses `- **Key:** value` (also `- Key: value`, `**Key**: value`).
+/// Parses `- **Key:** value` (also `- Key: value`, `**Key**: value`, and
+/// OpenClaw's form with the value on the indented line under `- **Key:**`).
 pub fn parse_identity(text: &str) -> Identity {
     let mut id = Identity::default();
-    for line in text.lines() {
-        let line = line.trim().trim_start_matches(['-', '*', '+']).trim();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.trim().trim_start_matches(['-', '*', '+']).trim();
         let plain = line.replace("**", "");
         let Some((key, value)) = plain.split_once(':') else { continue };
-        let value = value.trim();
-        if is_placeholder(value) {
+        let mut value = value.trim();
+        if value.is_empty() {
+            // `- **Name:**` then `  Kate` on the next, more indented line.
+            let own = raw.len() - raw.trim_start().len();
+            if let Some(next) = lines.get(i + 1).filter(|n| n.len() - n.trim_start().len() > own) {
+                let next = next.trim();
+                if !next.starts_with(['-', '*', '+']) {
+                    value = next;
+                }
+            }
+        }
+        if is_hint_value(value) {
             continue;
         }
         let slot = match key.trim().to_ascii_lowercase().as_str() {
@@ -52,41 +61,6 @@ pub fn parse_identity(text: &str) -> Identity {
         }
     }
     id
-}
-
-/// `_(…)_` or `*(…)*` (any number of `_`/`*` on each side): the fill-in hint
-/// of a template, as opposed to text in parentheses a person wrote.
-fn is_wrapped_placeholder(v: &str) -> bool {
-    let v = v.trim();
-    let inner = v.trim_start_matches(['_', '*']);
-    let core = inner.trim_end_matches(['_', '*']);
-    inner.len() < v.len() && core.len() < inner.len() && core.starts_with('(') && core.ends_with(')')
-}
-
-/// Whether a line is only an unfilled template hint: `_(…)_` alone, or
-/// `- **Key:** _(…)_`.
-fn is_hint_line(line: &str) -> bool {
-    if !line.contains('(') {
-        return false;
-    }
-    let l = line.trim();
-    let l = ["- ", "+ ", "* "].iter().find_map(|b| l.strip_prefix(b)).unwrap_or(l).trim();
-    if is_wrapped_placeholder(l) {
-        return true;
-    }
-    let plain = l.replace("**", "");
-    matches!(plain.split_once(':'), Some((key, v)) if !key.trim().is_empty() && is_wrapped_placeholder(v))
-}
-
-/// Any workspace file without the lines that are only unfilled template
-/// hints (`- **Name:** _(your name)_`, `_(Edit this file: …)_`), so a starter
-/// or template file never puts its fill-in hints into the prompt. Borrowed
-/// when there are none.
-pub fn strip_template_placeholders(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.lines().any(is_hint_line) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(text.lines().filter(|l| !is_hint_line(l)).collect::<Vec<_>>().join("\n"))
 }
 
 impl Identity {
@@ -120,11 +94,9 @@ mod tests {
     }
 
     #[test]
-    fn template_hints_are_stripped_from_any_file() {
-        let user = "# About your human\n\n_(Edit this file: who you are.)_\n\n- **Name:** _(your name)_\n- **Time zone:** Europe/Paris\n* *(e.g. metric)*";
-        assert_eq!(strip_template_placeholders(user), "# About your human\n\n\n- **Time zone:** Europe/Paris");
-        // Parentheses a person wrote stay, and text without hints is borrowed.
-        let prose = "I like tea (green).\n- Note: (see below)\n(an aside)";
-        assert!(matches!(strip_template_placeholders(prose), std::borrow::Cow::Borrowed(_)));
+    fn openclaw_puts_the_value_on_the_line_under_the_key() {
+        let id = parse_identity("- **Name:**\n  Kate\n- **Creature:**\n  _(AI? robot?)_\n- **Vibe:**\n- **Emoji:** 🐙");
+        assert_eq!(id.persona_line().unwrap(), "name=Kate, emoji=🐙");
+        assert_eq!(parse_identity("- Avatar: <path>").avatar, None);
     }
 }

@@ -174,13 +174,16 @@ async fn load_skills<S: ObjectStore>(
     for ((info, dir, is_local), got) in to_read.into_iter().zip(read) {
         let parsed = match got? {
             Some(obj) => match skills::parse_skill(dir, &info.key, *is_local, &String::from_utf8_lossy(&obj.body)) {
-                Ok(skill) => match skills::unavailable(&skill, hearth_tools) {
-                    None => Some(skill),
-                    Some(why) => {
-                        warnings.push(format!("leaving out skill {}: {why}", info.key));
-                        None
+                Ok((skill, notes)) => {
+                    warnings.extend(notes.into_iter().map(|n| format!("skill {}: {n}", info.key)));
+                    match skills::unavailable(&skill, hearth_tools) {
+                        None => Some(skill),
+                        Some(why) => {
+                            warnings.push(format!("leaving out skill {}: {why}", info.key));
+                            None
+                        }
                     }
-                },
+                }
                 Err(e) => {
                     warnings.push(format!("skipping skill {}: {e}", info.key));
                     None

@@ -14,11 +14,16 @@
 //!   made concurrently.
 //! - [`pins`]: pin records in the Agent object's SQLite, the version store,
 //!   status and accept (single and bulk).
+//! - [`front_matter`]: the `---` block of skills and templates; [`yaml`]:
+//!   skills' front matter parsed; [`fill_ins`]: a file as the model sees it
+//!   (no front matter, no unfilled template hints); [`skills`]: SKILL.md.
 //!
 //! Configuration: the agent's template is the var `TEMPLATE` (per agent
 //! `TEMPLATE__{AGENT}`); none by default, and then the overlay is agent →
 //! defaults. Placeholder values come from the vars named like the tokens.
 
+pub mod fill_ins;
+pub mod front_matter;
 pub mod identity;
 pub mod listing;
 mod load;
@@ -26,6 +31,7 @@ pub mod pins;
 pub mod placeholders;
 pub mod resolve;
 pub mod skills;
+pub mod yaml;
 
 pub use load::{load_workspace, Workspace, WorkspaceCache};
 

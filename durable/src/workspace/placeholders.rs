@@ -14,7 +14,7 @@
 //!    U+200E, U+200F, U+061C);
 //! 5. brace homoglyphs stripped (fullwidth, small, ornamental, vertical and
 //!    white curly brackets, and the bracket pieces U+23A7–23AD);
-//! 6. NFC normalisation (`icu_normalizer`);
+//! 6. NFC normalisation ([`crate::text::nfc`]);
 //! 7. fullwidth ASCII forms (U+FF01–FF5E) folded to ASCII, so `＃ Heading`
 //!    is escaped like `# Heading` in the next step; then HTML comments
 //!    stripped once more, since removing a control, bidi mark or folding a
@@ -93,7 +93,7 @@ pub fn sanitize_value(raw: &str) -> String {
     let s = strip_ansi(raw);
     let s = strip_html_comments(&s);
     let s: String = s.chars().filter_map(clean_char).collect();
-    let s = icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(&s).into_owned();
+    let s = crate::text::nfc(&s);
     let s: String = s.chars().filter_map(clean_char).map(fold_fullwidth).collect();
     // Removing controls, bidi marks and fullwidth forms can join a comment
     // back together (`<!\u{202E}-- x -->`, `＜!-- x --＞`): strip again.

@@ -70,6 +70,42 @@ fn a_hint_only_file_judged_before_the_fix_is_judged_again() {
     assert_eq!(f.state().get("heartbeat_file").unwrap(), None, "the old judgement is gone");
 }
 
+/// OpenClaw's HEARTBEAT.md template (front matter, then `#` lines only)
+/// and nanobot's (headers and `<!-- -->` comments only), verbatim.
+fn real_heartbeat(path: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/real-world/workspaces");
+    std::fs::read_to_string(dir.join(path)).unwrap()
+}
+
+#[test]
+fn real_heartbeat_templates_without_a_task_cost_no_run_even_with_prose_on() {
+    let t = utc(2026, 1, 5, 10, 0);
+    for path in ["openclaw-2026.3.11/HEARTBEAT.md", "nanobot/HEARTBEAT.md"] {
+        let text = real_heartbeat(path);
+        assert!(!prompt_shows(&text), "{path}: the prompt leaves it out");
+        let f = Fx::new(&[("HEARTBEAT_RUN_PROSE", "true")]);
+        f.store.put_text(HB, &text);
+        assert_eq!(f.tick(t).heartbeat, HeartbeatOutcome::Skipped("empty".into()), "{path}");
+        assert!(f.queue.queued.borrow().is_empty(), "{path}: no heartbeat run, no LLM call");
+    }
+}
+
+#[test]
+fn a_front_matter_file_judged_before_the_fix_is_judged_again() {
+    // The previous release kept, under `heartbeat_file_v2`, the checklist of
+    // the file with its front matter: OpenClaw's template counted as prose.
+    let f = Fx::new(&[("HEARTBEAT_RUN_PROSE", "true")]);
+    f.store.put_text(HB, &real_heartbeat("openclaw-2026.3.11/HEARTBEAT.md"));
+    let etag = block_on(f.store.head(HB)).unwrap().unwrap().etag;
+    let old = format!(
+        r#"{{"fromAgent":true,"etag":"{etag}","template":null,"resolvedAt":0,"checklist":{{"meaningful":true,"openItems":0,"doneItems":0}}}}"#
+    );
+    f.state().init().unwrap();
+    f.state().set("heartbeat_file_v2", &old).unwrap();
+    assert_eq!(f.tick(utc(2026, 1, 5, 10, 0)).heartbeat, HeartbeatOutcome::Skipped("empty".into()));
+    assert_eq!(f.state().get("heartbeat_file_v2").unwrap(), None, "the old judgement is gone");
+}
+
 #[test]
 fn heartbeat_md_resolves_through_the_overlay_like_the_prompt() {
     let t = utc(2026, 1, 5, 10, 0);

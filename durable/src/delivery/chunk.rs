@@ -1,12 +1,41 @@
-//! Telegram message text: split to the 4096-character limit, and rendered to
-//! the small HTML subset Telegram accepts.
+//! A reply cut into the pieces a channel takes (Telegram 4096, Discord 2000
+//! characters), and Telegram's pieces rendered to the small HTML subset it
+//! accepts.
 //!
 //! The HTML is conservative (bold, inline code, code blocks, links) and every
 //! other character is escaped, so the markup almost never fails; when Telegram
-//! still rejects it, the client resends the chunk as plain text.
+//! still rejects it, the outbox sends the piece again as plain text.
+
+use crate::ports::OutgoingChunk;
 
 /// Telegram's limit, counted in UTF-16 code units (what Telegram counts).
 pub const TELEGRAM_MAX_CHARS: usize = 4096;
+/// Discord's message length limit.
+pub const DISCORD_MAX_CHARS: usize = 2000;
+
+/// The longest piece `channel` takes.
+pub fn limit_for(channel: &str) -> usize {
+    match channel {
+        "discord" => DISCORD_MAX_CHARS,
+        _ => TELEGRAM_MAX_CHARS,
+    }
+}
+
+/// Whether `channel` gets its pieces as HTML (Telegram; Discord renders the
+/// model's Markdown itself).
+pub fn uses_html(channel: &str) -> bool {
+    channel == "telegram"
+}
+
+/// The pieces of `text` for `channel`, in order.
+pub fn pieces(channel: &str, text: &str) -> Vec<String> {
+    split_message(text, limit_for(channel))
+}
+
+/// The piece as the adapter sends it: as HTML when `markup`.
+pub fn render(text: &str, markup: bool, first: bool, opens: bool) -> OutgoingChunk {
+    OutgoingChunk { text: text.to_owned(), html: markup.then(|| to_telegram_html(text)), first, opens }
+}
 
 fn utf16_len(s: &str) -> usize {
     s.encode_utf16().count()
@@ -14,7 +43,6 @@ fn utf16_len(s: &str) -> usize {
 
 /// Splits `text` into chunks of at most `limit` UTF-16 units, preferring
 /// paragraph breaks, then line breaks, then spaces; never inside a character.
-/// Shared by the channels (Discord splits at 2000).
 pub fn split_message(text: &str, limit: usize) -> Vec<String> {
     let mut chunks = Vec::new();
     let mut rest = text.trim();
@@ -144,6 +172,17 @@ mod tests {
         let emoji = "😀".repeat(3000); // 2 UTF-16 units each
         assert!(split_message(&emoji, 4096).iter().all(|c| utf16_len(c) <= 4096));
         assert!(split_message("   ", 4096).is_empty());
+    }
+
+    #[test]
+    fn each_channel_gets_its_limit_and_only_telegram_html() {
+        let text = format!("{}\n\n{}", "a".repeat(1500), "b".repeat(1500));
+        assert_eq!(pieces("telegram", &text).len(), 1);
+        assert_eq!(pieces("discord", &text).len(), 2);
+        assert!(uses_html("telegram") && !uses_html("discord"));
+        let c = render("a < **b**", true, true, false);
+        assert_eq!(c.html.as_deref(), Some("a &lt; <b>b</b>"));
+        assert_eq!(render("x", false, false, false).html, None);
     }
 
     #[test]

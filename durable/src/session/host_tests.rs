@@ -1,0 +1,181 @@
+//! The Session object's host against in-memory doubles: what the Worker's
+//! thin `Session` class does, tested without workerd.
+
+use super::host::{AlarmOutcome, SessionHost, SessionRuntime, REGISTRY_REFRESH_MS};
+use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey};
+use crate::ports::{LogLevel, StorageError};
+use crate::protocol::session::{EnqueueRequest, SessionTouch};
+use crate::settings::AgentConfig;
+use crate::testing::{MemSql, TestPlatform};
+use futures::executor::block_on;
+use serde_json::json;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+struct TestRuntime {
+    p: Rc<TestPlatform>,
+    vars: HashMap<String, String>,
+    wakes: Cell<u32>,
+    registered: RefCell<Vec<SessionTouch>>,
+}
+
+impl SessionRuntime for TestRuntime {
+    type Sql = MemSql;
+    type Vars = HashMap<String, String>;
+    type Platform = Rc<TestPlatform>;
+    fn sql(&self) -> &MemSql {
+        &self.p.sql
+    }
+    fn vars(&self) -> &HashMap<String, String> {
+        &self.vars
+    }
+    fn platform(&self, _: &AgentConfig, _: &SessionKey) -> Result<Rc<TestPlatform>, StorageError> {
+        Ok(self.p.clone())
+    }
+    async fn wake(&self) -> Result<(), StorageError> {
+        self.wakes.set(self.wakes.get() + 1);
+        Ok(())
+    }
+    async fn wake_at(&self, _: i64) -> Result<(), StorageError> {
+        Ok(())
+    }
+    async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError> {
+        self.registered.borrow_mut().push(touch.clone());
+        Ok(())
+    }
+    fn now_ms(&self) -> i64 {
+        self.p.now.get()
+    }
+    fn new_uuid(&self) -> String {
+        crate::ports::Platform::new_uuid(&*self.p)
+    }
+    fn log(&self, _: LogLevel, msg: &str) {
+        self.p.logs.borrow_mut().push(msg.to_owned());
+    }
+}
+
+fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
+    let mut all: HashMap<String, String> =
+        [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("RESET_DAILY_AT", "off")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    all.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    SessionHost::new(TestRuntime {
+        p: Rc::new(TestPlatform::default()),
+        vars: all,
+        wakes: Cell::new(0),
+        registered: RefCell::default(),
+    })
+}
+
+fn request(n: u32, text: &str) -> EnqueueRequest {
+    EnqueueRequest {
+        session_key: SessionKey::parse("agent:main:main").unwrap(),
+        inbound: Inbound {
+            dedupe_key: format!("telegram:update:{n}"),
+            channel: "telegram".into(),
+            kind: ChatKind::Direct,
+            chat_id: "1".into(),
+            sender_id: "1".into(),
+            sender_name: "Ana".into(),
+            text: text.into(),
+            addressed: true,
+            thread_id: None,
+            reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+            received_at: 0,
+            media: vec![],
+            context: vec![],
+        },
+        if_idle: false,
+        fresh: false,
+    }
+}
+
+fn answer(p: &TestPlatform, text: &str) {
+    p.http.push_json(
+        200,
+        json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "model": "m",
+               "usage": {"input_tokens": 10, "output_tokens": 5}}),
+    );
+}
+
+#[test]
+fn a_message_is_queued_once_wakes_the_alarm_and_is_answered_by_it() {
+    let h = host(&[]);
+    let p = h.runtime().p.clone();
+    assert!(block_on(h.enqueue(&request(1, "hi"))).unwrap().queued);
+    assert!(!block_on(h.enqueue(&request(1, "hi"))).unwrap().queued, "a redelivery is acknowledged, not queued");
+    assert_eq!(h.runtime().wakes.get(), 1);
+    assert_eq!(h.status(true).unwrap().open, 1);
+    answer(&p, "hello Ana");
+    assert!(matches!(block_on(h.alarm()).unwrap(), AlarmOutcome::Drained(r) if r.turns == 1));
+    assert_eq!(p.channel.sent.borrow().iter().map(|(_, t)| t.clone()).collect::<Vec<_>>(), ["hello Ana"]);
+    let status = h.status(false).unwrap();
+    assert_eq!((status.open, status.message_count), (0, 2));
+    assert_eq!(status.session_key.map(|k| k.render()).as_deref(), Some("agent:main:main"));
+    assert_eq!(status.messages.map(|m| m.len()), Some(2));
+    assert!(h.status(true).unwrap().messages.is_none(), "the brief status leaves the messages out");
+}
+
+#[test]
+fn heartbeat_options_skip_a_busy_session_and_start_fresh_runs() {
+    let h = host(&[]);
+    let p = h.runtime().p.clone();
+    block_on(h.enqueue(&request(1, "first"))).unwrap();
+    let busy = EnqueueRequest { if_idle: true, ..request(2, "heartbeat") };
+    let reply = block_on(h.enqueue(&busy)).unwrap();
+    assert!(reply.busy && !reply.queued, "mid-turn: the heartbeat slot is released");
+    answer(&p, "done");
+    block_on(h.alarm()).unwrap();
+    assert_eq!(h.status(true).unwrap().message_count, 2);
+    let fresh = EnqueueRequest { fresh: true, ..request(3, "job run") };
+    assert!(block_on(h.enqueue(&fresh)).unwrap().queued);
+    assert_eq!(h.status(true).unwrap().message_count, 0, "the previous run's history is dropped first");
+}
+
+#[test]
+fn an_admin_reset_needs_a_session_and_runs_through_the_queue() {
+    let h = host(&[]);
+    let p = h.runtime().p.clone();
+    assert!(block_on(h.admin_reset()).unwrap().is_none(), "no message yet: nothing to reset");
+    block_on(h.enqueue(&request(1, "remember me"))).unwrap();
+    answer(&p, "sure");
+    block_on(h.alarm()).unwrap();
+    let reply = block_on(h.admin_reset()).unwrap().expect("queued");
+    assert_eq!(reply.session_key.render(), "agent:main:main");
+    // The extraction call before the reset archives.
+    answer(&p, "NONE");
+    block_on(h.alarm()).unwrap();
+    assert_eq!(h.status(true).unwrap().message_count, 0);
+    assert!(p.store.objects.borrow().keys().any(|k| k.starts_with("agents/main/sessions/")), "archived");
+}
+
+#[test]
+fn the_registry_is_told_of_a_session_once_then_when_it_moves_on() {
+    let h = host(&[]);
+    let p = h.runtime().p.clone();
+    for n in 1..=3 {
+        block_on(h.enqueue(&request(n, "hi"))).unwrap();
+        answer(&p, "hello");
+        block_on(h.alarm()).unwrap();
+    }
+    assert_eq!(h.runtime().registered.borrow().len(), 1, "not a call to the Agent object on every turn");
+    p.now.set(p.now.get() + REGISTRY_REFRESH_MS + 1);
+    block_on(h.enqueue(&request(4, "later"))).unwrap();
+    answer(&p, "hello again");
+    block_on(h.alarm()).unwrap();
+    assert_eq!(h.runtime().registered.borrow().len(), 2, "activity past the refresh time is reported");
+}
+
+#[test]
+fn broken_settings_keep_the_messages_queued() {
+    let h = host(&[("LLM_PROVIDER", "gemini")]);
+    block_on(h.enqueue(&request(1, "hi"))).unwrap();
+    assert_eq!(block_on(h.alarm()).unwrap(), AlarmOutcome::Misconfigured);
+    assert_eq!(h.status(true).unwrap().open, 1, "nothing lost");
+    assert!(h.runtime().p.logs.borrow().iter().any(|l| l.contains("LLM_PROVIDER")));
+    let empty = host(&[]);
+    assert_eq!(block_on(empty.alarm()).unwrap(), AlarmOutcome::Empty);
+}

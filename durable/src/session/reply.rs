@@ -1,0 +1,86 @@
+//! How a session speaks: every message it sends (answers, notes, errors,
+//! heartbeat notifications) is written to its outbox and sent from there
+//! ([`crate::delivery`]), so nothing is lost when the platform misbehaves
+//! and the turn never waits out a platform's rate limit.
+
+use super::deps::SessionDeps;
+use crate::delivery::flush::Policy;
+use crate::delivery::{self, FlushReport, Kind};
+use crate::inbound::{ReplyTarget, ADMIN_CHANNEL, NOTIFY_CHANNEL};
+use crate::ports::{LogLevel, Platform, StorageError};
+use crate::scheduled::notify::{decide, record, NotifyDecision};
+use crate::settings::AgentConfig;
+
+/// Sends `text` to `target`: queued in the outbox, then what is due is sent.
+pub async fn send<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    target: &ReplyTarget,
+    text: &str,
+) -> Result<(), StorageError> {
+    let id = format!("msg:{}", p.new_uuid());
+    send_as(p, deps, target, text, &id).await
+}
+
+/// The answer to queued message `seq`. Its outbox id is fixed, so a turn
+/// resumed after an eviction that finds the answer in the history does not
+/// queue it a second time.
+pub async fn send_answer<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    target: &ReplyTarget,
+    text: &str,
+    seq: i64,
+) -> Result<(), StorageError> {
+    send_as(p, deps, target, text, &format!("answer:{seq}")).await
+}
+
+async fn send_as<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    target: &ReplyTarget,
+    text: &str,
+    id: &str,
+) -> Result<(), StorageError> {
+    let now = p.now_ms();
+    let owner_target;
+    let target = match target.channel.as_str() {
+        // Admin-initiated work (an API reset) has no chat to answer in.
+        ADMIN_CHANNEL => {
+            p.log(LogLevel::Info, &format!("admin: {text}"));
+            return Ok(());
+        }
+        // Heartbeat and job output: to the owner, unless HEARTBEAT_OK or a repeat.
+        NOTIFY_CHANNEL => match decide(p.sql(), deps.config.owners.first(), text, now)? {
+            NotifyDecision::Send(t) => {
+                record(p.sql(), text, now)?;
+                owner_target = t;
+                &owner_target
+            }
+            NotifyDecision::NoOwner => {
+                p.log(LogLevel::Error, "OWNER_IDS is empty: no one to notify");
+                return Ok(());
+            }
+            other => {
+                p.log(LogLevel::Info, &format!("notification not sent ({other:?}): {} chars", text.len()));
+                return Ok(());
+            }
+        },
+        _ => target,
+    };
+    delivery::enqueue(p.sql(), id, Kind::Reply, target, text, now)?;
+    flush(p, deps).await?;
+    Ok(())
+}
+
+/// Sends whatever in the outbox is due.
+pub async fn flush<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<FlushReport, StorageError> {
+    let session = deps.key.render();
+    let policy = Policy { settings: &deps.config.delivery, owner: owner_target(deps.config), session: &session };
+    delivery::flush(p, &policy).await
+}
+
+/// Where reports go: the first owner's chat (as heartbeat notifications).
+pub fn owner_target(cfg: &AgentConfig) -> Option<ReplyTarget> {
+    cfg.owners.first().map(|o| ReplyTarget { channel: o.channel.clone(), chat_id: o.id.clone(), ..Default::default() })
+}
