@@ -210,15 +210,48 @@ impl Http for FetchHttp {
         let signal = controller.signal();
         let body = (!req.body.is_empty()).then_some(req.body.as_slice());
         let request = crate::js::request(req.method, &req.url, &req.headers, body, Some(&signal)).map_err(net)?;
-        let fetch = Box::pin(async move {
+        Self::within(controller, req.timeout_ms, async move {
             let resp = crate::js::fetch(&request).await?;
             let body = crate::js::body_bytes(&resp).await?;
-            Ok::<_, worker::Error>(HttpResponse { status: resp.status(), headers: crate::js::headers(&resp), body })
-        });
-        let timeout = Box::pin(Delay::from(Duration::from_millis(req.timeout_ms.max(1) as u64)));
+            Ok(HttpResponse { status: resp.status(), headers: crate::js::headers(&resp), body })
+        })
+        .await
+    }
+
+    /// Reads at most `max_body_bytes` (the rest is not downloaded) and, when
+    /// asked, returns redirects instead of following them.
+    async fn send_limited(&self, req: HttpRequest, limits: FetchLimits) -> Result<LimitedResponse, HttpError> {
+        let net = |e: worker::Error| HttpError::Network(e.to_string());
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let body = (!req.body.is_empty()).then_some(req.body.as_slice());
+        let mut request = crate::js::request(req.method, &req.url, &req.headers, body, Some(&signal)).map_err(net)?;
+        if limits.manual_redirects {
+            request = crate::js::with_manual_redirect(&request).map_err(net)?;
+        }
+        Self::within(controller, req.timeout_ms, async move {
+            let resp = crate::js::fetch(&request).await?;
+            let (body, truncated) = crate::js::body_prefix(&resp, limits.max_body_bytes).await?;
+            let response = HttpResponse { status: resp.status(), headers: crate::js::headers(&resp), body };
+            Ok(LimitedResponse { response, truncated })
+        })
+        .await
+    }
+}
+
+impl FetchHttp {
+    /// Runs `fetch` (a request's whole exchange) against `timeout_ms`,
+    /// aborting the request when the time is up.
+    async fn within<T>(
+        controller: AbortController,
+        timeout_ms: u32,
+        fetch: impl std::future::Future<Output = worker::Result<T>>,
+    ) -> Result<T, HttpError> {
+        let fetch = Box::pin(fetch);
+        let timeout = Box::pin(Delay::from(Duration::from_millis(timeout_ms.max(1) as u64)));
         match select(fetch, timeout).await {
-            Either::Left((Ok(resp), _)) => Ok(resp),
-            Either::Left((Err(e), _)) => Err(net(e)),
+            Either::Left((Ok(v), _)) => Ok(v),
+            Either::Left((Err(e), _)) => Err(HttpError::Network(e.to_string())),
             Either::Right(_) => {
                 controller.abort();
                 Err(HttpError::Timeout)

@@ -9,12 +9,13 @@
 //! memory's `/memory/call?agent=` (what Session objects send) and, for the
 //! admin API and the bench, `/memory/op|search|get` and `GET /memory/stats`.
 
-use crate::adapters::{self, DoSql, EnvVars, R2};
+use crate::adapters::{self, DoSql, EnvVars, FetchHttp, R2};
 use crate::objects;
 use durable::agent::host::{AgentHost, AgentRuntime, PinsAnswer, PinsCall, Refusal};
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::*;
+use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
 use durable::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
 use serde_json::json;
@@ -62,6 +63,7 @@ pub struct DoRuntime {
     sql: Rc<DoSql>,
     vars: EnvVars,
     queue: DoQueue,
+    http: FetchHttp,
 }
 
 impl AgentRuntime for DoRuntime {
@@ -69,7 +71,11 @@ impl AgentRuntime for DoRuntime {
     type Store = R2;
     type Vars = EnvVars;
     type Queue = DoQueue;
+    type Http = FetchHttp;
 
+    fn http(&self) -> &FetchHttp {
+        &self.http
+    }
     fn sql(&self) -> &Rc<DoSql> {
         &self.sql
     }
@@ -119,7 +125,14 @@ fn query(req: &Request, name: &str) -> Option<String> {
 impl DurableObject for Agent {
     fn new(state: State, env: Env) -> Self {
         let sql = Rc::new(DoSql::new(&state));
-        let runtime = DoRuntime { sql, vars: EnvVars::of(&env), queue: DoQueue(env.clone()), state, env: env.clone() };
+        let runtime = DoRuntime {
+            sql,
+            vars: EnvVars::of(&env),
+            queue: DoQueue(env.clone()),
+            state,
+            env: env.clone(),
+            http: FetchHttp,
+        };
         Agent(AgentHost::new(runtime))
     }
 
@@ -180,6 +193,23 @@ impl DurableObject for Agent {
                 };
                 Response::from_json(&host.tick(&body).await.map_err(failed)?)
             }
+            (Method::Post, MCP_TOOLS_PATH) => {
+                let body: McpToolsRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
+                };
+                match host.mcp_catalog(&body, false).await {
+                    Ok(c) => Response::from_json(&c),
+                    Err(r) => refused(r),
+                }
+            }
+            (Method::Get, MCP_STATUS_PATH) => {
+                let body = McpToolsRequest { agent: query(&req, "agent").unwrap_or_default() };
+                match host.mcp_catalog(&body, true).await {
+                    Ok(c) => Response::from_json(&c),
+                    Err(r) => refused(r),
+                }
+            }
             (Method::Get, SCHEDULE_STATUS_PATH) => match host.schedule_status().await {
                 Ok(Some(status)) => Response::from_json(&status),
                 Ok(None) => json(200, &json!({"ticks": 0, "note": "no cron trigger reached this agent yet"})),
@@ -229,4 +259,13 @@ pub async fn pins_of(env: &Env, agent: &str) -> std::result::Result<durable::pro
     objects::call::<(), _>(env, durable::protocol::AGENT_BINDING, agent, Method::Get, &path, None)
         .await
         .map_err(|e| StorageError(format!("pins: {e}")))
+}
+
+/// The agent's MCP servers and tools from its Agent object (what a Session
+/// asks when a session starts; the object lists servers whose cache is cold).
+pub async fn mcp_catalog_of(env: &Env, agent: &str) -> std::result::Result<McpCatalog, StorageError> {
+    let req = McpToolsRequest { agent: agent.to_owned() };
+    objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, MCP_TOOLS_PATH, Some(&req))
+        .await
+        .map_err(|e| StorageError(format!("mcp catalog: {e}")))
 }

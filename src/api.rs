@@ -7,30 +7,14 @@ mod pins;
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
 use crate::objects::{call, call_raw};
-use crate::telegram::secrets_match;
 use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
 use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
-use durable::settings::Vars;
 use worker::{Env, Method, Request, Response, Result};
-
-/// Checks the bearer token. `Err` is the response to send (401/503).
-fn authorize(req: &Request, env: &Env) -> std::result::Result<(), Result<Response>> {
-    let Some(expected) = EnvVars::of(env).get("ADMIN_TOKEN").filter(|t| !t.is_empty()) else {
-        return Err(Response::error("ADMIN_TOKEN is not set: the admin API is disabled", 503));
-    };
-    let given = req.headers().get("authorization").ok().flatten().unwrap_or_default();
-    let token = given.strip_prefix("Bearer ").unwrap_or("");
-    if secrets_match(token.as_bytes(), expected.as_bytes()) {
-        Ok(())
-    } else {
-        Err(Response::error("missing or wrong bearer token", 401))
-    }
-}
 
 /// `/api/...` (the segments after `api`).
 pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Response> {
-    if let Err(resp) = authorize(&req, env) {
-        return resp;
+    if let Err(refused) = crate::auth::authenticate(&req, env) {
+        return refused.response();
     }
     let agents = durable::settings::agent_ids(&EnvVars::of(env));
     if let ["agents", agent, ..] = segments {
@@ -49,6 +33,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "mcp"]) => {
+            let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
+            forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
+        }
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,

@@ -95,3 +95,48 @@ pub fn headers(resp: &web_sys::Response) -> Vec<(String, String)> {
     }
     out
 }
+
+/// `req` again, with redirects left to the caller (`redirect: "manual"`):
+/// a 3xx comes back as it is, so each hop can be checked before it is taken.
+pub fn with_manual_redirect(req: &web_sys::Request) -> worker::Result<web_sys::Request> {
+    let init = web_sys::RequestInit::new();
+    init.set_redirect(web_sys::RequestRedirect::Manual);
+    web_sys::Request::new_with_request_and_init(req, &init).map_err(err)
+}
+
+/// At most `max` bytes of a response's body, read chunk by chunk; the rest
+/// is never downloaded (the stream is cancelled). `true`: the body was longer.
+pub async fn body_prefix(resp: &web_sys::Response, max: u64) -> worker::Result<(Vec<u8>, bool)> {
+    // A body whose announced length fits is read whole, with one call.
+    let announced = resp.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+    if announced.is_some_and(|n| n <= max) {
+        let mut body = body_bytes(resp).await?;
+        let truncated = body.len() as u64 > max;
+        body.truncate(max as usize);
+        return Ok((body, truncated));
+    }
+    let Some(stream) = resp.body() else { return Ok((Vec::new(), false)) };
+    let method = |target: &JsValue, name: &str| -> worker::Result<JsValue> {
+        let f: js_sys::Function = js_sys::Reflect::get(target, &name.into()).map_err(err)?.dyn_into().map_err(err)?;
+        f.call0(target).map_err(err)
+    };
+    let reader = method(stream.as_ref(), "getReader")?;
+    let mut out = Vec::new();
+    loop {
+        let promise: js_sys::Promise = method(&reader, "read")?.dyn_into().map_err(err)?;
+        let chunk = JsFuture::from(promise).await.map_err(err)?;
+        if js_sys::Reflect::get(&chunk, &"done".into()).map_err(err)?.as_bool().unwrap_or(true) {
+            return Ok((out, false));
+        }
+        let value: js_sys::Uint8Array =
+            js_sys::Reflect::get(&chunk, &"value".into()).map_err(err)?.dyn_into().map_err(err)?;
+        let room = max.saturating_sub(out.len() as u64);
+        if u64::from(value.length()) > room {
+            out.extend(value.subarray(0, room as u32).to_vec());
+            // Best effort: stop the download.
+            let _ = method(&reader, "cancel");
+            return Ok((out, true));
+        }
+        out.extend(value.to_vec());
+    }
+}

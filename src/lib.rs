@@ -7,9 +7,11 @@ mod access;
 mod adapters;
 mod agent_do;
 mod api;
+mod auth;
 mod discord;
 mod http;
 mod js;
+mod mcp;
 mod objects;
 mod platform;
 mod session_do;
@@ -37,6 +39,10 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
         (_, ["telegram", _]) => Response::error("use POST", 405),
         (Method::Post, ["discord", agent]) => discord::handle_interaction(req, &env, agent).await,
         (_, ["discord", _]) => Response::error("use POST", 405),
+        (_, ["mcp", agent]) => {
+            let agent = agent.to_string();
+            mcp::handle(req, &env, &agent).await
+        }
         (_, ["api", rest @ ..]) => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             let rest: Vec<&str> = rest.iter().map(String::as_str).collect();

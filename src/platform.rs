@@ -122,6 +122,12 @@ impl Platform for DoPlatform {
     async fn pins(&self) -> Result<durable::protocol::pins::Pins, durable::ports::StorageError> {
         crate::agent_do::pins_of(&self.memory.env, &self.memory.agent).await
     }
+    async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
+        crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await
+    }
+    fn secret(&self, name: &str) -> Option<String> {
+        durable::settings::setting(&crate::adapters::EnvVars::of(&self.memory.env), &self.memory.agent, name)
+    }
     async fn sleep(&self, ms: u64) {
         adapters::sleep(ms).await
     }

@@ -6,7 +6,7 @@ use crate::adapters::{self, DoSql, EnvVars};
 use crate::platform::DoPlatform;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
-use durable::protocol::session::{EnqueueRequest, SessionTouch, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
+use durable::protocol::session::{EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, SessionHost, SessionRuntime};
 use durable::settings::AgentConfig;
@@ -101,6 +101,13 @@ impl DurableObject for Session {
             (Method::Get, STATUS_PATH) => {
                 let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
+            }
+            (Method::Get, ANSWER_PATH) => {
+                let request = crate::http::query(&req, "request");
+                match request {
+                    Some(r) => Response::from_json(&self.0.answer(&r).map_err(failed)?),
+                    None => Response::error("answer needs ?request=", 400),
+                }
             }
             (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {
                 Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),

@@ -18,6 +18,11 @@ pub const SYSTEM_CHANNEL: &str = "system";
 pub const NOTIFY_CHANNEL: &str = "notify";
 /// The channel of work started from the admin API: there is no chat to answer.
 pub const ADMIN_CHANNEL: &str = "admin";
+/// The channel of a question asked over HTTP (Hearth's MCP server, the HTTP
+/// API): the answer is kept in the session for the caller to collect.
+pub const API_CHANNEL: &str = "api";
+/// The API thread that is the owner's main session.
+pub const MAIN_THREAD: &str = "main";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -105,14 +110,37 @@ pub enum SessionKey {
         agent: AgentId,
         job: String,
     },
+    /// A conversation thread over HTTP (`agent:{id}:api:{thread}`). The
+    /// thread `main` is not one of these: it is the owner's [`SessionKey::Main`]
+    /// (see [`SessionKey::api_thread`]).
+    Api {
+        agent: AgentId,
+        thread: String,
+    },
 }
 
 impl SessionKey {
     pub fn agent(&self) -> &AgentId {
         match self {
             SessionKey::Main(a) | SessionKey::Heartbeat(a) => a,
-            SessionKey::Direct { agent, .. } | SessionKey::Group { agent, .. } | SessionKey::Job { agent, .. } => agent,
+            SessionKey::Direct { agent, .. }
+            | SessionKey::Group { agent, .. }
+            | SessionKey::Job { agent, .. }
+            | SessionKey::Api { agent, .. } => agent,
         }
+    }
+
+    /// The session of an HTTP thread: `main` is the owner's main session
+    /// (only an owner's credentials may ask for it), any other well-formed
+    /// thread id its own shared-scope session. `None`: not a usable thread id.
+    pub fn api_thread(agent: &AgentId, thread: &str) -> Option<SessionKey> {
+        if thread == MAIN_THREAD {
+            return Some(SessionKey::Main(agent.clone()));
+        }
+        let ok = !thread.is_empty()
+            && thread.len() <= 128
+            && thread.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'));
+        ok.then(|| SessionKey::Api { agent: agent.clone(), thread: thread.to_owned() })
     }
 
     /// Only the owner's main and heartbeat sessions see private files.
@@ -133,6 +161,7 @@ impl SessionKey {
                 format!("agent:{agent}:{channel}:group:{chat}:topic:{t}")
             }
             SessionKey::Job { agent, job } => format!("agent:{agent}:job:{job}"),
+            SessionKey::Api { agent, thread } => format!("agent:{agent}:api:{thread}"),
         }
     }
 
@@ -147,6 +176,7 @@ impl SessionKey {
             ["main"] => Some(SessionKey::Main(agent)),
             ["heartbeat"] => Some(SessionKey::Heartbeat(agent)),
             ["job", job] if ok_id(job) => Some(SessionKey::Job { agent, job: job.to_string() }),
+            ["api", thread] => SessionKey::api_thread(&agent, thread).filter(|k| matches!(k, SessionKey::Api { .. })),
             [channel, "dm", peer] if ok_id(peer) => {
                 Some(SessionKey::Direct { agent, channel: channel.to_string(), peer: peer.to_string() })
             }
@@ -224,11 +254,35 @@ mod tests {
             "agent:main:telegram:group:-100123",
             "agent:main:telegram:group:-100123:topic:7",
             "agent:main:job:morning",
+            "agent:main:api:work-notes",
         ] {
             assert_eq!(SessionKey::parse(k).unwrap().render(), k);
         }
-        for bad in ["", "agent:Main:main", "agent:main", "agent:main:x", "user:main:main", "agent:main:telegram:dm:"] {
+        for bad in [
+            "",
+            "agent:Main:main",
+            "agent:main",
+            "agent:main:x",
+            "user:main:main",
+            "agent:main:telegram:dm:",
+            // The thread `main` is the owner's main session, never an API key of its own.
+            "agent:main:api:main",
+            "agent:main:api:",
+            "agent:main:api:a b",
+        ] {
             assert!(SessionKey::parse(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn api_threads_are_shared_sessions_except_main() {
+        let agent = AgentId::parse("main").unwrap();
+        assert_eq!(SessionKey::api_thread(&agent, "main"), Some(SessionKey::Main(agent.clone())));
+        let work = SessionKey::api_thread(&agent, "work").unwrap();
+        assert_eq!(work.render(), "agent:main:api:work");
+        assert_eq!(work.scope(), Scope::Shared, "another thread never sees the owner's private files");
+        for bad in ["", "a/b", "a:b", "..", "a b", &"x".repeat(129)] {
+            assert!(SessionKey::api_thread(&agent, bad).is_none(), "{bad:?}");
         }
     }
 

@@ -19,7 +19,8 @@
 //!   local time, backoff, listing/row helpers, tool specs and outcomes.
 //!
 //! **Features**: each one job, none importing another feature above it.
-//! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries.
+//! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries,
+//!   provider-native blocks (server-side web search) kept for replay.
 //! - [`delivery`]: replies cut for their channel, kept in an outbox and
 //!   retried in order until delivered or given up (and reported).
 //! - [`workspace`]: the workspace loaded from R2 through its overlay layers
@@ -32,6 +33,9 @@
 //! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
 //!   messages (Telegram updates), tested on real payloads.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
+//! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
+//!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -52,12 +56,14 @@ pub mod toolkit;
 pub mod channels;
 pub mod delivery;
 pub mod llm;
+pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod web;
 pub mod workspace;
 
 pub mod agent;

@@ -162,6 +162,25 @@ impl HttpResponse {
     }
 }
 
+/// Limits for a request whose answer nobody vouches for (a web page, an MCP
+/// server's result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchLimits {
+    /// Body bytes read; the rest is never downloaded.
+    pub max_body_bytes: u64,
+    /// Redirects come back as they are (a 3xx with `location`) for the
+    /// caller to check each hop, instead of being followed.
+    pub manual_redirects: bool,
+}
+
+/// A response read within [`FetchLimits`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LimitedResponse {
+    pub response: HttpResponse,
+    /// The body was longer than the limit and is cut there.
+    pub truncated: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HttpError {
     #[error("request timed out")]
@@ -174,6 +193,17 @@ pub enum HttpError {
 #[allow(async_fn_in_trait)]
 pub trait Http {
     async fn send(&self, req: HttpRequest) -> Result<HttpResponse, HttpError>;
+
+    /// `req` within `limits`. This default reads the whole answer and cuts
+    /// it (for doubles); the Worker's adapter stops reading at the limit and
+    /// leaves redirects to the caller when asked.
+    async fn send_limited(&self, req: HttpRequest, limits: FetchLimits) -> Result<LimitedResponse, HttpError> {
+        let mut response = self.send(req).await?;
+        let max = usize::try_from(limits.max_body_bytes).unwrap_or(usize::MAX);
+        let truncated = response.body.len() > max;
+        response.body.truncate(max);
+        Ok(LimitedResponse { response, truncated })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -298,6 +328,17 @@ pub trait Platform {
     /// asked once per turn when the agent has a template. Default: none.
     async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
         Ok(crate::protocol::pins::Pins::default())
+    }
+    /// The agent's MCP servers and their tools (from its Agent object, which
+    /// caches the listings), asked when a session starts. Default: none.
+    async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
+        Ok(crate::protocol::mcp::McpCatalog::default())
+    }
+    /// A Worker secret or var by name, for the `${NAME}` placeholders of
+    /// `mcp.json`. Default: none.
+    fn secret(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
     }
     async fn sleep(&self, ms: u64);
     /// A fresh random UUID (v4, lowercase hyphenated).

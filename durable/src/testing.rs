@@ -448,6 +448,14 @@ pub struct TestPlatform {
     pub slept: RefCell<Vec<u64>>,
     pub logs: RefCell<Vec<String>>,
     uuid_counter: Cell<u64>,
+    /// What the Agent object answers for the MCP catalog (default: no servers).
+    pub mcp_catalog: RefCell<crate::protocol::mcp::McpCatalog>,
+    /// The Agent object cannot be reached for it.
+    pub mcp_catalog_fails: Cell<bool>,
+    /// How many times the catalog was asked for.
+    pub mcp_catalog_calls: Cell<u32>,
+    /// The Worker's secrets, for `mcp.json` placeholders.
+    pub secrets: RefCell<std::collections::HashMap<String, String>>,
 }
 
 #[cfg(test)]
@@ -474,6 +482,16 @@ impl Platform for TestPlatform {
     }
     fn now_ms(&self) -> i64 {
         self.now.get()
+    }
+    async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
+        self.mcp_catalog_calls.set(self.mcp_catalog_calls.get() + 1);
+        if self.mcp_catalog_fails.get() {
+            return Err(StorageError("agent object unavailable".into()));
+        }
+        Ok(self.mcp_catalog.borrow().clone())
+    }
+    fn secret(&self, name: &str) -> Option<String> {
+        self.secrets.borrow().get(name).cloned()
     }
     async fn sleep(&self, ms: u64) {
         self.slept.borrow_mut().push(ms);

@@ -4,13 +4,31 @@
 
 use crate::text::truncate_chars;
 use serde_json::Value;
+use std::borrow::Cow;
 
-/// A tool the model may call.
+/// A tool the model may call. Built-in tools borrow their static text; the
+/// tools of an MCP server are owned (named and described by the server).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    pub name: Cow<'static, str>,
+    pub description: Cow<'static, str>,
     pub input_schema: Value,
+    /// A tool the provider runs itself (Anthropic's server-side web search):
+    /// this definition is sent as it is, only to that provider, and its uses
+    /// come back as provider blocks, never as calls for Hearth to run.
+    pub native: Option<Value>,
+}
+
+impl ToolSpec {
+    /// The bytes this tool adds to a request, near enough for the context
+    /// estimate.
+    pub fn wire_len(&self) -> usize {
+        let schema = match &self.native {
+            Some(native) => native,
+            None => &self.input_schema,
+        };
+        self.name.len() + self.description.len() + r2_layout::message::json_value_len(schema) + 32
+    }
 }
 
 /// Largest tool result kept in the history (a row must stay far below 2 MB).

@@ -62,9 +62,40 @@ pub enum UserBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantBlock {
-    Text { text: String },
-    Thinking { thinking: String },
-    ToolCall { id: String, name: String, arguments: serde_json::Value },
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: serde_json::Value,
+    },
+    /// A block only its provider understands, kept as it came so later
+    /// requests to that provider replay it: Anthropic's server-side tool use
+    /// (`server_tool_use`), its result (`web_search_tool_result`), and text
+    /// with `citations`. Another provider gets only the text of a text block.
+    /// (`{"type":"native","provider":"anthropic","block":{...}}`; added after
+    /// the first archives, which never contain it.)
+    Native {
+        provider: String,
+        block: serde_json::Value,
+    },
+}
+
+impl AssistantBlock {
+    /// The visible text of a block: a text block's, or a native text block's.
+    pub fn visible_text(&self) -> Option<&str> {
+        match self {
+            AssistantBlock::Text { text } => Some(text),
+            AssistantBlock::Native { block, .. } if block.get("type").and_then(|t| t.as_str()) == Some("text") => {
+                block.get("text").and_then(|t| t.as_str())
+            }
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,14 +161,9 @@ impl Message {
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),
-            Message::Assistant { content, .. } => content
-                .iter()
-                .filter_map(|b| match b {
-                    AssistantBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Message::Assistant { content, .. } => {
+                content.iter().filter_map(AssistantBlock::visible_text).collect::<Vec<_>>().join("\n")
+            }
             Message::ToolResult { content, .. } => {
                 content.iter().map(|ResultBlock::Text { text }| text.as_str()).collect::<Vec<_>>().join("\n")
             }
@@ -269,6 +295,14 @@ impl Message {
                             + field("arguments")
                             + json_value_len(arguments),
                     ),
+                    AssistantBlock::Native { provider, block } => object(
+                        field("type")
+                            + 8
+                            + field("provider")
+                            + json_str_len(provider)
+                            + field("block")
+                            + json_value_len(block),
+                    ),
                 }));
                 object(
                     field("role")
@@ -346,6 +380,17 @@ mod tests {
     }
 
     #[test]
+    fn native_blocks_round_trip_and_show_their_text() {
+        let line = r#"{"role":"assistant","content":[{"type":"native","provider":"anthropic","block":{"id":"srvtoolu_1","input":{"query":"q"},"name":"web_search","type":"server_tool_use"}},{"type":"native","provider":"anthropic","block":{"citations":[{"type":"web_search_result_location","url":"https://a.test/"}],"text":"Cited.","type":"text"}},{"type":"text","text":"Plain."}],"timestamp":1}"#;
+        let m: Message = serde_json::from_str(line).unwrap();
+        assert_eq!(serde_json::to_string(&m).unwrap(), line);
+        assert_eq!(m.text(), "Cited.\nPlain.");
+        // Archives written before the variant existed still read.
+        let old = r#"{"role":"assistant","content":[{"type":"text","text":"Hi"}],"timestamp":1}"#;
+        assert_eq!(serde_json::from_str::<Message>(old).unwrap().text(), "Hi");
+    }
+
+    #[test]
     fn json_len_is_the_serialized_length() {
         let samples = vec![
             Message::user_text("Hello \"quoted\" \\ back\nslash\u{1}\u{7f} ünïcode 🎲", 1_708_300_000_000),
@@ -371,6 +416,10 @@ mod tests {
                         id: "toolu_1".into(),
                         name: "read_file".into(),
                         arguments: serde_json::json!({"path": "SOUL.md", "n": [1, -2.5, null, true, false, {}], "e": {"k\"": "v"}}),
+                    },
+                    AssistantBlock::Native {
+                        provider: "anthropic".into(),
+                        block: serde_json::json!({"type": "text", "text": "cited \"x\"", "citations": [{"url": "https://a.test/"}]}),
                     },
                 ],
                 timestamp: 7,

@@ -211,7 +211,8 @@ function lastUserText(messages) {
  * text>"; `script` queues answers: {status, body, headers, delayMs},
  * {text} / {toolCall: {name, input, id}} (`id` overrides the generated one,
  * e.g. "" as some OpenAI-compatible servers send), or {raw: body}: a whole
- * 200 response body as a provider sent it (the real-world fixtures).
+ * 200 response body as a provider sent it (the real-world fixtures), or
+ * (Anthropic) {content: [blocks], stopReason}: a reply with these blocks.
  * Like the real APIs, it refuses (400, recorded as `invalid`) a body they
  * would refuse: see messagesProblem and chatCompletionsProblem.
  */
@@ -230,7 +231,7 @@ export async function startLlm() {
     state.requests.push(entry);
     // Like the real APIs: a body they would refuse is a 400 with their error
     // body, recorded.
-    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) : null;
+    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) ?? serverToolProblem(body) : null;
     if (invalid) {
       entry.invalid = typeof invalid === "string" ? invalid : invalid.error.message;
       entry.end = Date.now();
@@ -264,16 +265,16 @@ export async function startLlm() {
           usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 40 } },
         });
       }
-      const content = step.toolCall
+      const content = step.content ?? (step.toolCall
         ? [{ type: "tool_use", id: step.toolCall.id ?? "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
-        : [{ type: "text", text }];
+        : [{ type: "text", text }]);
       return sendJson(res, 200, {
         id: "msg_" + state.requests.length,
         type: "message",
         role: "assistant",
         model: body.model,
         content,
-        stop_reason: step.toolCall ? "tool_use" : "end_turn",
+        stop_reason: step.stopReason ?? (step.toolCall ? "tool_use" : "end_turn"),
         stop_sequence: null,
         usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 50 },
       });
@@ -457,6 +458,30 @@ export function messagesProblem(body) {
     if (ids.length) open = { index: i, ids };
   }
   if (open) return `messages.${open.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${open.ids.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  return null;
+}
+
+/**
+ * What the Messages API refuses about server tools (Anthropic's web search),
+ * or null: a server tool definition of an unknown type or without its name,
+ * a `server_tool_use` replayed without its `web_search_tool_result` in the
+ * same assistant message, and citations that are not a list.
+ */
+export function serverToolProblem(body) {
+  for (const t of body.tools ?? []) {
+    if (t.type === undefined) continue;
+    if (!/^web_search_\d{8}$/.test(t.type) || t.name !== "web_search") return `tools: unknown server tool ${JSON.stringify(t)}`;
+  }
+  for (const [i, m] of (body.messages ?? []).entries()) {
+    if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    // A paused turn (pause_turn) is continued by sending its reply back as the last message.
+    if (i === body.messages.length - 1) continue;
+    const uses = m.content.filter((b) => b.type === "server_tool_use").map((b) => b.id);
+    const results = m.content.filter((b) => b.type === "web_search_tool_result").map((b) => b.tool_use_id);
+    for (const id of uses) if (!results.includes(id)) return `messages.${i}: server_tool_use ${id} has no web_search_tool_result`;
+    for (const id of results) if (!uses.includes(id)) return `messages.${i}: web_search_tool_result ${id} answers no server_tool_use`;
+    for (const b of m.content) if (b.type === "text" && b.citations !== undefined && !Array.isArray(b.citations)) return `messages.${i}: citations must be a list`;
+  }
   return null;
 }
 

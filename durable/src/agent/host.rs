@@ -4,15 +4,17 @@
 //!
 //! One Agent object per agent id holds what belongs to the agent rather than
 //! to one conversation: the BM25 memory ([`MemoryHub`]), the session
-//! registry, the pinned guardrail versions, and heartbeat and job state.
+//! registry, the pinned guardrail versions, heartbeat and job state, and the
+//! tool lists of the agent's MCP servers ([`crate::mcp::catalog`]).
 
 use super::registry::Registry;
 use crate::memory::{HubHost, MemoryHub};
-use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
+use crate::ports::{Http, LogLevel, ObjectStore, Sql, StorageError};
 use crate::protocol::agent::{
     AcceptReply, PinStatusReply, PinsRequest, SessionEntry, StrangerNoticeReply, StrangerNoticeRequest, TickReply,
     TickRequest,
 };
+use crate::protocol::mcp::{McpCatalog, McpToolsRequest};
 use crate::protocol::memory::{error_json, MemoryCallError};
 use crate::protocol::pins::{AcceptOutcome, Pins};
 use crate::protocol::session::SessionTouch;
@@ -32,6 +34,7 @@ pub trait AgentRuntime {
     type Store: ObjectStore;
     type Vars: Vars;
     type Queue: SessionQueue;
+    type Http: Http;
     /// The object's SQLite (shared with the memory stores).
     fn sql(&self) -> &Rc<Self::Sql>;
     /// The R2 bucket.
@@ -40,6 +43,8 @@ pub trait AgentRuntime {
     fn vars(&self) -> &Self::Vars;
     /// The Session objects, for queueing heartbeat and job runs.
     fn queue(&self) -> &Self::Queue;
+    /// Outgoing HTTP (listing the agent's MCP servers).
+    fn http(&self) -> &Self::Http;
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
     fn now_ms(&self) -> i64;
@@ -279,6 +284,38 @@ where
             self.runtime.log(LogLevel::Error, &format!("pins: {e}"));
         }
         Refusal::new(status, e)
+    }
+
+    // ------------------------------------------------------------ MCP
+
+    /// The agent's MCP servers and their tools for a session that starts:
+    /// cached lists, and a listing for each server whose cache is cold.
+    /// `cached_only`: what the cache holds, listing nothing (the admin view).
+    pub async fn mcp_catalog(&self, req: &McpToolsRequest, cached_only: bool) -> Result<McpCatalog, Refusal> {
+        let vars = self.runtime.vars();
+        if !agent_ids(vars).contains(&req.agent) {
+            return Err(Refusal::new(404, format!("unknown agent {:?}", req.agent)));
+        }
+        let agent = AgentId::parse(&req.agent).map_err(|e| Refusal::new(400, e))?;
+        let settings = crate::settings::web::McpSettings::load(vars, &req.agent).map_err(|e| Refusal::new(500, e))?;
+        let store = self.runtime.store()?;
+        let secret = |name: &str| crate::settings::setting(vars, &req.agent, name);
+        let src = crate::mcp::catalog::Source {
+            store: &store,
+            http: self.runtime.http(),
+            sql: &**self.runtime.sql(),
+            agent: &agent,
+            settings: &settings,
+            secret: &secret,
+            now_ms: self.runtime.now_ms(),
+        };
+        let catalog = crate::mcp::catalog::catalog(&src, cached_only).await?;
+        if catalog.listed_now > 0 {
+            let failed: Vec<&str> = catalog.servers.iter().filter_map(|s| s.error.as_deref()).collect();
+            let msg = format!("mcp: listed {} server(s) for {}; problems: {failed:?}", catalog.listed_now, req.agent);
+            self.runtime.log(if failed.is_empty() { LogLevel::Info } else { LogLevel::Warn }, &msg);
+        }
+        Ok(catalog)
     }
 
     // ------------------------------------------------------------ schedule

@@ -41,6 +41,7 @@ struct Runtime {
     queue: Queue,
     wakes: Cell<u32>,
     now: Rc<Cell<i64>>,
+    http: crate::testing::ScriptedHttp,
 }
 
 impl AgentRuntime for Runtime {
@@ -48,6 +49,10 @@ impl AgentRuntime for Runtime {
     type Store = Rc<MemStore>;
     type Vars = HashMap<String, String>;
     type Queue = Queue;
+    type Http = crate::testing::ScriptedHttp;
+    fn http(&self) -> &crate::testing::ScriptedHttp {
+        &self.http
+    }
     fn sql(&self) -> &Rc<MemSql> {
         &self.sql
     }
@@ -82,7 +87,33 @@ fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
         queue: Queue::default(),
         wakes: Cell::new(0),
         now: Rc::new(Cell::new(1_773_543_600_000)),
+        http: Default::default(),
     })
+}
+
+#[test]
+fn the_mcp_catalog_is_the_agents_own_with_its_own_secrets() {
+    use crate::protocol::mcp::McpToolsRequest;
+    let h = host(&[("AGENTS", "main,work"), ("TOKEN", "shared"), ("TOKEN__WORK", "work-only")]);
+    let store = h.runtime().store.clone();
+    store.put_text(
+        "agents/work/mcp.json",
+        r#"{"mcpServers": {"s": {"url": "https://s.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}"#,
+    );
+    let refused = block_on(h.mcp_catalog(&McpToolsRequest { agent: "nobody".into() }, false)).unwrap_err();
+    assert_eq!(refused.status, 404);
+    let main = block_on(h.mcp_catalog(&McpToolsRequest { agent: "main".into() }, false)).unwrap();
+    assert!(main.servers.is_empty(), "main has no mcp.json");
+    // The server is down: the listing fails, but with the agent's own secret.
+    h.runtime().http.responses.borrow_mut().push_back(Err(crate::ports::HttpError::Network("refused".into())));
+    let work = block_on(h.mcp_catalog(&McpToolsRequest { agent: "work".into() }, false)).unwrap();
+    assert_eq!(work.listed_now, 1);
+    let sent = h.runtime().http.requests.borrow();
+    assert!(sent[0].headers.contains(&("Authorization".into(), "Bearer work-only".into())), "{:?}", sent[0].headers);
+    // The admin view lists nothing.
+    drop(sent);
+    let cached = block_on(h.mcp_catalog(&McpToolsRequest { agent: "work".into() }, true)).unwrap();
+    assert_eq!((cached.listed_now, h.runtime().http.requests.borrow().len()), (0, 1));
 }
 
 #[test]

@@ -79,13 +79,8 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
     out.push_str(&json_string(req.system));
     out.push_str(",\"cache_control\":{\"type\":\"ephemeral\"}}]");
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
         out.push_str(",\"tools\":");
-        out.push_str(&Value::Array(tools).to_string());
+        out.push_str(&super::native::anthropic_tools(req.tools).to_string());
     }
     out.push_str(",\"messages\":[");
     for (g, (role, parts)) in groups.iter().enumerate() {
@@ -156,6 +151,7 @@ fn assistant_blocks(content: &[AssistantBlock]) -> Vec<Value> {
             AssistantBlock::ToolCall { id, name, arguments } => {
                 Some(json!({"type": "tool_use", "id": id, "name": name, "input": arguments}))
             }
+            AssistantBlock::Native { provider, block } => super::native::to_anthropic(provider, block),
             _ => None,
         })
         .collect()
@@ -165,6 +161,10 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     let content = body["content"].as_array().ok_or_else(|| LlmError::Decode("no content array".into()))?;
     let mut blocks = Vec::new();
     for b in content {
+        if let Some(native) = super::native::from_anthropic(b) {
+            blocks.push(native);
+            continue;
+        }
         match b["type"].as_str() {
             Some("text") => blocks.push(AssistantBlock::Text { text: b["text"].as_str().unwrap_or("").to_owned() }),
             Some("thinking") => {
@@ -255,9 +255,12 @@ mod tests {
         let r = decode(&fixture("message-max-tokens-partial-tool-use.json")).unwrap();
         assert_eq!(r.stop, StopReason::Length);
         assert_eq!(r.tool_calls().count(), 1, "kept, for the turn to answer without running it");
-        // Only a server tool block: nothing Hearth runs or shows.
+        // Only a server tool block: nothing Hearth runs or shows, but it is
+        // kept, so the request that continues the turn sends it back.
         let r = decode(&fixture("message-pause-turn.json")).unwrap();
-        assert_eq!((r.stop, r.blocks.len()), (StopReason::Pause, 0));
+        assert_eq!((r.stop, r.blocks.len(), r.tool_calls().count()), (StopReason::Pause, 1, 0));
+        assert!(matches!(&r.blocks[0], AssistantBlock::Native { block, .. } if block["type"] == "server_tool_use"));
+        assert!(r.text().is_empty());
         let r = decode(&fixture("message-text-end-turn.json")).unwrap();
         assert_eq!(r.stop, StopReason::Stop);
         assert!(!r.text().is_empty());

@@ -11,6 +11,7 @@
 //! like for the providers to take it is in [`rules`].
 
 pub mod anthropic;
+pub mod native;
 pub mod openai;
 pub mod rules;
 pub mod wire;
@@ -77,15 +78,10 @@ pub struct LlmReply {
 }
 
 impl LlmReply {
+    /// What the user is shown: the reply's text, and the pages it cites.
     pub fn text(&self) -> String {
-        self.blocks
-            .iter()
-            .filter_map(|b| match b {
-                AssistantBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        let text = self.blocks.iter().filter_map(AssistantBlock::visible_text).collect::<Vec<_>>().join("\n");
+        native::with_sources(text, &self.blocks)
     }
     pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
         self.blocks.iter().filter_map(|b| match b {

@@ -42,13 +42,7 @@ pub fn fragment(m: &Message, media: &Hydrated) -> Fragment {
             parts.push(json!({"role": "user", "content": content}));
         }
         Message::Assistant { content, .. } => {
-            let text: Vec<&str> = content
-                .iter()
-                .filter_map(|b| match b {
-                    AssistantBlock::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let text: Vec<&str> = content.iter().filter_map(AssistantBlock::visible_text).collect();
             let calls: Vec<Value> = content
                 .iter()
                 .filter_map(|b| match b {
@@ -103,17 +97,10 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
         out.push_str(&json!({"role": "user", "content": extra}).to_string());
     }
     out.push(']');
-    if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.input_schema}})
-            })
-            .collect();
+    let tools = super::native::openai_tools(req.tools);
+    if tools.as_array().is_some_and(|t| !t.is_empty()) {
         out.push_str(",\"tools\":");
-        out.push_str(&Value::Array(tools).to_string());
+        out.push_str(&tools.to_string());
     }
     out.push('}');
     out.into_bytes()
@@ -211,7 +198,12 @@ mod tests {
             // An empty reply kept in the history.
             assistant(vec![]),
         ];
-        let tools = [ToolSpec { name: "read_file", description: "reads", input_schema: json!({"type": "object"}) }];
+        let tools = [ToolSpec {
+            name: "read_file".into(),
+            description: "reads".into(),
+            input_schema: json!({"type": "object"}),
+            native: None,
+        }];
         let media = Hydrated::new();
         let req = ChatRequest {
             system: "SYS",

@@ -145,6 +145,8 @@ fn well_formed(m: &Message) -> bool {
                 AssistantBlock::Text { text } => !blank(text),
                 AssistantBlock::Thinking { thinking } => !blank(thinking),
                 AssistantBlock::ToolCall { .. } => true,
+                // The provider's own blocks go back as it made them.
+                AssistantBlock::Native { .. } => true,
             });
             let says_something = content.iter().any(|b| !matches!(b, AssistantBlock::Thinking { .. }));
             calls_ok && blocks_ok && says_something
@@ -367,6 +369,10 @@ pub fn strict_form(m: &Message) -> Message {
                     AssistantBlock::ToolCall { name, arguments, .. } => Some(AssistantBlock::Text {
                         text: format!("[Tool call: {name} {}]", cut(&arguments.to_string())),
                     }),
+                    // Only the words of a provider's own blocks.
+                    AssistantBlock::Native { block, .. } => {
+                        super::native::plain_text(block).map(|t| AssistantBlock::Text { text: t.to_owned() })
+                    }
                 })
                 .collect(),
             timestamp: *timestamp,

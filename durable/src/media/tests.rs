@@ -94,6 +94,7 @@ struct Fx {
     cache: RefCell<MediaCache>,
     history: RefCell<crate::session::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    mcp: RefCell<crate::mcp::toolset::McpState>,
 }
 
 impl Fx {
@@ -109,6 +110,7 @@ impl Fx {
             cache: RefCell::default(),
             history: RefCell::default(),
             wire_memo: RefCell::default(),
+            mcp: RefCell::default(),
         }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
@@ -124,6 +126,7 @@ impl Fx {
             media_cache: &self.cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            mcp: &self.mcp,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

@@ -310,8 +310,8 @@ fn tools_store_find_and_edit_notes_in_the_sessions_store_only() {
 
 #[test]
 fn tool_list_is_sorted_and_depends_on_scope_only() {
-    let main: Vec<_> = crate::session::toolbox::tool_specs(Scope::Main).iter().map(|t| t.name).collect();
-    let shared: Vec<_> = crate::session::toolbox::tool_specs(Scope::Shared).iter().map(|t| t.name).collect();
+    let main: Vec<_> = crate::session::toolbox::tool_names(Scope::Main);
+    let shared: Vec<_> = crate::session::toolbox::tool_names(Scope::Shared);
     let mut sorted = main.clone();
     sorted.sort();
     assert_eq!(main, sorted);
@@ -329,7 +329,7 @@ fn tool_list_is_sorted_and_depends_on_scope_only() {
         assert!(main.contains(&t) && shared.contains(&t), "{t}");
     }
     assert!(main.contains(&"what_do_i_know") && !shared.contains(&"what_do_i_know"));
-    assert_eq!(main, crate::session::toolbox::tool_specs(Scope::Main).iter().map(|t| t.name).collect::<Vec<_>>());
+    assert_eq!(main, crate::session::toolbox::tool_names(Scope::Main));
 }
 
 #[test]

@@ -42,62 +42,52 @@ pub fn specs(scope: Scope) -> Vec<ToolSpec> {
     let content = json!({"type": "string", "description": "The note's text"});
     let mut v = vec![
         ToolSpec {
-            name: "memory_search",
+            name: "memory_search".into(),
             description: "Search your memory (notes you stored and summaries of earlier conversations) by keywords. \
-Returns the best entries with scores; content is shortened, use memory_get for a whole entry.",
+Returns the best entries with scores; content is shortened, use memory_get for a whole entry.".into(),
             input_schema: obj(
                 json!({"query": {"type": "string", "description": "Keywords"},
                        "k": {"type": "integer", "description": "How many results (default 5, max 50)"}}),
                 &["query"],
-            ),
-        },
+            ), native: None },
         ToolSpec {
-            name: "memory_get",
-            description: "Read one memory entry whole, by name or alias.",
-            input_schema: obj(json!({"name": name}), &["name"]),
-        },
+            name: "memory_get".into(),
+            description: "Read one memory entry whole, by name or alias.".into(),
+            input_schema: obj(json!({"name": name}), &["name"]), native: None },
         ToolSpec {
-            name: "memory_add",
-            description: "Store a new note in your memory under a unique, descriptive name (e.g. 'olga-coffee-order').",
-            input_schema: obj(json!({"name": {"type": "string", "description": "A new unique name"}, "content": content}), &["name", "content"]),
-        },
+            name: "memory_add".into(),
+            description: "Store a new note in your memory under a unique, descriptive name (e.g. 'olga-coffee-order').".into(),
+            input_schema: obj(json!({"name": {"type": "string", "description": "A new unique name"}, "content": content}), &["name", "content"]), native: None },
         ToolSpec {
-            name: "memory_write",
-            description: "Replace the content of an existing memory entry.",
-            input_schema: obj(json!({"name": name, "content": content}), &["name", "content"]),
-        },
+            name: "memory_write".into(),
+            description: "Replace the content of an existing memory entry.".into(),
+            input_schema: obj(json!({"name": name, "content": content}), &["name", "content"]), native: None },
         ToolSpec {
-            name: "memory_rename",
-            description: "Give a memory entry a new name (the old name is released; add it back with memory_alias).",
-            input_schema: obj(json!({"name": name, "new_name": {"type": "string"}}), &["name", "new_name"]),
-        },
+            name: "memory_rename".into(),
+            description: "Give a memory entry a new name (the old name is released; add it back with memory_alias).".into(),
+            input_schema: obj(json!({"name": name, "new_name": {"type": "string"}}), &["name", "new_name"]), native: None },
         ToolSpec {
-            name: "memory_alias",
-            description: "Bind one more name to a memory entry.",
-            input_schema: obj(json!({"name": name, "alias": {"type": "string"}}), &["name", "alias"]),
-        },
+            name: "memory_alias".into(),
+            description: "Bind one more name to a memory entry.".into(),
+            input_schema: obj(json!({"name": name, "alias": {"type": "string"}}), &["name", "alias"]), native: None },
         ToolSpec {
-            name: "memory_remove",
-            description: "Delete a memory entry with its aliases.",
-            input_schema: obj(json!({"name": name}), &["name"]),
-        },
+            name: "memory_remove".into(),
+            description: "Delete a memory entry with its aliases.".into(),
+            input_schema: obj(json!({"name": name}), &["name"]), native: None },
         ToolSpec {
-            name: "who_am_i",
-            description: "Your identity: agent id, model, workspace, IDENTITY.md fields and an excerpt of SOUL.md.",
-            input_schema: obj(json!({}), &[]),
-        },
+            name: "who_am_i".into(),
+            description: "Your identity: agent id, model, workspace, IDENTITY.md fields and an excerpt of SOUL.md.".into(),
+            input_schema: obj(json!({}), &[]), native: None },
         ToolSpec {
-            name: "my_stats",
-            description: "Counts about yourself: conversations, entries in your memory, recalls in the last 7 days, workspace files present.",
-            input_schema: obj(json!({}), &[]),
-        },
+            name: "my_stats".into(),
+            description: "Counts about yourself: conversations, entries in your memory, recalls in the last 7 days, workspace files present.".into(),
+            input_schema: obj(json!({}), &[]), native: None },
     ];
     if scope == Scope::Main {
         v.push(ToolSpec {
-            name: "what_do_i_know",
-            description: "The sections of your MEMORY.md with their bullets, optionally only sections whose heading contains `filter`.",
-            input_schema: obj(json!({"filter": {"type": "string", "description": "Part of a section heading"}}), &[]),
-        });
+            name: "what_do_i_know".into(),
+            description: "The sections of your MEMORY.md with their bullets, optionally only sections whose heading contains `filter`.".into(),
+            input_schema: obj(json!({"filter": {"type": "string", "description": "Part of a section heading"}}), &[]), native: None });
     }
     v
 }
@@ -187,7 +177,8 @@ fn hit_json(h: &MemoryHit) -> Value {
     v
 }
 
-async fn search<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {
+/// `memory_search` (also Hearth's MCP server's `search_memory`).
+pub async fn search<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {
     let query = match arg(args, "query") {
         Ok(q) => q.to_owned(),
         Err(e) => return e,

@@ -71,7 +71,7 @@ impl Load<'_> {
     }
 
     fn prompt(&self, ws: &Workspace) -> String {
-        let tools: Vec<&str> = crate::session::toolbox::tool_specs(self.scope).iter().map(|t| t.name).collect();
+        let tools: Vec<&str> = crate::session::toolbox::tool_names(self.scope);
         let key = format!("agent:{}:main", self.agent);
         build_system_prompt(
             ws,

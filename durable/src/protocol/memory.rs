@@ -21,6 +21,7 @@ pub fn store_for(key: &SessionKey) -> String {
         SessionKey::Group { channel, chat, .. } => format!("group:{channel}:{chat}"),
         SessionKey::Direct { channel, peer, .. } => format!("dm:{channel}:{peer}"),
         SessionKey::Job { job, .. } => format!("job:{job}"),
+        SessionKey::Api { thread, .. } => format!("api:{thread}"),
     }
 }
 

@@ -14,6 +14,32 @@ pub const STATUS_PATH: &str = "/status";
 pub const BRIEF_STATUS_PATH: &str = "/status?brief=1";
 /// `POST` → 202 [`ResetReply`], or 404 when the object never had a message.
 pub const RESET_PATH: &str = "/reset";
+/// `GET ?request=` → [`AnswerReply`]: how far a message asked over HTTP got,
+/// and what the agent answered so far.
+pub const ANSWER_PATH: &str = "/answer";
+
+/// Where a queued message stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerState {
+    /// This session never queued it.
+    #[default]
+    Unknown,
+    /// Waiting for the turns before it.
+    Queued,
+    /// Its turn is running.
+    Running,
+    /// Its turn is over: `texts` is the whole answer.
+    Done,
+}
+
+/// The answer to one message asked over HTTP (its `dedupe_key`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerReply {
+    pub state: AnswerState,
+    /// What the agent said, in order (usually one reply).
+    pub texts: Vec<String>,
+}
 
 /// A message for a session's queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 use super::history::HistoryCache;
 use crate::inbound::SessionKey;
 use crate::llm::wire::WireMemo;
+use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::settings::AgentConfig;
 use crate::workspace::WorkspaceCache;
@@ -23,6 +24,8 @@ pub struct SessionDeps<'a> {
     pub history: &'a RefCell<HistoryCache>,
     /// The encoded messages of the last request (only new ones are encoded).
     pub wire_memo: &'a RefCell<WireMemo>,
+    /// The session's MCP tools (frozen when it starts) and open connections.
+    pub mcp: &'a RefCell<McpState>,
 }
 
 impl SessionDeps<'_> {

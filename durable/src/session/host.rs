@@ -13,10 +13,11 @@ use super::history::HistoryCache;
 use super::store::SessionStore;
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
 use crate::llm::wire::WireMemo;
+use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::session::{
-    EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
+    AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
 use crate::settings::{AgentConfig, Vars};
 use crate::workspace::WorkspaceCache;
@@ -79,6 +80,7 @@ pub struct SessionHost<R: SessionRuntime> {
     /// What the Agent object's registry was last told.
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
+    mcp: RefCell<McpState>,
     schema_ready: Cell<bool>,
 }
 
@@ -94,6 +96,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             config: RefCell::new(None),
             registered: RefCell::new(None),
             wire_memo: RefCell::default(),
+            mcp: RefCell::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -184,6 +187,14 @@ impl<R: SessionRuntime> SessionHost<R> {
         Ok(key)
     }
 
+    /// How far a message asked over HTTP (`request`, its dedupe key) got,
+    /// and what the agent answered.
+    pub fn answer(&self, request: &str) -> Result<AnswerReply, StorageError> {
+        // The inbox table exists once the store is opened.
+        self.store()?;
+        super::answers::answer(self.runtime.sql(), request)
+    }
+
     /// The session's state; `brief` leaves out the messages (counts only).
     pub fn status(&self, brief: bool) -> Result<SessionStatus, StorageError> {
         let store = self.store()?;
@@ -268,6 +279,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            mcp: &self.mcp,
         };
         let report = drain(&platform, &deps).await?;
         self.rearm(&store).await?;

@@ -13,9 +13,11 @@
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
 //! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
 //! [`reply`] is how anything is said (through the outbox of
-//! [`crate::delivery`]).
+//! [`crate::delivery`]); [`answers`] keeps the replies to messages asked
+//! over HTTP.
 
 pub mod answer;
+pub mod answers;
 pub mod archive;
 pub mod compaction;
 pub mod context;

@@ -58,8 +58,9 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     for w in &workspace.warnings {
         p.log(LogLevel::Warn, w);
     }
-    let tools = toolbox::tool_specs(scope);
-    let tool_names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let mcp = mcp_specs(p, deps).await;
+    let tools = toolbox::session_tools(scope, &cfg.web, mcp);
+    let tool_names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     let session_key = deps.key.render();
     let system = prompt::build_system_prompt(
         &workspace,
@@ -73,9 +74,29 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             tool_names: &tool_names,
         },
     );
-    let tools_len = tools
-        .iter()
-        .map(|t| t.name.len() + t.description.len() + r2_layout::message::json_value_len(&t.input_schema) + 32)
-        .sum();
+    let tools_len = tools.iter().map(ToolSpec::wire_len).sum();
     Prepared { system, tools, workspace, tools_len }
+}
+
+/// The session's MCP tools: frozen when the session (or a heartbeat or job
+/// run, which starts from an empty history) begins, the same list after.
+async fn mcp_specs<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Vec<ToolSpec> {
+    let store = super::store::SessionStore::new(p.sql());
+    let Ok(Some(session_id)) = store.meta("session_id") else { return Vec::new() };
+    // The first turn of a conversation has only the user's message.
+    let starting = store.message_count(&session_id).map_or(true, |n| n <= 1);
+    match crate::mcp::toolset::session_catalog(p, deps.mcp, &session_id, starting).await {
+        Ok(catalog) => {
+            if starting {
+                for e in catalog.servers.iter().filter_map(|s| s.error.as_ref()).chain(&catalog.config_error) {
+                    p.log(LogLevel::Warn, &format!("mcp: {e}"));
+                }
+            }
+            crate::mcp::toolset::specs(&catalog, crate::protocol::mcp::McpScope::of(deps.key))
+        }
+        Err(e) => {
+            p.log(LogLevel::Error, &format!("mcp tools unavailable this turn: {e}"));
+            Vec::new()
+        }
+    }
 }

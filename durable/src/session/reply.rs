@@ -6,7 +6,7 @@
 use super::deps::SessionDeps;
 use crate::delivery::flush::Policy;
 use crate::delivery::{self, FlushReport, Kind};
-use crate::inbound::{ReplyTarget, ADMIN_CHANNEL, NOTIFY_CHANNEL};
+use crate::inbound::{ReplyTarget, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL};
 use crate::ports::{LogLevel, Platform, StorageError};
 use crate::scheduled::notify::{decide, record, NotifyDecision};
 use crate::settings::AgentConfig;
@@ -49,6 +49,12 @@ async fn send_as<P: Platform>(
         ADMIN_CHANNEL => {
             p.log(LogLevel::Info, &format!("admin: {text}"));
             return Ok(());
+        }
+        // Asked over HTTP: the answer waits in the session for its caller,
+        // under the request id the target carries.
+        API_CHANNEL => {
+            let request = target.extra.as_deref().unwrap_or_default();
+            return super::answers::record(p.sql(), request, text, now);
         }
         // Heartbeat and job output: to the owner, unless HEARTBEAT_OK or a repeat.
         NOTIFY_CHANNEL => match decide(p.sql(), deps.config.owners.first(), text, now)? {

@@ -55,6 +55,7 @@ struct Fixture {
     media_cache: RefCell<crate::media::MediaCache>,
     history: RefCell<super::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    mcp: RefCell<crate::mcp::toolset::McpState>,
 }
 
 impl Fixture {
@@ -70,6 +71,7 @@ impl Fixture {
             media_cache: RefCell::default(),
             history: RefCell::default(),
             wire_memo: RefCell::default(),
+            mcp: RefCell::default(),
         }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
@@ -93,6 +95,7 @@ impl Fixture {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            mcp: &self.mcp,
         }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {

@@ -150,6 +150,11 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         };
         history.push(assistant);
         let last_round = round + 1 == cfg.llm.max_tool_rounds;
+        if calls_wanted.is_empty() && reply.stop == llm::StopReason::Pause && !last_round {
+            // The provider paused its own tools (a long web search): asking
+            // again with its partial reply continues the turn.
+            continue;
+        }
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
                 Some(text) => send_answer(p, deps, target, &text, seq).await?,
@@ -168,7 +173,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         // too, so none runs; the model is told and goes on.
         let cut = reply.stop == StopReason::Length;
         let wrote_workspace = calls_wanted.iter().any(|(_, n, _)| toolbox::writes_workspace(n));
-        let tool_names: Vec<&str> = tool_specs.iter().map(|t| t.name).collect();
+        let tool_names: Vec<&str> = tool_specs.iter().map(|t| &*t.name).collect();
         let tool_ctx = ToolContext {
             store: p.store(),
             agent: &cfg.agent,
@@ -185,7 +190,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if cut {
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
-                toolbox::run(p, &memory_ctx, &tool_ctx, &name, &args).await
+                toolbox::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await
             };
             let result = Message::ToolResult {
                 tool_call_id: id,

@@ -11,6 +11,7 @@
 pub mod delivery;
 pub mod media;
 pub mod overlay;
+pub mod web;
 
 use r2_layout::AgentId;
 
@@ -140,6 +141,10 @@ pub struct AgentConfig {
     pub overlay: overlay::OverlayConfig,
     /// BM25 parameters of the agent's memory (`MEMORY_BM25_K1`, `MEMORY_BM25_B`).
     pub memory_bm25: hearth_memory::Bm25Params,
+    /// `web_fetch` and web search (`WEB_*`).
+    pub web: web::WebConfig,
+    /// MCP client and server limits (`MCP_*`).
+    pub mcp: web::McpSettings,
     /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
     pub delivery: delivery::DeliveryConfig,
     /// `STRANGER_COOLDOWN_MINUTES` (default 60) in ms: a stranger writing on
@@ -343,6 +348,8 @@ impl AgentConfig {
             media: media::MediaConfig::load(vars, agent)?,
             overlay: overlay::OverlayConfig::load(vars, agent)?,
             memory_bm25: memory_bm25(vars, agent)?,
+            web: web::WebConfig::load(vars, agent, provider)?,
+            mcp: web::McpSettings::load(vars, agent)?,
             delivery,
             stranger_cooldown_ms: i64::from(number::<u32>(
                 vars,

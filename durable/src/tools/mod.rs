@@ -34,14 +34,16 @@ use serde_json::{json, Value};
 /// memory tools and sorts the whole list).
 pub fn specs(scope: Scope) -> Vec<ToolSpec> {
     let mut tools = vec![ToolSpec {
-        name: "read_file",
+        name: "read_file".into(),
         description: "Read a file of your workspace (e.g. SOUL.md, TOOLS.md, memory/2026-01-31.md). \
-A path ending in '/' (or empty) lists that folder instead.",
+A path ending in '/' (or empty) lists that folder instead."
+            .into(),
         input_schema: json!({
             "type": "object",
             "properties": {"path": {"type": "string", "description": "Path relative to your workspace"}},
             "required": ["path"]
         }),
+        native: None,
     }];
     tools.push(skill::spec());
     if scope == Scope::Main {
@@ -143,7 +145,8 @@ pub(crate) fn layer_name(layer: Layer) -> &'static str {
     }
 }
 
-async fn read_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
+/// `read_file` (also Hearth's MCP server's `read_workspace_file`).
+pub async fn read_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
     let Some(raw) = args.get("path").and_then(Value::as_str) else {
         return ToolOutcome::err("missing string argument 'path'");
     };

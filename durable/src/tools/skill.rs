@@ -20,9 +20,10 @@ pub const PART_CHARS: usize = 30_000;
 
 pub fn spec() -> crate::toolkit::ToolSpec {
     crate::toolkit::ToolSpec {
-        name: "load_skill",
+        name: "load_skill".into(),
         description: "Load the full instructions of one of your available skills by name. A long skill comes in \
-parts: the result says so, and `part` asks for the next one.",
+parts: the result says so, and `part` asks for the next one."
+            .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
@@ -31,6 +32,7 @@ parts: the result says so, and `part` asks for the next one.",
             },
             "required": ["name"]
         }),
+        native: None,
     }
 }
 

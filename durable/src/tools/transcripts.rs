@@ -25,16 +25,18 @@ pub const MAX_ARCHIVE_BYTES: usize = 8 * 1024 * 1024;
 
 pub fn spec() -> crate::toolkit::ToolSpec {
     crate::toolkit::ToolSpec {
-        name: "session_logs",
+        name: "session_logs".into(),
         description:
             "Read your own conversation transcripts: action list_sessions, read_session (session_id, offset), \
 search (query), or recent (session_id optional: defaults to this session). Optional limit (default 50, max 500) \
-and max_chars per entry preview (default 200, max 4000).",
+and max_chars per entry preview (default 200, max 4000)."
+                .into(),
         input_schema: json!({"type": "object", "properties": {
             "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
             "session_id": {"type": "string"}, "query": {"type": "string"},
             "offset": {"type": "integer"}, "limit": {"type": "integer"}, "max_chars": {"type": "integer"}},
             "required": ["action"]}),
+        native: None,
     }
 }
 

@@ -15,26 +15,28 @@ pub fn specs() -> Vec<crate::toolkit::ToolSpec> {
     let path = json!({"type": "string", "description": "Path relative to your workspace, e.g. MEMORY.md or memory/2026-01-31.md"});
     vec![
         crate::toolkit::ToolSpec {
-            name: "write_file",
-            description: "Create or replace a file of your workspace with the given content.",
-            input_schema: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}),
-        },
+            name: "write_file".into(),
+            description: "Create or replace a file of your workspace with the given content.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}), native: None },
         crate::toolkit::ToolSpec {
-            name: "edit_file",
-            description: "Replace one exact occurrence of old_text with new_text in a workspace file. old_text must match exactly once; read the file first.",
-            input_schema: json!({"type": "object", "properties": {"path": path, "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}),
-        },
+            name: "edit_file".into(),
+            description: "Replace one exact occurrence of old_text with new_text in a workspace file. old_text must match exactly once; read the file first.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": path, "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}), native: None },
         crate::toolkit::ToolSpec {
-            name: "delete_file",
-            description: "Delete a file of your workspace (e.g. BOOTSTRAP.md once commissioning is done).",
-            input_schema: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}),
-        },
+            name: "delete_file".into(),
+            description: "Delete a file of your workspace (e.g. BOOTSTRAP.md once commissioning is done).".into(),
+            input_schema: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}), native: None },
     ]
 }
 
-/// Paths the agent may never write: pinned guardrails and system-managed folders.
+/// Paths the agent may never write: pinned guardrails, system-managed
+/// folders, and `mcp.json` (which servers get the Worker's secrets is the
+/// owner's decision, never something a message can talk the agent into).
 pub fn is_write_protected(path: &str) -> bool {
-    crate::workspace::is_write_protected(path) || path.starts_with("sessions/") || path == "sessions"
+    crate::workspace::is_write_protected(path)
+        || path.starts_with("sessions/")
+        || path == "sessions"
+        || path == "mcp.json"
 }
 
 fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Result<String, ToolOutcome> {
@@ -46,7 +48,7 @@ fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Resu
     }
     if is_write_protected(&path) {
         return Err(ToolOutcome::err(format!(
-            "{path} is protected: guardrail files and session archives cannot be changed by you"
+            "{path} is protected: guardrail files, session archives and mcp.json cannot be changed by you"
         )));
     }
     Ok(path)
@@ -252,6 +254,7 @@ mod tests {
                 && is_write_protected("CAPABILITIES.md")
         );
         assert!(is_write_protected("sessions/x.jsonl.gz"));
+        assert!(is_write_protected("mcp.json"), "the agent cannot add an MCP server that would get secrets");
         assert!(!is_write_protected("SOUL.md") && !is_write_protected("memory/2026-01-01.md"));
     }
 }

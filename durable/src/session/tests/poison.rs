@@ -132,7 +132,23 @@ fn refusals_and_pauses_say_what_they_are() {
     f.say(2, "ok, something else", "sure");
     assert_eq!(sent_last(&f), "sure");
 
+    // A paused turn is continued: its blocks go back as they came.
     let f = Fixture::new();
+    f.p.http.push_json(200, fixture("anthropic/message-pause-turn.json"));
+    f.p.http.push_json(200, anthropic_stop("Brownies need cocoa.", "end_turn"));
+    f.enqueue(&inbound(1, "search the web"));
+    f.drain();
+    assert_eq!(f.sent(), ["Brownies need cocoa."]);
+    let again = f.p.http.request_json(1);
+    let last = again["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (last["role"].as_str(), last["content"][0]["type"].as_str()),
+        (Some("assistant"), Some("server_tool_use"))
+    );
+
+    // Out of rounds while paused: the user is told how to go on.
+    let mut f = Fixture::new();
+    f.cfg.llm.max_tool_rounds = 1;
     f.p.http.push_json(200, fixture("anthropic/message-pause-turn.json"));
     f.enqueue(&inbound(1, "search the web"));
     f.drain();

@@ -1,0 +1,102 @@
+//! `POST /mcp/{agentId}`: Hearth as an MCP server (Streamable HTTP). The
+//! JSON-RPC logic is `durable::mcp::server`; this file authenticates, reads
+//! the body and gives the server its way to the Session and Agent objects.
+
+use crate::access;
+use crate::adapters::{self, EnvVars, R2};
+use crate::auth;
+use crate::http::read_body_limited;
+use crate::objects;
+use crate::platform::AgentMemory;
+use durable::inbound::{Inbound, SessionKey};
+use durable::mcp::server::{self, Backend, Caller};
+use durable::protocol::session::{AnswerReply, ANSWER_PATH};
+use durable::protocol::SESSION_BINDING;
+use serde_json::json;
+use worker::{Env, Method, Request, Response, Result};
+
+/// Largest JSON-RPC body taken.
+const MAX_BODY: usize = 1024 * 1024;
+
+struct WorkerBackend<'a> {
+    env: &'a Env,
+    store: R2,
+    memory: AgentMemory,
+}
+
+impl Backend for WorkerBackend<'_> {
+    type Store = R2;
+    type Memory = AgentMemory;
+    fn store(&self) -> &R2 {
+        &self.store
+    }
+    fn memory(&self) -> &AgentMemory {
+        &self.memory
+    }
+    async fn enqueue(&self, key: &SessionKey, inbound: &Inbound) -> std::result::Result<bool, String> {
+        objects::enqueue(self.env, key, inbound).await.map_err(|e| e.to_string())
+    }
+    async fn answer(&self, key: &SessionKey, request: &str) -> std::result::Result<AnswerReply, String> {
+        let encoded: String = request
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        let path = format!("{ANSWER_PATH}?request={encoded}");
+        objects::call::<(), _>(self.env, SESSION_BINDING, &key.render(), Method::Get, &path, None)
+            .await
+            .map_err(|e| e.to_string())
+    }
+    async fn sleep(&self, ms: u64) {
+        adapters::sleep(ms).await
+    }
+    fn now_ms(&self) -> i64 {
+        adapters::now_ms()
+    }
+    fn new_uuid(&self) -> String {
+        adapters::new_uuid()
+    }
+}
+
+fn json_rpc_response(status: u16, body: &serde_json::Value) -> Result<Response> {
+    Ok(Response::from_json(body)?.with_status(status))
+}
+
+/// `/mcp/{agent}`, any method.
+pub async fn handle(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
+    // Credentials first: without them a caller learns nothing, not even
+    // which agents exist.
+    let caller = match auth::authenticate(&req, env) {
+        Ok(c) => c,
+        Err(refused) => return refused.response(),
+    };
+    let vars = EnvVars::of(env);
+    let config = match access::config_after_auth(&vars, agent, access::is_configured(&vars, agent)) {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
+    if req.method() != Method::Post {
+        // No server-initiated stream (GET) and no MCP session to end (DELETE).
+        let headers = worker::Headers::new();
+        headers.set("allow", "POST")?;
+        return Ok(Response::error("this MCP server takes POST only", 405)?.with_headers(headers));
+    }
+    let body = match read_body_limited(&mut req, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            let error = json!({"jsonrpc": "2.0", "id": null, "error": {"code": server::INVALID_REQUEST,
+                "message": format!("the body could not be read or is larger than {MAX_BODY} bytes")}});
+            return json_rpc_response(413, &error);
+        }
+    };
+    let version = req.headers().get("mcp-protocol-version").ok().flatten();
+    let backend = WorkerBackend {
+        env,
+        store: R2::from_env(env)?,
+        memory: AgentMemory { env: env.clone(), agent: config.agent.as_str().to_owned() },
+    };
+    let reply = server::handle(&backend, &config, Caller { owner: caller.owner }, version.as_deref(), &body).await;
+    match reply.body {
+        Some(body) => json_rpc_response(reply.status, &body),
+        None => Ok(Response::empty()?.with_status(reply.status)),
+    }
+}
