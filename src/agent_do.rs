@@ -170,6 +170,13 @@ impl DurableObject for Agent {
                 host.touch(&touch).map_err(failed)?;
                 json(200, &json!({"ok": true}))
             }
+            (Method::Post, STRANGER_NOTICE_PATH) => {
+                let body: StrangerNoticeRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad stranger notice: {e}"), 400),
+                };
+                Response::from_json(&host.stranger_notice(&body).map_err(failed)?)
+            }
             (Method::Get, SESSIONS_PATH) => Response::from_json(&host.sessions().map_err(failed)?),
             (Method::Get, PINS_GET_PATH | PINS_STATUS_PATH) => {
                 let call = if path == PINS_GET_PATH { PinsCall::Get } else { PinsCall::Status };

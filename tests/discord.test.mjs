@@ -115,6 +115,9 @@ async function post(body, { headers, sign = true, agent = "main" } = {}) {
   return { status: res.status, json, text, ms };
 }
 
+/** A real interaction body (tests/fixtures/real-world/discord/, sources in SOURCES.md). */
+const fixture = (name) => JSON.parse(fs.readFileSync(path.join(ROOT, "tests/fixtures/real-world/discord", name), "utf8"));
+
 const tokenOf = (r) => r.params.token;
 const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
 
@@ -368,6 +371,43 @@ describe("discord interactions endpoint", () => {
     assert.ok(media.some((o) => o.key.endsWith(".png")), "stored in R2");
   });
 
+  test("buttons, select menus and forms get a polite ephemeral note; autocomplete gets an empty list", async () => {
+    for (const file of [
+      "interaction-message-component-button.json",
+      "interaction-message-component-string-select.json",
+      "interaction-message-component-minimal.json",
+      "interaction-modal-submit.json",
+    ]) {
+      const r = await post(fixture(file));
+      assert.equal(r.status, 200, `${file}: ${r.text}`);
+      assert.equal(r.json.type, 4, file);
+      assert.equal(r.json.data.flags, 64, `${file}: only the user sees it`);
+      assert.match(r.json.data.content, /not something I handle\. Use \/ask/, file);
+    }
+    const auto = await post(fixture("interaction-autocomplete.json"));
+    assert.equal(auto.status, 200, auto.text);
+    assert.deepEqual(auto.json, { type: 8, data: { choices: [] } });
+    // Signatures are still checked first.
+    const unsigned = await post(fixture("interaction-modal-submit.json"), { sign: false });
+    assert.equal(unsigned.status, 401);
+    await settle();
+    assert.equal(h.llm.requests.length, 0);
+    assert.equal(discord.requests.length, 0);
+  });
+
+  test("a message command (Apps → Ask Hearth) asks about that message: its text reaches the model", async () => {
+    // Discord's documented example, run by the owner in an allowed channel.
+    const i = fixture("interaction-message-command.json");
+    Object.assign(i, { id: snowflake(), token: `tok-${snowflake()}`, application_id: discord.appId, guild_id: GUILD, channel_id: CHANNEL });
+    i.member.user.id = OWNER;
+    assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 1, { what: "answer" });
+    const user = h.llm.requests.at(-1).body.messages.at(-1);
+    const text = user.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+    assert.ok(text.endsWith('[Asking about a message from ian: "some message"]\n[ian]'), text);
+    assert.match(discord.calls("original")[0].body.content, /some message/);
+  });
+
   test("a thread under an allowed channel is its own conversation in that channel's scope", async () => {
     const i = ask("hello from a thread", { user: STRANGER, guild: GUILD, thread: THREAD });
     assert.deepEqual((await post(i)).json, { type: 5 });
@@ -483,7 +523,8 @@ describe("npm run discord:register", () => {
     assert.equal(put.method, "PUT");
     assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
     assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
-    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status", "usage", "memory"]);
+    assert.deepEqual(put.body.map((c) => [c.name, c.type]), [["ask", 1], ["reset", 1], ["status", 1], ["usage", 1], ["memory", 1], ["Ask Hearth", 3]]);
+    assert.ok(!("description" in put.body[5]), "Discord refuses a description on a message command");
     const askDef = put.body[0];
     assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
 

@@ -30,6 +30,8 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
 //!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
+//! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
+//!   messages (Telegram updates), tested on real payloads.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
@@ -52,6 +54,7 @@ pub mod storage;
 pub mod text;
 pub mod toolkit;
 
+pub mod channels;
 pub mod delivery;
 pub mod llm;
 pub mod mcp;

@@ -4,11 +4,22 @@
 //! - `/ask` and `/reset` are answered at once with a deferred response and
 //!   queued in the same Session object as any Telegram message; the answer
 //!   edits the deferred message ([`client`]);
+//! - a message command (Apps → "Ask Hearth" on a message) is an `/ask` about
+//!   that message: its text reaches the model as context, its attachments as
+//!   media. A slash command cannot reply to a message, so `/ask` has no
+//!   reply context; ordinary replies (`message_reference` /
+//!   `referenced_message`) arrive only over the Gateway, which would fill the
+//!   same [`durable::inbound::MessageContext`];
+//! - buttons, menus and forms (component and modal interactions) get an
+//!   ephemeral "not handled", autocomplete an empty list of choices;
 //! - `/status` is answered directly from the Session object, no LLM call;
 //! - `/usage` (the owner only) is answered from the agent's usage ledger,
 //!   no LLM call, in the words of Telegram's `/usage`;
 //! - people and channels not in `OWNER_IDS`/`ALLOW_FROM` get an ephemeral note
-//!   with their id.
+//!   with their id, every time: Discord wants every interaction answered
+//!   (else the user sees "The application did not respond"), and that
+//!   answer is the interaction's response, not a message from the bot's
+//!   send budget, so the stranger cooldown of Telegram does not apply.
 
 pub mod client;
 pub mod interaction;
@@ -60,7 +71,9 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
     match i.kind {
         interaction::PING => json_response(&interaction::pong(), 200),
         interaction::APPLICATION_COMMAND => command(env, &vars, &cfg, &i).await,
-        other => json_response(&ephemeral(&format!("Hearth does not handle interactions of type {other}.")), 200),
+        interaction::APPLICATION_COMMAND_AUTOCOMPLETE => json_response(&interaction::no_choices(), 200),
+        // Buttons, menus, forms and anything newer: a polite note only the user sees.
+        other => json_response(&ephemeral(&interaction::not_handled_text(other)), 200),
     }
 }
 
@@ -70,6 +83,14 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
         Some(Command::Ask { prompt, attachment }) => {
             let media = attachment.as_ref().map(interaction::attachment_media).into_iter().collect();
             (Command::Ask { prompt: prompt.clone(), attachment }, prompt, media)
+        }
+        // The message asked about travels as the inbound's context.
+        Some(Command::AskAbout { .. }) if i.target_message().is_none() => {
+            return json_response(&ephemeral("I could not see the message you picked. Try /ask instead."), 200);
+        }
+        Some(Command::AskAbout { attachments }) => {
+            let media = attachments.iter().map(interaction::attachment_media).collect();
+            (Command::AskAbout { attachments }, String::new(), media)
         }
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),

@@ -10,7 +10,10 @@
 use super::registry::Registry;
 use crate::memory::{HubHost, MemoryHub};
 use crate::ports::{Http, LogLevel, ObjectStore, Sql, StorageError};
-use crate::protocol::agent::{AcceptReply, PinStatusReply, PinsRequest, SessionEntry, TickReply, TickRequest};
+use crate::protocol::agent::{
+    AcceptReply, PinStatusReply, PinsRequest, SessionEntry, StrangerNoticeReply, StrangerNoticeRequest, TickReply,
+    TickRequest,
+};
 use crate::protocol::mcp::{McpCatalog, McpToolsRequest};
 use crate::protocol::memory::{error_json, MemoryCallError};
 use crate::protocol::pins::{AcceptOutcome, Pins};
@@ -215,6 +218,11 @@ where
         let registry = Registry::new(&**self.runtime.sql());
         registry.init()?;
         registry.list()
+    }
+
+    /// May this stranger be told their id now? (See [`super::strangers`].)
+    pub fn stranger_notice(&self, req: &StrangerNoticeRequest) -> Result<StrangerNoticeReply, StorageError> {
+        super::strangers::claim(&**self.runtime.sql(), req, self.runtime.now_ms())
     }
 
     // ------------------------------------------------------------ pins

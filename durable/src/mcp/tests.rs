@@ -232,6 +232,7 @@ impl Session {
             reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
+            context: vec![],
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {

@@ -76,6 +76,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media,
+        context: vec![],
     }
 }
 

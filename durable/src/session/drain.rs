@@ -10,7 +10,7 @@ use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use super::turn::run_turn;
 use crate::clock;
-use crate::inbound::{ChatKind, Inbound};
+use crate::inbound::Inbound;
 use crate::media;
 use crate::memory;
 use crate::ports::{LogLevel, Platform, StorageError};
@@ -216,10 +216,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     }
     let now = p.now_ms();
     let local = clock::datetime_string(now, &deps.config.timezone);
-    let mut text = inbound.text.clone();
-    if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
-        text = format!("[{}]: {}", inbound.sender_name, text);
-    }
+    let text = inbound.user_text();
     let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&local) }];
     blocks.extend(recall.map(|text| UserBlock::Text { text }));
     let only_media = !attached.is_empty() && text.trim().is_empty();

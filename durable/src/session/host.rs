@@ -172,6 +172,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             reply_target: ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
             received_at: now,
             media: vec![],
+            context: vec![],
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;

@@ -79,6 +79,7 @@ fn message(n: u32) -> EnqueueRequest {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "7".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
+        context: vec![],
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

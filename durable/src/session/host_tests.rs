@@ -89,6 +89,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
+            context: vec![],
         },
         if_idle: false,
         fresh: false,

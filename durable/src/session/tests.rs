@@ -37,6 +37,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
+        context: vec![],
     }
 }
 
