@@ -517,7 +517,7 @@ describe("npm run discord:register", () => {
     const env = { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: discord.botToken };
     const g = await run(["--guild", "987"], env, tmp());
     assert.equal(g.status, 0, g.stderr);
-    assert.match(g.stdout, /Registered 5 commands guild 987/);
+    assert.match(g.stdout, /Registered 6 commands guild 987/);
     assert.match(g.stdout, /\/ask/);
     const put = discord.calls("commands")[0];
     assert.equal(put.method, "PUT");
@@ -532,7 +532,7 @@ describe("npm run discord:register", () => {
     fs.writeFileSync(path.join(dir, ".dev.vars"), `# test\nDISCORD_APPLICATION_ID=${discord.appId}\nDISCORD_BOT_TOKEN="${discord.botToken}"\nDISCORD_API_BASE=${discord.base}\n`);
     const global = await run([], {}, dir);
     assert.equal(global.status, 0, global.stderr);
-    assert.match(global.stdout, /Registered 5 commands globally/);
+    assert.match(global.stdout, /Registered 6 commands globally/);
     assert.equal(discord.calls("commands")[1].path, `/applications/${discord.appId}/commands`);
   });
 
