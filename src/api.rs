@@ -7,6 +7,7 @@
 mod pins;
 mod threads;
 mod turns;
+mod usage;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
@@ -67,6 +68,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
+        (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
+            usage::report(&req, env, agent, Some(thread)).await
+        }
         (Method::Get, ["agents", agent, "mcp"]) => {
             let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
             forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)

@@ -8,7 +8,9 @@ use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
 use durable::protocol::api::{ApiOutcome, ApiTurnRequest, TURN_PATH};
-use durable::protocol::session::{EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
+use durable::protocol::session::{
+    EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
+};
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
 use durable::session::watch::Attach;
@@ -173,6 +175,10 @@ impl DurableObject for Session {
                     Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
                 };
                 self.api_turn(body).await
+            }
+            (Method::Post, WAKE_PATH) => {
+                self.0.wake().await.map_err(failed)?;
+                Response::from_json(&serde_json::json!({"ok": true}))
             }
             (Method::Get, ANSWER_PATH) => {
                 let request = crate::http::query(&req, "request");

@@ -237,6 +237,7 @@ pub fn turn_request(
             },
             received_at: now,
             media: vec![],
+            context: vec![],
         },
         thread_id: thread.to_owned(),
         stream,

@@ -30,10 +30,13 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
 //!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
+//! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
+//!   messages (Telegram updates), tested on real payloads.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
+//! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
@@ -54,6 +57,7 @@ pub mod text;
 pub mod toolkit;
 
 pub mod api;
+pub mod channels;
 pub mod delivery;
 pub mod llm;
 pub mod mcp;
@@ -63,6 +67,7 @@ pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod usage;
 pub mod web;
 pub mod workspace;
 

@@ -432,6 +432,22 @@ pub trait Platform {
     /// A fresh random UUID (v4, lowercase hyphenated).
     fn new_uuid(&self) -> String;
     fn log(&self, level: LogLevel, msg: &str);
+    /// The agent's usage ledger and budget (in its Agent object): settles
+    /// finished LLM calls and, when asked, reserves room for the next one
+    /// ([`crate::protocol::usage`]). Default: no ledger, every call may go.
+    async fn meter(
+        &self,
+        req: &crate::protocol::usage::MeterRequest,
+    ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
+        Ok(crate::protocol::usage::MeterReply {
+            settled: req.settle.len() as u32,
+            decision: req
+                .reserve
+                .as_ref()
+                .map(|_| crate::protocol::usage::Decision::Go { reservation: 0, tight: false }),
+            ..Default::default()
+        })
+    }
 }
 
 /// A shared platform is a platform (a host hands its runtime's platform to
@@ -471,6 +487,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     }
     fn log(&self, level: LogLevel, msg: &str) {
         (**self).log(level, msg)
+    }
+    async fn meter(
+        &self,
+        req: &crate::protocol::usage::MeterRequest,
+    ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
+        (**self).meter(req).await
     }
 }
 

@@ -91,12 +91,7 @@ pub async fn notifications(req: &Request, env: &Env, agent: &str, caller: &Calle
     if !caller.is_owner() {
         return json_error(403, "notifications are the owner's: use ADMIN_TOKEN or an API_TOKENS key marked owner");
     }
-    let after = req
-        .headers()
-        .get("last-event-id")
-        .ok()
-        .flatten()
-        .or_else(|| crate::http::query(req, "after"));
+    let after = req.headers().get("last-event-id").ok().flatten().or_else(|| crate::http::query(req, "after"));
     let path = match after {
         Some(a) if a.trim().parse::<i64>().is_ok_and(|n| n >= 0) => format!("{NOTIFY_STREAM_PATH}?after={}", a.trim()),
         Some(a) => {

@@ -11,7 +11,10 @@ use super::notifications::Feed;
 use super::registry::Registry;
 use crate::memory::{HubHost, MemoryHub};
 use crate::ports::{Http, LogLevel, ObjectStore, Sql, StorageError};
-use crate::protocol::agent::{AcceptReply, PinStatusReply, PinsRequest, SessionEntry, TickReply, TickRequest};
+use crate::protocol::agent::{
+    AcceptReply, PinStatusReply, PinsRequest, SessionEntry, StrangerNoticeReply, StrangerNoticeRequest, TickReply,
+    TickRequest,
+};
 use crate::protocol::mcp::{McpCatalog, McpToolsRequest};
 use crate::protocol::memory::{error_json, MemoryCallError};
 use crate::protocol::pins::{AcceptOutcome, Pins};
@@ -113,6 +116,8 @@ impl<S: Sql> HubHost for MemoryClock<S> {
 pub struct AgentHost<R: AgentRuntime> {
     runtime: R,
     hub: RefCell<Option<MemoryHub<R::Sql>>>,
+    /// The usage ledger of the agent this object serves ([`super::usage`]).
+    pub(super) usage: RefCell<Option<(String, crate::usage::book::UsageBook)>>,
     /// The notification feed's live clients (shared with its keep-alive loop).
     feed: Rc<Feed>,
 }
@@ -122,7 +127,7 @@ where
     R: 'static,
 {
     pub fn new(runtime: R) -> Self {
-        AgentHost { runtime, hub: RefCell::new(None), feed: Rc::default() }
+        AgentHost { runtime, hub: RefCell::new(None), usage: RefCell::new(None), feed: Rc::default() }
     }
 
     /// Creates an API thread (`None`: it exists).
@@ -250,6 +255,11 @@ where
         registry.list()
     }
 
+    /// May this stranger be told their id now? (See [`super::strangers`].)
+    pub fn stranger_notice(&self, req: &StrangerNoticeRequest) -> Result<StrangerNoticeReply, StorageError> {
+        super::strangers::claim(&**self.runtime.sql(), req, self.runtime.now_ms())
+    }
+
     // ------------------------------------------------------------ pins
 
     /// A pins call for `req.agent` (a configured agent). Without a template
@@ -351,6 +361,8 @@ where
     pub async fn tick(&self, req: &TickRequest) -> Result<TickReply, StorageError> {
         view::record_trigger(&**self.runtime.sql(), &req.agent, req.scheduled_time)?;
         self.runtime.wake().await?;
+        // Time passed: a conversation a budget held may go on now.
+        self.wake_held_sessions(&req.agent).await;
         Ok(TickReply { pending: req.scheduled_time })
     }
 

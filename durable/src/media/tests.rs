@@ -76,6 +76,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media,
+        context: vec![],
     }
 }
 
@@ -94,6 +95,7 @@ struct Fx {
     history: RefCell<crate::session::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
+    meter: RefCell<crate::session::meter::MeterState>,
     watch: crate::session::watch::Watch,
 }
 
@@ -111,6 +113,7 @@ impl Fx {
             history: RefCell::default(),
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
             watch: Default::default(),
         }
     }
@@ -128,6 +131,7 @@ impl Fx {
             history: &self.history,
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
+            meter: &self.meter,
             watch: &self.watch,
         };
         block_on(drain(&self.p, &deps)).unwrap();

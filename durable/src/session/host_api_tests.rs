@@ -87,6 +87,7 @@ fn api_request(key: &str, text: &str) -> ApiTurnRequest {
             reply_target: ReplyTarget { channel: API_CHANNEL.into(), chat_id: "notes".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
+            context: vec![],
         },
         thread_id: "notes".into(),
         stream: true,

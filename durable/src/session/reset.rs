@@ -28,6 +28,7 @@
 
 use super::archive::{add_archive_entry, archive_entry_name, note_in_daily_file, put_confirmed, split_extraction};
 use super::deps::SessionDeps;
+use super::meter;
 use super::prefix::Prepared;
 use super::replay::{conversation, with_latest_summary};
 use super::store::SessionStore;
@@ -205,14 +206,23 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         appended_user: Some(EXTRACT_PROMPT),
         memo: None,
     };
+    let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::ResetExtraction);
+    let size = super::context::estimate_tokens(&prepared.system, &conversation, prepared.tools_len, &media);
+    if let meter::Gate::Stop(stop) = meter::before_call(p, deps, kind, size).await? {
+        // The reset goes on without it: archiving must not depend on the budget.
+        p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {}", stop.message));
+        return Ok(found);
+    }
     let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
         Ok(done) => done.reply,
         Err(e) => {
+            meter::call_failed(deps, p.now_ms());
             p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {e}"));
             return Ok(found);
         }
     };
-    store.record_usage(p.now_ms(), session_id, &cfg.llm.model, &reply.usage)?;
+    let sent = meter::Sent { system: &prepared.system, tools: (prepared.tools.len(), prepared.tools_len) };
+    meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
     let (summary, memories) = split_extraction(&reply.text());
     Ok(Extraction { summary, memories, ..found })
 }

@@ -44,6 +44,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
+        context: vec![],
     }
 }
 
@@ -62,6 +63,7 @@ struct Fixture {
     history: RefCell<super::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
+    meter: RefCell<crate::session::meter::MeterState>,
     watch: crate::session::watch::Watch,
 }
 
@@ -79,6 +81,7 @@ impl Fixture {
             history: RefCell::default(),
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
             watch: Default::default(),
         }
     }
@@ -104,6 +107,7 @@ impl Fixture {
             history: &self.history,
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
+            meter: &self.meter,
             watch: &self.watch,
         }
     }
@@ -948,4 +952,5 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
 
+mod meter;
 mod poison;

@@ -140,9 +140,14 @@ impl Watch {
         rx
     }
 
-    /// The drain starts (or resumes) a message.
+    /// The drain starts (or resumes) a message. Clients of a message that
+    /// did not finish (a budget holds it, storage failed) keep following it:
+    /// they wait for it again, or go on with it.
     pub fn begin(&self, inbound: &Inbound) {
         let mut inner = self.inner.borrow_mut();
+        if let Some(unfinished) = inner.current.take() {
+            inner.waiting.entry(unfinished.key).or_default().extend(unfinished.listeners);
+        }
         let listeners = inner.waiting.remove(&inbound.dedupe_key).unwrap_or_default();
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),

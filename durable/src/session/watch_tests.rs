@@ -68,6 +68,7 @@ fn api_message(key: &str) -> Inbound {
         reply_target: ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() },
         received_at: 0,
         media: vec![],
+        context: vec![],
     }
 }
 
@@ -218,4 +219,22 @@ fn a_client_that_left_stops_being_written_and_changes_nothing() {
     w.finish(&sql, 0).unwrap();
     assert!(c.written.borrow().is_empty());
     assert!(matches!(rx.try_recv().unwrap(), Some(ApiOutcome::Done { .. })));
+}
+
+#[test]
+fn clients_of_a_message_that_did_not_finish_keep_following_it() {
+    let w = Watch::default();
+    let sql = MemSql::default();
+    let c = stream(&w, "k", None);
+    w.begin(&api_message("k"));
+    w.step(0);
+    w.delta(Delta::Text("first try"));
+    // Held (a budget, a storage error): the drain stops, and later begins it again.
+    w.begin(&api_message("k"));
+    w.step(0);
+    w.delta(Delta::Text("first try, then more"));
+    w.said(&ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() }, "done");
+    w.finish(&sql, 0).unwrap();
+    assert_eq!(c.shown(), "first try, then more");
+    assert!(c.closed.get());
 }
