@@ -38,6 +38,7 @@
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //! - [`api`]: the HTTP API's callers, requests and threads.
+//! - [`console`]: the web console's login cookie and its CSRF check.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -58,6 +59,7 @@ pub mod toolkit;
 
 pub mod api;
 pub mod channels;
+pub mod console;
 pub mod delivery;
 pub mod llm;
 pub mod mcp;
