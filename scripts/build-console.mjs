@@ -41,7 +41,8 @@ const visit = (file) => {
   first.add(file);
   for (const imp of outputs[file]?.imports ?? []) if (imp.kind === "import-statement") visit(imp.path);
 };
-for (const [file, o] of Object.entries(outputs)) if (o.entryPoint && !file.endsWith(".map")) visit(file);
+// (esbuild marks dynamically imported chunks as entry points too: start from ours.)
+for (const file of Object.keys(outputs)) if (/\/console\/(app\.js|style\.css)$/.test(file)) visit(file);
 let gz = 0;
 for (const f of first) gz += zlib.gzipSync(fs.readFileSync(path.join(ROOT, f)), { level: 9 }).length;
 const lazy = Object.keys(outputs).filter((f) => !first.has(f) && !f.endsWith(".map"));
