@@ -184,9 +184,9 @@ describe("workspace routes by layer", () => {
 
   test("bad input gets a 4xx naming the problem", async () => {
     const cases = [
-      ["GET", "/api/agents/main/workspace/a/%2E%2E/b", 400, /'\.\.'/],
+      ["GET", "/api/agents/main/workspace/a%2F..%2Fb", 400, /'\.\.'/],
       ["PUT", "/api/agents/main/workspace/sessions/x.jsonl.gz", 400, /session archives/],
-      ["GET", "/api/templates/Bad%20Name/workspace", 400, /template/],
+      ["GET", "/api/templates/a%2Fb/workspace", 400, /template/],
       ["GET", "/api/agents/main/workspace/NOPE.md", 404, /NOPE\.md/],
       ["GET", "/api/agents/nobody/workspace", 404, /nobody/],
       ["PUT", "/api/defaults/workspace/x.md", 400, /UTF-8/, Buffer.from([0xff, 0xfe, 0x00])],

@@ -33,6 +33,7 @@ let h;
 let browser;
 let page;
 const cspErrors = [];
+let step = "start";
 
 async function shot(name) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
@@ -41,6 +42,7 @@ async function shot(name) {
 
 /** axe-core in the page (evaluated through DevTools, so the page's CSP stays on). */
 async function axe(what) {
+  step = `axe ${what}`;
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) })));
   const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
@@ -48,6 +50,7 @@ async function axe(what) {
 }
 
 async function go(hash, ready) {
+  step = hash;
   await page.evaluate((x) => (location.hash = x), hash);
   await page.waitForSelector(ready, { timeout: 15000 });
 }
@@ -77,7 +80,11 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     });
     page = await browser.newPage();
     await page.setViewport({ width: 1200, height: 760 });
-    page.on("console", (m) => /Content.Security.Policy/i.test(m.text()) && cspErrors.push(m.text()));
+    page.on("console", (m) => {
+      if (/Content.Security.Policy/i.test(m.text())) cspErrors.push(`${step}: ${m.text()}`);
+      if (m.type() === "error") console.log(`# browser console: ${m.text()}`);
+    });
+    page.on("pageerror", (e) => console.log(`# page error: ${e.message}`));
     page.on("dialog", (d) => d.accept());
   });
   after(async () => {
@@ -109,8 +116,8 @@ describe("the console in Chromium", { skip: SKIP }, () => {
   test("edit an inherited file into an override, see its icon change, then revert", async () => {
     await go("#/workspace", 'li[data-path="SOUL.md"] [data-source="defaults"]');
     await page.click('li[data-path="SOUL.md"] button');
-    await page.waitForSelector(".cm-content");
-    await page.click(".cm-content");
+    await page.waitForSelector("pierce/.cm-content");
+    await page.click("pierce/.cm-content");
     await page.keyboard.down("Control");
     await page.keyboard.press("End");
     await page.keyboard.up("Control");
@@ -119,7 +126,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector('li[data-path="SOUL.md"] [data-source="agent"]');
     const stored = await (await (await h.bucket()).get("agents/main/SOUL.md")).text();
     assert.equal(stored, "Calm and brief.\nAnd kind.");
-    await page.waitForSelector(".cm-content");
+    await page.waitForSelector("pierce/.cm-content");
     await axe("workspace");
     await shot("workspace");
     await page.click("#revert");
@@ -201,7 +208,12 @@ describe("the console in Chromium", { skip: SKIP }, () => {
 
   test("keyboard: tab reaches the skip link, every page link, the agent picker and logout; Enter follows a link", async () => {
     await go("#/chat", "#message");
-    await page.evaluate(() => document.activeElement?.blur());
+    // Start from the top of the document, as a fresh page load does.
+    await page.evaluate(() => {
+      document.body.tabIndex = -1;
+      document.body.focus();
+      document.body.removeAttribute("tabindex");
+    });
     const seen = [];
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press("Tab");

@@ -17,6 +17,7 @@ export const GROUP = -100123456;
 export const CONSOLE_ASSETS = {
   directory: path.join(ROOT, "dist-console"),
   assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
+  routerConfig: { has_user_worker: true },
 };
 
 export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false } = {}) {
