@@ -158,7 +158,8 @@ describe("the console in Chromium", { skip: SKIP }, () => {
   });
 
   test("chat: a streamed answer appears", async () => {
-    h.llm.push({ text: "The kettle is on, and the tea will be ready soon.", pieceDelayMs: 30 });
+    // A tool round first (memory_search), then the answer: two kinds of work in the ledger.
+    h.llm.push({ toolCall: { name: "memory_search", input: { query: "tea" } } }, { text: "The kettle is on, and the tea will be ready soon.", pieceDelayMs: 30 });
     await go("#/chat", "#message");
     await page.type("#message", "Is the tea ready?");
     await page.keyboard.press("Enter");
@@ -180,12 +181,15 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.equal(bars.length, 1);
     assert.equal(bars[0][0], "claude-test");
     assert.ok(Math.abs(bars[0][1] - expectedCost) < 2e-6, `${bars[0][1]} vs ${expectedCost}`);
-    const kinds = await page.$$eval('svg[data-chart="Tokens by kind"] rect', (rs) => rs.map((r) => Number(r.dataset.value)));
-    assert.equal(kinds.reduce((a, b) => a + b, 0), expectedTokens);
+    const kinds = await page.$$eval('svg[data-chart="Tokens by kind"] rect', (rs) => rs.map((r) => [r.dataset.label, Number(r.dataset.value), Number(r.getAttribute("width"))]));
+    assert.deepEqual(kinds.map((k) => k[0]).sort(), ["conversation", "toolRound"]);
+    assert.equal(kinds.reduce((a, k) => a + k[1], 0), expectedTokens);
+    // Drawn to scale: bar widths are in the ratio of their figures.
+    const [a, b] = kinds;
+    assert.ok(Math.abs(a[2] / b[2] - a[1] / b[1]) < 0.02, `widths ${a[2]}:${b[2]} vs figures ${a[1]}:${b[1]}`);
     const days = await page.$$eval('svg[data-chart="Cost by day (USD)"] rect', (rs) => rs.map((r) => Number(r.dataset.value)));
     assert.equal(days.length, 7);
     assert.ok(Math.abs(days.at(-1) - expectedCost) < 2e-6, "today's bar is today's cost");
-    // Bars are drawn to scale: the longest is the largest figure.
     const total = await page.$eval('[data-figure="cost"] b', (b) => b.textContent);
     assert.equal(total, `$${expectedCost.toFixed(4)}`);
     await axe("usage");
@@ -208,21 +212,23 @@ describe("the console in Chromium", { skip: SKIP }, () => {
 
   test("keyboard: tab reaches the skip link, every page link, the agent picker and logout; Enter follows a link", async () => {
     await go("#/chat", "#message");
-    // Start from the top of the document, as a fresh page load does.
-    await page.evaluate(() => {
-      document.body.tabIndex = -1;
-      document.body.focus();
-      document.body.removeAttribute("tabindex");
-    });
+    // A page change puts the focus on the page's content (main); Shift+Tab walks back up.
+    assert.equal(await page.evaluate(() => document.activeElement.id), "main");
     const seen = [];
-    for (let i = 0; i < 12; i++) {
+    const focused = () => page.evaluate(() => {
+      const el = document.activeElement;
+      const label = el.labels?.[0]?.textContent ?? el.getAttribute("aria-label") ?? el.textContent;
+      return `${el.tagName.toLowerCase()}:${label.trim()}`;
+    });
+    for (let i = 0; i < 10; i++) {
+      await page.keyboard.down("Shift");
       await page.keyboard.press("Tab");
-      seen.push(await page.evaluate(() => {
-        const el = document.activeElement;
-        const label = el.labels?.[0]?.textContent ?? el.getAttribute("aria-label") ?? el.textContent;
-        return `${el.tagName.toLowerCase()}:${label.trim()}`;
-      }));
+      await page.keyboard.up("Shift");
+      seen.push(await focused());
     }
+    await page.focus(".skip");
+    await page.keyboard.press("Tab");
+    seen.push(await focused());
     for (const want of ["a:Skip to content", "a:Chat", "a:Workspace", "a:Usage", "a:Schedule", "button:Log out"]) {
       assert.ok(seen.includes(want), `${want} not reached by Tab: ${seen.join(" | ")}`);
     }

@@ -38,7 +38,7 @@ export function say(text, { error = false } = {}) {
 /** Replaces main's content with a titled page. */
 export function page(title, ...children) {
   const main = document.getElementById("main");
-  main.replaceChildren(h("h1", {}, title), ...children);
+  main.replaceChildren(h("h1", {}, title), ...children.filter((c) => c !== null && c !== undefined && c !== false));
   document.title = `${title} · Hearth console`;
   return main;
 }

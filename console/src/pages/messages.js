@@ -2,10 +2,12 @@
 // role user / assistant / toolResult), rendered as text.
 import { h } from "../dom.js";
 
+const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>\s*/g;
+
 export function textOf(m) {
   if (m.role === "user") {
-    if (typeof m.content === "string") return m.content;
-    return (m.content ?? []).map((b) => (b.type === "text" ? b.text : `[${b.type}: ${b.filename ?? b.r2Key ?? ""}]`)).join("\n");
+    if (typeof m.content === "string") return m.content.replace(REMINDER, "");
+    return (m.content ?? []).map((b) => (b.type === "text" ? b.text.replace(REMINDER, "") : `[${b.type}: ${b.filename ?? b.r2Key ?? ""}]`)).join("\n");
   }
   if (m.role === "assistant") {
     return (m.content ?? [])

@@ -6,17 +6,17 @@ import { fmtInt, fmtUsd, h, page, pct, s } from "../dom.js";
 /** A horizontal bar chart; each bar carries data-label / data-value. */
 export function barChart(title, rows, format) {
   const barH = 22;
-  const labelW = 150;
-  const width = 520;
+  const labelW = 110;
+  const width = 380;
   const max = Math.max(0, ...rows.map((r) => r.value));
   const height = Math.max(1, rows.length) * (barH + 6) + 30;
   const svg = s("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title, "data-chart": title });
   svg.append(s("title", {}, title), s("text", { x: 4, y: 16, "font-weight": "600" }, title));
   rows.forEach((r, i) => {
     const y = 26 + i * (barH + 6);
-    const w = max > 0 ? Math.max(1, ((width - labelW - 90) * r.value) / max) : 1;
+    const w = max > 0 ? Math.max(1, ((width - labelW - 70) * r.value) / max) : 1;
     svg.append(
-      s("text", { x: 4, y: y + 15 }, r.label.length > 22 ? `${r.label.slice(0, 21)}…` : r.label),
+      s("text", { x: 4, y: y + 15 }, r.label.length > 17 ? `${r.label.slice(0, 16)}…` : r.label),
       s("rect", { x: labelW, y, width: w.toFixed(1), height: barH, fill: "#7a3ea8", rx: 3, "data-label": r.label, "data-value": r.value }, s("title", {}, `${r.label}: ${format(r.value)}`)),
       s("text", { x: labelW + w + 6, y: y + 15 }, format(r.value)),
     );
