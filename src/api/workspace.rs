@@ -219,6 +219,6 @@ async fn remove(env: &Env, layer: &LayerRef, path: &str) -> std::result::Result<
     if r2.head(&key).await?.is_none() {
         return Err(AdminError::NotFound(path.to_owned()));
     }
-    r2.delete(&[key.clone()]).await?;
+    r2.delete(std::slice::from_ref(&key)).await?;
     json_response(&json!({"ok": true, "path": path, "key": key, "deleted": true}), 200).map_err(storage)
 }

@@ -13,8 +13,8 @@ export function lineDiff(a, b) {
   let j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) out.push(h("div", {}, `  ${x[i++]}`)), j++;
-    else if (j < m && (i >= n || L[i][j + 1] >= L[i + 1][j])) out.push(h("div", { class: "add" }, `+ ${y[j++]}`));
-    else out.push(h("div", { class: "del" }, `- ${x[i++]}`));
+    else if (i < n && (j >= m || L[i + 1][j] >= L[i][j + 1])) out.push(h("div", { class: "del" }, `- ${x[i++]}`));
+    else out.push(h("div", { class: "add" }, `+ ${y[j++]}`));
   }
   return h("pre", { class: "diff-lines", "aria-label": "Line changes" }, out);
 }

@@ -126,8 +126,9 @@ pub fn check_path(raw: &str) -> Result<String, AdminError> {
 /// Whether a name under an agent's prefix is a workspace file the console
 /// shows (not a session archive, not a hidden or internal name).
 fn is_workspace_file(path: &str) -> bool {
-    !(path == "sessions" || path.starts_with("sessions/"))
-        && !path.split('/').any(|s| s.starts_with('.') || s.starts_with('_'))
+    let archive = path == "sessions" || path.starts_with("sessions/");
+    let hidden = path.split('/').any(|s| s.starts_with('.') || s.starts_with('_'));
+    !archive && !hidden
 }
 
 /// Refuses an agent-layer write of a guardrail file without `accept`.
