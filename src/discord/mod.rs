@@ -134,6 +134,7 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
         query: query.to_owned(),
         k: 5,
         kind: None,
+        record: false,
     };
     match memory.call(&call).await {
         Ok(MemoryReply::Hits { hits }) if hits.is_empty() => format!("Nothing in my memory matches {query:?}."),

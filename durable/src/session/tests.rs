@@ -117,6 +117,7 @@ impl Fixture {
             query: "archive".into(),
             k: 50,
             kind: Some(hearth_memory::Kind::Archive),
+            record: false,
         };
         match self.p.memory.hub.borrow_mut().call(call) {
             Ok(MemoryReply::Hits { hits }) => hits.into_iter().map(|h| (h.entry.name, h.entry.content)).collect(),
@@ -696,11 +697,11 @@ fn the_summary_names_the_entry_memory_get_fetches() {
     let first = turn["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(first.contains(&format!("archive entry 'archive {sid}-part0': memory_get fetches it")), "{first}");
     // And memory_get finds it by that name.
-    let got =
-        f.p.memory.hub.borrow_mut().call(crate::protocol::memory::MemoryCall::Get {
-            store: "main".into(),
-            name: format!("archive {sid}-part0"),
-        });
+    let got = f.p.memory.hub.borrow_mut().call(crate::protocol::memory::MemoryCall::Get {
+        store: "main".into(),
+        name: format!("archive {sid}-part0"),
+        record: false,
+    });
     assert!(
         matches!(got, Ok(crate::protocol::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions."))
     );
