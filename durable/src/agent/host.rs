@@ -251,14 +251,16 @@ where
                 let Some(file) = req.file.clone() else {
                     return Err(Refusal::new(400, "accept needs {agent, file}"));
                 };
+                let keep =
+                    crate::settings::dreaming::history_keep(vars, &req.agent).map_err(|e| Refusal::new(500, e))?;
                 let result = match req.sha256.clone() {
                     Some(sha256) => {
                         let accepted = Accepted { file: file.clone(), sha256: sha256.clone() };
-                        pin_ops::apply_accept(&r2, &pins, &id, &template, &accepted, now)
+                        pin_ops::apply_accept(&r2, &pins, &id, &template, &accepted, now, keep)
                             .await
                             .map(|previous| AcceptOutcome { file, sha256, previous_sha256: previous })
                     }
-                    None => pin_ops::accept_update(&r2, &pins, &id, &template, &file, now).await,
+                    None => pin_ops::accept_update(&r2, &pins, &id, &template, &file, now, keep).await,
                 };
                 let accepted = result.map_err(|e| self.pin_refusal(e))?;
                 Ok(PinsAnswer::Accepted(AcceptReply { ok: true, agent: req.agent.clone(), template, accepted }))

@@ -9,6 +9,7 @@
 //! a clear HTTP error, never a panic.
 
 pub mod delivery;
+pub mod dreaming;
 pub mod media;
 pub mod overlay;
 pub mod web;
@@ -147,6 +148,8 @@ pub struct AgentConfig {
     pub mcp: web::McpSettings,
     /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
     pub delivery: delivery::DeliveryConfig,
+    /// Changes kept per workspace file (`HISTORY_KEEP_VERSIONS`).
+    pub history_keep: usize,
 }
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
@@ -343,6 +346,7 @@ impl AgentConfig {
             web: web::WebConfig::load(vars, agent, provider)?,
             mcp: web::McpSettings::load(vars, agent)?,
             delivery,
+            history_keep: dreaming::history_keep(vars, agent)?,
         })
     }
 

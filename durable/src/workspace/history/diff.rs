@@ -228,9 +228,13 @@ mod tests {
     #[test]
     fn a_diff_shows_what_changed_and_applies_back() {
         let a = "# Memory\n- tea\n- coffee\n- cats\n\n## People\n- Ana\n- Luis\n- Pat\n- Olga\n- Kim\n- Lee\n";
-        let b = "# Memory\n- green tea\n- coffee\n- cats\n\n## People\n- Ana\n- Luis\n- Pat\n- Olga\n- Kim\n- Lee\n- Zoe\n";
+        let b =
+            "# Memory\n- green tea\n- coffee\n- cats\n\n## People\n- Ana\n- Luis\n- Pat\n- Olga\n- Kim\n- Lee\n- Zoe\n";
         let d = unified("a/MEMORY.md", "b/MEMORY.md", a, b);
-        assert!(d.starts_with("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ -1,5 +1,5 @@\n # Memory\n-- tea\n+- green tea\n"), "{d}");
+        assert!(
+            d.starts_with("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ -1,5 +1,5 @@\n # Memory\n-- tea\n+- green tea\n"),
+            "{d}"
+        );
         assert!(d.contains("+- Zoe\n") && d.matches("@@").count() == 4, "two hunks: {d}");
         assert_eq!(apply(a, &d), b.trim_end());
         assert_eq!(counts(a, b), (1, 2));

@@ -60,8 +60,7 @@ fn restore_and_diff_and_deletes() {
     let s = MemStore::default();
     let v1 = write(&s, "MEMORY.md", "# Memory\n- tea\n", Actor::Agent, "write_file", 10).unwrap();
     let v2 = write(&s, "MEMORY.md", "# Memory\n- green tea\n- cats\n", Actor::Agent, "edit_file", 20).unwrap();
-    let d =
-        block_on(view::diff(&s, &agent(), "MEMORY.md", &Version::Rev(v1.rev.clone()), &Version::Current)).unwrap();
+    let d = block_on(view::diff(&s, &agent(), "MEMORY.md", &Version::Rev(v1.rev.clone()), &Version::Current)).unwrap();
     assert!(d.contains("-- tea\n+- green tea\n+- cats\n"), "{d}");
     let r = block_on(view::restore(
         &s,
@@ -79,9 +78,8 @@ fn restore_and_diff_and_deletes() {
     assert_eq!((r.actor, r.previous.as_deref()), (Actor::Owner, v2.sha256.as_deref()));
     assert!(r.why.starts_with("restore of "), "a restore is a new version: {}", r.why);
     // Deleting keeps the last content; restoring the deletion's before brings it back.
-    let del = block_on(apply(&s, &agent(), Edit::delete("MEMORY.md", Actor::Agent, "delete_file"), 40, 50))
-        .unwrap()
-        .unwrap();
+    let del =
+        block_on(apply(&s, &agent(), Edit::delete("MEMORY.md", Actor::Agent, "delete_file"), 40, 50)).unwrap().unwrap();
     assert!(text(&s, "agents/main/MEMORY.md").is_none());
     assert_eq!(del.sha256, None);
     let sha = Version::Sha(del.previous.clone().unwrap());

@@ -76,12 +76,7 @@ impl Version {
 }
 
 /// The change of `path` named `rev`.
-pub async fn change<S: ObjectStore>(
-    store: &S,
-    agent: &AgentId,
-    path: &str,
-    rev: &str,
-) -> Result<Change, HistoryError> {
+pub async fn change<S: ObjectStore>(store: &S, agent: &AgentId, path: &str, rev: &str) -> Result<Change, HistoryError> {
     let prefix = file_prefix(agent, path);
     let page = store.list(&format!("{prefix}@{rev}~"), None, None).await?;
     let Some(obj) = page.objects.first() else {
