@@ -34,6 +34,9 @@
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
+//! - [`dreaming`]: the nightly memory sweep (recall evidence → candidates →
+//!   one LLM call → `## Dreamed` facts in MEMORY.md, DREAMS.md), with
+//!   optional approval on Telegram.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -52,6 +55,7 @@ pub mod text;
 pub mod toolkit;
 
 pub mod delivery;
+pub mod dreaming;
 pub mod llm;
 pub mod mcp;
 pub mod media;
