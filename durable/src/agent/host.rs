@@ -44,6 +44,8 @@ pub trait AgentRuntime {
     fn http(&self) -> &Self::Http;
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Waits (between attempts of dreaming's LLM call).
+    async fn sleep(&self, ms: u64);
     fn now_ms(&self) -> i64;
     /// A clock the memory keeps (it counts recall events per day).
     fn clock(&self) -> Box<dyn Fn() -> i64>;
@@ -106,6 +108,16 @@ impl<S: Sql> HubHost for MemoryClock<S> {
     fn sessions_total(&self) -> Option<u64> {
         Registry::new(&*self.sql).count().ok().filter(|n| *n > 0)
     }
+
+    /// Dreaming's figures (None before the first sweep ran).
+    fn dreams(&self) -> (Option<u64>, Option<i64>) {
+        let d = crate::dreaming::state::DreamStore::new(&*self.sql);
+        if d.init().is_err() {
+            return (None, None);
+        }
+        let last = d.last_dream_ts().ok().flatten();
+        (last.and_then(|_| d.promoted_total().ok()), last)
+    }
 }
 
 /// The Agent object's state and logic.
@@ -126,7 +138,7 @@ where
         &self.runtime
     }
 
-    fn with_hub<T>(&self, f: impl FnOnce(&mut MemoryHub<R::Sql>) -> T) -> T {
+    pub(super) fn with_hub<T>(&self, f: impl FnOnce(&mut MemoryHub<R::Sql>) -> T) -> T {
         let mut slot = self.hub.borrow_mut();
         let hub = slot.get_or_insert_with(|| {
             let sql = self.runtime.sql().clone();
@@ -321,7 +333,8 @@ where
         Ok(TickReply { pending: req.scheduled_time })
     }
 
-    /// The alarm: memory checkpoints, then the pending ticks. A failed tick
+    /// The alarm: memory checkpoints, then the pending ticks, then what
+    /// dreaming does with time (tonight's sweep, proposals). A failed tick
     /// fails the alarm (the runtime retries; claims keep runs exactly once).
     pub async fn alarm(&self) -> Result<TicksRun, StorageError> {
         self.memory_maintenance();
@@ -329,8 +342,13 @@ where
         let log = |level: LogLevel, msg: &str| self.runtime.log(level, msg);
         let sql = &**self.runtime.sql();
         let ran = view::run_pending_ticks(&r2, sql, self.runtime.queue(), self.runtime.vars(), &log).await?;
-        if let TicksRun::Ran { more: true, .. } = ran {
-            self.runtime.wake().await?;
+        if let TicksRun::Ran { ticks, more } = ran {
+            if ticks > 0 {
+                self.after_ticks().await;
+            }
+            if more {
+                self.runtime.wake().await?;
+            }
         }
         Ok(ran)
     }

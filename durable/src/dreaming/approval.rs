@@ -16,9 +16,9 @@ use super::memory_file::{self as mf, MEMORY_FILE};
 use super::state::{DreamStore, Proposal, PROMOTED, REFUSED_BY_OWNER};
 use super::STORE;
 use crate::ports::{Http, HttpRequest, LogLevel, ObjectStore, Sql, StorageError};
+pub use crate::protocol::dreams::{Tap, TapOutcome};
 use crate::workspace::history::{self, Actor, Edit};
 use r2_layout::AgentId;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Where proposals go: the owner's Telegram chat with the agent's bot.
@@ -109,31 +109,6 @@ pub async fn expire<S: Sql + ?Sized, H: Http>(
         }
     }
     Ok(gone.len())
-}
-
-/// A tap on a proposal's button, as the Worker read it from the update.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Tap {
-    pub agent: String,
-    /// The `callback_query` id (to answer it).
-    pub callback_id: String,
-    /// Who tapped (Telegram user id).
-    pub from: String,
-    /// The button's `callback_data`.
-    pub data: String,
-    pub chat: Option<String>,
-    pub message_id: Option<i64>,
-}
-
-/// What a tap did (also the Agent object's answer to the Worker).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TapOutcome {
-    /// What Telegram shows the owner (answerCallbackQuery's text).
-    pub note: String,
-    /// The proposal's state now (`approved`, `rejected`, …), if it is one.
-    pub state: Option<String>,
 }
 
 /// `dream:{id}:{a|r|s}`.
