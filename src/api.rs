@@ -2,6 +2,7 @@
 //! `Authorization: Bearer <ADMIN_TOKEN>`. Each feature adds its routes to
 //! [`route`]; authentication happens once, here.
 
+mod history;
 mod pins;
 
 use crate::adapters::EnvVars;
@@ -41,6 +42,15 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
         (Method::Get, ["pins", "pending"]) => pins::pending(env).await,
+        (_, ["agents", agent, rest @ ..])
+            if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
+                || rest.starts_with(&["memory", "evidence"]) =>
+        {
+            let agent = agent.to_string();
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+            history::route(req, env, &agent, &rest).await
+        }
         _ => Response::error("not found", 404),
     }
 }

@@ -42,8 +42,10 @@ struct Host {
     permit: RefCell<Permit>,
     settled: RefCell<Vec<u64>>,
     /// Runs while the model "thinks" (a change made during the sweep).
-    during_call: RefCell<Option<Box<dyn Fn(&MemStore)>>>,
+    during_call: RefCell<Option<DuringCall>>,
 }
+
+type DuringCall = Box<dyn Fn(&MemStore)>;
 
 impl Host {
     fn new() -> Self {
