@@ -22,6 +22,7 @@ const COMMANDS = [
   },
   { name: "reset", description: "Start a fresh conversation (the old one is archived)", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
   { name: "status", description: "Show this conversation's size and token usage", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
+  { name: "usage", description: "What your agent cost today and this month, and the budget left (owner only)", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
   {
     name: "memory",
     description: "Search your agent's memory for this conversation",
@@ -30,6 +31,8 @@ const COMMANDS = [
     contexts: [0, 1, 2],
     options: [{ name: "query", description: "What to look for", type: 3, required: true }],
   },
+  // A message command (type 3): in a message's Apps menu, asks about that message.
+  { name: "Ask Hearth", type: 3, integration_types: [0, 1], contexts: [0, 1, 2] },
 ];
 
 function parseArgs(argv) {
@@ -90,7 +93,9 @@ async function main() {
   }
   const where = args.guild ? `guild ${args.guild}` : "globally";
   const url = `${base}/applications/${appId}${args.guild ? `/guilds/${args.guild}` : ""}/commands`;
-  const names = COMMANDS.map((c) => "/" + c.name).join(", ");
+  // Slash commands by their /name; the message command by where it shows.
+  const label = (c) => (c.type === 3 ? `"${c.name}" (a message's Apps menu)` : "/" + c.name);
+  const names = COMMANDS.map(label).join(", ");
   if (args.dryRun) {
     console.log(`would PUT ${COMMANDS.length} commands (${names}) ${where}: ${url}`);
     console.log(JSON.stringify(COMMANDS, null, 2));
@@ -116,7 +121,7 @@ async function main() {
   }
   const registered = JSON.parse(text);
   console.log(`Registered ${registered.length} commands ${where} for application ${appId}:`);
-  for (const c of registered) console.log(`  /${c.name}  (id ${c.id})  ${c.description ?? ""}`);
+  for (const c of registered) console.log(`  ${label(c)}  (id ${c.id})  ${c.description ?? ""}`);
   if (!args.guild) console.log("Global commands can take a few minutes to appear in Discord clients.");
   console.log("Set the Interactions Endpoint URL in the developer portal to https://<your worker>/discord/<agentId>.");
 }

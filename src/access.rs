@@ -1,13 +1,17 @@
 //! What the channels answer before a message reaches an agent: who is
-//! refused, and with what words. Shared by Telegram and Discord so both say
-//! the same thing.
+//! refused, and with what words, and how often (the stranger cooldown).
+//! Shared by Telegram and Discord so both say the same thing.
 
 use crate::adapters::{self, EnvVars};
 use crate::http::error_response;
 use durable::ports::LogLevel;
+use durable::protocol::agent::{StrangerNoticeReply, StrangerNoticeRequest, STRANGER_NOTICE_PATH};
+use durable::protocol::AGENT_BINDING;
 use durable::settings::{agent_ids, AgentConfig};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
-use worker::{Response, Result};
+use worker::{Env, Method, Response, Result};
 
 /// Whether `agent` is one of `AGENTS`.
 pub fn is_configured(vars: &EnvVars, agent: &str) -> bool {
@@ -67,9 +71,94 @@ OWNER_IDS={channel}:{user_id} (in .dev.vars, or with `wrangler secret put OWNER_
     }
 }
 
+/// Strangers remembered per isolate; past this the expired ones are
+/// dropped (all of them, if a flood of distinct ids filled it).
+const MAX_QUIET_ENTRIES: usize = 4096;
+
+/// Per isolate: until when (ms) each stranger is told nothing, from the
+/// Agent object's answers. It spares a flood the object calls: after the
+/// first answer, the rest of one stranger's messages cost no call at all.
+#[derive(Default)]
+pub struct QuietMemo {
+    until: HashMap<String, i64>,
+}
+
+impl QuietMemo {
+    pub fn is_quiet(&self, key: &str, now: i64) -> bool {
+        self.until.get(key).is_some_and(|u| now < *u)
+    }
+
+    pub fn remember(&mut self, key: String, until: i64, now: i64) {
+        if self.until.len() >= MAX_QUIET_ENTRIES && !self.until.contains_key(&key) {
+            self.until.retain(|_, u| *u > now);
+            if self.until.len() >= MAX_QUIET_ENTRIES {
+                self.until.clear();
+            }
+        }
+        self.until.insert(key, until);
+    }
+}
+
+thread_local! {
+    static QUIET: RefCell<QuietMemo> = RefCell::new(QuietMemo::default());
+}
+
+/// Whether a stranger writing on `channel` may be told their id now: at most
+/// once per `STRANGER_COOLDOWN_MINUTES` per channel and sender, decided by
+/// the agent's object across isolates (see `durable::agent::strangers`).
+/// If the object cannot be reached the stranger is told, and this isolate
+/// stays quiet for the cooldown, so an outage cannot turn a flood into sends.
+pub async fn may_tell_stranger(env: &Env, cfg: &AgentConfig, channel: &str, sender: &str) -> bool {
+    if cfg.stranger_cooldown_ms <= 0 {
+        return true;
+    }
+    let now = adapters::now_ms();
+    let key = format!("{}:{channel}:{sender}", cfg.agent);
+    if QUIET.with(|q| q.borrow().is_quiet(&key, now)) {
+        return false;
+    }
+    let req = StrangerNoticeRequest {
+        channel: channel.to_owned(),
+        sender: sender.to_owned(),
+        cooldown_ms: cfg.stranger_cooldown_ms,
+    };
+    let agent = cfg.agent.as_str();
+    let reply: Result<StrangerNoticeReply> =
+        crate::objects::call(env, AGENT_BINDING, agent, Method::Post, STRANGER_NOTICE_PATH, Some(&req)).await;
+    let reply = reply.unwrap_or_else(|e| {
+        adapters::log(LogLevel::Warn, &format!("stranger cooldown of agent {agent} unavailable: {e}"));
+        StrangerNoticeReply { notify: true, quiet_until: now.saturating_add(cfg.stranger_cooldown_ms) }
+    });
+    QUIET.with(|q| q.borrow_mut().remember(key, reply.quiet_until, now));
+    reply.notify
+}
+
 #[cfg(test)]
 mod tests {
-    use super::stranger_text;
+    use super::*;
+
+    #[test]
+    fn the_memo_stays_quiet_until_the_cooldown_ends_and_stays_bounded() {
+        let mut m = QuietMemo::default();
+        assert!(!m.is_quiet("main:telegram:9", 0));
+        m.remember("main:telegram:9".into(), 1_000, 0);
+        assert!(m.is_quiet("main:telegram:9", 999));
+        assert!(!m.is_quiet("main:telegram:9", 1_000));
+        assert!(!m.is_quiet("main:telegram:10", 500));
+        for i in 0..MAX_QUIET_ENTRIES * 2 {
+            m.remember(format!("main:telegram:{i}"), 5_000, 2_000);
+        }
+        assert!(m.until.len() <= MAX_QUIET_ENTRIES);
+        // Expired entries go first: a live one survives a sweep.
+        let mut m = QuietMemo::default();
+        m.remember("live".into(), 10_000, 0);
+        for i in 0..MAX_QUIET_ENTRIES - 1 {
+            m.remember(format!("old{i}"), 10, 0);
+        }
+        m.remember("new".into(), 10_000, 100);
+        assert!(m.is_quiet("live", 100) && m.is_quiet("new", 100));
+        assert_eq!(m.until.len(), 2);
+    }
 
     #[test]
     fn strangers_learn_their_id_in_config_form() {

@@ -18,6 +18,7 @@ use durable::protocol::agent::*;
 use durable::protocol::dreams::{Tap, DREAMS_STATUS_PATH, DREAMS_TAP_PATH};
 use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
+use durable::protocol::usage::{MeterRequest, ReportRequest, METER_PATH, REPORT_PATH};
 use durable::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
 use serde_json::json;
 use std::rc::Rc;
@@ -54,6 +55,10 @@ impl SessionQueue for DoQueue {
     async fn usage(&self, key: &SessionKey) -> std::result::Result<SessionCounters, StorageError> {
         let status = objects::status(&self.0, key).await.map_err(storage_err)?;
         Ok(SessionCounters { open: status.open, total: status.usage_all })
+    }
+
+    async fn wake(&self, key: &SessionKey) -> std::result::Result<(), StorageError> {
+        objects::wake(&self.0, key).await.map_err(storage_err)
     }
 }
 
@@ -169,6 +174,13 @@ impl DurableObject for Agent {
                 host.touch(&touch).map_err(failed)?;
                 json(200, &json!({"ok": true}))
             }
+            (Method::Post, STRANGER_NOTICE_PATH) => {
+                let body: StrangerNoticeRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad stranger notice: {e}"), 400),
+                };
+                Response::from_json(&host.stranger_notice(&body).map_err(failed)?)
+            }
             (Method::Get, SESSIONS_PATH) => Response::from_json(&host.sessions().map_err(failed)?),
             (Method::Get, PINS_GET_PATH | PINS_STATUS_PATH) => {
                 let call = if path == PINS_GET_PATH { PinsCall::Get } else { PinsCall::Status };
@@ -221,6 +233,26 @@ impl DurableObject for Agent {
                 Ok(v) => Response::from_json(&v),
                 Err(r) => refused(r),
             },
+            (Method::Post, METER_PATH) => {
+                let body: MeterRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return refused(Refusal { status: 400, message: format!("bad meter body: {e}") }),
+                };
+                match host.meter(&body) {
+                    Ok(reply) => Response::from_json(&reply),
+                    Err(r) => refused(r),
+                }
+            }
+            (Method::Post, REPORT_PATH) => {
+                let body: ReportRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return refused(Refusal { status: 400, message: format!("bad report body: {e}") }),
+                };
+                match host.usage_report(&body.agent, &body.period, body.thread.as_deref()) {
+                    Ok(report) => Response::from_json(&report),
+                    Err(r) => refused(r),
+                }
+            }
             (Method::Get, SCHEDULE_STATUS_PATH) => match host.schedule_status().await {
                 Ok(Some(status)) => Response::from_json(&status),
                 Ok(None) => json(200, &json!({"ticks": 0, "note": "no cron trigger reached this agent yet"})),
@@ -279,4 +311,14 @@ pub async fn mcp_catalog_of(env: &Env, agent: &str) -> std::result::Result<McpCa
     objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, MCP_TOOLS_PATH, Some(&req))
         .await
         .map_err(|e| StorageError(format!("mcp catalog: {e}")))
+}
+
+/// A call to `agent`'s usage ledger (what a Session sends, and Discord's `/usage`).
+pub async fn meter(
+    env: &Env,
+    req: &MeterRequest,
+) -> std::result::Result<durable::protocol::usage::MeterReply, StorageError> {
+    objects::call(env, durable::protocol::AGENT_BINDING, &req.agent, Method::Post, METER_PATH, Some(req))
+        .await
+        .map_err(|e| StorageError(format!("usage ledger: {e}")))
 }

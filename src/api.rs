@@ -4,6 +4,7 @@
 
 mod history;
 mod pins;
+mod usage;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
@@ -34,6 +35,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
+        (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
+            usage::report(&req, env, agent, Some(thread)).await
+        }
         (Method::Get, ["agents", agent, "mcp"]) => {
             let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
             forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
@@ -107,13 +112,17 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
         Some(body) => body.bytes().await?,
         None => Vec::new(),
     };
-    match r2_layout::archive::decode_limited(&bytes, MAX_ARCHIVE_BYTES) {
+    let lines = match crate::js::gunzip(&bytes, MAX_ARCHIVE_BYTES).await {
+        Ok(lines) => lines,
+        Err(e @ durable::ports::GunzipError::TooLarge(_)) => {
+            return Response::error(format!("{key}: archive {e}; download it from R2"), 413)
+        }
+        Err(e) => return Response::error(format!("{key} is not a readable archive: {e}"), 422),
+    };
+    match r2_layout::archive::decode_lines(&lines) {
         Ok(messages) => Response::from_json(&serde_json::json!({
             "sessionId": id, "key": key, "metadata": metadata, "messages": messages,
         })),
-        Err(e @ r2_layout::archive::ArchiveError::TooLarge(_)) => {
-            Response::error(format!("{key}: {e}; download it from R2"), 413)
-        }
         Err(e) => Response::error(format!("{key} is not a readable archive: {e}"), 422),
     }
 }

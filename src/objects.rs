@@ -4,7 +4,9 @@
 //! and its reply are the shared protocol structs, never `v["field"]`.
 
 use durable::inbound::{Inbound, SessionKey};
-use durable::protocol::session::{EnqueueReply, EnqueueRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH};
+use durable::protocol::session::{
+    EnqueueReply, EnqueueRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, WAKE_PATH,
+};
 use durable::protocol::SESSION_BINDING;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -64,4 +66,11 @@ pub async fn status(env: &Env, key: &SessionKey) -> worker::Result<SessionStatus
     // A session that never had a message has not stored its key yet.
     status.session_key.get_or_insert_with(|| key.clone());
     Ok(status)
+}
+
+/// Runs a session's queue now (a message a budget held may go on).
+pub async fn wake(env: &Env, key: &SessionKey) -> worker::Result<()> {
+    let _: serde_json::Value =
+        call::<(), _>(env, SESSION_BINDING, &key.render(), Method::Post, WAKE_PATH, None).await?;
+    Ok(())
 }

@@ -122,6 +122,12 @@ impl Platform for DoPlatform {
     async fn pins(&self) -> Result<durable::protocol::pins::Pins, durable::ports::StorageError> {
         crate::agent_do::pins_of(&self.memory.env, &self.memory.agent).await
     }
+    async fn meter(
+        &self,
+        req: &durable::protocol::usage::MeterRequest,
+    ) -> Result<durable::protocol::usage::MeterReply, durable::ports::StorageError> {
+        crate::agent_do::meter(&self.memory.env, req).await
+    }
     async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
         crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await
     }

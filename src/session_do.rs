@@ -6,7 +6,9 @@ use crate::adapters::{self, DoSql, EnvVars};
 use crate::platform::DoPlatform;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
-use durable::protocol::session::{EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH};
+use durable::protocol::session::{
+    EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
+};
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, SessionHost, SessionRuntime};
 use durable::settings::AgentConfig;
@@ -101,6 +103,10 @@ impl DurableObject for Session {
             (Method::Get, STATUS_PATH) => {
                 let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
+            }
+            (Method::Post, WAKE_PATH) => {
+                self.0.wake().await.map_err(failed)?;
+                Response::from_json(&serde_json::json!({"ok": true}))
             }
             (Method::Get, ANSWER_PATH) => {
                 let request = crate::http::query(&req, "request");

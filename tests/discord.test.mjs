@@ -40,6 +40,8 @@ before(async () => {
       // (nothing to post with once an interaction token is dead) and short
       // waits between retries (DELIVERY_MAX_WAIT_MS, tests only).
       AGENTS: "main,fast,slow,broken,nobot",
+      ADMIN_TOKEN: "discord-admin",
+      USAGE_SETTLE_MS: "0",
       DISCORD_TURN_DEADLINE_MS__FAST: "1000",
       DISCORD_TURN_DEADLINE_MS__SLOW: "3600000",
       DISCORD_TURN_DEADLINE_MS__NOBOT: "3600000",
@@ -112,6 +114,9 @@ async function post(body, { headers, sign = true, agent = "main" } = {}) {
   } catch {}
   return { status: res.status, json, text, ms };
 }
+
+/** A real interaction body (tests/fixtures/real-world/discord/, sources in SOURCES.md). */
+const fixture = (name) => JSON.parse(fs.readFileSync(path.join(ROOT, "tests/fixtures/real-world/discord", name), "utf8"));
 
 const tokenOf = (r) => r.params.token;
 const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
@@ -285,6 +290,36 @@ describe("discord interactions endpoint", () => {
     assert.equal(discord.calls("original").length, 1);
   });
 
+  test("/usage shows the owner what the agent cost, the same figures as the API, without an LLM call", async () => {
+    await post(ask("something that costs"));
+    await h.until(() => discord.calls("original").length === 1, { what: "turn" });
+    const calls = h.llm.requests.length;
+    // The turn's call is in the ledger once its session settled it.
+    const auth = { headers: { authorization: "Bearer discord-admin" } };
+    const read = async () => (await h.fetch("/api/agents/main/usage?period=today", auth)).json();
+    // Until earlier turns' settlements have all landed: two reads alike.
+    let api = await read();
+    await h.until(async () => {
+      await settle(200);
+      const again = await read();
+      const same = again.calls >= 1 && again.totalTokens === api.totalTokens;
+      api = again;
+      return same;
+    }, { what: "the ledger settled" });
+    const r = await post(command("usage"));
+    assert.equal(r.json.type, 4);
+    assert.equal(r.json.data.flags, 64, "only the owner sees it");
+    const text = r.json.data.content;
+    assert.match(text, /^📊 Usage/);
+    const total = api.totalTokens.toLocaleString("en-US");
+    assert.ok(text.includes(`Today: $0.0000 (+ unpriced: claude-test) · ${total} tokens`), `${text}\n${JSON.stringify(api)}`);
+    assert.match(text, new RegExp(`${api.calls} calls · cache hit rate`));
+    const other = await post(command("usage", { user: FRIEND }));
+    assert.equal(other.json.data.content, "Only my owner can see what I cost.");
+    await settle();
+    assert.equal(h.llm.requests.length, calls, "no LLM call for /usage");
+  });
+
   test("/memory searches the conversation's own memory store, without an LLM call", async () => {
     h.llm.push({ toolCall: { name: "memory_add", input: { name: "bike-lock", content: "The bike lock code is 4711" } } }, { text: "noted" });
     await post(ask("remember my bike lock code 4711"));
@@ -334,6 +369,43 @@ describe("discord interactions endpoint", () => {
     assert.ok(Buffer.from(image.source.data, "base64").equals(png), "the model sees the exact bytes");
     const media = (await (await h.bucket()).list({ prefix: "media/agent:main:main/" })).objects;
     assert.ok(media.some((o) => o.key.endsWith(".png")), "stored in R2");
+  });
+
+  test("buttons, select menus and forms get a polite ephemeral note; autocomplete gets an empty list", async () => {
+    for (const file of [
+      "interaction-message-component-button.json",
+      "interaction-message-component-string-select.json",
+      "interaction-message-component-minimal.json",
+      "interaction-modal-submit.json",
+    ]) {
+      const r = await post(fixture(file));
+      assert.equal(r.status, 200, `${file}: ${r.text}`);
+      assert.equal(r.json.type, 4, file);
+      assert.equal(r.json.data.flags, 64, `${file}: only the user sees it`);
+      assert.match(r.json.data.content, /not something I handle\. Use \/ask/, file);
+    }
+    const auto = await post(fixture("interaction-autocomplete.json"));
+    assert.equal(auto.status, 200, auto.text);
+    assert.deepEqual(auto.json, { type: 8, data: { choices: [] } });
+    // Signatures are still checked first.
+    const unsigned = await post(fixture("interaction-modal-submit.json"), { sign: false });
+    assert.equal(unsigned.status, 401);
+    await settle();
+    assert.equal(h.llm.requests.length, 0);
+    assert.equal(discord.requests.length, 0);
+  });
+
+  test("a message command (Apps → Ask Hearth) asks about that message: its text reaches the model", async () => {
+    // Discord's documented example, run by the owner in an allowed channel.
+    const i = fixture("interaction-message-command.json");
+    Object.assign(i, { id: snowflake(), token: `tok-${snowflake()}`, application_id: discord.appId, guild_id: GUILD, channel_id: CHANNEL });
+    i.member.user.id = OWNER;
+    assert.deepEqual((await post(i)).json, { type: 5 });
+    await h.until(() => discord.calls("original").length === 1, { what: "answer" });
+    const user = h.llm.requests.at(-1).body.messages.at(-1);
+    const text = user.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+    assert.ok(text.endsWith('[Asking about a message from ian: "some message"]\n[ian]'), text);
+    assert.match(discord.calls("original")[0].body.content, /some message/);
   });
 
   test("a thread under an allowed channel is its own conversation in that channel's scope", async () => {
@@ -445,13 +517,14 @@ describe("npm run discord:register", () => {
     const env = { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: discord.botToken };
     const g = await run(["--guild", "987"], env, tmp());
     assert.equal(g.status, 0, g.stderr);
-    assert.match(g.stdout, /Registered 4 commands guild 987/);
+    assert.match(g.stdout, /Registered 6 commands guild 987/);
     assert.match(g.stdout, /\/ask/);
     const put = discord.calls("commands")[0];
     assert.equal(put.method, "PUT");
     assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
     assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
-    assert.deepEqual(put.body.map((c) => c.name), ["ask", "reset", "status", "memory"]);
+    assert.deepEqual(put.body.map((c) => [c.name, c.type]), [["ask", 1], ["reset", 1], ["status", 1], ["usage", 1], ["memory", 1], ["Ask Hearth", 3]]);
+    assert.ok(!("description" in put.body[5]), "Discord refuses a description on a message command");
     const askDef = put.body[0];
     assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
 
@@ -459,7 +532,7 @@ describe("npm run discord:register", () => {
     fs.writeFileSync(path.join(dir, ".dev.vars"), `# test\nDISCORD_APPLICATION_ID=${discord.appId}\nDISCORD_BOT_TOKEN="${discord.botToken}"\nDISCORD_API_BASE=${discord.base}\n`);
     const global = await run([], {}, dir);
     assert.equal(global.status, 0, global.stderr);
-    assert.match(global.stdout, /Registered 4 commands globally/);
+    assert.match(global.stdout, /Registered 6 commands globally/);
     assert.equal(discord.calls("commands")[1].path, `/applications/${discord.appId}/commands`);
   });
 

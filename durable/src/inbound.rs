@@ -5,8 +5,12 @@
 //! Ground floor: channels, the session, the scheduler and the memory all speak
 //! these types, so none of them needs another feature to name a message.
 
+pub mod context;
+
 use r2_layout::{AgentId, Scope};
 use serde::{Deserialize, Serialize};
+
+pub use context::MessageContext;
 
 /// The `channel` of heartbeat and job messages (not a chat platform).
 pub const SYSTEM_CHANNEL: &str = "system";
@@ -61,6 +65,28 @@ pub struct Inbound {
     pub received_at: i64,
     #[serde(default)]
     pub media: Vec<InboundMedia>,
+    /// What the message refers to (a reply, a quote, a forward's origin),
+    /// rendered before its text in the stored user message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<MessageContext>,
+}
+
+impl Inbound {
+    /// The text the history keeps for this message: in a group the sender's
+    /// name first (`[Ana]: hi`, or `[Ana]` alone for a bare attachment), and
+    /// before that the context's preface.
+    pub fn user_text(&self) -> String {
+        let text = if self.kind == ChatKind::Group && !self.sender_name.is_empty() {
+            if self.text.trim().is_empty() {
+                format!("[{}]", self.sender_name)
+            } else {
+                format!("[{}]: {}", self.sender_name, self.text)
+            }
+        } else {
+            self.text.clone()
+        };
+        context::with_preface(&self.context, text)
+    }
 }
 
 /// A parsed session key.

@@ -30,6 +30,8 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
 //!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
+//! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
+//!   messages (Telegram updates), tested on real payloads.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
@@ -37,6 +39,7 @@
 //! - [`dreaming`]: the nightly memory sweep (recall evidence → candidates →
 //!   one LLM call → `## Dreamed` facts in MEMORY.md, DREAMS.md), with
 //!   optional approval on Telegram.
+//! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -54,6 +57,7 @@ pub mod storage;
 pub mod text;
 pub mod toolkit;
 
+pub mod channels;
 pub mod delivery;
 pub mod dreaming;
 pub mod llm;
@@ -64,6 +68,7 @@ pub mod prompt;
 pub mod routing;
 pub mod scheduled;
 pub mod tools;
+pub mod usage;
 pub mod web;
 pub mod workspace;
 

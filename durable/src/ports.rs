@@ -52,6 +52,30 @@ pub trait ObjectStore {
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError>;
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>)
         -> Result<ListPage, StorageError>;
+
+    /// Gzip-compresses `data` the way the bucket's archives are stored
+    /// (`*.jsonl.gz`). The Worker uses the runtime's `CompressionStream`, so
+    /// the upload carries no deflate code; test stores use a crate.
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        let _ = data;
+        Err(StorageError("this store cannot gzip".into()))
+    }
+
+    /// Gunzips `data`, refusing more than `max_bytes` uncompressed (a hostile
+    /// or corrupt archive must not fill the isolate's memory).
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GunzipError> {
+        let _ = (data, max_bytes);
+        Err(GunzipError::Invalid("this store cannot gunzip".into()))
+    }
+}
+
+/// Why gzip data could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GunzipError {
+    #[error("not valid gzip: {0}")]
+    Invalid(String),
+    #[error("larger than {0} bytes uncompressed")]
+    TooLarge(usize),
 }
 
 /// A value bound to or read from SQLite.
@@ -344,6 +368,22 @@ pub trait Platform {
     /// A fresh random UUID (v4, lowercase hyphenated).
     fn new_uuid(&self) -> String;
     fn log(&self, level: LogLevel, msg: &str);
+    /// The agent's usage ledger and budget (in its Agent object): settles
+    /// finished LLM calls and, when asked, reserves room for the next one
+    /// ([`crate::protocol::usage`]). Default: no ledger, every call may go.
+    async fn meter(
+        &self,
+        req: &crate::protocol::usage::MeterRequest,
+    ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
+        Ok(crate::protocol::usage::MeterReply {
+            settled: req.settle.len() as u32,
+            decision: req
+                .reserve
+                .as_ref()
+                .map(|_| crate::protocol::usage::Decision::Go { reservation: 0, tight: false }),
+            ..Default::default()
+        })
+    }
 }
 
 /// A shared platform is a platform (a host hands its runtime's platform to
@@ -383,6 +423,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     }
     fn log(&self, level: LogLevel, msg: &str) {
         (**self).log(level, msg)
+    }
+    async fn meter(
+        &self,
+        req: &crate::protocol::usage::MeterRequest,
+    ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
+        (**self).meter(req).await
     }
 }
 

@@ -87,6 +87,7 @@ mod tests {
             reply_target: ReplyTarget::default(),
             received_at: 0,
             media: vec![],
+            context: vec![],
         }
     }
 

@@ -196,6 +196,15 @@ impl ObjectStore for MemStore {
         }
         Ok(page)
     }
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        Ok(r2_layout::archive::gzip(data))
+    }
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GunzipError> {
+        r2_layout::archive::gunzip(data, max_bytes).map_err(|e| match e {
+            r2_layout::archive::ArchiveError::TooLarge(n) => GunzipError::TooLarge(n),
+            other => GunzipError::Invalid(other.to_string()),
+        })
+    }
 }
 
 /// SQLite in memory through rusqlite: the same SQL as production.
@@ -435,6 +444,37 @@ impl Channel for RecordingChannel {
     }
 }
 
+/// The Agent object's usage ledger in process: a real
+/// [`crate::usage::book::UsageBook`] over its own SQLite, reached through
+/// the same typed requests as in production (recorded).
+#[cfg(test)]
+pub struct InProcessUsage {
+    pub book: RefCell<crate::usage::book::UsageBook>,
+    pub sql: MemSql,
+    pub requests: RefCell<Vec<crate::protocol::usage::MeterRequest>>,
+    pub unavailable: Cell<bool>,
+}
+
+#[cfg(test)]
+impl Default for InProcessUsage {
+    fn default() -> Self {
+        InProcessUsage {
+            book: RefCell::new(crate::usage::book::UsageBook::new("main", "UTC", Default::default())),
+            sql: MemSql::default(),
+            requests: RefCell::default(),
+            unavailable: Cell::new(false),
+        }
+    }
+}
+
+#[cfg(test)]
+impl InProcessUsage {
+    /// The ledger with these settings (budget, prices) in `timezone`.
+    pub fn configure(&self, settings: crate::settings::usage::UsageSettings, timezone: &str) {
+        *self.book.borrow_mut() = crate::usage::book::UsageBook::new("main", timezone, settings);
+    }
+}
+
 /// A platform of doubles; time advances only when slept through.
 #[cfg(test)]
 #[derive(Default)]
@@ -444,6 +484,7 @@ pub struct TestPlatform {
     pub sql: MemSql,
     pub channel: RecordingChannel,
     pub memory: InProcessMemory,
+    pub usage: InProcessUsage,
     pub now: Cell<i64>,
     pub slept: RefCell<Vec<u64>>,
     pub logs: RefCell<Vec<String>>,
@@ -506,6 +547,17 @@ impl Platform for TestPlatform {
     }
     fn log(&self, _level: LogLevel, msg: &str) {
         self.logs.borrow_mut().push(msg.to_owned());
+    }
+    async fn meter(
+        &self,
+        req: &crate::protocol::usage::MeterRequest,
+    ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
+        self.usage.requests.borrow_mut().push(req.clone());
+        if self.usage.unavailable.get() {
+            return Err(StorageError("injected: the Agent object is unavailable".into()));
+        }
+        let log = |_: LogLevel, msg: &str| self.logs.borrow_mut().push(msg.to_owned());
+        self.usage.book.borrow_mut().meter(&self.usage.sql, req, self.now.get(), &log)
     }
 }
 

@@ -3,13 +3,23 @@
 //! we answer with, and the interaction-token lifetime. Pure, tested natively.
 
 use durable::inbound::ReplyTarget;
-use durable::inbound::{ChatKind, Inbound, InboundMedia};
+use durable::inbound::{ChatKind, Inbound, InboundMedia, MessageContext};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
 pub const PING: u8 = 1;
 pub const APPLICATION_COMMAND: u8 = 2;
+/// A button press or a select menu choice on a message.
+pub const MESSAGE_COMPONENT: u8 = 3;
+/// A user typing in a command option that offers suggestions.
+pub const APPLICATION_COMMAND_AUTOCOMPLETE: u8 = 4;
+/// A form (modal) sent back.
+pub const MODAL_SUBMIT: u8 = 5;
+/// `data.type` of a command run from a message's menu (Apps → ...).
+pub const MESSAGE_COMMAND: u8 = 3;
+/// At most this many attachments of a message asked about are fetched.
+pub const MAX_ABOUT_ATTACHMENTS: usize = 4;
 /// Message flag: only the invoking user sees it.
 pub const EPHEMERAL: u64 = 64;
 /// Discord's message length limit.
@@ -69,6 +79,21 @@ pub struct Attachment {
 pub struct Resolved {
     #[serde(default)]
     pub attachments: HashMap<String, Attachment>,
+    /// The message a message command was run on.
+    #[serde(default)]
+    pub messages: HashMap<String, ResolvedMessage>,
+}
+
+/// A message as Discord resolves it for a message command. Apps get its
+/// content here even without the message content intent.
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct ResolvedMessage {
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub author: Option<User>,
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -78,13 +103,22 @@ pub struct CommandOption {
     pub value: Option<Value>,
 }
 
+/// The `data` of an interaction: a command's (name, options, resolved
+/// objects), or a component's or modal's (`custom_id`; no name).
 #[derive(Debug, Clone, Deserialize)]
 pub struct CommandData {
+    #[serde(default)]
     pub name: String,
+    /// 1 slash command, 2 user command, 3 message command.
+    #[serde(default, rename = "type")]
+    pub kind: Option<u8>,
     #[serde(default)]
     pub options: Vec<CommandOption>,
     #[serde(default)]
     pub resolved: Option<Resolved>,
+    /// The message (or user) a context-menu command was run on.
+    #[serde(default)]
+    pub target_id: Option<String>,
 }
 
 /// An interaction as Discord POSTs it (fields Hearth does not use are ignored).
@@ -120,12 +154,19 @@ pub enum Command {
         prompt: String,
         attachment: Option<Attachment>,
     },
+    /// A message command ("Ask Hearth" in a message's Apps menu): ask about
+    /// that message, its text as context and its attachments as media.
+    AskAbout {
+        attachments: Vec<Attachment>,
+    },
     Reset,
     Status,
     /// `/memory query`: search the memory store of this conversation's scope.
     Memory {
         query: String,
     },
+    /// `/usage`: what the agent cost today and this month (owner only).
+    Usage,
     Unknown(String),
 }
 
@@ -172,6 +213,12 @@ impl Interaction {
 
     pub fn command(&self) -> Option<Command> {
         let data = self.data.as_ref()?;
+        if data.kind == Some(MESSAGE_COMMAND) {
+            let attachments = self.target_message().map(|m| m.attachments.clone()).unwrap_or_default();
+            return Some(Command::AskAbout {
+                attachments: attachments.into_iter().take(MAX_ABOUT_ATTACHMENTS).collect(),
+            });
+        }
         let opt = |name: &str| data.options.iter().find(|o| o.name == name).and_then(|o| o.value.as_ref());
         Some(match data.name.as_str() {
             "ask" => {
@@ -183,9 +230,33 @@ impl Interaction {
             }
             "reset" => Command::Reset,
             "status" => Command::Status,
+            "usage" => Command::Usage,
             "memory" => Command::Memory { query: opt("query").and_then(Value::as_str).unwrap_or("").to_owned() },
             other => Command::Unknown(other.to_owned()),
         })
+    }
+
+    /// The message a message command was run on.
+    pub fn target_message(&self) -> Option<&ResolvedMessage> {
+        let data = self.data.as_ref()?;
+        data.resolved.as_ref()?.messages.get(data.target_id.as_deref()?)
+    }
+
+    /// What the interaction refers to. A slash command carries no reply
+    /// (Discord offers none); a message command carries its message.
+    pub fn context(&self) -> Vec<MessageContext> {
+        let Some(m) = self.target_message() else { return vec![] };
+        let mut text: Vec<String> = m
+            .attachments
+            .iter()
+            .map(|a| if a.filename.is_empty() { "[attachment]".to_owned() } else { format!("[{}]", a.filename) })
+            .collect();
+        if !m.content.trim().is_empty() {
+            text.push(m.content.trim().to_owned());
+        }
+        let author =
+            m.author.as_ref().map(|u| u.global_name.clone().filter(|n| !n.is_empty()).unwrap_or(u.username.clone()));
+        vec![MessageContext::About { author, text: text.join(" ") }]
     }
 
     /// When Discord created the interaction (its token's lifetime starts
@@ -266,6 +337,7 @@ pub fn to_inbound(
         },
         received_at: now_ms,
         media,
+        context: i.context(),
     })
 }
 
@@ -286,6 +358,23 @@ pub fn pong() -> Value {
 /// "Thinking…": the answer follows by editing this message.
 pub fn deferred() -> Value {
     json!({"type": 5})
+}
+
+/// The answer to an autocomplete request: no suggestions (Hearth's options
+/// offer none; Discord wants a type 8 answer all the same).
+pub fn no_choices() -> Value {
+    json!({"type": 8, "data": {"choices": []}})
+}
+
+/// What a button, a select menu or a form sent to Hearth is told: Hearth
+/// sends none of its own, so these belong to something else.
+pub fn not_handled_text(kind: u8) -> String {
+    let what = match kind {
+        MESSAGE_COMPONENT => "Buttons and menus",
+        MODAL_SUBMIT => "Forms",
+        _ => "This kind of interaction",
+    };
+    format!("{what} are not something I handle. Use /ask to talk to me.")
 }
 
 /// An immediate answer only the invoking user sees.
@@ -459,12 +548,65 @@ mod tests {
         assert_eq!(ReplyExtra::from_target(&ReplyTarget::default()), None);
     }
 
+    fn fixture(name: &str) -> Vec<u8> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-world/discord");
+        std::fs::read(dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn every_real_interaction_parses() {
+        for (file, kind) in [
+            ("interaction-application-command-minimal.json", APPLICATION_COMMAND),
+            ("interaction-autocomplete.json", APPLICATION_COMMAND_AUTOCOMPLETE),
+            ("interaction-chat-input-dm.json", APPLICATION_COMMAND),
+            ("interaction-chat-input-guild.json", APPLICATION_COMMAND),
+            ("interaction-message-command.json", APPLICATION_COMMAND),
+            ("interaction-message-component-button.json", MESSAGE_COMPONENT),
+            ("interaction-message-component-minimal.json", MESSAGE_COMPONENT),
+            ("interaction-message-component-string-select.json", MESSAGE_COMPONENT),
+            ("interaction-modal-submit.json", MODAL_SUBMIT),
+            ("interaction-ping-minimal.json", PING),
+            ("interaction-user-command.json", APPLICATION_COMMAND),
+        ] {
+            let i = parse(&fixture(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(i.kind, kind, "{file}");
+        }
+    }
+
+    #[test]
+    fn a_message_command_asks_about_its_message() {
+        let i = parse(&fixture("interaction-message-command.json")).unwrap();
+        assert_eq!(i.command(), Some(Command::AskAbout { attachments: vec![] }));
+        let m = to_inbound(&i, String::new(), vec![], 1_800_000_000_000, TURN_WINDOW_MS).unwrap();
+        assert_eq!(m.user_text(), "[Asking about a message from ian: \"some message\"]\n[ian]");
+        // A slash command has no message to refer to.
+        let ask = parse(&fixture("interaction-chat-input-guild.json")).unwrap();
+        assert!(ask.context().is_empty());
+        // The message's attachments come along (as media), named in the context.
+        let with_file = parse(
+            br#"{"id":"9","type":2,"token":"t","channel_id":"1","user":{"id":"42","username":"olga"},
+            "data":{"name":"Ask Hearth","type":3,"target_id":"5","resolved":{"messages":{"5":{"id":"5","content":"",
+            "author":{"id":"7","username":"pat","global_name":"Pat"},
+            "attachments":[{"id":"a","filename":"cat.png","url":"https://cdn.discordapp.com/attachments/1/a/cat.png","content_type":"image/png"}]}}}}}"#,
+        )
+        .unwrap();
+        let Some(Command::AskAbout { attachments }) = with_file.command() else { panic!() };
+        assert_eq!(attachments[0].filename, "cat.png");
+        assert_eq!(with_file.context()[0].render(), "[Asking about a message from Pat: \"[cat.png]\"]");
+        // A message command whose message did not resolve has nothing to ask about.
+        let missing = parse(br#"{"id":"9","type":2,"data":{"name":"Ask Hearth","type":3,"target_id":"5"}}"#).unwrap();
+        assert!(missing.target_message().is_none() && missing.context().is_empty());
+    }
+
     #[test]
     fn responses_and_texts() {
         assert_eq!(pong(), json!({"type": 1}));
         assert_eq!(deferred(), json!({"type": 5}));
         let e = ephemeral("no");
         assert_eq!((e["type"].as_u64(), e["data"]["flags"].as_u64()), (Some(4), Some(64)));
+        assert_eq!(no_choices(), json!({"type": 8, "data": {"choices": []}}));
+        assert!(not_handled_text(MESSAGE_COMPONENT).starts_with("Buttons and menus"));
+        assert!(not_handled_text(MODAL_SUBMIT).starts_with("Forms"));
         let status = |v: Value| serde_json::from_value(v).unwrap();
         let s = status_text(&status(json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
             "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}})));

@@ -4,9 +4,22 @@
 //! - `/ask` and `/reset` are answered at once with a deferred response and
 //!   queued in the same Session object as any Telegram message; the answer
 //!   edits the deferred message ([`client`]);
+//! - a message command (Apps → "Ask Hearth" on a message) is an `/ask` about
+//!   that message: its text reaches the model as context, its attachments as
+//!   media. A slash command cannot reply to a message, so `/ask` has no
+//!   reply context; ordinary replies (`message_reference` /
+//!   `referenced_message`) arrive only over the Gateway, which would fill the
+//!   same [`durable::inbound::MessageContext`];
+//! - buttons, menus and forms (component and modal interactions) get an
+//!   ephemeral "not handled", autocomplete an empty list of choices;
 //! - `/status` is answered directly from the Session object, no LLM call;
+//! - `/usage` (the owner only) is answered from the agent's usage ledger,
+//!   no LLM call, in the words of Telegram's `/usage`;
 //! - people and channels not in `OWNER_IDS`/`ALLOW_FROM` get an ephemeral note
-//!   with their id.
+//!   with their id, every time: Discord wants every interaction answered
+//!   (else the user sees "The application did not respond"), and that
+//!   answer is the interaction's response, not a message from the bot's
+//!   send budget, so the stranger cooldown of Telegram does not apply.
 
 pub mod client;
 pub mod interaction;
@@ -58,7 +71,9 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
     match i.kind {
         interaction::PING => json_response(&interaction::pong(), 200),
         interaction::APPLICATION_COMMAND => command(env, &vars, &cfg, &i).await,
-        other => json_response(&ephemeral(&format!("Hearth does not handle interactions of type {other}.")), 200),
+        interaction::APPLICATION_COMMAND_AUTOCOMPLETE => json_response(&interaction::no_choices(), 200),
+        // Buttons, menus, forms and anything newer: a polite note only the user sees.
+        other => json_response(&ephemeral(&interaction::not_handled_text(other)), 200),
     }
 }
 
@@ -69,9 +84,18 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
             let media = attachment.as_ref().map(interaction::attachment_media).into_iter().collect();
             (Command::Ask { prompt: prompt.clone(), attachment }, prompt, media)
         }
+        // The message asked about travels as the inbound's context.
+        Some(Command::AskAbout { .. }) if i.target_message().is_none() => {
+            return json_response(&ephemeral("I could not see the message you picked. Try /ask instead."), 200);
+        }
+        Some(Command::AskAbout { attachments }) => {
+            let media = attachments.iter().map(interaction::attachment_media).collect();
+            (Command::AskAbout { attachments }, String::new(), media)
+        }
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
         Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
+        Some(Command::Usage) => (Command::Usage, "/usage".to_owned(), vec![]),
         Some(Command::Memory { query }) => {
             (Command::Memory { query: query.clone() }, format!("/memory {query}"), vec![])
         }
@@ -107,6 +131,9 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
             Err(e) => format!("⚠️ Could not read the session status: {e}"),
         };
         return json_response(&ephemeral(&text), 200);
+    }
+    if cmd == Command::Usage {
+        return json_response(&ephemeral(&usage_answer(env, cfg, &inbound.sender_id).await), 200);
     }
     if let Command::Memory { query } = &cmd {
         return json_response(&ephemeral(&memory_answer(env, &key, query).await), 200);
@@ -150,5 +177,22 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
         }
         Ok(other) => format!("⚠️ Unexpected memory answer: {other:?}"),
         Err(e) => format!("⚠️ My memory is not available right now: {e}"),
+    }
+}
+
+/// `/usage`: today's and this month's cost, cache hit rate and budget left,
+/// from the agent's usage ledger, shown only to the owner who asked. No LLM
+/// call; the same words as Telegram's `/usage`.
+async fn usage_answer(env: &Env, cfg: &AgentConfig, user: &str) -> String {
+    if !cfg.is_owner("discord", user) {
+        return "Only my owner can see what I cost.".into();
+    }
+    let req =
+        durable::protocol::usage::MeterRequest { agent: cfg.agent.to_string(), summary: true, ..Default::default() };
+    match crate::agent_do::meter(env, &req).await {
+        Ok(reply) => reply
+            .summary
+            .map_or_else(|| "⚠️ My usage ledger gave no figures.".into(), |s| durable::usage::report::summary_text(&s)),
+        Err(e) => format!("⚠️ I could not read my usage right now ({e}). Try again in a moment."),
     }
 }

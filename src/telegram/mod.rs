@@ -1,19 +1,18 @@
 //! Telegram: the webhook (`POST /telegram/{agentId}`) and the reply channel.
 
 pub mod client;
-pub mod update;
 
 use crate::access;
 use crate::adapters::{self, EnvVars};
 use crate::http::read_body_limited;
 use client::TelegramApi;
+use durable::channels::telegram::{self as update, BotIdentity, Ignored, Update};
 use durable::inbound::ReplyTarget;
 use durable::ports::LogLevel;
 use durable::routing::{route, Route};
 use durable::settings::setting;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use update::{BotIdentity, Update};
 use worker::{Context, Env, Request, Response, Result};
 
 /// Largest update body accepted (Telegram's are a few kB).
@@ -62,15 +61,15 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Err(e) => return Response::error(format!("malformed Telegram update: {e}"), 400),
     };
     if update.edited_message.is_some() {
-        // See update::to_inbound: an edit starts no turn and fetches nothing.
-        return Response::ok("edit ignored");
+        // An edit starts no turn and fetches nothing (see `Ignored::Edit`).
+        return Response::ok(format!("ignored: {}", Ignored::Edit));
     }
     let Some(api) = TelegramApi::for_agent(&cfg) else {
         return Response::error("TELEGRAM_BOT_TOKEN is not set for this agent (see .dev.vars.example)", 500);
     };
     let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
     let mut bot = BotIdentity { id: bot_id, username: USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) };
-    if bot.username.is_none() && update.message().is_some_and(|m| m.needs_username()) {
+    if bot.username.is_none() && update.message.as_ref().is_some_and(|m| m.needs_username()) {
         match api.get_me_username().await {
             Ok(Some(name)) => {
                 USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
@@ -81,8 +80,9 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
             Err(e) => return Response::error(format!("getMe failed: {e}"), 503),
         }
     }
-    let Some(inbound) = update::to_inbound(&update, &bot, adapters::now_ms()) else {
-        return Response::ok("ignored");
+    let inbound = match update::to_inbound(&update, &bot, adapters::now_ms()) {
+        Ok(m) => m,
+        Err(why) => return Response::ok(format!("ignored: {why}")),
     };
     match route(&cfg, &inbound) {
         Route::Turn(key) => match crate::objects::enqueue(env, &key, &inbound).await {
@@ -92,12 +92,21 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
             Err(e) => Response::error(format!("could not queue the message: {e}"), 503),
         },
         Route::Stranger => {
-            adapters::log(LogLevel::Info, &format!("stranger telegram:{} wrote to agent {agent}", inbound.sender_id));
             let target =
                 ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
             let text = access::stranger_text("telegram", &inbound.sender_id, !cfg.owners.is_empty());
+            let env = env.clone();
+            // Each notice is a send from the bot's budget: at most one per
+            // stranger per STRANGER_COOLDOWN_MINUTES.
             ctx.wait_until(async move {
-                let _ = api.send_reply(&target, &text).await;
+                if access::may_tell_stranger(&env, &cfg, "telegram", &inbound.sender_id).await {
+                    let who = format!("telegram:{}", inbound.sender_id);
+                    adapters::log(
+                        LogLevel::Info,
+                        &format!("stranger {who} wrote to agent {}: told their id", cfg.agent),
+                    );
+                    let _ = api.send_reply(&target, &text).await;
+                }
             });
             Response::ok("not allowed")
         }

@@ -5,7 +5,8 @@
 // `heartbeatTokens()` returns the figures; `bench()` returns rows for
 // `npm run bench`. Tokens are estimated from the request the stand-in
 // received (characters / 4 of the system prompt, messages and tool
-// definitions), since the stand-in's own usage numbers are fixed.
+// definitions), the stand-in's own count; how much of it the prompt cache
+// serves is in tests/bench/usage.mjs.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";

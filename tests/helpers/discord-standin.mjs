@@ -103,6 +103,15 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     }
     if (route === "commands") {
       if (!Array.isArray(body)) return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      // Discord's rules: a slash command (type 1) has a lowercase name and a
+      // 1-100 character description; a user or message command (2, 3) a
+      // name of up to 32 characters (spaces allowed) and no description.
+      const bad = body.findIndex((c) => {
+        const type = c.type ?? 1;
+        if (type === 1) return !/^[-_\p{Ll}\p{Lo}\p{N}]{1,32}$/u.test(c.name ?? "") || !(c.description?.length >= 1 && c.description.length <= 100);
+        return !(typeof c.name === "string" && c.name.length >= 1 && c.name.length <= 32) || (c.description ?? "") !== "";
+      });
+      if (bad >= 0) return sendJson(res, 400, { message: "Invalid Form Body", code: 50035, errors: { [bad]: { _errors: [{ code: "APPLICATION_COMMAND_INVALID", message: "Invalid command" }] } } });
       return sendJson(
         res,
         200,

@@ -15,6 +15,8 @@ export const GROUP = -100123456;
 export async function startHearth({ bindings = {}, persist, inspectorPort } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
+  // Bindings a restart changed (a deploy with new settings).
+  let changed = {};
   const mfOptions = (extra = {}) => ({
     modulesRoot: ROOT,
     modules: [
@@ -45,6 +47,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort } = {}
       RESET_DAILY_AT: "off",
       // A function gets the stand-ins, for settings that name their addresses.
       ...(typeof bindings === "function" ? bindings({ llm, telegram }) : bindings),
+      ...changed,
     },
     cf: false,
     ...(inspectorPort ? { inspectorPort } : {}),
@@ -105,9 +108,11 @@ export async function startHearth({ bindings = {}, persist, inspectorPort } = {}
       }
     },
     /** Disposes workerd and starts it again on the same persisted state;
-     * waits for running turns first, so the restart tests persistence, not a race. */
-    async restart({ settle = [] } = {}) {
+     * waits for running turns first, so the restart tests persistence, not a race.
+     * `bindings` changes settings, as a deploy would (they stay for later restarts). */
+    async restart({ settle = [], bindings: more = {} } = {}) {
       await h.settle(...settle);
+      changed = { ...changed, ...more };
       await mf.dispose();
       mf = new Miniflare(mfOptions());
       await mf.ready;

@@ -2,6 +2,7 @@
 // Bot API and the LLM providers (Anthropic Messages, OpenAI chat completions).
 // They speak the real wire formats, including real error bodies, and record
 // every request so tests can assert on what Hearth sent.
+import { createHash } from "node:crypto";
 import http from "node:http";
 
 function listen(handler) {
@@ -205,6 +206,115 @@ function lastUserText(messages) {
   return "";
 }
 
+/** Tokens of a text, as the stand-in counts them: 4 characters each. */
+const tokensOf = (s) => Math.ceil(s.length / 4);
+
+/** Anthropic's tokens around the blocks (role markers), never cached. */
+const FRAMING_TOKENS = 4;
+
+/** A content block without its cache marker, as the prefix match sees it. */
+function plainJson(block) {
+  if (block && typeof block === "object" && "cache_control" in block) {
+    const { cache_control, ...rest } = block;
+    return JSON.stringify(rest);
+  }
+  return JSON.stringify(block);
+}
+
+/**
+ * Prompt caching as the providers do it, for the stand-in's usage numbers.
+ *
+ * Anthropic (https://docs.claude.com/en/docs/build-with-claude/prompt-caching):
+ * the prefix is tools, then system, then messages, block by block. A block
+ * with `cache_control` is a breakpoint: the prefix ending there is written
+ * to the cache (when it has at least `minTokens`), and a request reads the
+ * longest cached prefix that ends at a block within 20 blocks before one of
+ * its breakpoints. Tokens from there to the last breakpoint are written
+ * (`cache_creation_input_tokens`), the rest are `input_tokens`.
+ *
+ * OpenAI (https://platform.openai.com/docs/guides/prompt-caching): no
+ * markers; a prompt of 1024 tokens or more reads the longest prefix it
+ * shares with a recent request, in steps of 128 tokens (`cached_tokens`,
+ * part of `prompt_tokens`); nothing is billed as a write.
+ *
+ * Entries live `ttlMs` (5 minutes, refreshed by each hit). Anthropic
+ * bills a few framing tokens outside any block as input (`FRAMING_TOKENS`).
+ */
+export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
+  const anthropic = new Map(); // prefix hash -> expiry
+  const openai = []; // recent prompts: {chunks, expires}
+  const alive = (expires, now) => expires > now;
+  return {
+    clear() {
+      anthropic.clear();
+      openai.length = 0;
+    },
+    anthropic(body, now = Date.now()) {
+      const blocks = [];
+      for (const t of body.tools ?? []) blocks.push({ json: plainJson(t), bp: !!t?.cache_control });
+      const system = typeof body.system === "string" ? [{ type: "text", text: body.system }] : body.system ?? [];
+      for (const s of system) blocks.push({ json: plainJson(s), bp: !!s?.cache_control });
+      for (const m of body.messages ?? []) {
+        const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content ?? [];
+        content.forEach((b, j) => blocks.push({ json: (j === 0 ? m.role + ":" : "") + plainJson(b), bp: !!b?.cache_control }));
+      }
+      // Prefix identity and size at each block boundary.
+      let h = createHash("sha256").update(String(body.model)).digest("hex");
+      let total = 0;
+      const hashes = [];
+      const cum = [];
+      for (const b of blocks) {
+        h = createHash("sha256").update(h).update(b.json).digest("hex");
+        total += tokensOf(b.json);
+        hashes.push(h);
+        cum.push(total);
+      }
+      const breakpoints = blocks.flatMap((b, i) => (b.bp ? [i] : []));
+      let read = 0;
+      for (const bp of breakpoints) {
+        for (let j = bp; j >= 0 && j >= bp - 19; j--) {
+          const exp = anthropic.get(hashes[j]);
+          if (exp !== undefined && alive(exp, now)) {
+            if (cum[j] > read) read = cum[j];
+            anthropic.set(hashes[j], now + ttlMs);
+            break;
+          }
+        }
+      }
+      const last = breakpoints.length ? breakpoints[breakpoints.length - 1] : -1;
+      const cacheable = last >= 0 && cum[last] >= minTokens;
+      const write = cacheable && cum[last] > read ? cum[last] - read : 0;
+      for (const bp of breakpoints) if (cum[bp] >= minTokens) anthropic.set(hashes[bp], now + ttlMs);
+      return { input: total - read - write + FRAMING_TOKENS, cacheRead: read, cacheWrite: write, prompt: total + FRAMING_TOKENS };
+    },
+    openai(body, now = Date.now()) {
+      const chunks = [String(body.model), JSON.stringify(body.tools ?? []), ...(body.messages ?? []).map((m) => JSON.stringify(m))];
+      const prompt = chunks.reduce((n, c) => n + c.length, 0);
+      let best = 0;
+      for (const prev of openai) {
+        if (!alive(prev.expires, now)) continue;
+        let chars = 0;
+        let i = 0;
+        while (i < chunks.length && i < prev.chunks.length && chunks[i] === prev.chunks[i]) chars += chunks[i++].length;
+        if (i < chunks.length && i < prev.chunks.length) {
+          const a = chunks[i];
+          const b = prev.chunks[i];
+          let k = 0;
+          while (k < a.length && k < b.length && a.charCodeAt(k) === b.charCodeAt(k)) k++;
+          chars += k;
+        }
+        if (chars > best) best = chars;
+      }
+      const total = Math.ceil(prompt / 4);
+      const shared = Math.floor(best / 4);
+      const cached = total >= minTokens && shared >= minTokens ? Math.min(total, Math.floor(shared / 128) * 128) : 0;
+      openai.unshift({ chunks, expires: now + ttlMs });
+      if (openai.length > 16) openai.length = 16;
+      return { input: total - cached, cacheRead: cached, cacheWrite: 0, prompt: total };
+    },
+  };
+}
+
 /**
  * An LLM stand-in serving both Anthropic (`/v1/messages`) and OpenAI-compatible
  * (`/v1/chat/completions`) requests. By default it answers "echo: <last user
@@ -215,8 +325,13 @@ function lastUserText(messages) {
  * (Anthropic) {content: [blocks], stopReason}: a reply with these blocks.
  * Like the real APIs, it refuses (400, recorded as `invalid`) a body they
  * would refuse: see messagesProblem and chatCompletionsProblem.
+ * Usage is computed as the providers would report it ([promptCache]: the
+ * cache reads and writes of the request's prefix, 4 characters a token),
+ * recorded on each request as `usage` ({input, output, cacheRead,
+ * cacheWrite}); a step's `usage` (the provider's own usage object) replaces it.
  */
 export async function startLlm() {
+  const cache = promptCache();
   const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript" };
   const server = await listen(async (req, res, raw) => {
     const url = new URL(req.url, "http://x");
@@ -253,18 +368,29 @@ export async function startLlm() {
       if (step.raw) return sendJson(res, 200, step.raw);
       const messages = provider === "openai" ? body.messages : body.messages;
       const text = step.text ?? `echo: ${lastUserText(messages || [])}`;
+      const prompt = provider === "openai" ? cache.openai(body) : cache.anthropic(body);
+      const output = Math.max(1, tokensOf(step.toolCall ? JSON.stringify(step.toolCall) : text));
+      entry.usage = { input: prompt.input, output, cacheRead: prompt.cacheRead, cacheWrite: prompt.cacheWrite };
       if (provider === "openai") {
         const message = step.toolCall
           ? { role: "assistant", content: null, tool_calls: [{ id: step.toolCall.id ?? "call_" + state.requests.length, type: "function", function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.input) } }] }
           : { role: "assistant", content: text };
+        const usage = step.usage ?? {
+          prompt_tokens: prompt.prompt,
+          completion_tokens: output,
+          total_tokens: prompt.prompt + output,
+          prompt_tokens_details: { cached_tokens: prompt.cacheRead },
+        };
+        if (step.usage) entry.usage = { input: usage.prompt_tokens - (usage.prompt_tokens_details?.cached_tokens ?? 0), output: usage.completion_tokens, cacheRead: usage.prompt_tokens_details?.cached_tokens ?? 0, cacheWrite: 0 };
         return sendJson(res, 200, {
           id: "chatcmpl-" + state.requests.length,
           object: "chat.completion",
           model: body.model,
           choices: [{ index: 0, message, finish_reason: step.toolCall ? "tool_calls" : "stop" }],
-          usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 40 } },
+          usage,
         });
       }
+      if (step.usage) entry.usage = { input: step.usage.input_tokens ?? 0, output: step.usage.output_tokens ?? 0, cacheRead: step.usage.cache_read_input_tokens ?? 0, cacheWrite: step.usage.cache_creation_input_tokens ?? 0 };
       const content = step.content ?? (step.toolCall
         ? [{ type: "tool_use", id: step.toolCall.id ?? "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
         : [{ type: "text", text }]);
@@ -276,7 +402,12 @@ export async function startLlm() {
         content,
         stop_reason: step.stopReason ?? (step.toolCall ? "tool_use" : "end_turn"),
         stop_sequence: null,
-        usage: { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 50 },
+        usage: step.usage ?? {
+          input_tokens: prompt.input,
+          output_tokens: output,
+          cache_creation_input_tokens: prompt.cacheWrite,
+          cache_read_input_tokens: prompt.cacheRead,
+        },
       });
     } finally {
       entry.end = Date.now();
@@ -289,7 +420,9 @@ export async function startLlm() {
     base,
     requests: state.requests,
     push: (...steps) => state.script.push(...steps),
+    cache,
     reset: () => {
+      cache.clear();
       state.requests.length = 0;
       state.script.length = 0;
       state.transcriptions.length = 0;

@@ -54,12 +54,12 @@ export function workerdPids(root = process.pid) {
 }
 
 /**
- * A CPU meter over the workerd processes running now: `read()` gives their
- * total user+sys CPU in ms. The process set is fixed when the meter is made,
- * so a restart in between is an error rather than a wrong figure.
+ * A CPU meter over the workerd processes running now (or those of `pids`,
+ * e.g. one of two Miniflares): `read()` gives their total user+sys CPU in
+ * ms. The process set is fixed when the meter is made, so a restart in
+ * between is an error rather than a wrong figure.
  */
-export function workerdCpuMeter() {
-  const pids = workerdPids();
+export function workerdCpuMeter(pids = workerdPids()) {
   if (!pids.length) throw new Error("no workerd process found under this Node process");
   return {
     pids,

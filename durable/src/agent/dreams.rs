@@ -5,18 +5,23 @@
 //!
 //! The sweep's one LLM call is made here, by the Agent object itself (no
 //! Session is involved: nobody waits for it, and it has no conversation).
-//! Its tokens go to the schedule's ledger as `dreaming`; the usage ledger
-//! and its background limit come in through [`DreamHost::reserve`] and
-//! [`DreamHost::settle`] (their default allows every call).
+//! Before it, the usage ledger is asked for room as kind `dreaming`
+//! ([`AgentHost::reserve_call`]): when the budget's background share
+//! (`BUDGET_BACKGROUND_PERCENT`) is spent, or calls in flight hold the
+//! rest, the sweep is skipped tonight. After it, the call is settled in the
+//! ledger (`byKind.dreaming` in `GET /api/agents/{id}/usage`, thread
+//! `agent:{id}:dreaming`) and its tokens also go to the schedule's ledger.
 
 use super::host::{AgentHost, AgentRuntime, Refusal};
 use crate::dreaming::approval::{self, TapContext, Telegram};
 use crate::dreaming::state::DreamStore;
 use crate::dreaming::sweep::{self, Night};
+use crate::dreaming::Permit;
 use crate::dreaming::{self, Completion, DreamHost, Picked};
 use crate::llm::{self, ChatRequest, LlmIo};
 use crate::ports::LogLevel;
 use crate::protocol::dreams::{Tap, TapOutcome};
+use crate::protocol::usage::{CallRecord, Decision, UsageKind};
 use crate::scheduled::store::ScheduleStore;
 use crate::settings::dreaming::{history_keep, DreamConfig};
 use crate::settings::{agent_ids, AgentConfig, LlmConfig};
@@ -47,6 +52,9 @@ struct Dreamer<'a, R: AgentRuntime + 'static> {
     host: &'a AgentHost<R>,
     store: R::Store,
     llm: LlmConfig,
+    agent: String,
+    /// The owner's budget warning, when the call crossed it (sent after the sweep).
+    notice: std::cell::RefCell<Option<String>>,
 }
 
 impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
@@ -70,6 +78,40 @@ impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
             ChatRequest { system, messages: &messages, tools: &[], media: &media, appended_user: None, memo: None };
         let reply = llm::complete(&Io(self.host.runtime()), &cfg, &req).await.map_err(|e| e.to_string())?;
         Ok(Completion { text: reply.text(), usage: reply.usage, model: reply.model })
+    }
+    fn reserve(&self, prompt_tokens: u64, max_output_tokens: u64) -> Permit {
+        let asked =
+            self.host.reserve_call(&self.agent, UsageKind::Dreaming, &self.llm.model, prompt_tokens, max_output_tokens);
+        match asked {
+            Ok(Decision::Go { reservation, .. }) => Permit::Go(reservation),
+            Ok(Decision::Wait { .. }) => Permit::Skip("calls in flight hold the rest of the budget".into()),
+            Ok(Decision::Stop(stop)) => Permit::Skip(format!(
+                "the {} budget's background share (BUDGET_BACKGROUND_PERCENT) is spent: {}",
+                stop.scope, stop.message
+            )),
+            // A broken budget setting must not make dreaming spend without limit.
+            Err(r) => Permit::Skip(format!("the budget could not be checked: {}", r.message)),
+        }
+    }
+    fn settle(&self, reservation: u64, c: &Completion, at: i64) {
+        let u = &c.usage;
+        let call = CallRecord {
+            thread: format!("agent:{}:dreaming", self.agent),
+            session_id: "dreaming".into(),
+            seq: at,
+            at,
+            kind: UsageKind::Dreaming,
+            model: if c.model.is_empty() { self.llm.model.clone() } else { c.model.clone() },
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+        };
+        match self.host.settle_call(&self.agent, call, reservation) {
+            Ok(Some(notice)) => *self.notice.borrow_mut() = Some(notice),
+            Ok(None) => {}
+            Err(r) => self.log(LogLevel::Error, &format!("dreaming: usage not recorded: {}", r.message)),
+        }
     }
     fn log(&self, level: LogLevel, msg: &str) {
         self.host.runtime().log(level, msg)
@@ -116,7 +158,13 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         dreams.init().map_err(|e| e.to_string())?;
         approval::expire(&dreams, self.runtime().http(), tg.as_ref(), now, &log).await.map_err(|e| e.to_string())?;
         let store = self.runtime().store().map_err(|e| e.to_string())?;
-        let dreamer = Dreamer { host: self, store, llm: agent_cfg.llm.clone() };
+        let dreamer = Dreamer {
+            host: self,
+            store,
+            llm: agent_cfg.llm.clone(),
+            agent: agent.to_owned(),
+            notice: Default::default(),
+        };
         let night = Night {
             cfg: &cfg,
             agent: &agent_cfg.agent,
@@ -131,6 +179,15 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
                 Ok(r) if r.blobs_deleted > 0 => log(LogLevel::Info, &format!("history clean-up: {r:?}")),
                 Ok(_) => {}
                 Err(e) => log(LogLevel::Warn, &format!("history clean-up failed: {e}")),
+            }
+        }
+        let notice = dreamer.notice.borrow_mut().take();
+        if let Some(notice) = notice {
+            log(LogLevel::Warn, &format!("dreaming: {notice}"));
+            if let Some(tg) = &tg {
+                if let Err(e) = approval::tell_owner(self.runtime().http(), tg, &notice).await {
+                    log(LogLevel::Warn, &format!("dreaming: budget notice not sent: {e}"));
+                }
             }
         }
         if let Some(tg) = &tg {

@@ -10,7 +10,10 @@
 use super::registry::Registry;
 use crate::memory::{HubHost, MemoryHub};
 use crate::ports::{Http, LogLevel, ObjectStore, Sql, StorageError};
-use crate::protocol::agent::{AcceptReply, PinStatusReply, PinsRequest, SessionEntry, TickReply, TickRequest};
+use crate::protocol::agent::{
+    AcceptReply, PinStatusReply, PinsRequest, SessionEntry, StrangerNoticeReply, StrangerNoticeRequest, TickReply,
+    TickRequest,
+};
 use crate::protocol::mcp::{McpCatalog, McpToolsRequest};
 use crate::protocol::memory::{error_json, MemoryCallError};
 use crate::protocol::pins::{AcceptOutcome, Pins};
@@ -124,6 +127,8 @@ impl<S: Sql> HubHost for MemoryClock<S> {
 pub struct AgentHost<R: AgentRuntime> {
     runtime: R,
     hub: RefCell<Option<MemoryHub<R::Sql>>>,
+    /// The usage ledger of the agent this object serves ([`super::usage`]).
+    pub(super) usage: RefCell<Option<(String, crate::usage::book::UsageBook)>>,
 }
 
 impl<R: AgentRuntime> AgentHost<R>
@@ -131,7 +136,7 @@ where
     R: 'static,
 {
     pub fn new(runtime: R) -> Self {
-        AgentHost { runtime, hub: RefCell::new(None) }
+        AgentHost { runtime, hub: RefCell::new(None), usage: RefCell::new(None) }
     }
 
     pub fn runtime(&self) -> &R {
@@ -225,6 +230,11 @@ where
         let registry = Registry::new(&**self.runtime.sql());
         registry.init()?;
         registry.list()
+    }
+
+    /// May this stranger be told their id now? (See [`super::strangers`].)
+    pub fn stranger_notice(&self, req: &StrangerNoticeRequest) -> Result<StrangerNoticeReply, StorageError> {
+        super::strangers::claim(&**self.runtime.sql(), req, self.runtime.now_ms())
     }
 
     // ------------------------------------------------------------ pins
@@ -330,6 +340,8 @@ where
     pub async fn tick(&self, req: &TickRequest) -> Result<TickReply, StorageError> {
         view::record_trigger(&**self.runtime.sql(), &req.agent, req.scheduled_time)?;
         self.runtime.wake().await?;
+        // Time passed: a conversation a budget held may go on now.
+        self.wake_held_sessions(&req.agent).await;
         Ok(TickReply { pending: req.scheduled_time })
     }
 

@@ -17,6 +17,7 @@ use std::rc::Rc;
 #[derive(Default)]
 struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
+    woken: RefCell<Vec<String>>,
 }
 
 impl SessionQueue for Queue {
@@ -31,6 +32,10 @@ impl SessionQueue for Queue {
     }
     async fn usage(&self, _: &SessionKey) -> Result<SessionCounters, StorageError> {
         Ok(SessionCounters::default())
+    }
+    async fn wake(&self, key: &SessionKey) -> Result<(), StorageError> {
+        self.woken.borrow_mut().push(key.render());
+        Ok(())
     }
 }
 
@@ -218,6 +223,8 @@ fn the_nightly_tick_dreams_once_with_one_llm_call() {
     );
     let status = block_on(h.schedule_status()).unwrap().unwrap();
     assert_eq!((status.tokens.dreaming.runs, status.tokens.dreaming.usage.total_tokens), (1, 340));
+    let usage = h.usage_report("main", "all", None).unwrap();
+    assert_eq!((usage.by_kind["dreaming"].calls, usage.by_kind["dreaming"].tokens), (1, 340), "its own kind");
     let view = h.dream_status("main").unwrap();
     assert_eq!(view["last"]["outcome"], "done");
     assert_eq!(view["memoriesPromoted"], 1);
@@ -225,4 +232,133 @@ fn the_nightly_tick_dreams_once_with_one_llm_call() {
     tick(night + day);
     assert_eq!(h.runtime().http.requests.borrow().len(), 1);
     assert_eq!(h.dream_status("main").unwrap()["last"]["outcome"], "nothingNew");
+}
+
+/// A call of `tokens` fresh input tokens of model `m`.
+fn call(
+    thread: &str,
+    seq: i64,
+    at: i64,
+    kind: crate::protocol::usage::UsageKind,
+    tokens: u64,
+) -> crate::protocol::usage::CallRecord {
+    crate::protocol::usage::CallRecord {
+        thread: thread.into(),
+        session_id: "s".into(),
+        seq,
+        at,
+        kind,
+        model: "m".into(),
+        input: tokens,
+        output: 0,
+        cache_read: 0,
+        cache_write: 0,
+    }
+}
+
+const FLAT: &str = r#"{"m": {"input": 1, "output": 1}}"#;
+
+#[test]
+fn sessions_meter_through_the_agents_ledger_and_bad_reports_are_refused() {
+    use crate::protocol::usage::{MeterRequest, UsageKind};
+    let h = host(&[("LLM_PRICES", FLAT), ("TIMEZONE", "Europe/Paris")]);
+    let now = h.runtime().now.get();
+    let req = MeterRequest {
+        agent: "main".into(),
+        settle: vec![call("agent:main:main", 1, now, UsageKind::Conversation, 500_000)],
+        summary: true,
+        ..Default::default()
+    };
+    let reply = h.meter(&req).unwrap();
+    assert_eq!(reply.settled, 1);
+    assert_eq!(reply.summary.unwrap().today.total_cost, 0.5);
+    let r = h.usage_report("main", "today", None).unwrap();
+    assert_eq!((r.calls, r.timezone.as_str()), (1, "Europe/Paris"));
+    assert_eq!(h.usage_report("main", "all", Some("main")).unwrap().thread.as_deref(), Some("agent:main:main"));
+    assert_eq!(h.usage_report("main", "yesterday", None).unwrap_err().status, 400);
+    assert_eq!(h.usage_report("main", "all", Some("agent:other:main")).unwrap_err().status, 400);
+    assert_eq!(h.usage_report("nobody", "all", None).unwrap_err().status, 404);
+    assert_eq!(h.meter(&MeterRequest { agent: "nobody".into(), ..Default::default() }).unwrap_err().status, 404);
+    let broken = host(&[("BUDGET_DAILY_USD", "lots")]);
+    let e = broken.usage_report("main", "all", None).unwrap_err();
+    assert!(e.status == 500 && e.message.contains("BUDGET_DAILY_USD"), "{e:?}");
+}
+
+#[test]
+fn dreaming_keeps_to_the_background_share_and_is_recorded_as_its_own_kind() {
+    use crate::protocol::usage::{Decision, UsageKind};
+    let h = host(&[("LLM_PRICES", FLAT), ("BUDGET_DAILY_USD", "1")]);
+    let now = h.runtime().now.get();
+    let Decision::Go { reservation, .. } = h.reserve_call("main", UsageKind::Dreaming, "m", 1_000, 100).unwrap() else {
+        panic!("room for it")
+    };
+    let notice = h
+        .settle_call("main", call("agent:main:dreaming", now, now, UsageKind::Dreaming, 850_000), reservation)
+        .unwrap();
+    assert!(notice.is_some_and(|n| n.contains("85% of my daily budget")), "the owner's warning comes back to send");
+    let r = h.usage_report("main", "today", None).unwrap();
+    assert_eq!(r.by_kind["dreaming"].cost, Some(0.85));
+    // At 90 %: dreaming is skipped, conversations still go.
+    h.settle_call("main", call("agent:main:main", 2, now, UsageKind::Conversation, 60_000), 0).unwrap();
+    assert!(
+        matches!(h.reserve_call("main", UsageKind::Dreaming, "m", 1_000, 100).unwrap(), Decision::Stop(s) if s.background)
+    );
+    assert!(matches!(h.reserve_call("main", UsageKind::Conversation, "m", 1_000, 100).unwrap(), Decision::Go { .. }));
+}
+
+#[test]
+fn a_tick_wakes_the_sessions_a_limit_held_once_the_period_turned() {
+    use crate::protocol::usage::{Decision, MeterRequest, Reserve, UsageKind};
+    let h = host(&[("LLM_PRICES", FLAT), ("BUDGET_DAILY_USD", "0.1")]);
+    let now = h.runtime().now.get();
+    let spent = MeterRequest {
+        agent: "main".into(),
+        settle: vec![call("agent:main:telegram:dm:5", 1, now, UsageKind::Conversation, 100_000)],
+        ..Default::default()
+    };
+    h.meter(&spent).unwrap();
+    let ask = MeterRequest {
+        agent: "main".into(),
+        reserve: Some(Reserve {
+            thread: "agent:main:telegram:dm:5".into(),
+            kind: UsageKind::Conversation,
+            model: "m".into(),
+            prompt_tokens: 10,
+            max_output_tokens: 10,
+        }),
+        ..Default::default()
+    };
+    assert!(matches!(h.meter(&ask).unwrap().decision, Some(Decision::Stop(_))));
+    let tick = |at: i64| block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: at })).unwrap();
+    tick(now);
+    assert!(h.runtime().queue.woken.borrow().is_empty(), "still the same day");
+    h.runtime().now.set(now + 24 * 3_600_000);
+    tick(now + 24 * 3_600_000);
+    assert_eq!(*h.runtime().queue.woken.borrow(), ["agent:main:telegram:dm:5"]);
+    tick(now + 24 * 3_600_000 + 300_000);
+    assert_eq!(h.runtime().queue.woken.borrow().len(), 1, "woken once");
+}
+
+#[test]
+fn the_sweep_is_skipped_when_the_budgets_background_share_is_spent() {
+    use crate::protocol::usage::UsageKind;
+    let day = 86_400_000;
+    let night = 1_776_913_200_000;
+    let h = host(&[("LLM_PRICES", FLAT), ("BUDGET_DAILY_USD", "1"), ("HEARTBEAT_ENABLED", "false")]);
+    let add = json!({"call": "op", "store": "main", "op": {"op": "add", "name": "tz", "content": "Olga's time zone is America/Bogota", "kind": "note", "created_at": 1}});
+    h.memory_call(Some("main"), add.to_string().as_bytes());
+    for (d, q) in [(3, "Olga's time zone"), (2, "America Bogota"), (1, "bogota time zone")] {
+        h.runtime().now.set(night - d * day);
+        let search = json!({"call": "search", "store": "main", "query": q, "k": 5, "record": true});
+        h.memory_call(Some("main"), search.to_string().as_bytes());
+    }
+    h.runtime().now.set(night);
+    // 95 % of today's budget is spent by conversations: background work stops at 90 %.
+    h.settle_call("main", call("agent:main:main", 1, night, UsageKind::Conversation, 950_000), 0).unwrap();
+    block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: night })).unwrap();
+    block_on(h.alarm()).unwrap();
+    assert!(h.runtime().http.requests.borrow().is_empty(), "no LLM call");
+    let view = h.dream_status("main").unwrap();
+    assert_eq!(view["last"]["outcome"], "skippedBudget");
+    assert!(view["last"]["note"].as_str().unwrap().contains("BUDGET_BACKGROUND_PERCENT"), "{view}");
 }

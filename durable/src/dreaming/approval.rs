@@ -43,6 +43,11 @@ async fn call<H: Http>(http: &H, tg: &Telegram, method: &str, body: &Value) -> R
     }
 }
 
+/// A plain message to the owner (the budget's warning when dreaming crossed it).
+pub async fn tell_owner<H: Http>(http: &H, tg: &Telegram, text: &str) -> Result<(), String> {
+    call(http, tg, "sendMessage", &json!({"chat_id": tg.owner, "text": text})).await.map(|_| ())
+}
+
 fn keyboard(id: i64) -> Value {
     json!({"inline_keyboard": [[
         {"text": "✅ Approve", "callback_data": format!("dream:{id}:a")},

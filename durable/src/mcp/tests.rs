@@ -171,6 +171,7 @@ struct Session {
     history: RefCell<crate::session::history::HistoryCache>,
     memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<McpState>,
+    meter: RefCell<crate::session::meter::MeterState>,
     n: Cell<u32>,
 }
 
@@ -212,6 +213,7 @@ impl Session {
             history: RefCell::default(),
             memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
             n: Cell::new(0),
         }
     }
@@ -230,6 +232,7 @@ impl Session {
             reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
+            context: vec![],
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {
@@ -241,6 +244,7 @@ impl Session {
             history: &self.history,
             wire_memo: &self.memo,
             mcp: &self.mcp,
+            meter: &self.meter,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

@@ -76,6 +76,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media,
+        context: vec![],
     }
 }
 
@@ -94,6 +95,7 @@ struct Fx {
     history: RefCell<crate::session::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
+    meter: RefCell<crate::session::meter::MeterState>,
 }
 
 impl Fx {
@@ -110,6 +112,7 @@ impl Fx {
             history: RefCell::default(),
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
         }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
@@ -126,6 +129,7 @@ impl Fx {
             history: &self.history,
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
+            meter: &self.meter,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

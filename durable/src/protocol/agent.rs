@@ -25,6 +25,9 @@ pub const PINS_ACCEPT_PATH: &str = "/pins/accept";
 pub const TICK_PATH: &str = "/schedule/tick";
 /// `GET` → the schedule view (`crate::scheduled::view::ScheduleStatus`).
 pub const SCHEDULE_STATUS_PATH: &str = "/schedule/status";
+/// `POST` [`StrangerNoticeRequest`] → [`StrangerNoticeReply`]: may this
+/// stranger be told their id now? (At most once per cooldown, across isolates.)
+pub const STRANGER_NOTICE_PATH: &str = "/strangers/notice";
 
 /// One live session in the registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +92,25 @@ pub struct TickRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TickReply {
     pub pending: i64,
+}
+
+/// A stranger wrote to the agent on `channel`: may they be told their id?
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StrangerNoticeRequest {
+    pub channel: String,
+    pub sender: String,
+    /// The agent's `STRANGER_COOLDOWN_MINUTES`, in ms.
+    pub cooldown_ms: i64,
+}
+
+/// Whether to tell the stranger now, and until when they are told nothing
+/// (ms since the epoch; the Worker remembers it to spare a flood the calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StrangerNoticeReply {
+    pub notify: bool,
+    pub quiet_until: i64,
 }
 
 /// Pins as a Session reads them.

@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod memory;
 pub mod pins;
 pub mod session;
+pub mod usage;
 
 /// The R2 bucket binding.
 pub const BUCKET_BINDING: &str = "BUCKET";

@@ -40,6 +40,9 @@ pub struct AnswerReply {
     /// What the agent said, in order (usually one reply).
     pub texts: Vec<String>,
 }
+/// `POST` → `{"ok": true}`: runs the queue now (the Agent object wakes a
+/// session a budget held, once the budget allows again).
+pub const WAKE_PATH: &str = "/wake";
 
 /// A message for a session's queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

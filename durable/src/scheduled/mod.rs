@@ -229,6 +229,11 @@ pub trait SessionQueue {
 
     /// The Session's counters (for the usage ledger).
     async fn usage(&self, key: &SessionKey) -> Result<SessionCounters, StorageError>;
+
+    /// Runs the Session's queue (a message a budget held may go on now).
+    async fn wake(&self, key: &SessionKey) -> Result<(), StorageError> {
+        Err(StorageError(format!("cannot wake {key} from here")))
+    }
 }
 
 /// What happened to the heartbeat at one tick.
@@ -312,6 +317,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         },
         received_at: now_ms,
         media: vec![],
+        context: vec![],
     }
 }
 

@@ -7,13 +7,14 @@ use super::archive::{
 };
 use super::context::message_tokens;
 use super::deps::SessionDeps;
+use super::meter;
 use super::prefix::Prepared;
 use super::replay::summary_message;
 use super::store::{CompactMarker, SessionStore};
 use crate::clock;
 use crate::llm::rules::pair_tool_calls;
 use crate::llm::{self, ChatRequest, Hydrated, LlmReply, StopReason};
-use crate::ports::{LogLevel, Platform, StorageError};
+use crate::ports::{LogLevel, ObjectStore, Platform, StorageError};
 use r2_layout::metadata::PartMetadata;
 use r2_layout::{archive, keys, Message};
 
@@ -98,15 +99,23 @@ pub async fn compact<P: Platform>(
         appended_user: Some(COMPACT_PROMPT),
         memo: None,
     };
+    let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::Compaction);
+    let size = super::context::estimate_tokens(&prepared.system, &messages, prepared.tools_len, &no_media);
+    if let meter::Gate::Stop(stop) = meter::before_call(p, deps, kind, size).await? {
+        p.log(LogLevel::Warn, &format!("compaction skipped: {}", stop.message));
+        return Ok(None);
+    }
     let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
         Ok(done) => done.reply,
         Err(e) => {
+            meter::call_failed(deps, p.now_ms());
             p.log(LogLevel::Warn, &format!("compaction skipped: {e}"));
             return Ok(None);
         }
     };
     let now = p.now_ms();
-    store.record_usage(now, session_id, &cfg.llm.model, &reply.usage)?;
+    let sent = meter::Sent { system: &prepared.system, tools: (prepared.tools.len(), prepared.tools_len) };
+    meter::after_call(p, deps, &store, session_id, kind, &reply, sent)?;
     if let Some(why) = unusable_summary(&reply) {
         p.log(LogLevel::Warn, &format!("compaction skipped, history kept: {why}"));
         return Ok(None);
@@ -122,7 +131,11 @@ pub async fn compact<P: Platform>(
         message_count: prefix.len() as u64,
         archived_at: now,
     };
-    if let Err(e) = put_confirmed(p.store(), &part_key, archive::encode(&prefix), meta.to_pairs()).await {
+    let written = match p.store().gzip(&archive::encode_lines(&prefix)).await {
+        Ok(gz) => put_confirmed(p.store(), &part_key, gz, meta.to_pairs()).await,
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = written {
         p.log(LogLevel::Error, &format!("compaction part not written, history kept: {e}"));
         return Ok(None);
     }

@@ -26,6 +26,9 @@ pub struct SessionDeps<'a> {
     pub wire_memo: &'a RefCell<WireMemo>,
     /// The session's MCP tools (frozen when it starts) and open connections.
     pub mcp: &'a RefCell<McpState>,
+    /// Calls not yet in the usage ledger, the reservation in flight, the
+    /// turn's footer, the cache watch.
+    pub meter: &'a RefCell<super::meter::MeterState>,
 }
 
 impl SessionDeps<'_> {

@@ -3,13 +3,14 @@
 //! eviction.
 
 use super::deps::SessionDeps;
+use super::meter;
 use super::prefix::prepare;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
 use super::turn::run_turn;
 use crate::clock;
-use crate::inbound::{ChatKind, Inbound};
+use crate::inbound::Inbound;
 use crate::media;
 use crate::memory;
 use crate::ports::{LogLevel, Platform, StorageError};
@@ -59,6 +60,14 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             }
             let text = undo_now(p, deps).await;
             send(p, deps, &inbound.reply_target, &text).await?;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
+        if meter::is_usage_command(&inbound.text) {
+            // Answered from the ledger, no LLM call; not part of the conversation.
+            store.start(item.seq, "", None)?;
+            meter::answer_usage(p, deps, &inbound).await?;
             store.finish(item.seq, p.now_ms())?;
             report.turns += 1;
             continue;
@@ -134,10 +143,18 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         report.llm_calls += run_turn(p, &store, &inbound, item.seq, &session_id, deps).await?;
+        if meter::held(deps) {
+            // A budget holds the message: it stays open (this attempt does
+            // not count as a failure) until the Agent object wakes us.
+            store.uncount_attempt(item.seq)?;
+            meter::answer_waiting_usage(p, deps, &store).await?;
+            break;
+        }
         store.finish(item.seq, p.now_ms())?;
         report.turns += 1;
     }
     reply::flush(p, deps).await?;
+    meter::flush(p, deps).await?;
     Ok(report)
 }
 
@@ -237,10 +254,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     }
     let now = p.now_ms();
     let local = clock::datetime_string(now, &deps.config.timezone);
-    let mut text = inbound.text.clone();
-    if inbound.kind == ChatKind::Group && !inbound.sender_name.is_empty() {
-        text = format!("[{}]: {}", inbound.sender_name, text);
-    }
+    let text = inbound.user_text();
     let mut blocks = vec![UserBlock::Text { text: prompt::system_reminder(&local) }];
     blocks.extend(recall.map(|text| UserBlock::Text { text }));
     let only_media = !attached.is_empty() && text.trim().is_empty();

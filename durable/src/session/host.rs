@@ -43,7 +43,8 @@ pub trait SessionRuntime {
     /// Runs the alarm as soon as possible (a drain picks up what was queued).
     async fn wake(&self) -> Result<(), StorageError>;
     /// Runs the alarm at `at_ms` (ms since the epoch), unless it is already
-    /// set to run earlier (the outbox's next retry).
+    /// set to run earlier (the outbox's next retry, or usage waiting to be
+    /// settled with the ledger).
     async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
@@ -81,6 +82,7 @@ pub struct SessionHost<R: SessionRuntime> {
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
     mcp: RefCell<McpState>,
+    meter: RefCell<super::meter::MeterState>,
     schema_ready: Cell<bool>,
 }
 
@@ -97,6 +99,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             registered: RefCell::new(None),
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -143,6 +146,11 @@ impl<R: SessionRuntime> SessionHost<R> {
         Ok(EnqueueReply { queued, busy: false })
     }
 
+    /// Runs the queue soon (a message a budget held may go on now).
+    pub async fn wake(&self) -> Result<(), StorageError> {
+        self.runtime.wake().await
+    }
+
     /// An admin reset goes through the queue like a `/reset` command, so it
     /// runs after any message already waiting and never during a turn.
     /// `None`: the object never had a message.
@@ -164,6 +172,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             reply_target: ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
             received_at: now,
             media: vec![],
+            context: vec![],
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;
@@ -279,9 +288,19 @@ impl<R: SessionRuntime> SessionHost<R> {
             history: &self.history,
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
+            meter: &self.meter,
         };
         let report = drain(&platform, &deps).await?;
-        self.rearm(&store).await?;
+        if let Some(at) = super::meter::next_settle(&deps) {
+            // Finished calls wait for their batch: come back when it is due.
+            if let Err(e) = self.runtime.wake_at(at).await {
+                self.runtime.log(LogLevel::Warn, &format!("usage settlement not scheduled: {e}"));
+            }
+        }
+        // A message a budget holds stays open: the Agent object wakes us when
+        // the budget allows again (waking now would only hold it again).
+        let held = super::meter::held(&deps);
+        self.rearm(&store, held).await?;
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),
@@ -298,8 +317,8 @@ impl<R: SessionRuntime> SessionHost<R> {
 
     /// Sets the alarm for what is left: at once when a message came in
     /// meanwhile, else when the outbox's next retry is due.
-    async fn rearm(&self, store: &SessionStore<'_, R::Sql>) -> Result<(), StorageError> {
-        if store.open_count()? > 0 {
+    async fn rearm(&self, store: &SessionStore<'_, R::Sql>, held: bool) -> Result<(), StorageError> {
+        if !held && store.open_count()? > 0 {
             return self.runtime.wake().await;
         }
         match crate::delivery::next_due(self.runtime.sql())? {

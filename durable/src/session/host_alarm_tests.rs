@@ -56,7 +56,8 @@ impl SessionRuntime for Runtime {
 }
 
 fn host() -> SessionHost<Runtime> {
-    let vars = [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k")];
+    // Usage goes to the ledger at once: no settlement alarm besides the outbox's.
+    let vars = [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("USAGE_SETTLE_MS", "0")];
     SessionHost::new(Runtime {
         p: Rc::new(TestPlatform::default()),
         vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -78,6 +79,7 @@ fn message(n: u32) -> EnqueueRequest {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "7".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
+        context: vec![],
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

@@ -17,6 +17,7 @@ struct TestRuntime {
     p: Rc<TestPlatform>,
     vars: HashMap<String, String>,
     wakes: Cell<u32>,
+    wake_ats: RefCell<Vec<i64>>,
     registered: RefCell<Vec<SessionTouch>>,
 }
 
@@ -37,7 +38,8 @@ impl SessionRuntime for TestRuntime {
         self.wakes.set(self.wakes.get() + 1);
         Ok(())
     }
-    async fn wake_at(&self, _: i64) -> Result<(), StorageError> {
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError> {
+        self.wake_ats.borrow_mut().push(at_ms);
         Ok(())
     }
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError> {
@@ -66,6 +68,7 @@ fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
         p: Rc::new(TestPlatform::default()),
         vars: all,
         wakes: Cell::new(0),
+        wake_ats: RefCell::default(),
         registered: RefCell::default(),
     })
 }
@@ -86,6 +89,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
+            context: vec![],
         },
         if_idle: false,
         fresh: false,

@@ -15,6 +15,7 @@
 //! [`reply`] is how anything is said (through the outbox of
 //! [`crate::delivery`]); [`answers`] keeps the replies to messages asked
 //! over HTTP.
+//! [`meter`] records what each LLM call cost and keeps to the budget.
 
 pub mod answer;
 pub mod answers;
@@ -27,6 +28,7 @@ pub mod history;
 pub mod host;
 #[cfg(test)]
 mod host_alarm_tests;
+pub mod meter;
 pub mod prefix;
 pub mod replay;
 pub mod reply;

@@ -60,6 +60,13 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     }
     let mcp = mcp_specs(p, deps).await;
     let tools = toolbox::session_tools(scope, &cfg.web, mcp);
+    let tools = match deps.key {
+        // Every call sends the tool definitions: background runs get fewer.
+        crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. } => {
+            toolbox::background_tools(tools)
+        }
+        _ => tools,
+    };
     let tool_names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     let session_key = deps.key.render();
     let system = prompt::build_system_prompt(

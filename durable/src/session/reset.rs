@@ -28,12 +28,13 @@
 
 use super::archive::{add_archive_entry, archive_entry_name, note_in_daily_file, put_confirmed, split_extraction};
 use super::deps::SessionDeps;
+use super::meter;
 use super::prefix::Prepared;
 use super::replay::{conversation, with_latest_summary};
 use super::store::SessionStore;
 use crate::clock;
 use crate::llm::{self, ChatRequest, Hydrated};
-use crate::ports::{LogLevel, Platform, Sql, StorageError};
+use crate::ports::{LogLevel, ObjectStore, Platform, Sql, StorageError};
 use r2_layout::metadata::ArchiveMetadata;
 use r2_layout::{archive, keys};
 use serde::{Deserialize, Serialize};
@@ -160,9 +161,12 @@ pub async fn reset<P: Platform>(
                 output_tokens: usage.output,
                 total_tokens: usage.total_tokens,
             };
-            put_confirmed(p.store(), &key, archive::encode(&archived), meta.to_pairs())
+            let gz = p
+                .store()
+                .gzip(&archive::encode_lines(&archived))
                 .await
-                .map_err(ResetError::Archive)?;
+                .map_err(|e| ResetError::Archive(e.to_string()))?;
+            put_confirmed(p.store(), &key, gz, meta.to_pairs()).await.map_err(ResetError::Archive)?;
             progress.archive_key = Some(key.clone());
             progress.save(&store)?;
         } else {
@@ -205,14 +209,23 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         appended_user: Some(EXTRACT_PROMPT),
         memo: None,
     };
+    let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::ResetExtraction);
+    let size = super::context::estimate_tokens(&prepared.system, &conversation, prepared.tools_len, &media);
+    if let meter::Gate::Stop(stop) = meter::before_call(p, deps, kind, size).await? {
+        // The reset goes on without it: archiving must not depend on the budget.
+        p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {}", stop.message));
+        return Ok(found);
+    }
     let reply = match llm::complete_repairing(p, &cfg.llm, &req).await {
         Ok(done) => done.reply,
         Err(e) => {
+            meter::call_failed(deps, p.now_ms());
             p.log(LogLevel::Warn, &format!("memory extraction before reset skipped: {e}"));
             return Ok(found);
         }
     };
-    store.record_usage(p.now_ms(), session_id, &cfg.llm.model, &reply.usage)?;
+    let sent = meter::Sent { system: &prepared.system, tools: (prepared.tools.len(), prepared.tools_len) };
+    meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
     let (summary, memories) = split_extraction(&reply.text());
     Ok(Extraction { summary, memories, ..found })
 }

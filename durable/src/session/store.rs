@@ -34,7 +34,18 @@ const SCHEMA: &[&str] = &[
         input INTEGER NOT NULL,
         output INTEGER NOT NULL,
         cache_read INTEGER NOT NULL,
-        cache_write INTEGER NOT NULL)",
+        cache_write INTEGER NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'conversation',
+        settled INTEGER NOT NULL DEFAULT 1)",
+];
+
+/// Columns added to `usage` after it was first created: added to older
+/// tables on first use (an "already there" error is the expected answer
+/// for newer ones). Rows written before them count as settled: they were
+/// never meant for the Agent object's ledger.
+const USAGE_COLUMNS: &[&str] = &[
+    "ALTER TABLE usage ADD COLUMN kind TEXT NOT NULL DEFAULT 'conversation'",
+    "ALTER TABLE usage ADD COLUMN settled INTEGER NOT NULL DEFAULT 1",
 ];
 
 /// How long handled deliveries are remembered for de-duplication. Telegram
@@ -55,6 +66,17 @@ pub struct HistorySpan {
     pub first: Option<i64>,
     pub last: Option<i64>,
     pub count: i64,
+}
+
+/// A call written down by the Session, not yet in the Agent object's ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnsettledCall {
+    pub seq: i64,
+    pub at: i64,
+    pub session_id: String,
+    pub model: String,
+    pub kind: String,
+    pub usage: Usage,
 }
 
 /// A queued inbound message.
@@ -78,6 +100,13 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     pub fn init(&self) -> Result<(), StorageError> {
         for stmt in SCHEMA {
             self.sql.exec(stmt, &[])?;
+        }
+        for stmt in USAGE_COLUMNS {
+            if let Err(e) = self.sql.exec(stmt, &[]) {
+                if !e.0.contains("duplicate column") {
+                    return Err(e);
+                }
+            }
         }
         Ok(())
     }
@@ -156,6 +185,11 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     pub fn set_meta(&self, key: &str, value: &str) -> Result<(), StorageError> {
         let (query, params) = set_meta_statement(key, value);
         self.sql.exec(&query, &params)?;
+        Ok(())
+    }
+
+    pub fn delete_meta(&self, key: &str) -> Result<(), StorageError> {
+        self.sql.exec("DELETE FROM meta WHERE key = ?", &[key.into()])?;
         Ok(())
     }
 
@@ -304,9 +338,19 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         ])
     }
 
-    pub fn record_usage(&self, now: i64, session_id: &str, model: &str, u: &Usage) -> Result<(), StorageError> {
-        self.sql.exec(
-            "INSERT INTO usage (at, session_id, model, input, output, cache_read, cache_write) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    /// Writes down one LLM call, not yet settled with the Agent object's
+    /// ledger. Returns its row number (the ledger's key for it).
+    pub fn record_call(
+        &self,
+        now: i64,
+        session_id: &str,
+        model: &str,
+        kind: &str,
+        u: &Usage,
+    ) -> Result<i64, StorageError> {
+        let rows = self.sql.exec(
+            "INSERT INTO usage (at, session_id, model, input, output, cache_read, cache_write, kind, settled) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING seq",
             &[
                 now.into(),
                 session_id.into(),
@@ -315,8 +359,59 @@ impl<'a, S: Sql> SessionStore<'a, S> {
                 (u.output as i64).into(),
                 (u.cache_read as i64).into(),
                 (u.cache_write as i64).into(),
+                kind.into(),
             ],
         )?;
+        Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
+    }
+
+    /// Calls not yet settled with the ledger, oldest first (at most `limit`):
+    /// `(seq, at, session_id, model, kind, usage)`.
+    pub fn unsettled(&self, limit: i64) -> Result<Vec<UnsettledCall>, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT seq, at, session_id, model, kind, input, output, cache_read, cache_write FROM usage \
+             WHERE settled = 0 ORDER BY seq LIMIT ?",
+            &[limit.into()],
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|mut r| {
+                let n = |r: &[SqlValue], i| col_i64(r, i).max(0) as u64;
+                UnsettledCall {
+                    seq: col_i64(&r, 0),
+                    at: col_i64(&r, 1),
+                    usage: Usage::new(n(&r, 5), n(&r, 6), n(&r, 7), n(&r, 8)),
+                    session_id: col_string(&mut r, 2),
+                    model: col_string(&mut r, 3),
+                    kind: col_string(&mut r, 4),
+                }
+            })
+            .collect())
+    }
+
+    /// The ledger has the calls up to row `seq`.
+    pub fn mark_settled(&self, through_seq: i64) -> Result<(), StorageError> {
+        self.sql.exec("UPDATE usage SET settled = 1 WHERE settled = 0 AND seq <= ?", &[through_seq.into()])?;
+        Ok(())
+    }
+
+    /// Open messages still waiting (not started), oldest first: `(seq, payload)`.
+    pub fn pending(&self) -> Result<Vec<(i64, String)>, StorageError> {
+        let rows = self.sql.exec("SELECT seq, payload FROM inbox WHERE state = 'pending' ORDER BY seq", &[])?;
+        Ok(rows.into_iter().map(|mut r| (col_i64(&r, 0), col_string(&mut r, 1))).collect())
+    }
+
+    /// Open messages (running or waiting), oldest first: `(seq, payload)`.
+    pub fn open_items(&self) -> Result<Vec<(i64, String)>, StorageError> {
+        let rows =
+            self.sql.exec("SELECT seq, payload FROM inbox WHERE state IN ('pending','active') ORDER BY seq", &[])?;
+        Ok(rows.into_iter().map(|mut r| (col_i64(&r, 0), col_string(&mut r, 1))).collect())
+    }
+
+    /// An attempt that a budget stopped does not count towards
+    /// `MAX_ATTEMPTS_PER_MESSAGE`: the message waits, it did not fail.
+    pub fn uncount_attempt(&self, seq: i64) -> Result<(), StorageError> {
+        self.sql.exec("UPDATE inbox SET attempts = MAX(attempts - 1, 0) WHERE seq = ?", &[seq.into()])?;
         Ok(())
     }
 

@@ -37,6 +37,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
+        context: vec![],
     }
 }
 
@@ -55,6 +56,7 @@ struct Fixture {
     history: RefCell<super::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
+    meter: RefCell<crate::session::meter::MeterState>,
 }
 
 impl Fixture {
@@ -71,6 +73,7 @@ impl Fixture {
             history: RefCell::default(),
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
+            meter: RefCell::default(),
         }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
@@ -95,6 +98,7 @@ impl Fixture {
             history: &self.history,
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
+            meter: &self.meter,
         }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
@@ -939,6 +943,7 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
 
+mod meter;
 mod poison;
 
 #[test]

@@ -56,6 +56,27 @@ pub fn all_tool_names() -> Vec<&'static str> {
     names
 }
 
+/// Tools a heartbeat or job run does without: editing memory entries by
+/// hand, deleting files, reading transcripts, questions about itself. A
+/// background run checks its list and acts on it; every tool definition is
+/// sent (and paid for) on each of its calls.
+pub const CONVERSATION_ONLY: &[&str] = &[
+    "delete_file",
+    "memory_alias",
+    "memory_remove",
+    "memory_rename",
+    "memory_write",
+    "my_stats",
+    "session_logs",
+    "what_do_i_know",
+    "who_am_i",
+];
+
+/// The tools of a heartbeat or job run: [`tool_specs`] without [`CONVERSATION_ONLY`].
+pub fn background_tools(specs: Vec<ToolSpec>) -> Vec<ToolSpec> {
+    specs.into_iter().filter(|t| !CONVERSATION_ONLY.contains(&&*t.name)).collect()
+}
+
 /// The tools that write the agent's workspace (the next load must list again).
 pub fn writes_workspace(name: &str) -> bool {
     matches!(name, "write_file" | "edit_file" | "delete_file")
@@ -99,5 +120,26 @@ mod tests {
         assert!(main.contains(&"write_file") && !shared.contains(&"write_file"), "the scopes differ");
         let union: std::collections::BTreeSet<&str> = main.iter().chain(&shared).copied().collect();
         assert_eq!(all_tool_names(), union.into_iter().collect::<Vec<_>>(), "each tool of either scope, once");
+    }
+
+    #[test]
+    fn background_runs_send_fewer_tools_but_can_still_read_note_and_edit() {
+        let size = |specs: &[ToolSpec]| {
+            serde_json::to_string(&specs.iter().map(|t| (&t.name, &t.description, &t.input_schema)).collect::<Vec<_>>())
+                .unwrap()
+                .len()
+        };
+        let all = tool_specs(Scope::Main);
+        let bg = background_tools(tool_specs(Scope::Main));
+        let names: Vec<&str> = bg.iter().map(|t| &*t.name).collect();
+        for needed in
+            ["read_file", "edit_file", "write_file", "memory_search", "memory_get", "memory_add", "load_skill"]
+        {
+            assert!(names.contains(&needed), "{needed} missing from {names:?}");
+        }
+        for name in CONVERSATION_ONLY {
+            assert!(all.iter().any(|t| t.name == *name), "{name} is a tool");
+        }
+        assert!(size(&bg) * 10 < size(&all) * 7, "at least 30% smaller: {} of {}", size(&bg), size(&all));
     }
 }

@@ -4,6 +4,7 @@ use super::answer;
 use super::compaction;
 use super::context::{estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
+use super::meter;
 use super::prefix::{prepare, Prepared};
 use super::replay::{conversation, keep_strict_form};
 use super::reply::{send, send_answer};
@@ -14,6 +15,7 @@ use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
 use crate::memory;
 use crate::ports::{Channel, LogLevel, Platform, StorageError};
+use crate::protocol::usage::UsageKind;
 use crate::toolkit::ToolOutcome;
 use crate::tools::ToolContext;
 use crate::workspace::Workspace;
@@ -38,6 +40,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let scope = key.scope();
     let target = &inbound.reply_target;
     p.channel().typing(target).await;
+    meter::begin_turn(store, deps)?;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
@@ -59,6 +62,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             send(p, deps, target, TURN_PAST_DEADLINE).await?;
             return Ok(calls);
         }
+        let kind = meter::kind_for(deps.key, if round == 0 { UsageKind::Conversation } else { UsageKind::ToolRound });
         let result = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
             if !compacted && estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
@@ -88,7 +92,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 view = media::prepare(p, cfg, deps.media_cache, &history).await;
             }
             let trimmed;
-            let messages: &[Message] = if estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
+            let size = estimate_tokens(&system, &view.messages, tools_len, &view.media);
+            let messages: &[Message] = if size > budget {
                 // No second compaction and no retry: this request is trimmed once.
                 p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");
                 trimmed = trim_to_fit(&view.messages, &system, tools_len, budget, &view.media);
@@ -96,6 +101,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else {
                 &view.messages
             };
+            if let meter::Gate::Stop(stop) = meter::before_call(p, deps, kind, size.min(budget)).await? {
+                meter::stopped(p, deps, store, inbound, &stop).await?;
+                return Ok(calls);
+            }
             calls += 1;
             let req = ChatRequest {
                 system: &system,
@@ -119,13 +128,15 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 done.reply
             }
             Err(e) => {
+                meter::call_failed(deps, p.now_ms());
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
                 send(p, deps, target, &e.user_message()).await?;
                 return Ok(calls);
             }
         };
         let now = p.now_ms();
-        store.record_usage(now, session_id, &cfg.llm.model, &reply.usage)?;
+        let sent = meter::Sent { system: &system, tools: (tool_specs.len(), tools_len) };
+        meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
         // Stored as the providers accept it (an empty id gets one, an input
         // that is no object becomes one): the results below carry these ids.
         let assistant = rules::conform(Message::Assistant {
@@ -157,7 +168,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         }
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
-                Some(text) => send_answer(p, deps, target, &text, seq).await?,
+                Some(text) => send_answer(p, deps, target, &meter::with_footer(deps, inbound, text), seq).await?,
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until

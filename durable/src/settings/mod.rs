@@ -12,6 +12,7 @@ pub mod delivery;
 pub mod dreaming;
 pub mod media;
 pub mod overlay;
+pub mod usage;
 pub mod web;
 
 use r2_layout::AgentId;
@@ -150,7 +151,17 @@ pub struct AgentConfig {
     pub delivery: delivery::DeliveryConfig,
     /// Changes kept per workspace file (`HISTORY_KEEP_VERSIONS`).
     pub history_keep: usize,
+    /// Budgets, price overrides and the usage footer (`BUDGET_*`, `LLM_PRICES`, `USAGE_FOOTER`).
+    pub usage: usage::UsageSettings,
+    /// `STRANGER_COOLDOWN_MINUTES` (default 60) in ms: a stranger writing on
+    /// a channel that costs a send per answer (Telegram) is told their id at
+    /// most once per this long. 0: every time.
+    pub stranger_cooldown_ms: i64,
 }
+
+/// How long a stranger waits before being told their id again, unless
+/// `STRANGER_COOLDOWN_MINUTES` says otherwise.
+pub const DEFAULT_STRANGER_COOLDOWN_MINUTES: u32 = 60;
 
 /// When sessions reset each day unless `RESET_DAILY_AT` says otherwise (issue 4).
 pub const DEFAULT_DAILY_RESET: (i8, i8) = (4, 0);
@@ -347,6 +358,13 @@ impl AgentConfig {
             mcp: web::McpSettings::load(vars, agent)?,
             delivery,
             history_keep: dreaming::history_keep(vars, agent)?,
+            usage: usage::UsageSettings::load(vars, agent)?,
+            stranger_cooldown_ms: i64::from(number::<u32>(
+                vars,
+                agent,
+                "STRANGER_COOLDOWN_MINUTES",
+                DEFAULT_STRANGER_COOLDOWN_MINUTES,
+            )?) * 60_000,
         })
     }
 
@@ -392,6 +410,18 @@ mod tests {
         assert!(e.to_string().contains("LLM_PROVIDER"));
         let e = AgentConfig::load(&vars(&[("LLM_TIMEOUT_MS", "soon")]), "main").unwrap_err();
         assert!(e.to_string().contains("LLM_TIMEOUT_MS"));
+    }
+
+    #[test]
+    fn the_stranger_cooldown_is_an_hour_unless_set() {
+        let cooldown = |v: &[(&str, &str)]| AgentConfig::load(&vars(v), "main").map(|c| c.stranger_cooldown_ms);
+        assert_eq!(cooldown(&[]).unwrap(), 3_600_000);
+        assert_eq!(cooldown(&[("STRANGER_COOLDOWN_MINUTES", "0")]).unwrap(), 0);
+        assert_eq!(cooldown(&[("STRANGER_COOLDOWN_MINUTES", "1440")]).unwrap(), 86_400_000);
+        for bad in ["-5", "an hour", "1.5"] {
+            let e = cooldown(&[("STRANGER_COOLDOWN_MINUTES", bad)]).unwrap_err();
+            assert!(e.to_string().contains("STRANGER_COOLDOWN_MINUTES"), "{e}");
+        }
     }
 
     #[test]
