@@ -140,6 +140,11 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         if let Err(e) = self.dream_at(&agent, now).await {
             self.runtime().log(LogLevel::Error, &format!("dreaming of agent {agent}: {e}"));
         }
+        // The admin view says which tick dreaming looked at last (run or not).
+        let dreams = DreamStore::new(&**self.runtime().sql());
+        if let Err(e) = dreams.init().and_then(|_| dreams.set("checked_tick", &now.to_string())) {
+            self.runtime().log(LogLevel::Warn, &format!("dreaming: {e}"));
+        }
     }
 
     async fn dream_at(&self, agent: &str, now: i64) -> Result<(), String> {
@@ -252,6 +257,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
             },
             "memoriesPromoted": dreams.promoted_total()?,
             "lastDreamTs": dreams.last_dream_ts()?,
+            "lastCheckedTick": dreams.get("checked_tick")?.and_then(|v| v.parse::<i64>().ok()),
             "currentSlot": slot_id,
             "last": last,
             "proposals": dreams.recent_proposals(20)?,

@@ -161,9 +161,12 @@ pub enum Undo {
     Reverted { undone: Change, change: Change },
     /// The agent made no change that is still kept and not undone.
     Nothing,
-    /// The file changed again after the agent's change (by `since`): undoing
-    /// it would throw that away, so nothing was done.
+    /// The file changed again after the agent's change (by `since`; the
+    /// change itself when it was changed outside Hearth): undoing it would
+    /// throw that away, so nothing was done.
     ChangedSince { undone: Change, since: Change },
+    /// The file is already as it was before the change (put back by hand).
+    AlreadyAsBefore { undone: Change },
 }
 
 /// Reverts the agent's last change that was not undone yet: the file gets
@@ -178,9 +181,15 @@ pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: us
         if c.actor != Actor::Agent || undone.contains(&c.rev) {
             continue;
         }
-        // A newer change of the same file that is not an undo of this one.
-        if let Some(since) = changes[..i].iter().find(|n| n.path == c.path && n.undoes.as_deref() != Some(&c.rev)) {
-            return Ok(Undo::ChangedSince { undone: c.clone(), since: since.clone() });
+        // The file must still be what this change made it (a later change that
+        // was undone in turn leaves it so); else undoing would lose that change.
+        let now_sha = store
+            .get(&keys::workspace_key(agent, &c.path))
+            .await?
+            .map(|o| crate::workspace::pins::sha256_hex(&o.body));
+        if now_sha != c.sha256 {
+            let since = changes[..i].iter().find(|n| n.path == c.path).cloned().unwrap_or_else(|| c.clone());
+            return Ok(Undo::ChangedSince { undone: c.clone(), since });
         }
         let before = match &c.previous {
             Some(sha) => Some(content(store, agent, &c.path, &Version::Sha(sha.clone())).await?.unwrap_or_default()),
@@ -197,7 +206,7 @@ pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: us
         return match apply(store, agent, edit, now, keep).await? {
             Some(change) => Ok(Undo::Reverted { undone: c.clone(), change }),
             // Already as before (changed back by hand): record nothing, report it.
-            None => Ok(Undo::ChangedSince { undone: c.clone(), since: c.clone() }),
+            None => Ok(Undo::AlreadyAsBefore { undone: c.clone() }),
         };
     }
     Ok(Undo::Nothing)
@@ -221,11 +230,19 @@ pub fn describe(undo: &Undo, timezone: &str) -> String {
                 change.rev
             )
         }
-        Undo::ChangedSince { undone, since } if since.rev == undone.rev => format!(
+        Undo::AlreadyAsBefore { undone } => format!(
             "↩️ My last change ({} of {} at {}) is already undone: the file is as it was before.",
             undone.why,
             undone.path,
             when(undone)
+        ),
+        Undo::ChangedSince { undone, since } if since.rev == undone.rev => format!(
+            "↩️ I did not undo my last change ({} of {} at {}): the file was changed outside Hearth since, and \
+             undoing would lose that. See its versions with GET /api/agents/{{id}}/history/{}.",
+            undone.why,
+            undone.path,
+            when(undone),
+            undone.path
         ),
         Undo::ChangedSince { undone, since } => format!(
             "↩️ I did not undo my last change ({} of {} at {}): the file changed again since ({} by {} at {}), \
