@@ -56,7 +56,11 @@ async function tick(h, t) {
   }, { what: `dreaming at ${new Date(t).toISOString()}` });
 }
 
-/** The owner keeps coming back to the time zone note: four uses, three questions. */
+/**
+ * The owner keeps coming back to the time zone note: five uses (two searches
+ * that are one question, a read by name, and two recalls into turns, of
+ * "what's my zone?" and "is it late in Bogota now?"), three questions.
+ */
 async function useTheNote(h) {
   await turn(h, { text: "remember my time zone", steps: [tool("memory_add", { name: "tz", content: TZ_NOTE }), { text: "noted" }] });
   await turn(h, { text: "what's my zone?", steps: [tool("memory_search", { query: "Olga time zone" }), { text: "Bogota" }] });
@@ -89,7 +93,7 @@ describe("recall evidence and the nightly sweep", () => {
     assert.equal(main.entries.length, 1, JSON.stringify(main));
     const tz = main.entries[0];
     assert.equal(tz.name, "tz");
-    assert.deepEqual([tz.hits, tz.distinctQueries, tz.distinctDays], [4, 2, 1], "two searches are one question; recall is another");
+    assert.deepEqual([tz.hits, tz.distinctQueries, tz.distinctDays], [5, 3, 1], "two searches are one question; two recalls two more");
     assert.ok(tz.lastScore > 0 && tz.lastScore < 1, `a share of what the question could score: ${tz.lastScore}`);
     const group = await get(h, `/api/agents/main/memory/evidence?store=${encodeURIComponent(`group:telegram:${GROUP}`)}`);
     assert.deepEqual(group.entries.map((e) => [e.name, e.hits]), [["picnic", 1]]);
@@ -105,7 +109,7 @@ describe("recall evidence and the nightly sweep", () => {
     const memory = await text(h, "agents/main/MEMORY.md");
     const minute = new Date(t).toISOString().slice(0, 16).replace("T", " ");
     assert.ok(memory.startsWith(`## People\n- Luis prefers Spanish.\n\n## Dreamed ${minute} UTC\n- Olga's time zone is America/Bogota _(score=`), memory);
-    assert.match(memory, /, hits=4, days=1\)_\n$/);
+    assert.match(memory, /, hits=5, days=1\)_\n$/);
     const diary = await text(h, "agents/main/DREAMS.md");
     assert.match(diary, /✅ Promoted "Olga's time zone is America\/Bogota" \(from `tz`/);
     assert.equal(d.memoriesPromoted, 1);
