@@ -543,7 +543,7 @@ describe("npm run discord:register", () => {
     assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
     assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
     assert.deepEqual(put.body.map((c) => [c.name, c.type]), [["ask", 1], ["reset", 1], ["status", 1], ["undo", 1], ["usage", 1], ["memory", 1], ["Ask Hearth", 3]]);
-    assert.ok(!("description" in put.body[5]), "Discord refuses a description on a message command");
+    assert.ok(!("description" in put.body[6]), "Discord refuses a description on a message command");
     const askDef = put.body[0];
     assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
 
