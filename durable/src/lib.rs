@@ -40,10 +40,12 @@
 //!   one LLM call → `## Dreamed` facts in MEMORY.md, DREAMS.md), with
 //!   optional approval on Telegram.
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
+//! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
-//!   compaction, and [`session::host`], the Session object's logic.
+//!   compaction, who watches a turn (API clients, chat previews), and
+//!   [`session::host`], the Session object's logic.
 //! - [`agent`]: the Agent object's logic (memory, registry, pins, schedule).
 
 pub mod ports;
@@ -57,6 +59,7 @@ pub mod storage;
 pub mod text;
 pub mod toolkit;
 
+pub mod api;
 pub mod channels;
 pub mod delivery;
 pub mod dreaming;

@@ -23,6 +23,7 @@
 
 pub mod client;
 pub mod interaction;
+pub mod preview;
 pub mod verify;
 
 use crate::access;

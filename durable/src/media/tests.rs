@@ -96,6 +96,7 @@ struct Fx {
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
     meter: RefCell<crate::session::meter::MeterState>,
+    watch: crate::session::watch::Watch,
 }
 
 impl Fx {
@@ -113,6 +114,7 @@ impl Fx {
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
             meter: RefCell::default(),
+            watch: Default::default(),
         }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
@@ -130,6 +132,7 @@ impl Fx {
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
             meter: &self.meter,
+            watch: &self.watch,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

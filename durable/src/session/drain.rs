@@ -5,6 +5,7 @@
 use super::deps::SessionDeps;
 use super::meter;
 use super::prefix::prepare;
+use super::preview;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
@@ -44,11 +45,12 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         };
+        deps.watch.begin(&inbound);
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
-            let note = "⚠️ I could not process your message after several tries. It is saved in our history.";
-            send(p, deps, &inbound.reply_target, note).await?;
-            store.finish(item.seq, p.now_ms())?;
+            deps.watch.failed(GAVE_UP);
+            send(p, deps, &inbound.reply_target, GAVE_UP).await?;
+            finish(p, deps, &store, item.seq)?;
             continue;
         }
         // `/undo`: the agent's last workspace change reverted (no LLM call).
@@ -98,7 +100,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                 }
             };
             send(p, deps, &inbound.reply_target, &text).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -117,7 +119,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // keep the message, spend nothing on it, say so.
             begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
             send(p, deps, &inbound.reply_target, QUEUED_PAST_DEADLINE).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -138,7 +140,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // instead of paying for the turn again (queued once: an answer
             // already in the outbox is not queued again).
             send_answer(p, deps, &inbound.reply_target, &answer, item.seq).await?;
-            store.finish(item.seq, p.now_ms())?;
+            preview::finish(p, &inbound, item.seq).await?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -150,12 +153,29 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             meter::answer_waiting_usage(p, deps, &store).await?;
             break;
         }
-        store.finish(item.seq, p.now_ms())?;
+        preview::finish(p, &inbound, item.seq).await?;
+        finish(p, deps, &store, item.seq)?;
         report.turns += 1;
     }
     reply::flush(p, deps).await?;
     meter::flush(p, deps).await?;
     Ok(report)
+}
+
+/// Told when a message failed every attempt.
+pub const GAVE_UP: &str = "⚠️ I could not process your message after several tries. It is saved in our history.";
+
+/// A message is done: its row, and then its watchers (who may ask again
+/// with the same idempotency key once it is).
+fn finish<P: Platform, S: crate::ports::Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    seq: i64,
+) -> Result<(), StorageError> {
+    let now = p.now_ms();
+    store.finish(seq, now)?;
+    deps.watch.finish(p.sql(), now)
 }
 
 /// For a resumed message: the final answer already in the history, if the

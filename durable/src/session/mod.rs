@@ -30,12 +30,14 @@ pub mod host;
 mod host_alarm_tests;
 pub mod meter;
 pub mod prefix;
+pub mod preview;
 pub mod replay;
 pub mod reply;
 pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
+pub mod watch;
 
 #[cfg(test)]
 mod host_tests;

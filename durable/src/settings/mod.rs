@@ -8,10 +8,12 @@
 //! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
 //! a clear HTTP error, never a panic.
 
+pub mod api;
 pub mod delivery;
 pub mod dreaming;
 pub mod media;
 pub mod overlay;
+pub mod stream;
 pub mod usage;
 pub mod web;
 
@@ -157,6 +159,8 @@ pub struct AgentConfig {
     /// a channel that costs a send per answer (Telegram) is told their id at
     /// most once per this long. 0: every time.
     pub stranger_cooldown_ms: i64,
+    /// How chats see an answer while it is written (`STREAM_REPLIES…`).
+    pub stream: stream::StreamConfig,
 }
 
 /// How long a stranger waits before being told their id again, unless
@@ -365,6 +369,7 @@ impl AgentConfig {
                 "STRANGER_COOLDOWN_MINUTES",
                 DEFAULT_STRANGER_COOLDOWN_MINUTES,
             )?) * 60_000,
+            stream: stream::StreamConfig::load(vars, agent)?,
         })
     }
 
