@@ -88,6 +88,7 @@ mod tests {
             received_at: 0,
             media: vec![],
             context: vec![],
+            group: None,
         }
     }
 
