@@ -15,11 +15,14 @@ use worker::{Env, Method};
 pub struct Channels {
     pub telegram: Option<TelegramApi>,
     pub discord: Option<DiscordApi>,
+    /// For relays to other agents' sessions.
+    pub env: Env,
 }
 
 impl Channel for Channels {
     async fn send_chunk(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
         match (target.channel.as_str(), &self.telegram, &self.discord) {
+            (durable::routing::group::RELAY_CHANNEL, _, _) => self.relay(target, piece).await,
             ("telegram", Some(api), _) => api.send_chunk(target, piece).await,
             ("telegram", None, _) => SendOutcome::Unreachable("TELEGRAM_BOT_TOKEN is not set".into()),
             ("discord", _, Some(api)) => api.send_chunk(target, piece).await,
@@ -29,8 +32,10 @@ impl Channel for Channels {
     }
 
     async fn typing(&self, target: &ReplyTarget) {
-        if let ("telegram", Some(api)) = (target.channel.as_str(), &self.telegram) {
-            api.typing(target).await;
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.typing(target).await,
+            ("discord", _, Some(api)) => api.typing(target).await,
+            _ => {}
         }
     }
 
@@ -43,6 +48,20 @@ impl Channel for Channels {
                 None => Err(ChannelError::Failed("discord is not configured".into())),
             },
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
+        }
+    }
+}
+
+impl Channels {
+    /// An agent's reply to the other agents of its group: queued in their
+    /// sessions (a repeat is a duplicate there, not a second message).
+    async fn relay(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
+        let Some((key, msg)) = durable::routing::group::relay_message(target, &piece.text, adapters::now_ms()) else {
+            return SendOutcome::Unreachable("an unreadable relay".into());
+        };
+        match crate::objects::enqueue(&self.env, &key, &msg).await {
+            Ok(_) => SendOutcome::Delivered,
+            Err(e) => SendOutcome::Retry { after_ms: None, why: format!("relay to {key}: {e}") },
         }
     }
 }
@@ -89,6 +108,7 @@ impl DoPlatform {
             channels: Channels {
                 telegram: TelegramApi::for_agent(config),
                 discord: Some(DiscordApi::for_agent(&crate::adapters::EnvVars::of(env), config)),
+                env: env.clone(),
             },
             memory: AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() },
         })

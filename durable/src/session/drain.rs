@@ -51,6 +51,12 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         }
+        if super::group::is_listen(&inbound) {
+            // Another agent's turn (or a message for another agent): this
+            // agent reads it in the thread, and says nothing.
+            super::group::listen(p, &store, &item, &inbound)?;
+            continue;
+        }
         if meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
@@ -125,6 +131,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // instead of paying for the turn again (queued once: an answer
             // already in the outbox is not queued again).
             send_answer(p, deps, &inbound.reply_target, &answer, item.seq).await?;
+            super::group::relay(p, deps, &inbound, &answer, item.seq)?;
             store.finish(item.seq, p.now_ms())?;
             report.turns += 1;
             continue;

@@ -9,9 +9,11 @@
 //! a clear HTTP error, never a panic.
 
 pub mod delivery;
+pub mod groups;
 pub mod media;
 pub mod overlay;
 pub mod usage;
+pub mod voice;
 pub mod web;
 
 use r2_layout::AgentId;
@@ -154,6 +156,10 @@ pub struct AgentConfig {
     /// a channel that costs a send per answer (Telegram) is told their id at
     /// most once per this long. 0: every time.
     pub stranger_cooldown_ms: i64,
+    /// Groups of agents (`GROUPS`, shared by all agents).
+    pub groups: Vec<groups::AgentGroup>,
+    /// Voice replies (`TTS_*`, `VOICE_REPLY_TO_VOICE`).
+    pub voice: voice::VoiceConfig,
 }
 
 /// How long a stranger waits before being told their id again, unless
@@ -361,6 +367,8 @@ impl AgentConfig {
                 "STRANGER_COOLDOWN_MINUTES",
                 DEFAULT_STRANGER_COOLDOWN_MINUTES,
             )?) * 60_000,
+            groups: groups::load(vars, &agent_ids(vars))?,
+            voice: voice::VoiceConfig::load(vars, agent)?,
         })
     }
 

@@ -24,6 +24,7 @@
 //! in trouble is not hammered, and identifies (1,000 a day) are not spent.
 
 use super::message::GatewayMessage;
+use crate::protocol::gateway::GatewayStatus;
 use serde::{Deserialize, Serialize};
 
 /// Where a bot connects when no session is resumed (`DISCORD_GATEWAY_URL`
@@ -422,6 +423,32 @@ impl GatewayState {
                 Err(e) => vec![Action::Log(format!("discord gateway: unreadable MESSAGE_CREATE ({e})"))],
             },
             _ => vec![],
+        }
+    }
+
+    /// The state as the admin API shows it.
+    pub fn status(&self, agent: Option<String>, enabled: bool, open: bool) -> GatewayStatus {
+        let phase = serde_json::to_value(self.phase).ok().and_then(|v| v.as_str().map(str::to_owned));
+        GatewayStatus {
+            agent,
+            enabled,
+            open,
+            phase: phase.unwrap_or_default(),
+            fatal: self.fatal.clone(),
+            last_error: self.last_error.clone(),
+            last_close_code: self.last_close_code,
+            resumable: self.session.is_some(),
+            seq: self.seq,
+            bot_user_id: self.bot_user_id.clone(),
+            heartbeat_interval_ms: self.heartbeat_interval_ms,
+            last_ack_at: self.last_ack_at,
+            connected_since: self.connected_since,
+            reconnect_at: self.reconnect_at,
+            failures: self.failures,
+            identifies: self.identifies,
+            resumes: self.resumes,
+            heartbeats: self.heartbeats,
+            messages: self.messages,
         }
     }
 

@@ -219,3 +219,11 @@ fn odd_frames_are_logged_not_fatal() {
     assert!(g.on_frame(r#"{"op":0,"t":"GUILD_CREATE","s":9,"d":{}}"#, TOKEN, 0, 0.5).is_empty());
     assert_eq!(g.seq, Some(9));
 }
+
+#[test]
+fn bot_ids_come_from_tokens() {
+    // base64("1016612301262041098") is MTAxNjYxMjMwMTI2MjA0MTA5OA.
+    assert_eq!(super::bot_id_of_token("MTAxNjYxMjMwMTI2MjA0MTA5OA.GxYz.abc").as_deref(), Some("1016612301262041098"));
+    assert_eq!(super::bot_id_of_token("not-a-token"), None);
+    assert_eq!(super::bot_id_of_token(""), None);
+}
