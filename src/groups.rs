@@ -31,7 +31,8 @@ pub async fn route_group(env: &Env, vars: &EnvVars, cfg: &AgentConfig, inbound: 
     for a in &g.agents {
         extra.push((a.clone(), handles_of(vars, &inbound.channel, a).await));
     }
-    let members = group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
+    let members =
+        group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
     // One key per message of the chat, the same whichever bot received it.
     let origin = match (&inbound.reply_target.reply_to, inbound.channel.as_str()) {
         (Some(id), "telegram") => format!("telegram:{}:msg:{id}", inbound.chat_id),
@@ -47,7 +48,8 @@ pub async fn route_group(env: &Env, vars: &EnvVars, cfg: &AgentConfig, inbound: 
         let mut msg = inbound.clone();
         msg.dedupe_key = origin.clone();
         msg.addressed = delivery == Delivery::Turn;
-        msg.group = Some(GroupHop { listen: delivery == Delivery::Listen, origin: origin.clone(), ..Default::default() });
+        msg.group =
+            Some(GroupHop { listen: delivery == Delivery::Listen, origin: origin.clone(), ..Default::default() });
         if delivery == Delivery::Listen {
             // Only words join another agent's thread; its media stay with whoever answers.
             msg.media.clear();
@@ -67,7 +69,10 @@ async fn handles_of(vars: &EnvVars, channel: &str, agent: &str) -> Vec<String> {
             let Ok(cfg) = crate::access::config_after_auth(vars, agent, true) else { return vec![] };
             crate::telegram::bot_username(&cfg).await.into_iter().collect()
         }
-        "discord" => setting(vars, agent, "DISCORD_BOT_TOKEN").and_then(|t| durable::channels::discord::bot_id_of_token(&t)).into_iter().collect(),
+        "discord" => setting(vars, agent, "DISCORD_BOT_TOKEN")
+            .and_then(|t| durable::channels::discord::bot_id_of_token(&t))
+            .into_iter()
+            .collect(),
         _ => vec![],
     }
 }

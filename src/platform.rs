@@ -39,6 +39,14 @@ impl Channel for Channels {
         }
     }
 
+    async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.send_voice(target, audio).await,
+            ("discord", _, Some(api)) => api.send_voice(target, audio).await,
+            (other, _, _) => SendOutcome::Unreachable(format!("no voice notes on {other:?}")),
+        }
+    }
+
     async fn fetch_media(&self, channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
         match (channel, &self.telegram) {
             ("telegram", Some(api)) => api.download_file(handle, max_bytes).await,

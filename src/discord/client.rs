@@ -113,6 +113,47 @@ impl DiscordApi {
         self.send_body("POST", &format!("/channels/{}/messages", target.chat_id), &body, true).await
     }
 
+    /// A voice reply as an audio attachment: in the channel with the bot
+    /// token (Gateway messages), else as a follow-up of the interaction.
+    pub async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
+        let mut payload =
+            json!({"attachments": [{"id": 0, "filename": "reply.ogg"}], "allowed_mentions": {"parse": []}});
+        let (path, bot) = match ReplyExtra::from_target(target) {
+            Some(extra) if !extra.token_expired(adapters::now_ms()) => {
+                let Some(app) = self.app_id.clone().or(extra.app.clone()) else {
+                    return SendOutcome::Unreachable("DISCORD_APPLICATION_ID is not set".into());
+                };
+                (format!("/webhooks/{app}/{}", extra.token), false)
+            }
+            _ => {
+                if let Some(id) = target.reply_to.as_deref() {
+                    payload["message_reference"] = json!({"message_id": id, "fail_if_not_exists": false});
+                }
+                (format!("/channels/{}/messages", target.chat_id), true)
+            }
+        };
+        let payload = payload.to_string();
+        let (content_type, body) =
+            durable::voice::multipart(&[("payload_json", &payload)], ("files[0]", "reply.ogg", "audio/ogg", audio));
+        let mut req = HttpRequest {
+            method: "POST",
+            url: format!("{}{path}", self.base),
+            headers: vec![("content-type".into(), content_type), ("user-agent".into(), USER_AGENT.into())],
+            body,
+            timeout_ms: 60_000,
+        };
+        if bot {
+            let Some(token) = self.bot_token.as_deref() else {
+                return SendOutcome::Unreachable("DISCORD_BOT_TOKEN is not set".into());
+            };
+            req = req.header("authorization", &format!("Bot {token}"));
+        }
+        match FetchHttp.send(req).await {
+            Ok(resp) => classify::discord(resp.status, &resp.body, resp.header("retry-after")),
+            Err(e) => SendOutcome::Retry { after_ms: None, why: format!("discord: {e}") },
+        }
+    }
+
     /// "Bot is typing…" in the target's channel (Gateway messages; an
     /// interaction shows "thinking…" by itself). Best effort.
     pub async fn typing(&self, target: &ReplyTarget) {

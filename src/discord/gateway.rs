@@ -61,7 +61,10 @@ async fn tell_stranger(env: &Env, cfg: &AgentConfig, inbound: &Inbound) {
     if !access::may_tell_stranger(env, cfg, "discord", &inbound.sender_id).await {
         return;
     }
-    adapters::log(LogLevel::Info, &format!("stranger discord:{} wrote to agent {}: told their id", inbound.sender_id, cfg.agent));
+    adapters::log(
+        LogLevel::Info,
+        &format!("stranger discord:{} wrote to agent {}: told their id", inbound.sender_id, cfg.agent),
+    );
     let api = super::client::DiscordApi::for_agent(&EnvVars::of(env), cfg);
     let text = access::stranger_text("discord", &inbound.sender_id, !cfg.owners.is_empty());
     let target = ReplyTarget { channel: "discord".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };

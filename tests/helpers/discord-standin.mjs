@@ -63,6 +63,9 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     } else if ((m = p.match(/^\/channels\/([^/]+)\/messages$/)) && req.method === "POST") {
       route = "channel";
       [, params.channel] = m;
+    } else if ((m = p.match(/^\/channels\/([^/]+)\/typing$/)) && req.method === "POST") {
+      route = "typing";
+      [, params.channel] = m;
     } else if ((m = p.match(/^\/applications\/([^/]+)(?:\/guilds\/([^/]+))?\/commands$/)) && req.method === "PUT") {
       route = "commands";
       [, params.app, params.guild] = m;
@@ -82,12 +85,23 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
       const f = scripted.shift();
       return sendJson(res, f.status, f.body, f.headers);
     }
-    const needsBot = route === "channel" || route === "commands";
+    const needsBot = route === "channel" || route === "commands" || route === "typing";
     if (needsBot && req.headers.authorization !== `Bot ${state.botToken}`) {
       return sendJson(res, 401, { message: "401: Unauthorized", code: 0 });
     }
     if ((route === "original" || route === "followup" || route === "commands") && params.app !== state.appId) {
       return sendJson(res, 404, { message: "Unknown Webhook", code: 10015 });
+    }
+    if (route === "typing") {
+      res.writeHead(204);
+      return res.end();
+    }
+    if (route === "channel" && body?.message_reference) {
+      const ref = body.message_reference;
+      // Discord: an unknown message is refused unless fail_if_not_exists is false.
+      if (!/^\d+$/.test(String(ref.message_id ?? "")) && ref.fail_if_not_exists !== false) {
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035, errors: { message_reference: { _errors: [{ code: "REPLIES_UNKNOWN_MESSAGE", message: "Unknown message" }] } } });
+      }
     }
     if (route === "original" || route === "followup" || route === "channel") {
       const content = body?.content ?? "";

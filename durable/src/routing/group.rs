@@ -235,18 +235,19 @@ pub fn relay_message(target: &ReplyTarget, text: &str, now_ms: i64) -> Option<(S
 /// What a group session's system prompt adds: who else is in the group and
 /// how to hand over. Stable for the group (the prompt cache holds).
 pub fn roster(group: &AgentGroup, me: &str) -> String {
-    let others: Vec<String> = group
-        .agents
-        .iter()
-        .filter(|a| a.as_str() != me)
-        .map(|a| {
-            if group.moderator.as_deref() == Some(a.as_str()) {
-                format!("@{a} (moderator)")
-            } else {
-                format!("@{a}")
-            }
-        })
-        .collect();
+    let others: Vec<String> =
+        group
+            .agents
+            .iter()
+            .filter(|a| a.as_str() != me)
+            .map(|a| {
+                if group.moderator.as_deref() == Some(a.as_str()) {
+                    format!("@{a} (moderator)")
+                } else {
+                    format!("@{a}")
+                }
+            })
+            .collect();
     let role = if group.moderator.as_deref() == Some(me) {
         " You are the moderator: when a question is for a specialist, hand it over by @mentioning them, \
          or answer yourself."

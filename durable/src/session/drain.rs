@@ -57,6 +57,13 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             super::group::listen(p, &store, &item, &inbound)?;
             continue;
         }
+        if let Some(cmd) = crate::voice::parse_command(&inbound.text) {
+            store.start(item.seq, "", None)?;
+            super::voice::answer_command(p, deps, &store, &inbound, cmd).await?;
+            store.finish(item.seq, p.now_ms())?;
+            report.turns += 1;
+            continue;
+        }
         if meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;

@@ -38,6 +38,7 @@ pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
+pub mod voice;
 
 #[cfg(test)]
 mod host_tests;

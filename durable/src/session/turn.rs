@@ -170,7 +170,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             match answer::shown(&reply) {
                 Some(text) => {
                     super::group::relay(p, deps, inbound, &text, seq)?;
-                    send_answer(p, deps, target, &meter::with_footer(deps, inbound, text), seq).await?;
+                    send_answer(p, deps, target, &meter::with_footer(deps, inbound, text.clone()), seq).await?;
+                    super::voice::speak(p, deps, store, session_id, inbound, &text).await?;
                 }
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");

@@ -22,10 +22,6 @@ pub struct VoiceConfig {
     /// `VOICE_REPLY_TO_VOICE` (default `true`): a voice note is answered
     /// with one, in chats that did not say `/voice off`.
     pub reply_to_voice: bool,
-    /// `TTS_PRICE_PER_MILLION_CHARS`: what a million characters cost in USD,
-    /// for models priced by input characters (OpenAI's `tts-1` is 15,
-    /// `tts-1-hd` 30). Unset: the built-in price of the model, if any.
-    pub price_per_million_chars: Option<f64>,
 }
 
 impl VoiceConfig {
@@ -40,18 +36,6 @@ impl VoiceConfig {
                 })
             }
         };
-        let price = match setting(vars, agent, "TTS_PRICE_PER_MILLION_CHARS") {
-            None => None,
-            Some(raw) => match raw.parse::<f64>() {
-                Ok(p) if p.is_finite() && p >= 0.0 => Some(p),
-                _ => {
-                    return Err(ConfigError::Invalid {
-                        name: "TTS_PRICE_PER_MILLION_CHARS".into(),
-                        why: format!("{raw:?} is not a price in USD"),
-                    })
-                }
-            },
-        };
         Ok(VoiceConfig {
             base_url: setting(vars, agent, "TTS_BASE_URL").map(|u| u.trim_end_matches('/').to_owned()),
             api_key: setting(vars, agent, "TTS_API_KEY"),
@@ -59,7 +43,6 @@ impl VoiceConfig {
             voice: setting(vars, agent, "TTS_VOICE").unwrap_or_else(|| DEFAULT_TTS_VOICE.into()),
             max_chars: number(vars, agent, "TTS_MAX_CHARS", DEFAULT_TTS_MAX_CHARS)?.max(50),
             reply_to_voice,
-            price_per_million_chars: price,
         })
     }
 }

@@ -131,7 +131,8 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
     let from_key = SessionKey::parse("agent:mod:telegram:group:-100").unwrap();
     let to = session_of("perf", &from_key).unwrap();
     assert_eq!(to.render(), "agent:perf:telegram:group:-100");
-    let hop = GroupHop { origin: like.dedupe_key.clone(), turns: 0, hops: 1, from_agent: Some("mod".into()), listen: false };
+    let hop =
+        GroupHop { origin: like.dedupe_key.clone(), turns: 0, hops: 1, from_agent: Some("mod".into()), listen: false };
     let target = relay_target(&to, "mod", &like, &hop, false);
     let (key, msg) = relay_message(&target, "@perf", 9).unwrap();
     assert_eq!(key, to);
