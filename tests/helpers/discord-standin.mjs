@@ -6,6 +6,7 @@
 // Also: signing helpers for interaction requests (Ed25519, as Discord signs).
 import crypto from "node:crypto";
 import http from "node:http";
+import { parseMultipart } from "./multipart.mjs";
 
 function sendJson(res, status, body, headers = {}) {
   res.writeHead(status, { "content-type": "application/json", ...headers });
@@ -71,12 +72,25 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
       [, params.app, params.guild] = m;
     }
     let body = null;
-    try {
-      body = raw ? JSON.parse(raw) : null;
-    } catch {
-      return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+    let files = {};
+    if (/^multipart\/form-data/i.test(req.headers["content-type"] ?? "")) {
+      // Attachments: `payload_json` carries the message, `files[n]` the files.
+      const form = parseMultipart(req.headers["content-type"], Buffer.concat(chunks));
+      if (!form) return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+      files = form.files;
+      try {
+        body = JSON.parse(form.fields.payload_json ?? "{}");
+      } catch {
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      }
+    } else {
+      try {
+        body = raw ? JSON.parse(raw) : null;
+      } catch {
+        return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+      }
     }
-    const entry = { route, method: req.method, path: p, params, headers: req.headers, body, at: Date.now() };
+    const entry = { route, method: req.method, path: p, params, headers: req.headers, body, files, at: Date.now() };
     state.requests.push(entry);
     const down = state.outages.get(route);
     if (down) return sendJson(res, down.status, down.body, down.headers);
@@ -105,7 +119,8 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     }
     if (route === "original" || route === "followup" || route === "channel") {
       const content = body?.content ?? "";
-      if (!content) return sendJson(res, 400, { message: "Cannot send an empty message", code: 50006 });
+      const attached = Object.keys(files).length;
+      if (!content && !attached) return sendJson(res, 400, { message: "Cannot send an empty message", code: 50006 });
       if (content.length > 2000) {
         return sendJson(res, 400, {
           message: "Invalid Form Body",
