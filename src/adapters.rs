@@ -124,6 +124,13 @@ impl ObjectStore for R2 {
             cursor: if page.truncated() { page.cursor() } else { None },
         })
     }
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        crate::js::gzip(data).await.map_err(storage_err)
+    }
+
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GunzipError> {
+        crate::js::gunzip(data, max_bytes).await
+    }
 }
 
 /// A Durable Object's SQLite database. Change sets ([`Sql::exec_atomic`]) go

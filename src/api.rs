@@ -104,13 +104,17 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
         Some(body) => body.bytes().await?,
         None => Vec::new(),
     };
-    match r2_layout::archive::decode_limited(&bytes, MAX_ARCHIVE_BYTES) {
+    let lines = match crate::js::gunzip(&bytes, MAX_ARCHIVE_BYTES).await {
+        Ok(lines) => lines,
+        Err(e @ durable::ports::GunzipError::TooLarge(_)) => {
+            return Response::error(format!("{key}: archive {e}; download it from R2"), 413)
+        }
+        Err(e) => return Response::error(format!("{key} is not a readable archive: {e}"), 422),
+    };
+    match r2_layout::archive::decode_lines(&lines) {
         Ok(messages) => Response::from_json(&serde_json::json!({
             "sessionId": id, "key": key, "metadata": metadata, "messages": messages,
         })),
-        Err(e @ r2_layout::archive::ArchiveError::TooLarge(_)) => {
-            Response::error(format!("{key}: {e}; download it from R2"), 413)
-        }
         Err(e) => Response::error(format!("{key} is not a readable archive: {e}"), 422),
     }
 }

@@ -140,3 +140,51 @@ pub async fn body_prefix(resp: &web_sys::Response, max: u64) -> worker::Result<(
         out.extend(value.to_vec());
     }
 }
+
+/// Calls `target.method(arg)`.
+fn call1(target: &JsValue, method: &str, arg: &JsValue) -> worker::Result<JsValue> {
+    let f: js_sys::Function = js_sys::Reflect::get(target, &method.into()).map_err(err)?.dyn_into().map_err(err)?;
+    f.call1(target, arg).map_err(err)
+}
+
+/// `data` piped through the runtime's `CompressionStream("gzip")` or
+/// `DecompressionStream("gzip")`: archives are gzipped by the runtime, so the
+/// upload carries no deflate code. A decompression stops past `max_bytes`.
+async fn gzip_stream(data: &[u8], decompress: bool, max_bytes: usize) -> Result<Vec<u8>, durable::ports::GunzipError> {
+    use durable::ports::GunzipError;
+    let invalid = |e: JsValue| GunzipError::Invalid(js_message(&e));
+    let ctor_name = if decompress { "DecompressionStream" } else { "CompressionStream" };
+    let ctor: js_sys::Function =
+        js_sys::Reflect::get(&js_sys::global(), &ctor_name.into()).map_err(invalid)?.dyn_into().map_err(invalid)?;
+    let transform = js_sys::Reflect::construct(&ctor, &js_sys::Array::of1(&"gzip".into())).map_err(invalid)?;
+    let input = web_sys::Response::new_with_opt_u8_array(Some(&mut data.to_vec())).map_err(invalid)?;
+    let Some(body) = input.body() else { return Ok(Vec::new()) };
+    let piped = call1(body.as_ref(), "pipeThrough", &transform).map_err(|e| GunzipError::Invalid(e.to_string()))?;
+    let reader = call1(&piped, "getReader", &JsValue::UNDEFINED).map_err(|e| GunzipError::Invalid(e.to_string()))?;
+    let mut out = Vec::new();
+    loop {
+        let step = call1(&reader, "read", &JsValue::UNDEFINED).map_err(|e| GunzipError::Invalid(e.to_string()))?;
+        let step = JsFuture::from(js_sys::Promise::from(step)).await.map_err(invalid)?;
+        if js_sys::Reflect::get(&step, &"done".into()).map_err(invalid)?.as_bool().unwrap_or(true) {
+            return Ok(out);
+        }
+        let chunk = js_sys::Uint8Array::new(&js_sys::Reflect::get(&step, &"value".into()).map_err(invalid)?);
+        if out.len() + chunk.length() as usize > max_bytes {
+            let _ = call1(&reader, "cancel", &JsValue::UNDEFINED);
+            return Err(GunzipError::TooLarge(max_bytes));
+        }
+        let at = out.len();
+        out.resize(at + chunk.length() as usize, 0);
+        chunk.copy_to(&mut out[at..]);
+    }
+}
+
+/// Gzip by the runtime.
+pub async fn gzip(data: &[u8]) -> worker::Result<Vec<u8>> {
+    gzip_stream(data, false, usize::MAX).await.map_err(|e| worker::Error::RustError(e.to_string()))
+}
+
+/// Gunzip by the runtime, refusing more than `max_bytes` uncompressed.
+pub async fn gunzip(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, durable::ports::GunzipError> {
+    gzip_stream(data, true, max_bytes).await
+}

@@ -52,6 +52,30 @@ pub trait ObjectStore {
     async fn delete(&self, keys: &[String]) -> Result<(), StorageError>;
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>)
         -> Result<ListPage, StorageError>;
+
+    /// Gzip-compresses `data` the way the bucket's archives are stored
+    /// (`*.jsonl.gz`). The Worker uses the runtime's `CompressionStream`, so
+    /// the upload carries no deflate code; test stores use a crate.
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        let _ = data;
+        Err(StorageError("this store cannot gzip".into()))
+    }
+
+    /// Gunzips `data`, refusing more than `max_bytes` uncompressed (a hostile
+    /// or corrupt archive must not fill the isolate's memory).
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GunzipError> {
+        let _ = (data, max_bytes);
+        Err(GunzipError::Invalid("this store cannot gunzip".into()))
+    }
+}
+
+/// Why gzip data could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GunzipError {
+    #[error("not valid gzip: {0}")]
+    Invalid(String),
+    #[error("larger than {0} bytes uncompressed")]
+    TooLarge(usize),
 }
 
 /// A value bound to or read from SQLite.

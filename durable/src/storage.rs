@@ -77,6 +77,13 @@ impl<O: ObjectStore> ObjectStore for Counted<'_, O> {
         self.count();
         self.inner.list(prefix, delimiter, cursor).await
     }
+    // Codecs touch no object: not counted.
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        self.inner.gzip(data).await
+    }
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, crate::ports::GunzipError> {
+        self.inner.gunzip(data, max_bytes).await
+    }
 }
 
 /// Column `i` of a row as an integer (0 when absent or not a number).

@@ -196,6 +196,15 @@ impl ObjectStore for MemStore {
         }
         Ok(page)
     }
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        Ok(r2_layout::archive::gzip(data))
+    }
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GunzipError> {
+        r2_layout::archive::gunzip(data, max_bytes).map_err(|e| match e {
+            r2_layout::archive::ArchiveError::TooLarge(n) => GunzipError::TooLarge(n),
+            other => GunzipError::Invalid(other.to_string()),
+        })
+    }
 }
 
 /// SQLite in memory through rusqlite: the same SQL as production.

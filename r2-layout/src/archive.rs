@@ -3,10 +3,6 @@
 //! A person reads one with `gunzip -c x.jsonl.gz | jq .`.
 
 use crate::message::Message;
-use flate2::read::GzDecoder;
-use flate2::write::GzEncoder;
-use flate2::Compression;
-use std::io::{Read, Write};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
@@ -21,36 +17,24 @@ pub enum ArchiveError {
 /// Largest archive decoded whole (guards a hostile or corrupt object).
 pub const MAX_DECODED_BYTES: usize = 64 * 1024 * 1024;
 
-/// Encodes messages as gzipped JSONL.
-pub fn encode(messages: &[Message]) -> Vec<u8> {
-    let mut gz = GzEncoder::new(Vec::with_capacity(messages.len() * 64), Compression::new(6));
+/// The archive's lines before compression: one message per line. The
+/// Worker compresses them with the runtime's own gzip (`CompressionStream`,
+/// no deflate code in the upload); see the `gzip` feature for a crate's.
+pub fn encode_lines(messages: &[Message]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(messages.len() * 64);
     for m in messages {
-        // Serialising our own enum cannot fail; a failed write into a Vec neither.
-        if let Ok(line) = serde_json::to_string(m) {
-            let _ = gz.write_all(line.as_bytes());
-            let _ = gz.write_all(b"\n");
+        // Serialising our own enum cannot fail.
+        if let Ok(line) = serde_json::to_vec(m) {
+            out.extend_from_slice(&line);
+            out.push(b'\n');
         }
     }
-    gz.finish().unwrap_or_default()
+    out
 }
 
-/// Decodes a gzipped JSONL archive back into messages.
-pub fn decode(bytes: &[u8]) -> Result<Vec<Message>, ArchiveError> {
-    decode_limited(bytes, MAX_DECODED_BYTES)
-}
-
-/// [`decode`] with a smaller cap on the uncompressed size, for callers that
-/// share a small memory (a tool inside a Durable Object): past `max_bytes` it
-/// stops reading and answers [`ArchiveError::TooLarge`].
-pub fn decode_limited(bytes: &[u8], max_bytes: usize) -> Result<Vec<Message>, ArchiveError> {
-    let mut text = String::new();
-    GzDecoder::new(bytes)
-        .take(max_bytes as u64 + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| ArchiveError::Gzip(e.to_string()))?;
-    if text.len() > max_bytes {
-        return Err(ArchiveError::TooLarge(max_bytes));
-    }
+/// Messages from an archive's uncompressed lines (blank lines skipped).
+pub fn decode_lines(text: &[u8]) -> Result<Vec<Message>, ArchiveError> {
+    let text = String::from_utf8_lossy(text);
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -58,10 +42,62 @@ pub fn decode_limited(bytes: &[u8], max_bytes: usize) -> Result<Vec<Message>, Ar
         .collect()
 }
 
-#[cfg(test)]
+#[cfg(feature = "gzip")]
+mod gz {
+    use super::{decode_lines, encode_lines, ArchiveError, Message, MAX_DECODED_BYTES};
+    use flate2::read::GzDecoder;
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+    use std::io::{Read, Write};
+
+    /// Gzip with a crate (native tools and test stores).
+    pub fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut gz = GzEncoder::new(Vec::with_capacity(data.len() / 4 + 64), Compression::new(6));
+        // A failed write into a Vec cannot happen.
+        let _ = gz.write_all(data);
+        gz.finish().unwrap_or_default()
+    }
+
+    /// Gunzip with a crate, refusing more than `max_bytes` uncompressed.
+    pub fn gunzip(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, ArchiveError> {
+        let mut out = Vec::new();
+        GzDecoder::new(data)
+            .take(max_bytes as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| ArchiveError::Gzip(e.to_string()))?;
+        if out.len() > max_bytes {
+            return Err(ArchiveError::TooLarge(max_bytes));
+        }
+        Ok(out)
+    }
+
+    /// Encodes messages as gzipped JSONL.
+    pub fn encode(messages: &[Message]) -> Vec<u8> {
+        gzip(&encode_lines(messages))
+    }
+
+    /// Decodes a gzipped JSONL archive back into messages.
+    pub fn decode(bytes: &[u8]) -> Result<Vec<Message>, ArchiveError> {
+        decode_limited(bytes, MAX_DECODED_BYTES)
+    }
+
+    /// [`decode`] with a smaller cap on the uncompressed size.
+    pub fn decode_limited(bytes: &[u8], max_bytes: usize) -> Result<Vec<Message>, ArchiveError> {
+        decode_lines(&gunzip(bytes, max_bytes)?)
+    }
+}
+
+#[cfg(feature = "gzip")]
+pub use gz::{decode, decode_limited, encode, gunzip, gzip};
+
+#[cfg(all(test, feature = "gzip"))]
 mod tests {
     use super::*;
     use crate::message::{AssistantBlock, ResultBlock};
+    use flate2::read::GzDecoder;
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+    use std::io::{Read, Write};
 
     #[test]
     fn round_trip_and_line_shape() {

@@ -12,11 +12,7 @@ use durable::protocol::AGENT_BINDING;
 use worker::{Env, Method, Request, Response, Result};
 
 pub async fn report(req: &Request, env: &Env, agent: &str, thread: Option<&str>) -> Result<Response> {
-    let period = req
-        .url()
-        .ok()
-        .and_then(|u| u.query_pairs().find(|(k, _)| k == "period").map(|(_, v)| v.into_owned()))
-        .unwrap_or_else(|| "all".into());
+    let period = crate::http::query(req, "period").unwrap_or_else(|| "all".into());
     let body = ReportRequest { agent: agent.to_owned(), period, thread: thread.map(crate::http::percent_decode) };
     forward_json(
         call_raw(env, AGENT_BINDING, agent, Method::Post, REPORT_PATH, Some(serde_json::to_string(&body)?)).await?,

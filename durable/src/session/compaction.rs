@@ -14,7 +14,7 @@ use super::store::{CompactMarker, SessionStore};
 use crate::clock;
 use crate::llm::rules::pair_tool_calls;
 use crate::llm::{self, ChatRequest, Hydrated, LlmReply, StopReason};
-use crate::ports::{LogLevel, Platform, StorageError};
+use crate::ports::{LogLevel, ObjectStore, Platform, StorageError};
 use r2_layout::metadata::PartMetadata;
 use r2_layout::{archive, keys, Message};
 
@@ -131,7 +131,11 @@ pub async fn compact<P: Platform>(
         message_count: prefix.len() as u64,
         archived_at: now,
     };
-    if let Err(e) = put_confirmed(p.store(), &part_key, archive::encode(&prefix), meta.to_pairs()).await {
+    let written = match p.store().gzip(&archive::encode_lines(&prefix)).await {
+        Ok(gz) => put_confirmed(p.store(), &part_key, gz, meta.to_pairs()).await,
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = written {
         p.log(LogLevel::Error, &format!("compaction part not written, history kept: {e}"));
         return Ok(None);
     }

@@ -34,7 +34,7 @@ use super::replay::{conversation, with_latest_summary};
 use super::store::SessionStore;
 use crate::clock;
 use crate::llm::{self, ChatRequest, Hydrated};
-use crate::ports::{LogLevel, Platform, Sql, StorageError};
+use crate::ports::{LogLevel, ObjectStore, Platform, Sql, StorageError};
 use r2_layout::metadata::ArchiveMetadata;
 use r2_layout::{archive, keys};
 use serde::{Deserialize, Serialize};
@@ -161,9 +161,12 @@ pub async fn reset<P: Platform>(
                 output_tokens: usage.output,
                 total_tokens: usage.total_tokens,
             };
-            put_confirmed(p.store(), &key, archive::encode(&archived), meta.to_pairs())
+            let gz = p
+                .store()
+                .gzip(&archive::encode_lines(&archived))
                 .await
-                .map_err(ResetError::Archive)?;
+                .map_err(|e| ResetError::Archive(e.to_string()))?;
+            put_confirmed(p.store(), &key, gz, meta.to_pairs()).await.map_err(ResetError::Archive)?;
             progress.archive_key = Some(key.clone());
             progress.save(&store)?;
         } else {

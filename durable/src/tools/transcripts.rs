@@ -76,7 +76,10 @@ async fn messages_of<S: ObjectStore>(ctx: &ToolContext<'_, S>, id: &str) -> Resu
     r2_layout::keys::check_segment("session id", id).map_err(|e| e.to_string())?;
     let key = format!("{}{id}.jsonl.gz", keys::sessions_prefix(ctx.agent));
     match ctx.store.get(&key).await.map_err(|e| e.to_string())? {
-        Some(o) => archive::decode_limited(&o.body, MAX_ARCHIVE_BYTES).map_err(|e| e.to_string()),
+        Some(o) => {
+            let lines = ctx.store.gunzip(&o.body, MAX_ARCHIVE_BYTES).await.map_err(|e| e.to_string())?;
+            archive::decode_lines(&lines).map_err(|e| e.to_string())
+        }
         None => Err(format!("no session {id:?} (see list_sessions)")),
     }
 }

@@ -55,8 +55,8 @@ impl Period {
             Period::Today => "today".into(),
             Period::Month => "month".into(),
             Period::All => "all-time".into(),
-            Period::Day(d) => d.strftime("%Y-%m-%d").to_string(),
-            Period::MonthOf(d) => d.strftime("%Y-%m").to_string(),
+            Period::Day(d) => format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day()),
+            Period::MonthOf(d) => format!("{:04}-{:02}", d.year(), d.month()),
         }
     }
 
@@ -108,8 +108,8 @@ impl Span {
     pub fn key(self, now_ms: i64, tz: &str) -> String {
         let d = local_date(now_ms, tz);
         match self {
-            Span::Day => d.strftime("%Y-%m-%d").to_string(),
-            Span::Month => d.strftime("%Y-%m").to_string(),
+            Span::Day => format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day()),
+            Span::Month => format!("{:04}-{:02}", d.year(), d.month()),
         }
     }
     /// When the current period started and when the next one starts.
