@@ -20,7 +20,7 @@ use durable::settings::setting;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::closure::Closure;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use worker::worker_sys::web_sys;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
@@ -208,7 +208,7 @@ impl Inner {
                 let _ = ws.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref());
                 let _ = ws.add_event_listener_with_callback("close", on_close.as_ref().unchecked_ref());
                 if let Err(e) = js_sys::Reflect::get(&ws, &"accept".into())
-                    .and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from))
+                    .and_then(|f| f.dyn_into::<js_sys::Function>())
                     .and_then(|f| f.call0(&ws))
                 {
                     let actions = self.gw.borrow_mut().on_connect_failed(&js_message(&e), adapters::now_ms(), jitter());
@@ -310,7 +310,7 @@ impl DurableObject for Gateway {
         for _ in 0..3 {
             let now = adapters::now_ms();
             actions.extend(me.gw.borrow_mut().on_alarm(now, &url, jitter()));
-            if !me.gw.borrow().next_wake().is_some_and(|at| at <= now) {
+            if me.gw.borrow().next_wake().is_none_or(|at| at > now) {
                 break;
             }
         }

@@ -26,7 +26,8 @@ before(async () => {
   gw = await startGateway({ token: discord.botToken, botId: BOT, heartbeatMs: 400 });
   noIntent = await startGateway({ token: "intentless-token", messageContentEnabled: false, heartbeatMs: 400 });
   h = await startHearth({
-    bindings: {
+    bindings: ({ llm }) => ({
+      TTS_BASE_URL: `${llm.base}/v1`,
       AGENTS: "main,badtoken,nointent,off",
       ADMIN_TOKEN: ADMIN,
       DISCORD_GATEWAY: "on",
@@ -41,7 +42,7 @@ before(async () => {
       ALLOW_FROM: `discord:${CHANNEL},discord:${PERSON}`,
       STRANGER_COOLDOWN_MINUTES: "0",
       USAGE_SETTLE_MS: "0",
-    },
+    }),
   });
   await h.putFile("agents/main/SOUL.md", "# Soul\nI am Ember.");
   await h.putFile("agents/main/MEMORY.md", "- PRIVATE-MEMORY-FACT");
@@ -144,6 +145,25 @@ describe("Discord Gateway", () => {
     await h.until(() => discord.calls("channel").length >= 2, { what: "the stranger notice" });
     assert.match(discord.calls("channel")[1].body.content, new RegExp(`discord:${STRANGER}`));
     assert.equal(h.llm.requests.length, 1, "no LLM call for a stranger");
+  });
+
+  test("/voice on in a DM: answers come as text and then an Ogg attachment replying to the message", async () => {
+    await connected();
+    gw.dispatch("MESSAGE_CREATE", messageCreate({ channel: DM, author: { id: OWNER, username: "olga" }, content: "/voice on" }));
+    await h.until(() => discord.calls("channel").length >= 1, { what: "the /voice answer" });
+    assert.match(discord.calls("channel")[0].body.content, /Voice replies on/);
+    h.llm.push({ text: "Spoken and written." });
+    const ask = messageCreate({ channel: DM, author: { id: OWNER, username: "olga" }, content: "say it" });
+    gw.dispatch("MESSAGE_CREATE", ask);
+    await h.until(() => discord.calls("channel").length >= 3, { what: "text and voice" });
+    const [, text, voice] = discord.calls("channel");
+    assert.equal(text.body.content, "Spoken and written.");
+    const file = voice.files["files[0]"];
+    assert.equal(file.contentType, "audio/ogg");
+    assert.ok(file.bytes.subarray(0, 4).equals(Buffer.from("OggS")));
+    assert.deepEqual(voice.body.attachments, [{ id: 0, filename: "reply.ogg" }]);
+    assert.equal(voice.body.message_reference.message_id, ask.id);
+    assert.equal(h.llm.state.speech[0].body.input, "Spoken and written.");
   });
 
   test("RECONNECT: resumes with the session id and sequence at resume_gateway_url, and missed events are replayed", async () => {

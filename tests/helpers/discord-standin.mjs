@@ -28,7 +28,7 @@ export function snowflake(ageMs = 0) {
  * "attachment" (GET of a CDN file served with `serveAttachment`).
  */
 export async function startDiscord({ appId = "1100000000000000001", botToken = "test-bot-token" } = {}) {
-  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map() };
+  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map(), waiters: new Set() };
   const message = (body, extra = {}) => ({
     id: (1300000000000000000n + state.nextId++).toString(),
     type: 20,
@@ -92,6 +92,7 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     }
     const entry = { route, method: req.method, path: p, params, headers: req.headers, body, files, at: Date.now() };
     state.requests.push(entry);
+    for (const w of [...state.waiters]) if (w.test()) w.done();
     const down = state.outages.get(route);
     if (down) return sendJson(res, down.status, down.body, down.headers);
     const scripted = state.failures.get(route);
@@ -166,6 +167,18 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
       state.files.set(p, { bytes, contentType });
       return { id, filename, size: bytes.length, url: `${origin}${p}?ex=1&is=2&hm=3`, proxy_url: `${origin}${p}`, content_type: contentType };
     },
+    /** Resolves the moment `route` has had `n` requests in all (no polling delay in timings). */
+    untilCalls: (route, n, { timeoutMs = 10000 } = {}) =>
+      new Promise((resolve, reject) => {
+        const count = () => state.requests.filter((r) => r.route === route).length;
+        if (count() >= n) return resolve();
+        const timer = setTimeout(() => {
+          state.waiters.delete(w);
+          reject(new Error(`timed out waiting for ${route} #${n}`));
+        }, timeoutMs);
+        const w = { test: () => count() >= n, done: () => (clearTimeout(timer), state.waiters.delete(w), resolve()) };
+        state.waiters.add(w);
+      }),
     /** Scripts the next answer of a route. */
     fail: (route, status, body, headers = {}) => {
       if (!state.failures.has(route)) state.failures.set(route, []);
