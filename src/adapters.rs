@@ -244,6 +244,10 @@ impl Http for FetchHttp {
         })
         .await
     }
+
+    async fn open(&self, req: HttpRequest) -> Result<HttpStream, HttpError> {
+        FetchHttp::open_stream(req).await
+    }
 }
 
 impl FetchHttp {
@@ -264,6 +268,49 @@ impl FetchHttp {
                 Err(HttpError::Timeout)
             }
         }
+    }
+}
+
+impl FetchHttp {
+    /// Streamed: the headers within `timeout_ms`, then each piece within
+    /// `timeout_ms` of the last (a model that stalls mid-answer is a time-out).
+    async fn open_stream(req: HttpRequest) -> Result<HttpStream, HttpError> {
+        let net = |e: worker::Error| HttpError::Network(e.to_string());
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let body = (!req.body.is_empty()).then_some(req.body.as_slice());
+        let request = crate::js::request(req.method, &req.url, &req.headers, body, Some(&signal)).map_err(net)?;
+        let idle = Duration::from_millis(req.timeout_ms.max(1) as u64);
+        let resp = match select(Box::pin(crate::js::fetch(&request)), Box::pin(Delay::from(idle))).await {
+            Either::Left((Ok(resp), _)) => resp,
+            Either::Left((Err(e), _)) => return Err(net(e)),
+            Either::Right(_) => {
+                controller.abort();
+                return Err(HttpError::Timeout);
+            }
+        };
+        let status = resp.status();
+        let headers = crate::js::headers(&resp);
+        let Some(reader) = crate::js::BodyReader::of(&resp) else {
+            return Ok(HttpStream { status, headers, body: Box::pin(futures::stream::empty()) });
+        };
+        let pieces = futures::stream::unfold(Some((reader, controller)), move |state| async move {
+            let (reader, controller) = state?;
+            let read = match select(Box::pin(reader.next()), Box::pin(Delay::from(idle))).await {
+                Either::Left((read, _)) => Some(read),
+                Either::Right(_) => None,
+            };
+            match read {
+                Some(Ok(Some(piece))) => Some((Ok(piece), Some((reader, controller)))),
+                Some(Ok(None)) => None,
+                Some(Err(e)) => Some((Err(HttpError::Network(e.to_string())), None)),
+                None => {
+                    controller.abort();
+                    Some((Err(HttpError::Timeout), None))
+                }
+            }
+        });
+        Ok(HttpStream { status, headers, body: Box::pin(pieces) })
     }
 }
 

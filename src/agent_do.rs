@@ -235,6 +235,25 @@ impl DurableObject for Agent {
                     Err(r) => refused(r),
                 }
             }
+            (Method::Post, NOTIFY_PUBLISH_PATH) => {
+                let body: PublishRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad publish body: {e}"), 400),
+                };
+                json(200, &json!({"added": host.publish(&body).map_err(failed)?}))
+            }
+            (Method::Get, NOTIFY_STREAM_PATH) => self.feed_stream(query(&req, "after").as_deref()),
+            (Method::Post, THREADS_CREATE_PATH) => {
+                let body: ThreadCreate = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad thread body: {e}"), 400),
+                };
+                match host.create_thread(&body).map_err(failed)? {
+                    Some(row) => Ok(Response::from_json(&row)?.with_status(201)),
+                    None => Response::error("the thread exists", 409),
+                }
+            }
+            (Method::Get, THREADS_LIST_PATH) => Response::from_json(&host.threads().map_err(failed)?),
             (Method::Get, SCHEDULE_STATUS_PATH) => match host.schedule_status().await {
                 Ok(Some(status)) => Response::from_json(&status),
                 Ok(None) => json(200, &json!({"ticks": 0, "note": "no cron trigger reached this agent yet"})),
@@ -250,6 +269,34 @@ impl DurableObject for Agent {
             // Fail the alarm: the runtime retries it, claims keep runs exactly once.
             Err(e) => Err(worker::Error::RustError(e.to_string())),
         }
+    }
+}
+
+/// How often an idle notification stream gets a keep-alive comment.
+const FEED_PING_MS: u64 = 25_000;
+
+impl Agent {
+    /// `GET /notifications/stream?after=`: the feed as server-sent events,
+    /// kept alive while anyone listens.
+    fn feed_stream(&self, after: Option<&str>) -> Result<Response> {
+        let (stream, sink) = crate::js::event_stream()?;
+        let after = durable::agent::notifications::parse_after(after);
+        self.0.attach_feed(Box::new(sink), after).map_err(failed)?;
+        let feed = self.0.feed();
+        if feed.claim_pinger() {
+            wasm_bindgen_futures::spawn_local(async move {
+                loop {
+                    adapters::sleep(FEED_PING_MS).await;
+                    if !feed.ping() {
+                        break;
+                    }
+                }
+            });
+        }
+        let headers = worker::Headers::new();
+        headers.set("content-type", "text/event-stream; charset=utf-8")?;
+        headers.set("cache-control", "no-cache")?;
+        Ok(Response::from_body(worker::ResponseBody::Stream(stream))?.with_headers(headers))
     }
 }
 

@@ -1,30 +1,64 @@
-//! The HTTP API and admin routes under `/api/...`, behind
-//! `Authorization: Bearer <ADMIN_TOKEN>`. Each feature adds its routes to
-//! [`route`]; authentication happens once, here.
+//! The HTTP API and admin routes under `/api/...`. Authentication happens
+//! once, here: `Authorization: Bearer` with `ADMIN_TOKEN` (the owner: every
+//! route) or a key of `API_TOKENS` (`durable::settings::api`: the agents it
+//! names, and only the conversation routes: generate, stream, threads and,
+//! for an owner key, notifications). Each feature adds its routes to [`route`].
 
 mod pins;
+mod threads;
+mod turns;
 mod usage;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
 use crate::objects::{call, call_raw};
+use durable::api::ApiError;
 use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
 use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
+use durable::settings::api::Caller;
 use worker::{Env, Method, Request, Response, Result};
+
+/// A JSON error: `{"error": "..."}` with `status`.
+pub fn json_error(status: u16, message: &str) -> Result<Response> {
+    Ok(Response::from_json(&serde_json::json!({"error": message}))?.with_status(status))
+}
+
+fn api_error(e: ApiError) -> Result<Response> {
+    json_error(e.status, &e.message)
+}
 
 /// `/api/...` (the segments after `api`).
 pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Response> {
-    if let Err(refused) = crate::auth::authenticate(&req, env) {
-        return refused.response();
-    }
+    let caller = match crate::auth::authenticate(&req, env) {
+        Ok(c) => c,
+        Err(refused) => return refused.response(),
+    };
     let agents = durable::settings::agent_ids(&EnvVars::of(env));
     if let ["agents", agent, ..] = segments {
-        if !agents.iter().any(|a| a == agent) {
-            return Response::error(format!("unknown agent {agent:?}"), 404);
+        // A key's agents are the only ones it may learn exist.
+        if !agents.iter().any(|a| a == agent) || !caller.allows(agent) {
+            return json_error(404, &format!("unknown agent {agent:?}"));
         }
     }
     match (req.method(), segments) {
-        (Method::Get, ["agents"]) => Response::from_json(&agents),
+        (Method::Post, ["agents", agent, "generate"]) => turns::turn(req, env, agent, &caller, false).await,
+        (Method::Post, ["agents", agent, "stream"]) => turns::turn(req, env, agent, &caller, true).await,
+        (Method::Get, ["agents", agent, "memory", "threads"]) => threads::list(env, agent, &caller).await,
+        (Method::Post, ["agents", agent, "memory", "threads"]) => threads::create(req, env, agent, &caller).await,
+        (Method::Get, ["agents", agent, "notifications", "stream"]) => {
+            threads::notifications(&req, env, agent, &caller).await
+        }
+        (_, ["agents", _, "generate" | "stream" | "notifications"]) | (_, ["agents", _, "memory", "threads"]) => {
+            json_error(405, "method not allowed (generate and stream: POST; threads: GET or POST; notifications: GET)")
+        }
+        (Method::Get, ["agents"]) => {
+            let visible: Vec<&String> = agents.iter().filter(|a| caller.allows(a)).collect();
+            Response::from_json(&visible)
+        }
+        _ if caller != Caller::Admin => json_error(
+            403,
+            "this key may use generate, stream, memory/threads and notifications; the rest needs ADMIN_TOKEN",
+        ),
         (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
         (Method::Get, ["agents", agent, "sessions", key]) => {
             session_call(env, agent, key, Method::Get, "/status").await

@@ -16,14 +16,18 @@ pub fn error_response(e: &ConfigError) -> Result<Response> {
 pub async fn read_body_limited(req: &mut Request, limit: usize) -> std::result::Result<Vec<u8>, Result<Response>> {
     if let Ok(Some(len)) = req.headers().get("content-length") {
         if len.parse::<usize>().is_ok_and(|n| n > limit) {
-            return Err(Response::error("body too large", 413));
+            return Err(too_large(limit));
         }
     }
     match req.bytes().await {
-        Ok(b) if b.len() > limit => Err(Response::error("body too large", 413)),
+        Ok(b) if b.len() > limit => Err(too_large(limit)),
         Ok(b) => Ok(b),
         Err(e) => Err(Response::error(format!("could not read body: {e}"), 400)),
     }
+}
+
+fn too_large(limit: usize) -> Result<Response> {
+    Response::error(format!("body too large: the limit is {} KiB", limit.div_ceil(1024)), 413)
 }
 
 pub fn json_response(value: &serde_json::Value, status: u16) -> Result<Response> {

@@ -141,6 +141,108 @@ pub async fn body_prefix(resp: &web_sys::Response, max: u64) -> worker::Result<(
     }
 }
 
+/// A response body's reader, for bodies read as they arrive (streamed LLM
+/// calls only: each piece costs a promise and a copy, where
+/// [`body_bytes`] reads a whole body in one call).
+pub struct BodyReader(web_sys::ReadableStreamDefaultReader);
+
+impl BodyReader {
+    /// The reader of `resp`'s body (`None`: no body).
+    pub fn of(resp: &web_sys::Response) -> Option<BodyReader> {
+        let body = resp.body()?;
+        Some(BodyReader(body.get_reader().unchecked_into()))
+    }
+
+    /// The next piece; `None` at the end.
+    pub async fn next(&self) -> worker::Result<Option<Vec<u8>>> {
+        let result = JsFuture::from(self.0.read()).await.map_err(err)?;
+        let done = js_sys::Reflect::get(&result, &"done".into()).map_err(err)?;
+        if done.as_bool() == Some(true) {
+            return Ok(None);
+        }
+        let value = js_sys::Reflect::get(&result, &"value".into()).map_err(err)?;
+        Ok(Some(js_sys::Uint8Array::new(&value).to_vec()))
+    }
+}
+
+impl Drop for BodyReader {
+    /// A body left unread (the answer was complete, a time-out) is cancelled,
+    /// so its connection is let go.
+    fn drop(&mut self) {
+        let _ = self.0.cancel();
+    }
+}
+
+/// A response body written as events happen: a `ReadableStream` whose
+/// controller is kept, so each write is one synchronous `enqueue` (no
+/// promise per write). Durable Objects share one I/O context across
+/// requests, so the alarm's turn writes to the stream a request returned.
+pub struct JsSink {
+    controller: JsValue,
+    enqueue: js_sys::Function,
+    close: js_sys::Function,
+    /// The reader cancelled (the client went away).
+    cancelled: std::rc::Rc<std::cell::Cell<bool>>,
+    closed: std::cell::Cell<bool>,
+    /// Kept alive while the stream may still call it.
+    _on_cancel: wasm_bindgen::closure::Closure<dyn FnMut(JsValue)>,
+}
+
+/// A stream to return as a response body, and the sink that writes it.
+pub fn event_stream() -> worker::Result<(web_sys::ReadableStream, JsSink)> {
+    let slot: std::rc::Rc<std::cell::RefCell<Option<JsValue>>> = Default::default();
+    let cancelled: std::rc::Rc<std::cell::Cell<bool>> = Default::default();
+    let start = {
+        let slot = slot.clone();
+        wasm_bindgen::closure::Closure::once_into_js(move |controller: JsValue| {
+            *slot.borrow_mut() = Some(controller);
+        })
+    };
+    let on_cancel = {
+        let cancelled = cancelled.clone();
+        wasm_bindgen::closure::Closure::<dyn FnMut(JsValue)>::new(move |_reason: JsValue| cancelled.set(true))
+    };
+    let source = js_sys::Object::new();
+    js_sys::Reflect::set(&source, &"start".into(), &start).map_err(err)?;
+    js_sys::Reflect::set(&source, &"cancel".into(), on_cancel.as_ref()).map_err(err)?;
+    let stream = web_sys::ReadableStream::new_with_underlying_source(&source).map_err(err)?;
+    // `start` runs inside the constructor.
+    let controller = slot.borrow_mut().take().ok_or_else(|| worker::Error::RustError("stream did not start".into()))?;
+    let method = |name: &str| -> worker::Result<js_sys::Function> {
+        js_sys::Reflect::get(&controller, &name.into()).map_err(err)?.dyn_into().map_err(err)
+    };
+    let (enqueue, close) = (method("enqueue")?, method("close")?);
+    let sink = JsSink { controller, enqueue, close, cancelled, closed: Default::default(), _on_cancel: on_cancel };
+    Ok((stream, sink))
+}
+
+impl durable::ports::EventSink for JsSink {
+    fn send(&self, bytes: &[u8]) -> bool {
+        if self.cancelled.get() || self.closed.get() {
+            return false;
+        }
+        let chunk = js_sys::Uint8Array::from(bytes);
+        let ok = self.enqueue.call1(&self.controller, &chunk).is_ok();
+        if !ok {
+            self.closed.set(true);
+        }
+        ok
+    }
+
+    fn close(&self) {
+        if !self.closed.replace(true) && !self.cancelled.get() {
+            let _ = self.close.call0(&self.controller);
+        }
+    }
+}
+
+impl Drop for JsSink {
+    /// Closed before its `cancel` callback goes, so the stream never calls it.
+    fn drop(&mut self) {
+        durable::ports::EventSink::close(self);
+    }
+}
+
 /// Calls `target.method(arg)`.
 fn call1(target: &JsValue, method: &str, arg: &JsValue) -> worker::Result<JsValue> {
     let f: js_sys::Function = js_sys::Reflect::get(target, &method.into()).map_err(err)?.dyn_into().map_err(err)?;

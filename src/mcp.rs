@@ -69,6 +69,14 @@ pub async fn handle(mut req: Request, env: &Env, agent: &str) -> Result<Response
         Ok(c) => c,
         Err(refused) => return refused.response(),
     };
+    if !caller.allows(agent) {
+        return Response::error("not found", 404);
+    }
+    if !caller.is_owner() {
+        // The MCP server's threads are not yet kept apart per key (the HTTP
+        // API's are): until they are, it takes owner credentials only.
+        return Response::error("the MCP server takes ADMIN_TOKEN or an API_TOKENS key marked owner", 403);
+    }
     let vars = EnvVars::of(env);
     let config = match access::config_after_auth(&vars, agent, access::is_configured(&vars, agent)) {
         Ok(c) => c,
@@ -94,7 +102,7 @@ pub async fn handle(mut req: Request, env: &Env, agent: &str) -> Result<Response
         store: R2::from_env(env)?,
         memory: AgentMemory { env: env.clone(), agent: config.agent.as_str().to_owned() },
     };
-    let reply = server::handle(&backend, &config, Caller { owner: caller.owner }, version.as_deref(), &body).await;
+    let reply = server::handle(&backend, &config, Caller { owner: caller.is_owner() }, version.as_deref(), &body).await;
     match reply.body {
         Some(body) => json_rpc_response(reply.status, &body),
         None => Ok(Response::empty()?.with_status(reply.status)),

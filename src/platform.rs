@@ -5,7 +5,9 @@ use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::discord::client::DiscordApi;
 use crate::telegram::client::TelegramApi;
 use durable::inbound::ReplyTarget;
-use durable::ports::{Channel, ChannelError, LogLevel, MemoryService, OutgoingChunk, Platform, SendOutcome};
+use durable::ports::{
+    Channel, ChannelError, LogLevel, MemoryService, OutgoingChunk, Platform, Preview, PreviewOutcome, SendOutcome,
+};
 use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
 use durable::protocol::AGENT_BINDING;
 use worker::{Env, Method};
@@ -28,6 +30,20 @@ impl Channel for Channels {
             ("discord", _, Some(api)) => api.send_chunk(target, piece).await,
             ("discord", _, None) => SendOutcome::Unreachable("discord is not configured".into()),
             (other, _, _) => SendOutcome::Unreachable(format!("no channel {other:?}")),
+        }
+    }
+
+    async fn preview(&self, target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.preview(target, preview).await,
+            ("discord", _, Some(api)) => api.preview(target, preview).await,
+            (other, _, _) => PreviewOutcome::Unsupported(format!("no previews on {other:?}")),
+        }
+    }
+
+    async fn end_preview(&self, target: &ReplyTarget, handle: &str) {
+        if let ("telegram", Some(api)) = (target.channel.as_str(), &self.telegram) {
+            api.end_preview(target, handle).await;
         }
     }
 

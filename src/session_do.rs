@@ -6,11 +6,14 @@ use crate::adapters::{self, DoSql, EnvVars};
 use crate::platform::DoPlatform;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
+use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
+use durable::protocol::api::{ApiOutcome, ApiTurnRequest, TURN_PATH};
 use durable::protocol::session::{
     EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
 };
 use durable::protocol::AGENT_BINDING;
-use durable::session::host::{AlarmOutcome, SessionHost, SessionRuntime};
+use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
+use durable::session::watch::Attach;
 use durable::settings::AgentConfig;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
@@ -66,6 +69,21 @@ impl SessionRuntime for DoRuntime {
         .map(|_| ())
         .map_err(storage_err)
     }
+    async fn publish(&self, key: &SessionKey, notices: &[String]) -> std::result::Result<(), StorageError> {
+        let req = PublishRequest { session_key: key.clone(), notices: notices.to_vec() };
+        let agent = key.agent().as_str();
+        crate::objects::call::<_, serde_json::Value>(
+            &self.env,
+            AGENT_BINDING,
+            agent,
+            Method::Post,
+            NOTIFY_PUBLISH_PATH,
+            Some(&req),
+        )
+        .await
+        .map(|_| ())
+        .map_err(storage_err)
+    }
     fn now_ms(&self) -> i64 {
         adapters::now_ms()
     }
@@ -79,6 +97,53 @@ impl SessionRuntime for DoRuntime {
 
 #[durable_object(alarm)]
 pub struct Session(SessionHost<DoRuntime>);
+
+/// Headers every API answer carries: the thread, and the idempotency key a
+/// client repeats to join the same turn (also one the Worker made up).
+fn api_headers(body: &ApiTurnRequest, content_type: &str) -> Result<worker::Headers> {
+    let headers = worker::Headers::new();
+    headers.set("content-type", content_type)?;
+    headers.set("x-thread-id", &body.thread_id)?;
+    headers.set("idempotency-key", durable::api::idempotency_of(&body.inbound.dedupe_key))?;
+    Ok(headers)
+}
+
+impl Session {
+    /// An API message: a stream of its turn's events, or its answer once done.
+    async fn api_turn(&self, body: ApiTurnRequest) -> Result<Response> {
+        let outcome = |o: ApiOutcome| -> Result<Response> {
+            let (status, json) = o.http(&body.thread_id);
+            Ok(Response::ok(json)?.with_status(status).with_headers(api_headers(&body, "application/json")?))
+        };
+        let forgotten = || {
+            Response::error(
+                "this Idempotency-Key was used for a message more than a day ago and its answer is no longer kept: use a new key",
+                409,
+            )
+        };
+        if body.stream {
+            let (stream, sink) = crate::js::event_stream()?;
+            let how = Attach::Stream(Box::new(sink), body.last_event_id.clone());
+            return match self.0.api_turn(&body, how).await.map_err(failed)? {
+                ApiStart::Forgotten => forgotten(),
+                _ => {
+                    let headers = api_headers(&body, "text/event-stream; charset=utf-8")?;
+                    headers.set("cache-control", "no-cache")?;
+                    Ok(Response::from_body(worker::ResponseBody::Stream(stream))?.with_headers(headers))
+                }
+            };
+        }
+        match self.0.api_turn(&body, Attach::Wait).await.map_err(failed)? {
+            ApiStart::Waiting(rx) => match rx.await {
+                Ok(o) => outcome(o),
+                Err(_) => Response::error("the turn's watcher went away; ask again with the same Idempotency-Key", 503),
+            },
+            ApiStart::Answered(o) => outcome(o),
+            ApiStart::Forgotten => forgotten(),
+            ApiStart::Streaming => Response::error("a waiting request got a stream", 500),
+        }
+    }
+}
 
 fn failed(e: StorageError) -> worker::Error {
     worker::Error::RustError(e.to_string())
@@ -103,6 +168,13 @@ impl DurableObject for Session {
             (Method::Get, STATUS_PATH) => {
                 let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
+            }
+            (Method::Post, TURN_PATH) => {
+                let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
+                };
+                self.api_turn(body).await
             }
             (Method::Post, WAKE_PATH) => {
                 self.0.wake().await.map_err(failed)?;

@@ -38,10 +38,12 @@
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //! - [`voice`]: voice replies (text to speech, `/voice`).
+//! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
-//!   compaction, and [`session::host`], the Session object's logic.
+//!   compaction, who watches a turn (API clients, chat previews), and
+//!   [`session::host`], the Session object's logic.
 //! - [`agent`]: the Agent object's logic (memory, registry, pins, schedule).
 
 pub mod ports;
@@ -55,6 +57,7 @@ pub mod storage;
 pub mod text;
 pub mod toolkit;
 
+pub mod api;
 pub mod channels;
 pub mod delivery;
 pub mod llm;

@@ -213,6 +213,34 @@ pub enum HttpError {
     Network(String),
 }
 
+/// The pieces of a response body, in order, as the server writes them.
+pub type BodyChunks = std::pin::Pin<Box<dyn futures::Stream<Item = Result<Vec<u8>, HttpError>>>>;
+
+/// A response whose body is read as it arrives (an LLM's server-sent events).
+pub struct HttpStream {
+    pub status: u16,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    pub body: BodyChunks,
+}
+
+impl HttpStream {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The rest of the body, whole (an error answer, or a server that did
+    /// not stream).
+    pub async fn collect(mut self) -> Result<HttpResponse, HttpError> {
+        use futures::StreamExt;
+        let mut body = Vec::new();
+        while let Some(piece) = self.body.next().await {
+            body.extend_from_slice(&piece?);
+        }
+        Ok(HttpResponse { status: self.status, headers: self.headers, body })
+    }
+}
+
 /// Outgoing HTTP.
 #[allow(async_fn_in_trait)]
 pub trait Http {
@@ -228,6 +256,21 @@ pub trait Http {
         response.body.truncate(max);
         Ok(LimitedResponse { response, truncated })
     }
+
+    /// The same request, its body handed out piece by piece as it arrives.
+    /// `timeout_ms` bounds the wait for the headers and for each piece. Only
+    /// streamed LLM calls use it: reading a body in pieces costs a crossing
+    /// into the runtime per piece, where [`Http::send`] reads it in one.
+    /// Default: [`Http::send`], the body as one piece.
+    async fn open(&self, req: HttpRequest) -> Result<HttpStream, HttpError> {
+        let resp = self.send(req).await?;
+        let body = resp.body;
+        Ok(HttpStream {
+            status: resp.status,
+            headers: resp.headers,
+            body: Box::pin(futures::stream::once(async move { Ok(body) })),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -237,6 +280,31 @@ pub enum ChannelError {
     /// An attachment larger than the caller's limit (its size in bytes).
     #[error("file too large ({0} bytes)")]
     TooLarge(u64),
+}
+
+/// An answer shown while the model writes it (see `crate::session::preview`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preview<'a> {
+    pub mode: crate::settings::stream::StreamMode,
+    /// The answer so far, as the model writes it (Markdown, maybe unfinished).
+    pub text: &'a str,
+    /// The message shown so far (edit mode; `None` before the first update).
+    pub handle: Option<&'a str>,
+    /// Telegram's `draft_id`: non-zero, one per answer.
+    pub draft_id: i64,
+}
+
+/// What became of one preview update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreviewOutcome {
+    /// Shown; edit mode names the message it shows (to edit, then remove).
+    Shown { handle: Option<String> },
+    /// Rate-limited: no update for this long.
+    Wait(u64),
+    /// This chat cannot show this mode (why, for the log).
+    Unsupported(String),
+    /// This update failed; a later one may work.
+    Failed(String),
 }
 
 /// One message to send: a piece of a reply, already cut to the channel's
@@ -282,6 +350,16 @@ pub enum SendOutcome {
 pub trait Channel {
     /// One attempt to send one piece; never sleeps, never retries.
     async fn send_chunk(&self, target: &ReplyTarget, chunk: &OutgoingChunk) -> SendOutcome;
+    /// Shows the answer so far, beside the answer itself (which is sent as
+    /// always). One attempt, no retries: a preview is worth only its freshness.
+    async fn preview(&self, target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
+        let _ = (target, preview);
+        PreviewOutcome::Unsupported("this channel shows no previews".into())
+    }
+    /// The answer was sent: the preview message `handle` (edit mode) goes.
+    async fn end_preview(&self, target: &ReplyTarget, handle: &str) {
+        let _ = (target, handle);
+    }
     /// Show "typing…" while a turn runs; best effort.
     async fn typing(&self, target: &ReplyTarget);
     /// One attempt to send a voice note (Ogg/Opus) answering `target`
@@ -330,6 +408,16 @@ pub trait MemoryService {
             other => Err(crate::protocol::memory::MemoryCallError::Unavailable(format!("unexpected reply {other:?}"))),
         }
     }
+}
+
+/// A live response that events are written to as they happen (an HTTP
+/// client following a turn, or the agent's notification feed).
+pub trait EventSink {
+    /// Writes `bytes`; `false` once the client is gone (nothing more is
+    /// written to it, and nothing else changes: the work goes on).
+    fn send(&self, bytes: &[u8]) -> bool;
+    /// Ends the response.
+    fn close(&self);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

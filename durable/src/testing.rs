@@ -3,6 +3,7 @@
 
 use crate::inbound::ReplyTarget;
 use crate::ports::*;
+use futures::StreamExt;
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -353,9 +354,29 @@ pub struct ScriptedHttp {
     /// Each request stays pending this many polls before it answers (a slow
     /// server, for what runs meanwhile).
     pub pending_polls: Cell<u32>,
+    /// Answers to streamed requests ([`Http::open`]), taken before
+    /// `responses` (an `Err`: the connection failed).
+    pub streams: RefCell<VecDeque<Result<ScriptedStream, HttpError>>>,
+}
+
+/// A scripted streamed answer (see [`ScriptedHttp::streams`]).
+pub struct ScriptedStream {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// The body's pieces in order; an `Err` breaks the stream there.
+    pub pieces: Vec<Result<Vec<u8>, HttpError>>,
 }
 
 impl ScriptedHttp {
+    /// A 200 `text/event-stream` answer in these pieces.
+    pub fn push_sse(&self, pieces: Vec<Result<Vec<u8>, HttpError>>) {
+        let headers = vec![("content-type".into(), "text/event-stream; charset=utf-8".into())];
+        self.streams.borrow_mut().push_back(Ok(ScriptedStream { status: 200, headers, pieces }));
+    }
+    /// A whole SSE body, cut into pieces of `size` bytes.
+    pub fn push_sse_text(&self, body: &str, size: usize) {
+        self.push_sse(body.as_bytes().chunks(size.max(1)).map(|c| Ok(c.to_vec())).collect());
+    }
     pub fn push_json(&self, status: u16, body: serde_json::Value) {
         self.responses.borrow_mut().push_back(Ok(HttpResponse {
             status,
@@ -379,6 +400,27 @@ impl Http for ScriptedHttp {
             .pop_front()
             .unwrap_or_else(|| Err(HttpError::Network("no scripted response".into())))
     }
+
+    async fn open(&self, req: HttpRequest) -> Result<HttpStream, HttpError> {
+        let scripted = self.streams.borrow_mut().pop_front();
+        let Some(scripted) = scripted else {
+            let resp = self.send(req).await?;
+            let body = resp.body;
+            return Ok(HttpStream {
+                status: resp.status,
+                headers: resp.headers,
+                body: Box::pin(futures::stream::once(async move { Ok(body) })),
+            });
+        };
+        self.requests.borrow_mut().push(req);
+        let ScriptedStream { status, headers, pieces } = scripted?;
+        // Each piece is its own poll, as pieces off a network would be.
+        let body = futures::stream::iter(pieces).then(|piece| async move {
+            YieldOnce::default().await;
+            piece
+        });
+        Ok(HttpStream { status, headers, body: Box::pin(body) })
+    }
 }
 
 /// Records what would have been sent to the chat. Every attempt is
@@ -395,6 +437,13 @@ pub struct RecordingChannel {
     /// Attachments it can serve, by handle; every fetch is recorded.
     pub media: RefCell<std::collections::HashMap<String, Vec<u8>>>,
     pub fetched: RefCell<Vec<String>>,
+    /// Shows previews (else it refuses them, as a channel without any would).
+    pub previews_work: Cell<bool>,
+    /// Scripted answers to preview updates (then: shown; an edit preview in
+    /// message `m{n}`, its first update's number).
+    pub preview_outcomes: RefCell<VecDeque<PreviewOutcome>>,
+    /// Everything in order: `send: …`, `draft#id: …`, `edit m1: …`, `end m1`.
+    pub log: RefCell<Vec<String>>,
 }
 
 impl RecordingChannel {
@@ -428,8 +477,34 @@ impl Channel for RecordingChannel {
         };
         if outcome == SendOutcome::Delivered {
             self.sent.borrow_mut().push((target.clone(), chunk.text.clone()));
+            self.log.borrow_mut().push(format!("send: {}", chunk.text));
         }
         outcome
+    }
+    async fn preview(&self, _target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
+        let scripted = self.preview_outcomes.borrow_mut().pop_front();
+        if let Some(outcome) = scripted {
+            self.log.borrow_mut().push(format!("refused {}: {outcome:?}", preview.mode.name()));
+            return outcome;
+        }
+        if !self.previews_work.get() {
+            return PreviewOutcome::Unsupported("recording channel".into());
+        }
+        let mut log = self.log.borrow_mut();
+        match preview.mode {
+            crate::settings::stream::StreamMode::Draft => {
+                log.push(format!("draft#{}: {}", preview.draft_id, preview.text));
+                PreviewOutcome::Shown { handle: None }
+            }
+            _ => {
+                let handle = preview.handle.map(str::to_owned).unwrap_or_else(|| format!("m{}", log.len() + 1));
+                log.push(format!("edit {handle}: {}", preview.text));
+                PreviewOutcome::Shown { handle: Some(handle) }
+            }
+        }
+    }
+    async fn end_preview(&self, _target: &ReplyTarget, handle: &str) {
+        self.log.borrow_mut().push(format!("end {handle}"));
     }
     async fn typing(&self, _target: &ReplyTarget) {
         self.typing.set(self.typing.get() + 1);

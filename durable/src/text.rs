@@ -27,6 +27,26 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
     s
 }
 
+/// The end of `text` within `limit` UTF-16 units (what Telegram and Discord
+/// count), starting with `…` when cut: a preview of a long answer shows
+/// what is being written now.
+pub fn tail_utf16(text: &str, limit: usize) -> String {
+    let text = text.trim();
+    if text.encode_utf16().count() <= limit {
+        return text.to_owned();
+    }
+    let mut units = 1; // the ellipsis
+    let mut start = text.len();
+    for (i, c) in text.char_indices().rev() {
+        units += c.len_utf16();
+        if units > limit {
+            break;
+        }
+        start = i;
+    }
+    format!("…{}", &text[start..])
+}
+
 /// Standard base64 with padding (what both providers take for media).
 pub fn base64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -64,5 +84,18 @@ pub fn nfc(s: &str) -> String {
     #[cfg(not(target_arch = "wasm32"))]
     {
         icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(s).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preview_keeps_the_end_within_the_limit() {
+        assert_eq!(tail_utf16(" short ", 10), "short");
+        let t = tail_utf16("one two three 😀", 8);
+        assert_eq!(t, "…hree 😀");
+        assert!(t.encode_utf16().count() <= 8);
     }
 }

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use super::interaction::{ReplyExtra, DISCORD_MAX_CHARS};
 
-const USER_AGENT: &str = concat!("DiscordBot (https://github.com/hearth, ", env!("CARGO_PKG_VERSION"), ")");
+pub(crate) const USER_AGENT: &str = concat!("DiscordBot (https://github.com/hearth, ", env!("CARGO_PKG_VERSION"), ")");
 
 pub struct DiscordApi {
     pub base: String,

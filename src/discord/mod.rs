@@ -24,6 +24,7 @@
 pub mod client;
 pub mod gateway;
 pub mod interaction;
+pub mod preview;
 pub mod verify;
 
 use crate::access;

@@ -1,6 +1,7 @@
 //! Telegram: the webhook (`POST /telegram/{agentId}`) and the reply channel.
 
 pub mod client;
+pub mod preview;
 
 use crate::access;
 use crate::adapters::{self, EnvVars};

@@ -5,6 +5,14 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import { parseMultipart } from "./multipart.mjs";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+// Real Bot API error bodies for previews (tests/fixtures/real-world/SOURCES.md).
+const PREVIEW_ERRORS = JSON.parse(
+  fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/real-world/telegram-api/preview-errors.json"), "utf8"),
+);
 
 function listen(handler) {
   return new Promise((resolve) => {
@@ -58,6 +66,8 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     outages: [], // {method, chat, after, status, body}
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
+    // The messages the bot has in each chat: "chat:id" -> text (edits and deletes follow them).
+    messages: new Map(),
   };
   // Wakes `untilSent` the moment a sendMessage arrives (polling would add up to
   // its interval to every timing taken with it).
@@ -131,10 +141,12 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         if ([...String(body.text)].length > 4096 && !body.parse_mode) {
           return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message is too long" });
         }
+        const messageId = state.nextMessageId++;
+        state.messages.set(`${body.chat_id}:${messageId}`, String(body.text));
         return sendJson(res, 200, {
           ok: true,
           result: {
-            message_id: state.nextMessageId++,
+            message_id: messageId,
             date: Math.floor(Date.now() / 1000),
             chat: { id: Number(body.chat_id), type: Number(body.chat_id) < 0 ? "supergroup" : "private" },
             from: { id: botId, is_bot: true, first_name: "Hearth", username },
@@ -160,6 +172,32 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
       }
       case "sendChatAction":
         return sendJson(res, 200, { ok: true, result: true });
+      case "sendMessageDraft": {
+        // Bot API 9.5: private chats only; draft_id non-zero; 1-4096 characters.
+        if (Number(body.chat_id) <= 0) return sendJson(res, 400, PREVIEW_ERRORS.draft_peer_invalid);
+        if (!Number.isInteger(body.draft_id) || body.draft_id === 0) {
+          return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: draft_id must be non-zero" });
+        }
+        if (typeof body.text !== "string" || body.text.length === 0) return sendJson(res, 400, PREVIEW_ERRORS.draft_text_empty);
+        if ([...body.text].length > 4096) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message is too long" });
+        return sendJson(res, 200, { ok: true, result: true });
+      }
+      case "editMessageText": {
+        const key = `${body.chat_id}:${body.message_id}`;
+        if (!state.messages.has(key)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_found);
+        if (!body.text) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" });
+        if (state.messages.get(key) === String(body.text)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_modified);
+        state.messages.set(key, String(body.text));
+        return sendJson(res, 200, {
+          ok: true,
+          result: { message_id: Number(body.message_id), date: Math.floor(Date.now() / 1000), edit_date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id) }, text: body.text },
+        });
+      }
+      case "deleteMessage": {
+        const key = `${body.chat_id}:${body.message_id}`;
+        if (!state.messages.delete(key)) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message to delete not found" });
+        return sendJson(res, 200, { ok: true, result: true });
+      }
       case "getFile": {
         const f = state.fileBytes.get(body.file_id);
         if (!f) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: invalid file_id" });
@@ -202,6 +240,9 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
       if (!state.failures.has(method)) state.failures.set(method, []);
       state.failures.get(method).push({ status, body });
     },
+    /** The texts the chat shows now (sent, edited, not deleted). */
+    shown: (chatId) =>
+      [...state.messages.entries()].filter(([k]) => k.startsWith(`${chatId}:`)).map(([, text]) => text),
     /** `method` (to `chat`, if given) fails with `status`/`body` until recover(), after `after` more successes. */
     outage: ({ method = "sendMessage", chat, after = 0, status = 502, body = TG_ERRORS.badGateway } = {}) => {
       state.outages.push({ method, chat, after, status, body });
@@ -213,6 +254,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
       state.requests.length = 0;
       state.failures.clear();
       state.outages.length = 0;
+      state.messages.clear();
     },
     close: () => new Promise((r) => server.close(r)),
   };
@@ -348,6 +390,14 @@ export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
  * (Anthropic) {content: [blocks], stopReason}: a reply with these blocks.
  * Like the real APIs, it refuses (400, recorded as `invalid`) a body they
  * would refuse: see messagesProblem and chatCompletionsProblem.
+ *
+ * A request with `"stream": true` is answered as the provider streams it
+ * (see streamAnswer): the text in pieces (`pieces: [...]`, else word by word),
+ * `pieceDelayMs` apart; `breakAfter: n` drops the connection after n pieces,
+ * `errorAfter: n` ends with Anthropic's in-stream `error` event (overloaded)
+ * after n pieces; `sse: "..."` sends a recorded transcript as it is. Each
+ * request records `firstPieceAt` and `lastByteAt` (ms, for the bench).
+ *
  * Usage is computed as the providers would report it ([promptCache]: the
  * cache reads and writes of the request's prefix, 4 characters a token),
  * recorded on each request as `usage` ({input, output, cacheRead,
@@ -408,6 +458,7 @@ export async function startLlm() {
       const prompt = provider === "openai" ? cache.openai(body) : cache.anthropic(body);
       const output = Math.max(1, tokensOf(step.toolCall ? JSON.stringify(step.toolCall) : text));
       entry.usage = { input: prompt.input, output, cacheRead: prompt.cacheRead, cacheWrite: prompt.cacheWrite };
+      if (body.stream === true) return await streamAnswer(res, provider, body, step, text, entry, { prompt, output });
       if (provider === "openai") {
         const message = step.toolCall
           ? { role: "assistant", content: null, tool_calls: [{ id: step.toolCall.id ?? "call_" + state.requests.length, type: "function", function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.input) } }] }
@@ -490,6 +541,9 @@ export function chatCompletionsProblem(body) {
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages must be a non-empty array";
   if (body.max_tokens !== undefined && !Number.isInteger(body.max_tokens)) return "max_tokens must be an integer";
   if (body.max_completion_tokens !== undefined && !Number.isInteger(body.max_completion_tokens)) return "max_completion_tokens must be an integer";
+  if (body.stream_options !== undefined && body.stream !== true) {
+    return { error: { message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", type: "invalid_request_error", param: "stream_options", code: null } };
+  }
   if (body.max_tokens !== undefined && REFUSES_MAX_TOKENS.test(body.model.split("/").pop())) {
     // error-400-max-tokens-unsupported.json, verbatim.
     return {
@@ -631,6 +685,112 @@ export function messagesProblem(body) {
   }
   if (open) return `messages.${open.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${open.ids.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
   return null;
+}
+
+const hrNow = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** The answer as the provider streams it (server-sent events). */
+async function streamAnswer(res, provider, body, step, text, entry, { prompt, output }) {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  const write = (chunk) => {
+    res.write(chunk);
+    entry.lastByteAt = hrNow();
+  };
+  if (step.sse) {
+    entry.firstPieceAt = hrNow();
+    write(step.sse);
+    return res.end();
+  }
+  const ev = (name, data) => write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const chunk = (data) => write(`data: ${JSON.stringify(data)}\n\n`);
+  const pieces = step.toolCall ? [] : step.pieces ?? (text.match(/\S+\s*|\s+/g) || [text]);
+  const pause = async (i) => {
+    if (i > 0 && step.pieceDelayMs) await sleep(step.pieceDelayMs);
+  };
+  const model = body.model;
+  if (provider === "anthropic") {
+    // Usage as the non-streamed answer reports it: the input in message_start,
+    // the output (cumulative) in message_delta.
+    const usage = step.usage ?? { input_tokens: prompt.input, output_tokens: output, cache_creation_input_tokens: prompt.cacheWrite, cache_read_input_tokens: prompt.cacheRead };
+    if (step.usage) entry.usage = { input: usage.input_tokens ?? 0, output: usage.output_tokens ?? 0, cacheRead: usage.cache_read_input_tokens ?? 0, cacheWrite: usage.cache_creation_input_tokens ?? 0 };
+    ev("message_start", { type: "message_start", message: { id: "msg_" + Date.now(), type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    ev("ping", { type: "ping" });
+    if (step.content) {
+      // Blocks as given, streamed as Anthropic streams each kind: text in
+      // text_delta pieces (citations as citations_delta), a tool call's input
+      // in input_json_delta pieces, anything else whole in its start event.
+      for (const [index, block] of step.content.entries()) {
+        if (block.type === "text") {
+          ev("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } });
+          for (const citation of block.citations ?? []) {
+            ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "citations_delta", citation } });
+          }
+          for (const piece of block.text.match(/\S+\s*|\s+/g) || [block.text]) {
+            if (entry.firstPieceAt === undefined) entry.firstPieceAt = hrNow();
+            ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+          }
+        } else if (block.type === "tool_use" || block.type === "server_tool_use") {
+          const { input, ...head } = block;
+          ev("content_block_start", { type: "content_block_start", index, content_block: { ...head, input: {} } });
+          ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
+        } else {
+          ev("content_block_start", { type: "content_block_start", index, content_block: block });
+        }
+        ev("content_block_stop", { type: "content_block_stop", index });
+      }
+      ev("message_delta", { type: "message_delta", delta: { stop_reason: step.stopReason ?? "end_turn", stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+      ev("message_stop", { type: "message_stop" });
+      return res.end();
+    }
+    if (step.toolCall) {
+      ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: step.toolCall.id ?? "toolu_" + Date.now(), name: step.toolCall.name, input: {} } });
+      const json = JSON.stringify(step.toolCall.input);
+      for (const part of ["", json.slice(0, json.length >> 1), json.slice(json.length >> 1)]) {
+        ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: part } });
+      }
+    } else {
+      ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+      for (const [i, piece] of pieces.entries()) {
+        await pause(i);
+        if (step.breakAfter === i) return res.destroy();
+        if (step.errorAfter === i) {
+          ev("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+          return res.end();
+        }
+        if (i === 0) entry.firstPieceAt = hrNow();
+        ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: piece } });
+      }
+    }
+    ev("content_block_stop", { type: "content_block_stop", index: 0 });
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: step.stopReason ?? (step.toolCall ? "tool_use" : "end_turn"), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    ev("message_stop", { type: "message_stop" });
+    return res.end();
+  }
+  const base = { id: "chatcmpl-" + Date.now(), object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
+  const choice = (delta, finish = null) => chunk({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  choice({ role: "assistant", content: "" });
+  if (step.toolCall) {
+    const args = JSON.stringify(step.toolCall.input);
+    choice({ tool_calls: [{ index: 0, id: step.toolCall.id ?? "call_" + Date.now(), type: "function", function: { name: step.toolCall.name, arguments: "" } }] });
+    for (const part of [args.slice(0, args.length >> 1), args.slice(args.length >> 1)]) {
+      choice({ tool_calls: [{ index: 0, function: { arguments: part } }] });
+    }
+  } else {
+    for (const [i, piece] of pieces.entries()) {
+      await pause(i);
+      if (step.breakAfter === i) return res.destroy();
+      if (i === 0) entry.firstPieceAt = hrNow();
+      choice({ content: piece });
+    }
+  }
+  choice({}, step.toolCall ? "tool_calls" : "stop");
+  if (body.stream_options?.include_usage) {
+    const usage = step.usage ?? { prompt_tokens: prompt.prompt, completion_tokens: output, total_tokens: prompt.prompt + output, prompt_tokens_details: { cached_tokens: prompt.cacheRead } };
+    if (step.usage) entry.usage = { input: usage.prompt_tokens - (usage.prompt_tokens_details?.cached_tokens ?? 0), output: usage.completion_tokens, cacheRead: usage.prompt_tokens_details?.cached_tokens ?? 0, cacheWrite: 0 };
+    chunk({ ...base, choices: [], usage });
+  }
+  write("data: [DONE]\n\n");
+  return res.end();
 }
 
 /**

@@ -7,6 +7,7 @@
 //! registry, the pinned guardrail versions, heartbeat and job state, and the
 //! tool lists of the agent's MCP servers ([`crate::mcp::catalog`]).
 
+use super::notifications::Feed;
 use super::registry::Registry;
 use crate::memory::{HubHost, MemoryHub};
 use crate::ports::{Http, LogLevel, ObjectStore, Sql, StorageError};
@@ -117,6 +118,8 @@ pub struct AgentHost<R: AgentRuntime> {
     hub: RefCell<Option<MemoryHub<R::Sql>>>,
     /// The usage ledger of the agent this object serves ([`super::usage`]).
     pub(super) usage: RefCell<Option<(String, crate::usage::book::UsageBook)>>,
+    /// The notification feed's live clients (shared with its keep-alive loop).
+    feed: Rc<Feed>,
 }
 
 impl<R: AgentRuntime> AgentHost<R>
@@ -124,7 +127,39 @@ where
     R: 'static,
 {
     pub fn new(runtime: R) -> Self {
-        AgentHost { runtime, hub: RefCell::new(None), usage: RefCell::new(None) }
+        AgentHost { runtime, hub: RefCell::new(None), usage: RefCell::new(None), feed: Rc::default() }
+    }
+
+    /// Creates an API thread (`None`: it exists).
+    pub fn create_thread(
+        &self,
+        req: &crate::protocol::agent::ThreadCreate,
+    ) -> Result<Option<crate::protocol::agent::ThreadRow>, StorageError> {
+        super::threads::create(&**self.runtime.sql(), req)
+    }
+
+    /// The API threads and the main session.
+    pub fn threads(&self) -> Result<Vec<crate::protocol::agent::ThreadRow>, StorageError> {
+        super::threads::list(&**self.runtime.sql())
+    }
+
+    /// The notification feed (what heartbeats and jobs said).
+    pub fn feed(&self) -> Rc<Feed> {
+        self.feed.clone()
+    }
+
+    /// A session's notices: kept, and sent to the feed's clients.
+    pub fn publish(&self, req: &crate::protocol::agent::PublishRequest) -> Result<usize, StorageError> {
+        self.feed.publish(&**self.runtime.sql(), &req.session_key, &req.notices, self.runtime.now_ms())
+    }
+
+    /// A feed client: what came after `after`, then each new notification.
+    pub fn attach_feed(
+        &self,
+        client: Box<dyn crate::ports::EventSink>,
+        after: Option<i64>,
+    ) -> Result<(), StorageError> {
+        self.feed.attach(&**self.runtime.sql(), client, after, self.runtime.now_ms())
     }
 
     pub fn runtime(&self) -> &R {

@@ -1,10 +1,13 @@
 //! The Agent object: one per agent id. [`host`] holds its logic; the
 //! [`registry`] of the agent's sessions and the [`strangers`] told their
-//! id are its own small tables.
+//! id are its own small tables; [`notifications`] is the feed of what its
+//! heartbeats and jobs said.
 
 pub mod host;
 #[cfg(test)]
 mod host_tests;
+pub mod notifications;
 pub mod registry;
 pub mod strangers;
+pub mod threads;
 pub mod usage;

@@ -14,7 +14,11 @@ pub mod anthropic;
 pub mod native;
 pub mod openai;
 pub mod rules;
+pub mod sse;
+pub mod stream;
 pub mod wire;
+
+pub use stream::Delta;
 
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
 use crate::retry::{parse_retry_after, Backoff, Verdict};
@@ -187,6 +191,9 @@ pub fn build_request(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<HttpReque
     })
 }
 
+/// What the text of a streamed call is handed to, as it arrives.
+pub type DeltaSink<'a> = Option<&'a dyn Fn(Delta<'_>)>;
+
 fn retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || status >= 500
 }
@@ -208,7 +215,18 @@ fn refuses_limit_param(cfg: &LlmConfig, message: &str) -> bool {
 /// output-limit parameter gets the call again with the other name (and a
 /// warning naming `LLM_MAX_TOKENS_PARAM`).
 pub async fn complete<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
-    match send(p, cfg, req).await {
+    complete_with(p, cfg, req, None).await
+}
+
+/// [`complete`], streamed when `sink` is given: the answer's text goes to it
+/// as the provider writes it ([`stream`]).
+pub async fn complete_with<P: Platform>(
+    p: &P,
+    cfg: &LlmConfig,
+    req: &ChatRequest<'_>,
+    sink: DeltaSink<'_>,
+) -> Result<LlmReply, LlmError> {
+    match send(p, cfg, req, sink).await {
         Err(LlmError::Rejected { status: 400, message }) if refuses_limit_param(cfg, &message) => {
             let other = cfg.max_tokens_param.other();
             p.log(
@@ -222,7 +240,7 @@ pub async fn complete<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>
                 ),
             );
             let retry = LlmConfig { max_tokens_param: other, ..cfg.clone() };
-            send(p, &retry, req).await
+            send(p, &retry, req, sink).await
         }
         other => other,
     }
@@ -253,7 +271,17 @@ pub async fn complete_repairing<P: Platform>(
     cfg: &LlmConfig,
     req: &ChatRequest<'_>,
 ) -> Result<Completion, LlmError> {
-    match complete(p, cfg, req).await {
+    complete_repairing_with(p, cfg, req, None).await
+}
+
+/// [`complete_repairing`], streamed when `sink` is given.
+pub async fn complete_repairing_with<P: Platform>(
+    p: &P,
+    cfg: &LlmConfig,
+    req: &ChatRequest<'_>,
+    sink: DeltaSink<'_>,
+) -> Result<Completion, LlmError> {
+    match complete_with(p, cfg, req, sink).await {
         Ok(reply) => Ok(Completion { reply, strict: false }),
         Err(LlmError::Rejected { status, message }) if history_may_be_refused(cfg, status, &message) => {
             p.log(LogLevel::Warn, &format!("llm refused the history ({status}: {message}); sending it as plain text"));
@@ -266,7 +294,7 @@ pub async fn complete_repairing<P: Platform>(
                 appended_user: req.appended_user,
                 memo: None,
             };
-            match complete(p, cfg, &retry).await {
+            match complete_with(p, cfg, &retry, sink).await {
                 Ok(reply) => Ok(Completion { reply, strict: true }),
                 Err(LlmError::Rejected { status, message }) => Err(LlmError::HistoryRefused { status, message }),
                 Err(e) => Err(e),
@@ -276,8 +304,38 @@ pub async fn complete_repairing<P: Platform>(
     }
 }
 
-/// One call with its retries (see [`complete`]).
-async fn send<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
+/// What one HTTP answer of a call means: the body, a final error, or a retry.
+fn decode_verdict(resp: crate::ports::HttpResponse) -> Verdict<Vec<u8>, LlmError> {
+    if (200..300).contains(&resp.status) {
+        Verdict::Done(resp.body)
+    } else if retryable(resp.status) {
+        Verdict::Retry {
+            why: format!("HTTP {}: {}", resp.status, error_message(&resp.body)),
+            after_ms: parse_retry_after(resp.header("retry-after")),
+        }
+    } else {
+        Verdict::Fail(LlmError::Rejected { status: resp.status, message: error_message(&resp.body) })
+    }
+}
+
+/// A provider's response body as a reply.
+fn decode(provider: Provider, body: &Value) -> Result<LlmReply, LlmError> {
+    match provider {
+        Provider::Anthropic => anthropic::decode(body),
+        Provider::OpenAi => openai::decode(body),
+    }
+}
+
+/// One call with its retries (see [`complete`]); streamed with a sink.
+async fn send<P: Platform>(
+    p: &P,
+    cfg: &LlmConfig,
+    req: &ChatRequest<'_>,
+    sink: DeltaSink<'_>,
+) -> Result<LlmReply, LlmError> {
+    if let Some(sink) = sink {
+        return stream::send_streamed(p, cfg, req, sink).await;
+    }
     let http_req = build_request(cfg, req)?;
     let backoff = Backoff { attempts: cfg.max_attempts, base_ms: cfg.retry_base_ms, max_ms: cfg.retry_max_ms };
     let body = crate::retry::send_retrying(
@@ -286,18 +344,7 @@ async fn send<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Res
         &backoff,
         async |ms| p.sleep(ms).await,
         |msg| p.log(LogLevel::Warn, &format!("llm {msg}")),
-        |resp| {
-            if (200..300).contains(&resp.status) {
-                Verdict::Done(resp.body)
-            } else if retryable(resp.status) {
-                Verdict::Retry {
-                    why: format!("HTTP {}: {}", resp.status, error_message(&resp.body)),
-                    after_ms: parse_retry_after(resp.header("retry-after")),
-                }
-            } else {
-                Verdict::Fail(LlmError::Rejected { status: resp.status, message: error_message(&resp.body) })
-            }
-        },
+        decode_verdict,
         |g| match g.asked_wait_ms {
             Some(ms) => LlmError::Throttled { wait_s: ms.div_ceil(1000), last: g.last },
             None => LlmError::Exhausted { attempts: g.attempts, last: g.last },
@@ -305,10 +352,7 @@ async fn send<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Res
     )
     .await?;
     let body: Value = serde_json::from_slice(&body).map_err(|e| LlmError::Decode(e.to_string()))?;
-    match cfg.provider {
-        Provider::Anthropic => anthropic::decode(&body),
-        Provider::OpenAi => openai::decode(&body),
-    }
+    decode(cfg.provider, &body)
 }
 
 /// The `error.message` of either provider's error body, else the raw text (cut).

@@ -246,6 +246,7 @@ impl Session {
             wire_memo: &self.memo,
             mcp: &self.mcp,
             meter: &self.meter,
+            watch: &Default::default(),
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

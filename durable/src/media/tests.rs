@@ -97,6 +97,7 @@ struct Fx {
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
     meter: RefCell<crate::session::meter::MeterState>,
+    watch: crate::session::watch::Watch,
 }
 
 impl Fx {
@@ -114,6 +115,7 @@ impl Fx {
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
             meter: RefCell::default(),
+            watch: Default::default(),
         }
     }
     fn serve(&self, handle: &str, bytes: Vec<u8>) {
@@ -131,6 +133,7 @@ impl Fx {
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
             meter: &self.meter,
+            watch: &self.watch,
         };
         block_on(drain(&self.p, &deps)).unwrap();
     }

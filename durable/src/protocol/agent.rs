@@ -29,6 +29,49 @@ pub const SCHEDULE_STATUS_PATH: &str = "/schedule/status";
 /// stranger be told their id now? (At most once per cooldown, across isolates.)
 pub const STRANGER_NOTICE_PATH: &str = "/strangers/notice";
 
+/// `POST` [`PublishRequest`] → `{"added": n}`: what a heartbeat or job said.
+pub const NOTIFY_PUBLISH_PATH: &str = "/notifications/publish";
+/// `GET ?after={id}` → the notification feed as server-sent events
+/// (`crate::agent::notifications`).
+pub const NOTIFY_STREAM_PATH: &str = "/notifications/stream";
+
+/// `POST` [`ThreadCreate`] → 201 [`ThreadRow`], or 409 when the thread exists.
+pub const THREADS_CREATE_PATH: &str = "/threads/create";
+/// `GET` → `Vec<`[`ThreadRow`]`>`: API threads and the main session, most
+/// recently active first.
+pub const THREADS_LIST_PATH: &str = "/threads/list";
+
+/// A thread created ahead of its first message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadCreate {
+    pub session_key: SessionKey,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub resource_id: Option<String>,
+    pub created_at: i64,
+}
+
+/// One thread as the Agent object knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadRow {
+    pub session_key: SessionKey,
+    pub title: Option<String>,
+    pub resource_id: Option<String>,
+    pub created_at: Option<i64>,
+    pub updated_at: Option<i64>,
+}
+
+/// What a session tells its agent's notification feed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishRequest {
+    pub session_key: SessionKey,
+    pub notices: Vec<String>,
+}
+
 /// One live session in the registry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -3,6 +3,7 @@
 //! both sides share one definition and no side reads `v["field"]`.
 
 pub mod agent;
+pub mod api;
 pub mod gateway;
 pub mod mcp;
 pub mod memory;

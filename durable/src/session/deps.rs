@@ -2,6 +2,7 @@
 //! and the caches its object keeps between turns.
 
 use super::history::HistoryCache;
+use super::watch::Watch;
 use crate::inbound::SessionKey;
 use crate::llm::wire::WireMemo;
 use crate::mcp::toolset::McpState;
@@ -29,6 +30,8 @@ pub struct SessionDeps<'a> {
     /// Calls not yet in the usage ledger, the reservation in flight, the
     /// turn's footer, the cache watch.
     pub meter: &'a RefCell<super::meter::MeterState>,
+    /// Who follows the message being answered (API clients, chat previews).
+    pub watch: &'a Watch,
 }
 
 impl SessionDeps<'_> {

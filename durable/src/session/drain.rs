@@ -5,6 +5,7 @@
 use super::deps::SessionDeps;
 use super::meter;
 use super::prefix::prepare;
+use super::preview;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
 use super::store::{InboxItem, SessionStore};
@@ -44,23 +45,25 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         };
+        deps.watch.begin(&inbound);
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
-            let note = "⚠️ I could not process your message after several tries. It is saved in our history.";
-            send(p, deps, &inbound.reply_target, note).await?;
-            store.finish(item.seq, p.now_ms())?;
+            deps.watch.failed(GAVE_UP);
+            send(p, deps, &inbound.reply_target, GAVE_UP).await?;
+            finish(p, deps, &store, item.seq)?;
             continue;
         }
         if super::group::is_listen(&inbound) {
             // Another agent's turn (or a message for another agent): this
             // agent reads it in the thread, and says nothing.
             super::group::listen(p, &store, &item, &inbound)?;
+            deps.watch.finish(p.sql(), p.now_ms())?;
             continue;
         }
         if let Some(cmd) = crate::voice::parse_command(&inbound.text) {
             store.start(item.seq, "", None)?;
             super::voice::answer_command(p, deps, &store, &inbound, cmd).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -98,7 +101,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                 }
             };
             send(p, deps, &inbound.reply_target, &text).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -117,7 +120,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // keep the message, spend nothing on it, say so.
             begin(p, &store, &item, &inbound, &session_id, deps, Additions::default())?;
             send(p, deps, &inbound.reply_target, QUEUED_PAST_DEADLINE).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -139,7 +142,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // already in the outbox is not queued again).
             send_answer(p, deps, &inbound.reply_target, &answer, item.seq).await?;
             super::group::relay(p, deps, &inbound, &answer, item.seq)?;
-            store.finish(item.seq, p.now_ms())?;
+            preview::finish(p, &inbound, item.seq).await?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -151,12 +155,29 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             meter::answer_waiting_usage(p, deps, &store).await?;
             break;
         }
-        store.finish(item.seq, p.now_ms())?;
+        preview::finish(p, &inbound, item.seq).await?;
+        finish(p, deps, &store, item.seq)?;
         report.turns += 1;
     }
     reply::flush(p, deps).await?;
     meter::flush(p, deps).await?;
     Ok(report)
+}
+
+/// Told when a message failed every attempt.
+pub const GAVE_UP: &str = "⚠️ I could not process your message after several tries. It is saved in our history.";
+
+/// A message is done: its row, and then its watchers (who may ask again
+/// with the same idempotency key once it is).
+fn finish<P: Platform, S: crate::ports::Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    seq: i64,
+) -> Result<(), StorageError> {
+    let now = p.now_ms();
+    store.finish(seq, now)?;
+    deps.watch.finish(p.sql(), now)
 }
 
 /// For a resumed message: the final answer already in the history, if the

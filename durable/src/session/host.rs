@@ -11,11 +11,13 @@ use super::deps::SessionDeps;
 use super::drain::{drain, DrainReport};
 use super::history::HistoryCache;
 use super::store::SessionStore;
+use super::watch::{Attach, Watch};
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
 use crate::llm::wire::WireMemo;
 use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
+use crate::protocol::api::{ApiOutcome, ApiTurnRequest};
 use crate::protocol::session::{
     AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
@@ -48,6 +50,12 @@ pub trait SessionRuntime {
     async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
+    /// Hands what a heartbeat or job said to the agent's notification feed
+    /// (`GET /api/agents/{id}/notifications/stream`).
+    async fn publish(&self, key: &SessionKey, notices: &[String]) -> Result<(), StorageError> {
+        let _ = (key, notices);
+        Ok(())
+    }
     fn now_ms(&self) -> i64;
     fn new_uuid(&self) -> String;
     fn log(&self, level: LogLevel, msg: &str);
@@ -63,6 +71,18 @@ pub enum AlarmOutcome {
     BadKey,
     /// The agent's settings are invalid (logged); the messages stay queued.
     Misconfigured,
+}
+
+/// How an API request for a message starts (see [`SessionHost::api_turn`]).
+pub enum ApiStart {
+    /// The answer goes to the stream's sink (already, for a repeat).
+    Streaming,
+    /// The answer comes through this receiver when the turn is done.
+    Waiting(futures::channel::oneshot::Receiver<ApiOutcome>),
+    /// A repeat of a message answered before: its answer.
+    Answered(ApiOutcome),
+    /// The key was used for a message whose answer is no longer kept.
+    Forgotten,
 }
 
 /// The Session object's state and logic.
@@ -83,6 +103,8 @@ pub struct SessionHost<R: SessionRuntime> {
     wire_memo: RefCell<WireMemo>,
     mcp: RefCell<McpState>,
     meter: RefCell<super::meter::MeterState>,
+    /// Who follows the messages' turns (API clients, previews, notices).
+    watch: Watch,
     schema_ready: Cell<bool>,
 }
 
@@ -100,6 +122,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
             meter: RefCell::default(),
+            watch: Watch::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -144,6 +167,40 @@ impl<R: SessionRuntime> SessionHost<R> {
             self.runtime.wake().await?;
         }
         Ok(EnqueueReply { queued, busy: false })
+    }
+
+    /// A message from the HTTP API: queued like any other (its idempotency
+    /// key is its dedupe key), with a client following its turn. A repeat
+    /// joins the turn already queued or running, or gets the answer kept
+    /// for it ([`super::watch::RESULT_RETENTION_MS`]).
+    pub async fn api_turn(&self, req: &ApiTurnRequest, how: Attach) -> Result<ApiStart, StorageError> {
+        let store = self.store()?;
+        let key = req.inbound.dedupe_key.as_str();
+        if let Some(outcome) = self.watch.stored(self.runtime.sql(), key)? {
+            return Ok(match how {
+                Attach::Stream(sink, _) => {
+                    sink.send(outcome.event(&req.thread_id).as_bytes());
+                    sink.close();
+                    ApiStart::Streaming
+                }
+                Attach::Wait => ApiStart::Answered(outcome),
+            });
+        }
+        let seen = store.inbox_state(key)?;
+        if seen.as_deref() == Some("done") {
+            return Ok(ApiStart::Forgotten);
+        }
+        let rx = self.watch.attach(key, &req.thread_id, how);
+        if seen.is_none() {
+            let enqueue = EnqueueRequest {
+                session_key: req.session_key.clone(),
+                inbound: req.inbound.clone(),
+                if_idle: false,
+                fresh: false,
+            };
+            self.enqueue(&enqueue).await?;
+        }
+        Ok(rx.map(ApiStart::Waiting).unwrap_or(ApiStart::Streaming))
     }
 
     /// Runs the queue soon (a message a budget held may go on now).
@@ -276,6 +333,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             Err(e) => {
                 // Messages stay queued; the next message or a fixed config drains them.
                 self.runtime.log(LogLevel::Error, &format!("cannot run turns for {key}: {e}"));
+                self.watch.fail_all(&format!("the agent cannot answer now: {e}. The message is kept."));
                 return Ok(AlarmOutcome::Misconfigured);
             }
         };
@@ -290,8 +348,16 @@ impl<R: SessionRuntime> SessionHost<R> {
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
             meter: &self.meter,
+            watch: &self.watch,
         };
-        let report = drain(&platform, &deps).await?;
+        let report = drain(&platform, &deps).await;
+        let notices = self.watch.take_notices();
+        if !notices.is_empty() {
+            if let Err(e) = self.runtime.publish(&key, &notices).await {
+                self.runtime.log(LogLevel::Warn, &format!("notifications not published: {e}"));
+            }
+        }
+        let report = report?;
         if let Some(at) = super::meter::next_settle(&deps) {
             // Finished calls wait for their batch: come back when it is due.
             if let Err(e) = self.runtime.wake_at(at).await {

@@ -19,6 +19,7 @@ struct TestRuntime {
     wakes: Cell<u32>,
     wake_ats: RefCell<Vec<i64>>,
     registered: RefCell<Vec<SessionTouch>>,
+    published: RefCell<Vec<(String, String)>>,
 }
 
 impl SessionRuntime for TestRuntime {
@@ -46,6 +47,10 @@ impl SessionRuntime for TestRuntime {
         self.registered.borrow_mut().push(touch.clone());
         Ok(())
     }
+    async fn publish(&self, key: &SessionKey, notices: &[String]) -> Result<(), StorageError> {
+        self.published.borrow_mut().extend(notices.iter().map(|n| (key.render(), n.clone())));
+        Ok(())
+    }
     fn now_ms(&self) -> i64 {
         self.p.now.get()
     }
@@ -70,6 +75,7 @@ fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
         wakes: Cell::new(0),
         wake_ats: RefCell::default(),
         registered: RefCell::default(),
+        published: RefCell::default(),
     })
 }
 
@@ -183,3 +189,6 @@ fn broken_settings_keep_the_messages_queued() {
     let empty = host(&[]);
     assert_eq!(block_on(empty.alarm()).unwrap(), AlarmOutcome::Empty);
 }
+
+#[path = "host_api_tests.rs"]
+mod api;

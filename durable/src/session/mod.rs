@@ -32,6 +32,7 @@ pub mod host;
 mod host_alarm_tests;
 pub mod meter;
 pub mod prefix;
+pub mod preview;
 pub mod replay;
 pub mod reply;
 pub mod reset;
@@ -39,6 +40,7 @@ pub mod store;
 pub mod toolbox;
 pub mod turn;
 pub mod voice;
+pub mod watch;
 
 #[cfg(test)]
 mod host_tests;

@@ -43,6 +43,9 @@ async fn send_as<P: Platform>(
     id: &str,
 ) -> Result<(), StorageError> {
     let now = p.now_ms();
+    // The watchers hear everything the session says (an HTTP API client's
+    // answer; the notification feed's heartbeat findings).
+    deps.watch.said(target, text);
     let owner_target;
     let target = match target.channel.as_str() {
         // Admin-initiated work (an API reset) has no chat to answer in.

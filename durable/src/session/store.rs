@@ -125,6 +125,12 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok(true)
     }
 
+    /// A delivery's state (`pending`, `active`, `done`), if it was seen.
+    pub fn inbox_state(&self, dedupe_key: &str) -> Result<Option<String>, StorageError> {
+        let mut rows = self.sql.exec("SELECT state FROM inbox WHERE dedupe_key = ?", &[dedupe_key.into()])?;
+        Ok(rows.pop().map(|mut r| col_string(&mut r, 0)))
+    }
+
     /// The oldest message not yet done.
     pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
         let mut rows = self.sql.exec(

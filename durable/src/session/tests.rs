@@ -16,7 +16,14 @@ use std::collections::HashMap;
 
 fn config() -> AgentConfig {
     let vars: HashMap<String, String> =
-        [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("RETRY_BASE_MS", "10"), ("LLM_MAX_ATTEMPTS", "3")]
+        // Chat previews have tests of their own (preview_tests.rs).
+        [
+            ("OWNER_IDS", "telegram:1"),
+            ("LLM_API_KEY", "k"),
+            ("RETRY_BASE_MS", "10"),
+            ("LLM_MAX_ATTEMPTS", "3"),
+            ("STREAM_REPLIES", "off"),
+        ]
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
@@ -58,6 +65,7 @@ struct Fixture {
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
     meter: RefCell<crate::session::meter::MeterState>,
+    watch: crate::session::watch::Watch,
 }
 
 impl Fixture {
@@ -75,6 +83,7 @@ impl Fixture {
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
             meter: RefCell::default(),
+            watch: Default::default(),
         }
     }
     fn enqueue(&self, m: &Inbound) -> bool {
@@ -100,6 +109,7 @@ impl Fixture {
             wire_memo: &self.wire_memo,
             mcp: &self.mcp,
             meter: &self.meter,
+            watch: &self.watch,
         }
     }
     fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {

@@ -6,6 +6,7 @@ use super::context::{estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
 use super::meter;
 use super::prefix::{prepare, Prepared};
+use super::preview::Previewer;
 use super::replay::{conversation, keep_strict_form};
 use super::reply::{send, send_answer};
 use super::store::SessionStore;
@@ -51,6 +52,15 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         now_ms: p.now_ms(),
     };
     let mut history = conversation(store, deps.history, session_id)?;
+    // Model calls of this message made before an eviction: the steps its
+    // watchers count continue after them.
+    let steps_before = history
+        .iter()
+        .rev()
+        .take_while(|m| !matches!(m, Message::User { .. }))
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .count();
+    let preview = Previewer::new(p, deps, inbound, seq);
     let mut calls = 0;
     let mut compacted = false;
     let budget = deps.context_budget();
@@ -114,7 +124,12 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 appended_user: None,
                 memo: Some(deps.wire_memo),
             };
-            with_typing(p, inbound, llm::complete_repairing(p, &cfg.llm, &req)).await
+            deps.watch.step(steps_before + round as usize);
+            // Streamed only when someone follows the answer as it is written.
+            let sink = |d: llm::Delta<'_>| deps.watch.delta(d);
+            let sink: llm::DeltaSink<'_> = (deps.watch.streaming() || preview.active()).then_some(&sink);
+            let call = llm::complete_repairing_with(p, &cfg.llm, &req, sink);
+            with_typing(p, inbound, preview.during(p, deps, target, call)).await
         };
         let reply: LlmReply = match result {
             Ok(done) => {
@@ -130,6 +145,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             Err(e) => {
                 meter::call_failed(deps, p.now_ms());
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
+                deps.watch.failed(&e.user_message());
                 send(p, deps, target, &e.user_message()).await?;
                 return Ok(calls);
             }
@@ -137,6 +153,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         let now = p.now_ms();
         let sent = meter::Sent { system: &system, tools: (tool_specs.len(), tools_len) };
         meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
+        deps.watch.usage(&reply.usage);
         // Stored as the providers accept it (an empty id gets one, an input
         // that is no object becomes one): the results below carry these ids.
         let assistant = rules::conform(Message::Assistant {
@@ -205,7 +222,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if cut {
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
-                toolbox::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await
+                deps.watch.tool(&name, "running");
+                let outcome = toolbox::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
+                deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
+                outcome
             };
             let result = Message::ToolResult {
                 tool_call_id: id,

@@ -8,10 +8,12 @@
 //! malformed setting is a [`ConfigError`] naming it: the Worker turns that into
 //! a clear HTTP error, never a panic.
 
+pub mod api;
 pub mod delivery;
 pub mod groups;
 pub mod media;
 pub mod overlay;
+pub mod stream;
 pub mod usage;
 pub mod voice;
 pub mod web;
@@ -160,6 +162,8 @@ pub struct AgentConfig {
     pub groups: Vec<groups::AgentGroup>,
     /// Voice replies (`TTS_*`, `VOICE_REPLY_TO_VOICE`).
     pub voice: voice::VoiceConfig,
+    /// How chats see an answer while it is written (`STREAM_REPLIES…`).
+    pub stream: stream::StreamConfig,
 }
 
 /// How long a stranger waits before being told their id again, unless
@@ -369,6 +373,7 @@ impl AgentConfig {
             )?) * 60_000,
             groups: groups::load(vars, &agent_ids(vars))?,
             voice: voice::VoiceConfig::load(vars, agent)?,
+            stream: stream::StreamConfig::load(vars, agent)?,
         })
     }
 
