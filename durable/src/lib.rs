@@ -37,6 +37,7 @@
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
+//! - [`voice`]: voice replies (text to speech, `/voice`).
 //! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
@@ -68,6 +69,7 @@ pub mod routing;
 pub mod scheduled;
 pub mod tools;
 pub mod usage;
+pub mod voice;
 pub mod web;
 pub mod workspace;
 
