@@ -340,6 +340,7 @@ pub async fn fan_out(env: &Env, scheduled_time: i64) {
         }
     });
     futures::future::join_all(calls).await;
+    crate::gateway_ensure::ensure_all(env).await;
 }
 
 /// The pins of `agent`, from its Agent object (what a Session asks once per

@@ -77,6 +77,8 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
             forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
         }
+        (Method::Get, ["agents", agent, "gateway"]) => crate::gateway_ensure::status(env, agent).await,
+        (Method::Post, ["agents", agent, "gateway", "connect"]) => crate::gateway_ensure::connect(env, agent).await,
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,

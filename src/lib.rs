@@ -9,6 +9,9 @@ mod agent_do;
 mod api;
 mod auth;
 mod discord;
+mod gateway_do;
+mod gateway_ensure;
+mod groups;
 mod http;
 mod js;
 mod mcp;
@@ -18,6 +21,7 @@ mod session_do;
 mod telegram;
 
 pub use agent_do::Agent;
+pub use gateway_do::Gateway;
 pub use session_do::Session;
 
 use serde_json::json;

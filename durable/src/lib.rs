@@ -40,6 +40,7 @@
 //!   one LLM call → `## Dreamed` facts in MEMORY.md, DREAMS.md), with
 //!   optional approval on Telegram.
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
+//! - [`voice`]: voice replies (text to speech, `/voice`).
 //! - [`api`]: the HTTP API's callers, requests and threads.
 //!
 //! **Top floor**: the objects.
@@ -72,6 +73,7 @@ pub mod routing;
 pub mod scheduled;
 pub mod tools;
 pub mod usage;
+pub mod voice;
 pub mod web;
 pub mod workspace;
 

@@ -341,6 +341,7 @@ pub fn to_inbound(
         received_at: now_ms,
         media,
         context: i.context(),
+        group: None,
     })
 }
 

@@ -22,6 +22,7 @@
 //!   send budget, so the stranger cooldown of Telegram does not apply.
 
 pub mod client;
+pub mod gateway;
 pub mod interaction;
 pub mod preview;
 pub mod verify;

@@ -35,6 +35,19 @@ pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
     diff == 0
 }
 
+/// The username of `cfg`'s bot (`getMe` once per isolate), for groups of
+/// agents: people @mention agents by their bots' usernames.
+pub async fn bot_username(cfg: &durable::settings::AgentConfig) -> Option<String> {
+    let api = TelegramApi::for_agent(cfg)?;
+    let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    if let Some(name) = USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) {
+        return Some(name);
+    }
+    let name = api.get_me_username().await.ok().flatten()?;
+    USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
+    Some(name)
+}
+
 pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
     let vars = EnvVars::of(env);
     // The secret first: before it, a caller learns nothing about which agents
@@ -105,6 +118,9 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(m) => m,
         Err(why) => return Response::ok(format!("ignored: {why}")),
     };
+    if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
+        return Response::ok("queued for the group");
+    }
     match route(&cfg, &inbound) {
         Route::Turn(key) => match crate::objects::enqueue(env, &key, &inbound).await {
             Ok(true) => Response::ok("queued"),

@@ -28,6 +28,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort } = {}
     durableObjects: {
       SESSION: { className: "Session", useSQLite: true },
       AGENT: { className: "Agent", useSQLite: true },
+      GATEWAY: { className: "Gateway", useSQLite: true },
     },
     bindings: {
       AGENTS: "main",

@@ -4,6 +4,7 @@
 // every request so tests can assert on what Hearth sent.
 import { createHash } from "node:crypto";
 import http from "node:http";
+import { parseMultipart } from "./multipart.mjs";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -124,14 +125,20 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     if (!m) return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
     const [, tok, method] = m;
     let body = {};
-    if (raw.length) {
+    let files = {};
+    if (raw.length && /^multipart\/form-data/i.test(req.headers["content-type"] ?? "")) {
+      const form = parseMultipart(req.headers["content-type"], raw);
+      if (!form) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse multipart" });
+      body = form.fields;
+      files = form.files;
+    } else if (raw.length) {
       try {
         body = JSON.parse(raw.toString("utf8"));
       } catch {
         return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
       }
     }
-    const entry = { method, body, at: Date.now() };
+    const entry = { method, body, files, at: Date.now() };
     record(entry);
     // Every answer to a method call is recorded with its status.
     const answer = res.writeHead.bind(res);
@@ -204,6 +211,22 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 200, {
           ok: true,
           result: { message_id: Number(body.message_id), chat: { id: Number(body.chat_id), type: "private" }, date: Math.floor(Date.now() / 1000), text: msg.text, ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}) },
+        });
+      }
+      case "sendVoice": {
+        // Bot API: `voice` is an OGG file encoded with OPUS (uploaded as multipart).
+        const voice = files.voice;
+        if (!voice) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: there is no voice in the request" });
+        if (!body.chat_id) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: chat_id is empty" });
+        return sendJson(res, 200, {
+          ok: true,
+          result: {
+            message_id: state.nextMessageId++,
+            date: Math.floor(Date.now() / 1000),
+            chat: { id: Number(body.chat_id), type: Number(body.chat_id) < 0 ? "supergroup" : "private" },
+            from: { id: botId, is_bot: true, first_name: "Hearth", username },
+            voice: { file_id: "voice" + state.nextMessageId, file_unique_id: "uv" + state.nextMessageId, duration: 1, mime_type: "audio/ogg", file_size: voice.bytes.length },
+          },
         });
       }
       case "sendChatAction":
@@ -472,13 +495,27 @@ export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
  */
 export async function startLlm() {
   const cache = promptCache();
-  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript" };
+  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript", speech: [], speechFailure: 0 };
   const server = await listen(async (req, res, raw) => {
     const url = new URL(req.url, "http://x");
     // OpenAI-compatible speech to text: a multipart upload (`file`, `model`), recorded raw.
     if (url.pathname.endsWith("/audio/transcriptions")) {
       state.transcriptions.push({ headers: req.headers, raw, at: Date.now() });
       return sendJson(res, 200, { text: state.transcript });
+    }
+    // OpenAI-compatible text to speech: JSON in, audio bytes out (Ogg/Opus for "opus").
+    if (url.pathname.endsWith("/audio/speech")) {
+      const b = JSON.parse(raw.toString("utf8") || "{}");
+      state.speech.push({ headers: req.headers, body: b, at: Date.now() });
+      if (state.speechFailure) return sendJson(res, state.speechFailure, { error: { message: "The server is overloaded", type: "server_error" } });
+      if (!b.model || !b.voice || typeof b.input !== "string" || !b.input) {
+        return sendJson(res, 400, { error: { message: "Missing required parameter", type: "invalid_request_error" } });
+      }
+      if (b.input.length > 4096) return sendJson(res, 400, { error: { message: "string too long", type: "invalid_request_error" } });
+      const ogg = Buffer.concat([Buffer.from("OggS\0\x02"), Buffer.from(b.input.slice(0, 64))]);
+      const mp3 = Buffer.concat([Buffer.from("ID3\x04"), Buffer.from(b.input.slice(0, 64))]);
+      res.writeHead(200, { "content-type": b.response_format === "opus" ? "audio/ogg" : "audio/mpeg" });
+      return res.end(b.response_format === "opus" ? ogg : mp3);
     }
     const body = raw.length ? JSON.parse(raw.toString("utf8")) : {};
     const provider = url.pathname.endsWith("/chat/completions") ? "openai" : url.pathname.endsWith("/messages") ? "anthropic" : "unknown";
@@ -569,6 +606,8 @@ export async function startLlm() {
       state.requests.length = 0;
       state.script.length = 0;
       state.transcriptions.length = 0;
+      state.speech.length = 0;
+      state.speechFailure = 0;
       state.maxInFlight = 0;
       state.defaultDelayMs = 0;
       state.responder = null;

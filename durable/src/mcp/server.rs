@@ -301,6 +301,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         received_at: now,
         media: vec![],
         context: vec![],
+        group: None,
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

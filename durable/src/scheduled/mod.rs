@@ -318,6 +318,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         received_at: now_ms,
         media: vec![],
         context: vec![],
+        group: None,
     }
 }
 

@@ -53,6 +53,20 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             finish(p, deps, &store, item.seq)?;
             continue;
         }
+        if super::group::is_listen(&inbound) {
+            // Another agent's turn (or a message for another agent): this
+            // agent reads it in the thread, and says nothing.
+            super::group::listen(p, &store, &item, &inbound)?;
+            deps.watch.finish(p.sql(), p.now_ms())?;
+            continue;
+        }
+        if let Some(cmd) = crate::voice::parse_command(&inbound.text) {
+            store.start(item.seq, "", None)?;
+            super::voice::answer_command(p, deps, &store, &inbound, cmd).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
         // `/undo`: the agent's last workspace change reverted (no LLM call).
         if is_undo_command(&inbound.text) {
             if item.active {
@@ -62,7 +76,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             }
             let text = undo_now(p, deps).await;
             send(p, deps, &inbound.reply_target, &text).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -70,7 +84,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
             meter::answer_usage(p, deps, &inbound).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -140,6 +154,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // instead of paying for the turn again (queued once: an answer
             // already in the outbox is not queued again).
             send_answer(p, deps, &inbound.reply_target, &answer, item.seq).await?;
+            super::group::relay(p, deps, &inbound, &answer, item.seq)?;
             preview::finish(p, &inbound, item.seq).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;

@@ -45,6 +45,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         received_at: 0,
         media: vec![],
         context: vec![],
+        group: None,
     }
 }
 

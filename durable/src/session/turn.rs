@@ -185,7 +185,11 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         }
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
-                Some(text) => send_answer(p, deps, target, &meter::with_footer(deps, inbound, text), seq).await?,
+                Some(text) => {
+                    super::group::relay(p, deps, inbound, &text, seq)?;
+                    send_answer(p, deps, target, &meter::with_footer(deps, inbound, text.clone()), seq).await?;
+                    super::voice::speak(p, deps, store, session_id, inbound, &text).await?;
+                }
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until

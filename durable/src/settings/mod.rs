@@ -11,10 +11,12 @@
 pub mod api;
 pub mod delivery;
 pub mod dreaming;
+pub mod groups;
 pub mod media;
 pub mod overlay;
 pub mod stream;
 pub mod usage;
+pub mod voice;
 pub mod web;
 
 use r2_layout::AgentId;
@@ -159,6 +161,10 @@ pub struct AgentConfig {
     /// a channel that costs a send per answer (Telegram) is told their id at
     /// most once per this long. 0: every time.
     pub stranger_cooldown_ms: i64,
+    /// Groups of agents (`GROUPS`, shared by all agents).
+    pub groups: Vec<groups::AgentGroup>,
+    /// Voice replies (`TTS_*`, `VOICE_REPLY_TO_VOICE`).
+    pub voice: voice::VoiceConfig,
     /// How chats see an answer while it is written (`STREAM_REPLIES…`).
     pub stream: stream::StreamConfig,
 }
@@ -369,6 +375,8 @@ impl AgentConfig {
                 "STRANGER_COOLDOWN_MINUTES",
                 DEFAULT_STRANGER_COOLDOWN_MINUTES,
             )?) * 60_000,
+            groups: groups::load(vars, &agent_ids(vars))?,
+            voice: voice::VoiceConfig::load(vars, agent)?,
             stream: stream::StreamConfig::load(vars, agent)?,
         })
     }

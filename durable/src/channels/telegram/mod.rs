@@ -260,6 +260,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         received_at: now_ms,
         media,
         context,
+        group: None,
     })
 }
 
