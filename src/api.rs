@@ -4,6 +4,7 @@
 //! names, and only the conversation routes: generate, stream, threads and,
 //! for an owner key, notifications). Each feature adds its routes to [`route`].
 
+mod history;
 mod pins;
 mod threads;
 mod turns;
@@ -77,6 +78,8 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
             forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
         }
+        (Method::Get, ["agents", agent, "gateway"]) => crate::gateway_ensure::status(env, agent).await,
+        (Method::Post, ["agents", agent, "gateway", "connect"]) => crate::gateway_ensure::connect(env, agent).await,
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
@@ -91,6 +94,15 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "memory", "stores"]) => memory_stores(env, agent).await,
         (Method::Post, ["agents", agent, "memory", "call"]) => memory_call(req, env, agent).await,
+        (_, ["agents", agent, rest @ ..])
+            if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
+                || rest.starts_with(&["memory", "evidence"]) =>
+        {
+            let agent = agent.to_string();
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+            history::route(req, env, &agent, &rest).await
+        }
         _ => Response::error("not found", 404),
     }
 }

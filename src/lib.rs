@@ -10,6 +10,9 @@ mod api;
 mod auth;
 mod console;
 mod discord;
+mod gateway_do;
+mod gateway_ensure;
+mod groups;
 mod http;
 mod js;
 mod mcp;
@@ -19,6 +22,7 @@ mod session_do;
 mod telegram;
 
 pub use agent_do::Agent;
+pub use gateway_do::Gateway;
 pub use session_do::Session;
 
 use serde_json::json;

@@ -17,11 +17,14 @@ use worker::{Env, Method};
 pub struct Channels {
     pub telegram: Option<TelegramApi>,
     pub discord: Option<DiscordApi>,
+    /// For relays to other agents' sessions.
+    pub env: Env,
 }
 
 impl Channel for Channels {
     async fn send_chunk(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
         match (target.channel.as_str(), &self.telegram, &self.discord) {
+            (durable::routing::group::RELAY_CHANNEL, _, _) => self.relay(target, piece).await,
             ("telegram", Some(api), _) => api.send_chunk(target, piece).await,
             ("telegram", None, _) => SendOutcome::Unreachable("TELEGRAM_BOT_TOKEN is not set".into()),
             ("discord", _, Some(api)) => api.send_chunk(target, piece).await,
@@ -45,8 +48,18 @@ impl Channel for Channels {
     }
 
     async fn typing(&self, target: &ReplyTarget) {
-        if let ("telegram", Some(api)) = (target.channel.as_str(), &self.telegram) {
-            api.typing(target).await;
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.typing(target).await,
+            ("discord", _, Some(api)) => api.typing(target).await,
+            _ => {}
+        }
+    }
+
+    async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
+        match (target.channel.as_str(), &self.telegram, &self.discord) {
+            ("telegram", Some(api), _) => api.send_voice(target, audio).await,
+            ("discord", _, Some(api)) => api.send_voice(target, audio).await,
+            (other, _, _) => SendOutcome::Unreachable(format!("no voice notes on {other:?}")),
         }
     }
 
@@ -59,6 +72,20 @@ impl Channel for Channels {
                 None => Err(ChannelError::Failed("discord is not configured".into())),
             },
             (other, _) => Err(ChannelError::Failed(format!("no channel {other:?}"))),
+        }
+    }
+}
+
+impl Channels {
+    /// An agent's reply to the other agents of its group: queued in their
+    /// sessions (a repeat is a duplicate there, not a second message).
+    async fn relay(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
+        let Some((key, msg)) = durable::routing::group::relay_message(target, &piece.text, adapters::now_ms()) else {
+            return SendOutcome::Unreachable("an unreadable relay".into());
+        };
+        match crate::objects::enqueue(&self.env, &key, &msg).await {
+            Ok(_) => SendOutcome::Delivered,
+            Err(e) => SendOutcome::Retry { after_ms: None, why: format!("relay to {key}: {e}") },
         }
     }
 }
@@ -105,6 +132,7 @@ impl DoPlatform {
             channels: Channels {
                 telegram: TelegramApi::for_agent(config),
                 discord: Some(DiscordApi::for_agent(&crate::adapters::EnvVars::of(env), config)),
+                env: env.clone(),
             },
             memory: AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() },
         })

@@ -151,6 +151,11 @@ describe("workspace routes by layer", () => {
     assert.equal(mine.body.source, "agent");
     assert.equal(mine.body.content, "- **Name:** Mine");
     assert.equal(mine.body.inheritsOnDelete, true);
+    // One write path: the override is a version in the workspace history, by the owner.
+    const hist = await api("GET", "/api/agents/main/history/IDENTITY.md");
+    assert.equal(hist.status, 200, JSON.stringify(hist.body));
+    assert.equal(hist.body.versions.length, 1);
+    assert.match(JSON.stringify(hist.body.versions[0]), /owner/);
     assert.equal((await api("DELETE", "/api/agents/main/workspace/IDENTITY.md")).status, 200);
     const back = await api("GET", "/api/agents/main/workspace/IDENTITY.md");
     assert.equal(back.body.source, "template");

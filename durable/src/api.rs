@@ -238,6 +238,7 @@ pub fn turn_request(
             received_at: now,
             media: vec![],
             context: vec![],
+            group: None,
         },
         thread_id: thread.to_owned(),
         stream,

@@ -69,6 +69,30 @@ pub struct Inbound {
     /// rendered before its text in the stored user message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<MessageContext>,
+    /// In a group of agents: where this message stands in the exchange one
+    /// human message started (see `routing::group`). `None`: an ordinary message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupHop>,
+}
+
+/// A message's place in a group of agents' exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct GroupHop {
+    /// Only for the history: another agent's turn, or a message addressed to
+    /// someone else. Stored so this agent reads the whole thread; no turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub listen: bool,
+    /// The human message the exchange started with (its dedupe key).
+    pub origin: String,
+    /// Agent replies with content so far (the `maxAgentTurns` count).
+    #[serde(default)]
+    pub turns: u32,
+    /// Agent replies of any kind so far (bare @mentions included): a hard bound.
+    #[serde(default)]
+    pub hops: u32,
+    /// The agent that wrote it, when an agent did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_agent: Option<String>,
 }
 
 impl Inbound {

@@ -362,6 +362,13 @@ pub trait Channel {
     }
     /// Show "typing…" while a turn runs; best effort.
     async fn typing(&self, target: &ReplyTarget);
+    /// One attempt to send a voice note (Ogg/Opus) answering `target`
+    /// (Telegram `sendVoice`, a Discord attachment). Never retried: the text
+    /// of the reply is already on its way.
+    async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
+        let _ = audio;
+        SendOutcome::Unreachable(format!("channel {:?} cannot send voice notes", target.channel))
+    }
     /// Downloads an inbound attachment by its channel handle (a Telegram
     /// `file_id`: getFile, then the file URL). More than `max_bytes` is
     /// [`ChannelError::TooLarge`], ideally known before downloading.

@@ -9,6 +9,8 @@
 //!   and only messages that address the agent start a turn;
 //! - anyone else gets no LLM call.
 
+pub mod group;
+
 use crate::inbound::{ChatKind, Inbound, SessionKey};
 use crate::settings::AgentConfig;
 
@@ -88,6 +90,7 @@ mod tests {
             received_at: 0,
             media: vec![],
             context: vec![],
+            group: None,
         }
     }
 

@@ -6,7 +6,9 @@
 //!   it (raw, placeholders unfilled), with its source;
 //! - `PUT`/`DELETE /api/agents/{id}/workspace/{path}`: an override in the
 //!   agent's layer / removing it (the file re-inherits). A guardrail file
-//!   needs `?accept=override` (seed 001: pinned files change by Accept);
+//!   needs `?accept=override` (seed 001: pinned files change by Accept).
+//!   These go through the workspace history (`durable::workspace::history`,
+//!   by `owner`, `?why=`), like `PUT /files/{path}`: one write path;
 //! - the same under `/api/templates/{template}/workspace` and
 //!   `/api/defaults/workspace` for the shared layers.
 
@@ -59,9 +61,9 @@ pub async fn agent(req: Request, env: &Env, agent: &str, rest: &[&str]) -> Resul
                     if let Err(e) = admin::check_agent_write(&path, accept) {
                         return refused(e);
                     }
-                    write(req, env, &LayerRef::Agent(id), &path).await
+                    agent_edit(req, env, &id, &path, true).await
                 }
-                Method::Delete => remove(env, &LayerRef::Agent(id), &path).await,
+                Method::Delete => agent_edit(req, env, &id, &path, false).await,
                 _ => return crate::api::json_error(405, "use GET, PUT or DELETE"),
             }
         }
@@ -221,4 +223,44 @@ async fn remove(env: &Env, layer: &LayerRef, path: &str) -> std::result::Result<
     }
     r2.delete(std::slice::from_ref(&key)).await?;
     json_response(&json!({"ok": true, "path": path, "key": key, "deleted": true}), 200).map_err(storage)
+}
+
+/// An owner's write (`put`) or delete in the agent's layer, through the
+/// workspace history (a version kept, `/undo` and restore work on it).
+async fn agent_edit(
+    mut req: Request,
+    env: &Env,
+    id: &AgentId,
+    path: &str,
+    put: bool,
+) -> std::result::Result<Response, AdminError> {
+    use durable::workspace::history::{self, Actor, Edit, HistoryError};
+    let keep = durable::settings::dreaming::history_keep(&crate::adapters::EnvVars::of(env), id.as_str())
+        .map_err(|e| AdminError::Storage(format!("configuration error: {e}")))?;
+    let why = query(&req, "why").unwrap_or_else(|| "console".into());
+    let r2 = R2::from_env(env).map_err(storage)?;
+    let edit = if put {
+        let body = match read_body_limited(&mut req, MAX_FILE_BYTES).await {
+            Ok(b) => b,
+            Err(r) => return r.map_err(storage),
+        };
+        if std::str::from_utf8(&body).is_err() {
+            return Err(AdminError::BadPath(path.to_owned(), "the body must be UTF-8 text"));
+        }
+        Edit::write(path, body, Actor::Owner, why)
+    } else {
+        if r2.head(&LayerRef::Agent(id.clone()).key(path)).await?.is_none() {
+            return Err(AdminError::NotFound(path.to_owned()));
+        }
+        Edit::delete(path, Actor::Owner, why)
+    };
+    match history::apply(&r2, id, edit, crate::adapters::now_ms(), keep).await {
+        Ok(change) => {
+            json_response(&json!({"ok": true, "path": path, "changed": change.is_some(), "change": change}), 200)
+                .map_err(storage)
+        }
+        Err(HistoryError::NotFound(what)) => Err(AdminError::NotFound(what)),
+        Err(HistoryError::Refused(why)) => Err(AdminError::Refused(why)),
+        Err(e) => Err(AdminError::Storage(e.to_string())),
+    }
 }

@@ -47,8 +47,12 @@ impl DiscordApi {
     async fn send_once(&self, method: &'static str, path: &str, content: &str, bot_auth: bool) -> SendOutcome {
         // Model output must not ping @everyone or roles.
         let body = json!({"content": content, "allowed_mentions": {"parse": []}});
+        self.send_body(method, path, &body, bot_auth).await
+    }
+
+    async fn send_body(&self, method: &'static str, path: &str, body: &Value, bot_auth: bool) -> SendOutcome {
         let mut req =
-            HttpRequest::post_json(format!("{}{path}", self.base), &body, 30_000).header("user-agent", USER_AGENT);
+            HttpRequest::post_json(format!("{}{path}", self.base), body, 30_000).header("user-agent", USER_AGENT);
         req.method = method;
         if bot_auth {
             let Some(token) = self.bot_token.as_deref() else {
@@ -64,12 +68,10 @@ impl DiscordApi {
 
     /// One attempt at one piece of a reply to a command (see the module docs).
     pub async fn send_chunk(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
-        // Proactive messages (heartbeat notifications to a Discord owner) have no
-        // interaction to answer; opening a DM with the bot token is not built yet.
+        // No interaction: a message that came over the Gateway (answered in
+        // its channel with the bot token, the first piece as a reply to it).
         let Some(extra) = ReplyExtra::from_target(target) else {
-            return SendOutcome::Unreachable(
-                "discord can only answer slash commands for now (no proactive messages to a Discord owner)".into(),
-            );
+            return self.post_message(target, piece).await;
         };
         if extra.token_expired(adapters::now_ms()) {
             return self.send_to_channel(target, piece, "the interaction token expired (15 minutes)").await;
@@ -97,6 +99,69 @@ impl DiscordApi {
             }
             other => other,
         }
+    }
+
+    /// A piece posted to the target's channel with the bot token; the first
+    /// piece of a reply to a Gateway message references it (`message_reference`,
+    /// still sent if that message was deleted meanwhile). A 429 comes back as
+    /// a retry after the bucket's `retry_after`, which the outbox honours.
+    async fn post_message(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
+        let mut body = json!({"content": piece.text, "allowed_mentions": {"parse": [], "replied_user": true}});
+        if let (true, Some(id)) = (piece.first, target.reply_to.as_deref()) {
+            body["message_reference"] = json!({"message_id": id, "fail_if_not_exists": false});
+        }
+        self.send_body("POST", &format!("/channels/{}/messages", target.chat_id), &body, true).await
+    }
+
+    /// A voice reply as an audio attachment: in the channel with the bot
+    /// token (Gateway messages), else as a follow-up of the interaction.
+    pub async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
+        let mut payload =
+            json!({"attachments": [{"id": 0, "filename": "reply.ogg"}], "allowed_mentions": {"parse": []}});
+        let (path, bot) = match ReplyExtra::from_target(target) {
+            Some(extra) if !extra.token_expired(adapters::now_ms()) => {
+                let Some(app) = self.app_id.clone().or(extra.app.clone()) else {
+                    return SendOutcome::Unreachable("DISCORD_APPLICATION_ID is not set".into());
+                };
+                (format!("/webhooks/{app}/{}", extra.token), false)
+            }
+            _ => {
+                if let Some(id) = target.reply_to.as_deref() {
+                    payload["message_reference"] = json!({"message_id": id, "fail_if_not_exists": false});
+                }
+                (format!("/channels/{}/messages", target.chat_id), true)
+            }
+        };
+        let payload = payload.to_string();
+        let (content_type, body) =
+            durable::voice::multipart(&[("payload_json", &payload)], ("files[0]", "reply.ogg", "audio/ogg", audio));
+        let mut req = HttpRequest {
+            method: "POST",
+            url: format!("{}{path}", self.base),
+            headers: vec![("content-type".into(), content_type), ("user-agent".into(), USER_AGENT.into())],
+            body,
+            timeout_ms: 60_000,
+        };
+        if bot {
+            let Some(token) = self.bot_token.as_deref() else {
+                return SendOutcome::Unreachable("DISCORD_BOT_TOKEN is not set".into());
+            };
+            req = req.header("authorization", &format!("Bot {token}"));
+        }
+        match FetchHttp.send(req).await {
+            Ok(resp) => classify::discord(resp.status, &resp.body, resp.header("retry-after")),
+            Err(e) => SendOutcome::Retry { after_ms: None, why: format!("discord: {e}") },
+        }
+    }
+
+    /// "Bot is typing…" in the target's channel (Gateway messages; an
+    /// interaction shows "thinking…" by itself). Best effort.
+    pub async fn typing(&self, target: &ReplyTarget) {
+        if ReplyExtra::from_target(target).is_some() || self.bot_token.is_none() {
+            return;
+        }
+        let path = format!("/channels/{}/typing", target.chat_id);
+        let _ = self.send_body("POST", &path, &json!({}), true).await;
     }
 
     /// Posts a piece to the command's channel with the bot token, when the

@@ -88,6 +88,34 @@ impl TelegramApi {
         }
     }
 
+    /// A voice note (`sendVoice`, Ogg/Opus) replying to the user's message.
+    pub async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
+        let mut fields: Vec<(&str, String)> = vec![("chat_id", target.chat_id.clone())];
+        if let Some(t) = target.thread_id.as_deref() {
+            fields.push(("message_thread_id", t.to_owned()));
+        }
+        if let Some(r) = target.reply_to.as_deref() {
+            fields.push((
+                "reply_parameters",
+                json!({"message_id": r.parse::<i64>().unwrap_or(0), "allow_sending_without_reply": true}).to_string(),
+            ));
+        }
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (content_type, body) = durable::voice::multipart(&fields, ("voice", "reply.ogg", "audio/ogg", audio));
+        let url = format!("{}/bot{}/sendVoice", self.base, self.token);
+        let req = HttpRequest {
+            method: "POST",
+            url,
+            headers: vec![("content-type".into(), content_type)],
+            body,
+            timeout_ms: 60_000,
+        };
+        match FetchHttp.send(req).await {
+            Ok(resp) => durable::delivery::classify::telegram(resp.status, &resp.body),
+            Err(e) => SendOutcome::Retry { after_ms: None, why: format!("telegram: {e}") },
+        }
+    }
+
     fn message_body(target: &ReplyTarget, piece: &OutgoingChunk) -> Value {
         let mut body = match &piece.html {
             Some(html) => json!({"chat_id": target.chat_id, "text": html, "parse_mode": "HTML"}),

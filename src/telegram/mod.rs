@@ -10,6 +10,8 @@ use client::TelegramApi;
 use durable::channels::telegram::{self as update, BotIdentity, Ignored, Update};
 use durable::inbound::ReplyTarget;
 use durable::ports::LogLevel;
+use durable::protocol::dreams::{Tap, TapOutcome, DREAMS_TAP_PATH};
+use durable::protocol::AGENT_BINDING;
 use durable::routing::{route, Route};
 use durable::settings::setting;
 use std::cell::RefCell;
@@ -31,6 +33,19 @@ pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
         diff |= e ^ given.get(i).copied().unwrap_or(0);
     }
     diff == 0
+}
+
+/// The username of `cfg`'s bot (`getMe` once per isolate), for groups of
+/// agents: people @mention agents by their bots' usernames.
+pub async fn bot_username(cfg: &durable::settings::AgentConfig) -> Option<String> {
+    let api = TelegramApi::for_agent(cfg)?;
+    let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    if let Some(name) = USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) {
+        return Some(name);
+    }
+    let name = api.get_me_username().await.ok().flatten()?;
+    USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
+    Some(name)
 }
 
 pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
@@ -61,6 +76,24 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(u) => u,
         Err(e) => return Response::error(format!("malformed Telegram update: {e}"), 400),
     };
+    if let Some(tap) = update::button_tap(&update) {
+        // A tap on a proposal's button: the Agent object decides and answers
+        // Telegram. Not answered here: Telegram delivers it again.
+        let tap = Tap {
+            agent: agent.to_owned(),
+            callback_id: tap.callback_id,
+            from: tap.from,
+            data: tap.data.unwrap_or_default(),
+            chat: tap.chat,
+            message_id: tap.message_id,
+        };
+        let answer: Result<TapOutcome> =
+            crate::objects::call(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(&tap)).await;
+        return match answer {
+            Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
+            Err(e) => Response::error(format!("the button tap could not be handled: {e}"), 503),
+        };
+    }
     if update.edited_message.is_some() {
         // An edit starts no turn and fetches nothing (see `Ignored::Edit`).
         return Response::ok(format!("ignored: {}", Ignored::Edit));
@@ -85,6 +118,9 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(m) => m,
         Err(why) => return Response::ok(format!("ignored: {why}")),
     };
+    if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
+        return Response::ok("queued for the group");
+    }
     match route(&cfg, &inbound) {
         Route::Turn(key) => match crate::objects::enqueue(env, &key, &inbound).await {
             Ok(true) => Response::ok("queued"),

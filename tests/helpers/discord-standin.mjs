@@ -6,6 +6,7 @@
 // Also: signing helpers for interaction requests (Ed25519, as Discord signs).
 import crypto from "node:crypto";
 import http from "node:http";
+import { parseMultipart } from "./multipart.mjs";
 
 function sendJson(res, status, body, headers = {}) {
   res.writeHead(status, { "content-type": "application/json", ...headers });
@@ -27,7 +28,7 @@ export function snowflake(ageMs = 0) {
  * "attachment" (GET of a CDN file served with `serveAttachment`).
  */
 export async function startDiscord({ appId = "1100000000000000001", botToken = "test-bot-token" } = {}) {
-  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map() };
+  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map(), waiters: new Set() };
   const message = (body, extra = {}) => ({
     id: (1300000000000000000n + state.nextId++).toString(),
     type: 20,
@@ -63,18 +64,35 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     } else if ((m = p.match(/^\/channels\/([^/]+)\/messages$/)) && req.method === "POST") {
       route = "channel";
       [, params.channel] = m;
+    } else if ((m = p.match(/^\/channels\/([^/]+)\/typing$/)) && req.method === "POST") {
+      route = "typing";
+      [, params.channel] = m;
     } else if ((m = p.match(/^\/applications\/([^/]+)(?:\/guilds\/([^/]+))?\/commands$/)) && req.method === "PUT") {
       route = "commands";
       [, params.app, params.guild] = m;
     }
     let body = null;
-    try {
-      body = raw ? JSON.parse(raw) : null;
-    } catch {
-      return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+    let files = {};
+    if (/^multipart\/form-data/i.test(req.headers["content-type"] ?? "")) {
+      // Attachments: `payload_json` carries the message, `files[n]` the files.
+      const form = parseMultipart(req.headers["content-type"], Buffer.concat(chunks));
+      if (!form) return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+      files = form.files;
+      try {
+        body = JSON.parse(form.fields.payload_json ?? "{}");
+      } catch {
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });
+      }
+    } else {
+      try {
+        body = raw ? JSON.parse(raw) : null;
+      } catch {
+        return sendJson(res, 400, { message: "400: Bad Request", code: 0 });
+      }
     }
-    const entry = { route, method: req.method, path: p, params, headers: req.headers, body, at: Date.now() };
+    const entry = { route, method: req.method, path: p, params, headers: req.headers, body, files, at: Date.now() };
     state.requests.push(entry);
+    for (const w of [...state.waiters]) if (w.test()) w.done();
     const down = state.outages.get(route);
     if (down) return sendJson(res, down.status, down.body, down.headers);
     const scripted = state.failures.get(route);
@@ -82,16 +100,28 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
       const f = scripted.shift();
       return sendJson(res, f.status, f.body, f.headers);
     }
-    const needsBot = route === "channel" || route === "commands";
+    const needsBot = route === "channel" || route === "commands" || route === "typing";
     if (needsBot && req.headers.authorization !== `Bot ${state.botToken}`) {
       return sendJson(res, 401, { message: "401: Unauthorized", code: 0 });
     }
     if ((route === "original" || route === "followup" || route === "commands") && params.app !== state.appId) {
       return sendJson(res, 404, { message: "Unknown Webhook", code: 10015 });
     }
+    if (route === "typing") {
+      res.writeHead(204);
+      return res.end();
+    }
+    if (route === "channel" && body?.message_reference) {
+      const ref = body.message_reference;
+      // Discord: an unknown message is refused unless fail_if_not_exists is false.
+      if (!/^\d+$/.test(String(ref.message_id ?? "")) && ref.fail_if_not_exists !== false) {
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035, errors: { message_reference: { _errors: [{ code: "REPLIES_UNKNOWN_MESSAGE", message: "Unknown message" }] } } });
+      }
+    }
     if (route === "original" || route === "followup" || route === "channel") {
       const content = body?.content ?? "";
-      if (!content) return sendJson(res, 400, { message: "Cannot send an empty message", code: 50006 });
+      const attached = Object.keys(files).length;
+      if (!content && !attached) return sendJson(res, 400, { message: "Cannot send an empty message", code: 50006 });
       if (content.length > 2000) {
         return sendJson(res, 400, {
           message: "Invalid Form Body",
@@ -137,6 +167,18 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
       state.files.set(p, { bytes, contentType });
       return { id, filename, size: bytes.length, url: `${origin}${p}?ex=1&is=2&hm=3`, proxy_url: `${origin}${p}`, content_type: contentType };
     },
+    /** Resolves the moment `route` has had `n` requests in all (no polling delay in timings). */
+    untilCalls: (route, n, { timeoutMs = 10000 } = {}) =>
+      new Promise((resolve, reject) => {
+        const count = () => state.requests.filter((r) => r.route === route).length;
+        if (count() >= n) return resolve();
+        const timer = setTimeout(() => {
+          state.waiters.delete(w);
+          reject(new Error(`timed out waiting for ${route} #${n}`));
+        }, timeoutMs);
+        const w = { test: () => count() >= n, done: () => (clearTimeout(timer), state.waiters.delete(w), resolve()) };
+        state.waiters.add(w);
+      }),
     /** Scripts the next answer of a route. */
     fail: (route, status, body, headers = {}) => {
       if (!state.failures.has(route)) state.failures.set(route, []);

@@ -36,6 +36,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
     durableObjects: {
       SESSION: { className: "Session", useSQLite: true },
       AGENT: { className: "Agent", useSQLite: true },
+      GATEWAY: { className: "Gateway", useSQLite: true },
     },
     bindings: {
       AGENTS: "main",

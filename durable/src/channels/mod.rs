@@ -8,4 +8,5 @@
 //!
 //! A feature: it uses only the ground floor ([`crate::inbound`]).
 
+pub mod discord;
 pub mod telegram;

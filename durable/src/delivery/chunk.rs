@@ -13,10 +13,15 @@ pub const TELEGRAM_MAX_CHARS: usize = 4096;
 /// Discord's message length limit.
 pub const DISCORD_MAX_CHARS: usize = 2000;
 
+/// A relay between agents' sessions (not a chat platform) is not cut.
+pub const RELAY_MAX_CHARS: usize = 200_000;
+
 /// The longest piece `channel` takes.
 pub fn limit_for(channel: &str) -> usize {
     match channel {
         "discord" => DISCORD_MAX_CHARS,
+        // A relay to another agent's session is one message, whole.
+        "relay" => RELAY_MAX_CHARS,
         _ => TELEGRAM_MAX_CHARS,
     }
 }

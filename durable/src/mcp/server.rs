@@ -245,7 +245,7 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     workspace: &Workspace::default(),
                     now_ms: b.now_ms(),
                 };
-                memory_tools::search(b.memory(), &ctx, &args).await
+                memory_tools::search(b.memory(), &ctx, &args, false).await
             } else {
                 let ws = Workspace::default();
                 let ctx = ToolContext {
@@ -256,6 +256,8 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     tool_names: &[],
                     session_id: "",
                     live: &[],
+                    now_ms: b.now_ms(),
+                    history_keep: cfg.history_keep,
                 };
                 crate::tools::read_file(&ctx, &args).await
             }
@@ -299,6 +301,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         received_at: now,
         media: vec![],
         context: vec![],
+        group: None,
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

@@ -233,6 +233,7 @@ impl Session {
             received_at: 0,
             media: vec![],
             context: vec![],
+            group: None,
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {

@@ -77,6 +77,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         received_at: 0,
         media,
         context: vec![],
+        group: None,
     }
 }
 

@@ -4,6 +4,8 @@
 
 pub mod agent;
 pub mod api;
+pub mod dreams;
+pub mod gateway;
 pub mod mcp;
 pub mod memory;
 pub mod pins;
@@ -16,3 +18,5 @@ pub const BUCKET_BINDING: &str = "BUCKET";
 pub const SESSION_BINDING: &str = "SESSION";
 /// The Agent objects, one per agent id.
 pub const AGENT_BINDING: &str = "AGENT";
+/// The Discord Gateway objects, one per agent whose `DISCORD_GATEWAY` is on.
+pub const GATEWAY_BINDING: &str = "GATEWAY";

@@ -44,10 +44,13 @@ pub enum UsageKind {
     Job,
     /// The nightly memory sweep (issue 17).
     Dreaming,
+    /// A voice reply: text to speech. `input` counts the characters spoken
+    /// (what speech models are priced by), `output` nothing.
+    Tts,
 }
 
 impl UsageKind {
-    pub const ALL: [UsageKind; 7] = [
+    pub const ALL: [UsageKind; 8] = [
         UsageKind::Conversation,
         UsageKind::ToolRound,
         UsageKind::Compaction,
@@ -55,6 +58,7 @@ impl UsageKind {
         UsageKind::Heartbeat,
         UsageKind::Job,
         UsageKind::Dreaming,
+        UsageKind::Tts,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +70,7 @@ impl UsageKind {
             UsageKind::Heartbeat => "heartbeat",
             UsageKind::Job => "job",
             UsageKind::Dreaming => "dreaming",
+            UsageKind::Tts => "tts",
         }
     }
 

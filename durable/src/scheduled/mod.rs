@@ -82,6 +82,8 @@ pub const CRON_FILE: &str = "cron.json";
 /// Claim kinds.
 pub const KIND_HEARTBEAT: &str = "heartbeat";
 pub const KIND_JOB: &str = "job";
+/// Dreaming's nightly sweep (`dream:{local date}`), run by the Agent object itself.
+pub const KIND_DREAM: &str = "dream";
 
 /// The agent's scheduling settings, from vars (`{NAME}__{AGENT}` or `{NAME}`).
 #[derive(Debug, Clone)]
@@ -316,6 +318,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         received_at: now_ms,
         media: vec![],
         context: vec![],
+        group: None,
     }
 }
 

@@ -230,6 +230,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             received_at: now,
             media: vec![],
             context: vec![],
+            group: None,
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;

@@ -80,6 +80,7 @@ fn message(n: u32) -> EnqueueRequest {
         received_at: 0,
         media: vec![],
         context: vec![],
+        group: None,
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

@@ -88,6 +88,7 @@ fn api_request(key: &str, text: &str) -> ApiTurnRequest {
             received_at: 0,
             media: vec![],
             context: vec![],
+            group: None,
         },
         thread_id: "notes".into(),
         stream: true,

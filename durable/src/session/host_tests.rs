@@ -96,6 +96,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             received_at: 0,
             media: vec![],
             context: vec![],
+            group: None,
         },
         if_idle: false,
         fresh: false,

@@ -325,6 +325,38 @@ pub fn after_call<P: Platform, S: Sql>(
     Ok(())
 }
 
+/// A voice reply's speech call: kind `tts`, the characters spoken as input
+/// (priced when the model has a price per million characters, `tts-1`).
+pub fn record_tts<P: Platform, S: Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    session_id: &str,
+    chars: u64,
+) -> Result<(), StorageError> {
+    let model = deps.config.voice.model.as_str();
+    let (now, kind) = (p.now_ms(), UsageKind::Tts);
+    let seq = store.record_call(now, session_id, model, kind.as_str(), &r2_layout::Usage::new(chars, 0, 0, 0))?;
+    let mut m = deps.meter.borrow_mut();
+    if m.loaded {
+        let (thread, session_id, model) = (deps.key.render(), session_id.to_owned(), model.to_owned());
+        let call = CallRecord {
+            thread,
+            session_id,
+            seq,
+            at: now,
+            kind,
+            model,
+            input: chars,
+            output: 0,
+            cache_read: 0,
+            cache_write: 0,
+        };
+        m.pending.push(call);
+    }
+    Ok(())
+}
+
 /// A call that failed (no usage): its reservation is released.
 pub fn call_failed(deps: &SessionDeps<'_>, now: i64) {
     let mut m = deps.meter.borrow_mut();

@@ -15,6 +15,7 @@
 //! [`reply`] is how anything is said (through the outbox of
 //! [`crate::delivery`]); [`answers`] keeps the replies to messages asked
 //! over HTTP.
+//! [`group`] is a session's part in a group of agents (listening, relays).
 //! [`meter`] records what each LLM call cost and keeps to the budget.
 
 pub mod answer;
@@ -24,6 +25,7 @@ pub mod compaction;
 pub mod context;
 pub mod deps;
 pub mod drain;
+pub mod group;
 pub mod history;
 pub mod host;
 #[cfg(test)]
@@ -37,6 +39,7 @@ pub mod reset;
 pub mod store;
 pub mod toolbox;
 pub mod turn;
+pub mod voice;
 pub mod watch;
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     };
     let tool_names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     let session_key = deps.key.render();
-    let system = prompt::build_system_prompt(
+    let mut system = prompt::build_system_prompt(
         &workspace,
         &RuntimeInfo {
             agent: cfg.agent.as_str(),
@@ -81,6 +81,10 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             tool_names: &tool_names,
         },
     );
+    if let Some(group) = super::group::group_of(deps) {
+        system.push_str("\n\n");
+        system.push_str(&crate::routing::group::roster(group, cfg.agent.as_str()));
+    }
     let tools_len = tools.iter().map(ToolSpec::wire_len).sum();
     Prepared { system, tools, workspace, tools_len }
 }

@@ -185,7 +185,11 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         }
         if calls_wanted.is_empty() {
             match answer::shown(&reply) {
-                Some(text) => send_answer(p, deps, target, &meter::with_footer(deps, inbound, text), seq).await?,
+                Some(text) => {
+                    super::group::relay(p, deps, inbound, &text, seq)?;
+                    send_answer(p, deps, target, &meter::with_footer(deps, inbound, text.clone()), seq).await?;
+                    super::voice::speak(p, deps, store, session_id, inbound, &text).await?;
+                }
                 None => {
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until
@@ -210,6 +214,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             tool_names: &tool_names,
             session_id,
             live: &history,
+            now_ms: p.now_ms(),
+            history_keep: cfg.history_keep,
         };
         let mut results = Vec::with_capacity(calls_wanted.len());
         for (id, name, args) in calls_wanted {

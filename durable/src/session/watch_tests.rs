@@ -69,6 +69,7 @@ fn api_message(key: &str) -> Inbound {
         received_at: 0,
         media: vec![],
         context: vec![],
+        group: None,
     }
 }
 

@@ -10,10 +10,13 @@
 
 pub mod api;
 pub mod delivery;
+pub mod dreaming;
+pub mod groups;
 pub mod media;
 pub mod overlay;
 pub mod stream;
 pub mod usage;
+pub mod voice;
 pub mod web;
 
 use r2_layout::AgentId;
@@ -150,12 +153,18 @@ pub struct AgentConfig {
     pub mcp: web::McpSettings,
     /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
     pub delivery: delivery::DeliveryConfig,
+    /// Changes kept per workspace file (`HISTORY_KEEP_VERSIONS`).
+    pub history_keep: usize,
     /// Budgets, price overrides and the usage footer (`BUDGET_*`, `LLM_PRICES`, `USAGE_FOOTER`).
     pub usage: usage::UsageSettings,
     /// `STRANGER_COOLDOWN_MINUTES` (default 60) in ms: a stranger writing on
     /// a channel that costs a send per answer (Telegram) is told their id at
     /// most once per this long. 0: every time.
     pub stranger_cooldown_ms: i64,
+    /// Groups of agents (`GROUPS`, shared by all agents).
+    pub groups: Vec<groups::AgentGroup>,
+    /// Voice replies (`TTS_*`, `VOICE_REPLY_TO_VOICE`).
+    pub voice: voice::VoiceConfig,
     /// How chats see an answer while it is written (`STREAM_REPLIES…`).
     pub stream: stream::StreamConfig,
 }
@@ -358,6 +367,7 @@ impl AgentConfig {
             web: web::WebConfig::load(vars, agent, provider)?,
             mcp: web::McpSettings::load(vars, agent)?,
             delivery,
+            history_keep: dreaming::history_keep(vars, agent)?,
             usage: usage::UsageSettings::load(vars, agent)?,
             stranger_cooldown_ms: i64::from(number::<u32>(
                 vars,
@@ -365,6 +375,8 @@ impl AgentConfig {
                 "STRANGER_COOLDOWN_MINUTES",
                 DEFAULT_STRANGER_COOLDOWN_MINUTES,
             )?) * 60_000,
+            groups: groups::load(vars, &agent_ids(vars))?,
+            voice: voice::VoiceConfig::load(vars, agent)?,
             stream: stream::StreamConfig::load(vars, agent)?,
         })
     }

@@ -88,6 +88,10 @@ pub const BUILT_IN: &[(&str, ModelPrice)] = &[
     ("gpt-4o-mini", openai(0.15, 0.6, 0.075)),
     ("o3", openai(2.0, 8.0, 0.5)),
     ("o4-mini", openai(1.1, 4.4, 0.275)),
+    // Speech (voice replies, kind `tts`): priced per million characters,
+    // which the ledger records as input.
+    ("tts-1", openai(15.0, 0.0, 15.0)),
+    ("tts-1-hd", openai(30.0, 0.0, 30.0)),
 ];
 
 /// A model name in the form the table compares: lowercase, without a

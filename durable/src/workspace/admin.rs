@@ -41,6 +41,9 @@ pub enum AdminError {
          (POST /api/agents/{{id}}/pins/{0}/accept); to override it for this agent anyway, add ?accept=override"
     )]
     Pinned(String),
+    /// A write the workspace history refused, with its reason.
+    #[error("{0}")]
+    Refused(String),
     #[error("{0} is not in this layer")]
     NotFound(String),
     #[error("storage: {0}")]
@@ -51,7 +54,7 @@ impl AdminError {
     /// The HTTP status a caller should see.
     pub fn status(&self) -> u16 {
         match self {
-            AdminError::BadPath(..) | AdminError::BadTemplate(..) => 400,
+            AdminError::BadPath(..) | AdminError::BadTemplate(..) | AdminError::Refused(_) => 400,
             AdminError::Pinned(_) => 403,
             AdminError::NotFound(_) => 404,
             AdminError::Storage(_) => 503,

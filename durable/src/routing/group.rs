@@ -1,0 +1,267 @@
+//! Several agents in one group chat (seed 004 §12): who answers a message,
+//! and how one agent's reply reaches the others.
+//!
+//! Each agent keeps its own Session per group (its persona, its memory
+//! scope, its bot). Every message of the thread reaches every agent's
+//! session, marked with its author, so each reads the whole thread; only
+//! some of them take a turn, the rest only listen ([`GroupHop::listen`]):
+//! - a human message that @mentions agents goes to them; with no mention the
+//!   moderator answers (`moderator` mode), or every agent (`broadcast`), or
+//!   nobody (`mention`);
+//! - an agent's reply is relayed to the others as `[perf (agent)]: …`; an
+//!   agent it @mentions takes the next turn;
+//! - `maxAgentTurns` bounds the agent turns after one human message; a reply
+//!   that is only @mentions ("@perf") does not count, and every relay counts
+//!   toward a hard bound of twice that plus two, so no exchange loops.
+//!
+//! Bots do not see each other's messages on Telegram, and Hearth ignores
+//! bots' messages on Discord: the relay is how agents hear each other.
+
+use crate::inbound::{ChatKind, GroupHop, Inbound, ReplyTarget, SessionKey};
+use crate::settings::groups::{AgentGroup, Mode};
+use r2_layout::AgentId;
+
+/// The outbox channel of relays: a "chat" per target session.
+pub const RELAY_CHANNEL: &str = "relay";
+
+/// An agent and the names it is @mentioned by (lower case, no `@`; a
+/// Discord mention `<@id>` is given as its id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub agent: String,
+    pub handles: Vec<String>,
+}
+
+/// Whether an agent takes a turn or only listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    Turn,
+    Listen,
+}
+
+/// The members of `group` with their handles: the agent id, the configured
+/// handles, and what the caller knows besides (`extra`: bot usernames, a
+/// Discord bot's user id).
+pub fn members(group: &AgentGroup, extra: &dyn Fn(&str) -> Vec<String>) -> Vec<Member> {
+    group
+        .agents
+        .iter()
+        .map(|a| {
+            let mut handles = vec![a.to_lowercase()];
+            handles.extend(group.handles.get(a).cloned().unwrap_or_default());
+            handles.extend(extra(a).into_iter().map(|h| h.to_lowercase()));
+            handles.dedup();
+            Member { agent: a.clone(), handles }
+        })
+        .collect()
+}
+
+fn handle_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The @mentions in `text`: `@name` (not inside a word, so an e-mail
+/// address is none; `/cmd@bot` is one) and Discord's `<@id>` / `<@!id>`,
+/// lower-cased, in order.
+fn mentions_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (pos, c) in text.char_indices() {
+        if c != '@' {
+            continue;
+        }
+        let before = text[..pos].chars().next_back();
+        if before.is_some_and(handle_char) {
+            // Inside a word: only a command's `/cmd@bot` counts.
+            let start = text[..pos].rfind(|ch: char| !handle_char(ch));
+            if !start.is_some_and(|k| text[k..].starts_with('/')) {
+                continue;
+            }
+        }
+        let rest = &text[pos + 1..];
+        let rest = rest.strip_prefix('!').unwrap_or(rest);
+        let end = rest.find(|ch: char| !handle_char(ch)).unwrap_or(rest.len());
+        if end > 0 {
+            out.push(rest[..end].to_lowercase());
+        }
+    }
+    out
+}
+
+/// The agents `text` @mentions, each once, in order of first mention.
+pub fn mentioned(text: &str, members: &[Member]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in mentions_in(text) {
+        if let Some(member) = members.iter().find(|x| x.handles.contains(&m)) {
+            if !out.contains(&member.agent) {
+                out.push(member.agent.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Whether `text` says nothing but @mentions of agents (a hand-over, not
+/// an answer).
+pub fn only_mentions(text: &str, members: &[Member]) -> bool {
+    let mut saw = false;
+    for word in text.split_whitespace() {
+        let w = word.trim_matches(|c: char| c.is_ascii_punctuation() && !matches!(c, '@' | '<' | '>' | '_' | '-'));
+        if w.is_empty() {
+            continue;
+        }
+        if (w.starts_with('@') || w.starts_with("<@")) && !mentioned(w, members).is_empty() {
+            saw = true;
+        } else {
+            return false;
+        }
+    }
+    saw
+}
+
+/// Who takes a turn on a human message.
+pub fn route_human(group: &AgentGroup, members: &[Member], text: &str) -> Vec<(String, Delivery)> {
+    let named = mentioned(text, members);
+    group
+        .agents
+        .iter()
+        .map(|a| {
+            let turn = if !named.is_empty() {
+                named.contains(a)
+            } else {
+                match group.mode {
+                    Mode::Moderator => group.moderator.as_deref() == Some(a.as_str()),
+                    Mode::Broadcast => true,
+                    Mode::Mention => false,
+                }
+            };
+            (a.clone(), if turn { Delivery::Turn } else { Delivery::Listen })
+        })
+        .collect()
+}
+
+/// The hard bound on relays after one human message.
+pub fn max_hops(group: &AgentGroup) -> u32 {
+    group.max_agent_turns.saturating_mul(2).saturating_add(2)
+}
+
+/// Who gets agent `from`'s reply `text` to a message at `hop`, and the hop
+/// the relays carry: the @mentioned agents take a turn while the turn limit
+/// allows, everyone else listens.
+pub fn route_reply(
+    group: &AgentGroup,
+    members: &[Member],
+    from: &str,
+    text: &str,
+    hop: &GroupHop,
+) -> (Vec<(String, Delivery)>, GroupHop) {
+    let counts = !only_mentions(text, members);
+    let next = GroupHop {
+        listen: false,
+        origin: hop.origin.clone(),
+        turns: hop.turns + counts as u32,
+        hops: hop.hops + 1,
+        from_agent: Some(from.to_owned()),
+    };
+    let may_turn = next.turns < group.max_agent_turns && next.hops < max_hops(group);
+    let named = mentioned(text, members);
+    let out = group
+        .agents
+        .iter()
+        .filter(|a| a.as_str() != from)
+        .map(|a| (a.clone(), if may_turn && named.contains(a) { Delivery::Turn } else { Delivery::Listen }))
+        .collect();
+    (out, next)
+}
+
+/// The session of `agent` in the group chat of `like` (same channel, chat, topic).
+pub fn session_of(agent: &str, like: &SessionKey) -> Option<SessionKey> {
+    let SessionKey::Group { channel, chat, topic, .. } = like else { return None };
+    Some(SessionKey::Group {
+        agent: AgentId::parse(agent).ok()?,
+        channel: channel.clone(),
+        chat: chat.clone(),
+        topic: topic.clone(),
+    })
+}
+
+/// How an agent's reply is written in the others' histories.
+pub fn agent_name(agent: &str) -> String {
+    format!("{agent} (agent)")
+}
+
+/// The relay of `from`'s reply to session `to`, as an outbox target: the
+/// chat is the session key, the extra the message without its text (the
+/// piece's text fills it in).
+pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop, listen: bool) -> ReplyTarget {
+    let msg = Inbound {
+        dedupe_key: format!("{}:reply:{from}:{}", hop.origin, hop.hops),
+        channel: like.channel.clone(),
+        kind: ChatKind::Group,
+        chat_id: like.chat_id.clone(),
+        sender_id: format!("agent:{from}"),
+        sender_name: agent_name(from),
+        text: String::new(),
+        addressed: !listen,
+        thread_id: like.thread_id.clone(),
+        // The receiving agent's own bot answers, in the same chat and topic.
+        reply_target: ReplyTarget {
+            channel: like.reply_target.channel.clone(),
+            chat_id: like.reply_target.chat_id.clone(),
+            thread_id: like.reply_target.thread_id.clone(),
+            ..Default::default()
+        },
+        received_at: like.received_at,
+        media: vec![],
+        context: vec![],
+        group: Some(GroupHop { listen, ..hop.clone() }),
+    };
+    ReplyTarget {
+        channel: RELAY_CHANNEL.into(),
+        chat_id: to.render(),
+        extra: serde_json::to_string(&msg).ok(),
+        ..Default::default()
+    }
+}
+
+/// A relay piece back into the session and the message it is for.
+pub fn relay_message(target: &ReplyTarget, text: &str, now_ms: i64) -> Option<(SessionKey, Inbound)> {
+    let key = SessionKey::parse(&target.chat_id)?;
+    let mut msg: Inbound = serde_json::from_str(target.extra.as_deref()?).ok()?;
+    msg.text = text.to_owned();
+    msg.received_at = now_ms;
+    Some((key, msg))
+}
+
+/// What a group session's system prompt adds: who else is in the group and
+/// how to hand over. Stable for the group (the prompt cache holds).
+pub fn roster(group: &AgentGroup, me: &str) -> String {
+    let others: Vec<String> =
+        group
+            .agents
+            .iter()
+            .filter(|a| a.as_str() != me)
+            .map(|a| {
+                if group.moderator.as_deref() == Some(a.as_str()) {
+                    format!("@{a} (moderator)")
+                } else {
+                    format!("@{a}")
+                }
+            })
+            .collect();
+    let role = if group.moderator.as_deref() == Some(me) {
+        " You are the moderator: when a question is for a specialist, hand it over by @mentioning them, \
+         or answer yourself."
+    } else {
+        ""
+    };
+    format!(
+        "## Group of agents\nYou are @{me}, one of several AI agents in this group chat, with {}. People's \
+         messages appear as `[Name]: …`, other agents' as `[name (agent)]: …`. To hand the turn to another agent, \
+         @mention it; answer only what is yours to answer. At most {} agent replies follow one person's message.{role}",
+        others.join(", "),
+        group.max_agent_turns
+    )
+}
+
+#[cfg(test)]
+mod tests;

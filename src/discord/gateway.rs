@@ -1,0 +1,73 @@
+//! What happens to a `MESSAGE_CREATE` the agent's `Gateway` object
+//! received: read into an `Inbound`, routed like a webhook's message (the
+//! owner's DMs to the main session, `ALLOW_FROM` for the rest; in a server,
+//! only messages that mention the bot or reply to it, in allowed channels),
+//! and queued in its Session object, which dedupes on the message id and
+//! runs one turn at a time. The Gateway does not redeliver, so a failed
+//! enqueue is tried again a few times before it is logged as lost.
+
+use crate::access;
+use crate::adapters::{self, EnvVars};
+use durable::channels::discord::message::{to_inbound, GatewayMessage};
+use durable::inbound::{Inbound, ReplyTarget, SessionKey};
+use durable::ports::LogLevel;
+use durable::routing::{route, Route};
+use durable::settings::AgentConfig;
+use worker::Env;
+
+/// Enqueue attempts for one message (waits of 0.2, 0.4, 0.8 s between).
+const ENQUEUE_ATTEMPTS: u32 = 4;
+
+pub async fn handle_message(env: &Env, agent: &str, bot_id: Option<&str>, msg: &GatewayMessage) {
+    let vars = EnvVars::of(env);
+    let Ok(cfg) = access::config_after_auth(&vars, agent, true) else {
+        adapters::log(LogLevel::Error, &format!("gateway message for agent {agent} dropped: its settings are invalid"));
+        return;
+    };
+    let inbound = match to_inbound(msg, bot_id, adapters::now_ms()) {
+        Ok(i) => i,
+        Err(_) => return,
+    };
+    if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
+        return;
+    }
+    match route(&cfg, &inbound) {
+        Route::Turn(key) => enqueue_reliably(env, &key, &inbound).await,
+        Route::Stranger => tell_stranger(env, &cfg, &inbound).await,
+        Route::NotAddressed | Route::GroupNotAllowed => {}
+    }
+}
+
+/// Queues `inbound` in `key`'s session, retrying briefly: a message lost
+/// here is never delivered again.
+pub async fn enqueue_reliably(env: &Env, key: &SessionKey, inbound: &Inbound) {
+    let mut wait = 200;
+    for attempt in 1..=ENQUEUE_ATTEMPTS {
+        match crate::objects::enqueue(env, key, inbound).await {
+            Ok(_) => return,
+            Err(e) if attempt == ENQUEUE_ATTEMPTS => {
+                adapters::log(LogLevel::Error, &format!("message {} for {key} not queued: {e}", inbound.dedupe_key));
+            }
+            Err(_) => {
+                adapters::sleep(wait).await;
+                wait *= 2;
+            }
+        }
+    }
+}
+
+/// A DM from someone not allowed: their id, once per cooldown.
+async fn tell_stranger(env: &Env, cfg: &AgentConfig, inbound: &Inbound) {
+    if !access::may_tell_stranger(env, cfg, "discord", &inbound.sender_id).await {
+        return;
+    }
+    adapters::log(
+        LogLevel::Info,
+        &format!("stranger discord:{} wrote to agent {}: told their id", inbound.sender_id, cfg.agent),
+    );
+    let api = super::client::DiscordApi::for_agent(&EnvVars::of(env), cfg);
+    let text = access::stranger_text("discord", &inbound.sender_id, !cfg.owners.is_empty());
+    let target = ReplyTarget { channel: "discord".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
+    let piece = durable::ports::OutgoingChunk { text, html: None, first: true, opens: true };
+    let _ = api.send_chunk(&target, &piece).await;
+}

@@ -1,0 +1,49 @@
+//! Starting and watching the agents' `Gateway` objects: the cron tick asks
+//! each agent's object to be connected (a no-op when it is, and for a bot
+//! stopped on a bad token or a missing intent); the admin API reads its
+//! status and may force a reconnect once the owner fixed the cause.
+
+use crate::adapters::{self, EnvVars};
+use crate::http::forward_json;
+use crate::objects::call_raw;
+use durable::ports::LogLevel;
+use durable::protocol::gateway::{EnsureRequest, ENSURE_PATH, STATUS_PATH};
+use durable::protocol::GATEWAY_BINDING;
+use durable::settings::{agent_ids, setting};
+use worker::{Env, Method, Response, Result};
+
+fn enabled(vars: &EnvVars, agent: &str) -> bool {
+    setting(vars, agent, "DISCORD_GATEWAY").is_some_and(|v| matches!(v.as_str(), "on" | "true" | "1"))
+}
+
+async fn ensure(env: &Env, agent: &str, force: bool) -> Result<(u16, String)> {
+    let body = serde_json::to_string(&EnsureRequest { agent: agent.to_owned(), force })?;
+    call_raw(env, GATEWAY_BINDING, agent, Method::Post, ENSURE_PATH, Some(body)).await
+}
+
+/// The cron tick: every agent with `DISCORD_GATEWAY=on` connected.
+pub async fn ensure_all(env: &Env) {
+    let vars = EnvVars::of(env);
+    for agent in agent_ids(&vars).iter().filter(|a| enabled(&vars, a)) {
+        if let Err(e) = ensure(env, agent, false).await {
+            adapters::log(LogLevel::Error, &format!("discord gateway of agent {agent}: {e}"));
+        }
+    }
+}
+
+/// `GET /api/agents/{id}/gateway`: the connection's state (and why it
+/// stopped, if it did). Asking also makes sure it runs when enabled.
+pub async fn status(env: &Env, agent: &str) -> Result<Response> {
+    if enabled(&EnvVars::of(env), agent) {
+        return forward_json(ensure(env, agent, false).await?);
+    }
+    forward_json(call_raw(env, GATEWAY_BINDING, agent, Method::Get, STATUS_PATH, None).await?)
+}
+
+/// `POST /api/agents/{id}/gateway/connect`: connect now, also after a fatal close.
+pub async fn connect(env: &Env, agent: &str) -> Result<Response> {
+    if !enabled(&EnvVars::of(env), agent) {
+        return Response::error(format!("DISCORD_GATEWAY is not on for agent {agent:?}"), 409);
+    }
+    forward_json(ensure(env, agent, true).await?)
+}
