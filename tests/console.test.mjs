@@ -202,7 +202,14 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector(".chat-log .bubble");
     await axe("sessions");
     await shot("sessions");
+    const note = { call: "op", store: "main", op: { op: "add", name: "tea", content: "Olga drinks green tea, no sugar.", kind: "note", created_at: Date.now() } };
+    await h.fetch("/api/agents/main/memory/call", { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(note) });
     await go("#/memory", "#store");
+    await page.type("#query", "green tea");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector('ul[aria-label="Notes found"] button');
+    await page.click('ul[aria-label="Notes found"] button');
+    await page.waitForFunction(() => document.querySelector("#note-content")?.value === "Olga drinks green tea, no sugar.");
     await axe("memory");
     await shot("memory");
     await go("#/schedule", ".card table");
