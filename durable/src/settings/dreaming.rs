@@ -5,10 +5,14 @@
 use super::{parse_hhmm, setting, ConfigError, Vars};
 use hearth_memory::promote::Thresholds;
 
+/// Changes kept per workspace file unless `HISTORY_KEEP_VERSIONS` says otherwise.
+pub const DEFAULT_KEEP: usize = 50;
+/// Most changes kept per file (a setting above is refused).
+pub const MAX_KEEP: usize = 1000;
+
 /// `HISTORY_KEEP_VERSIONS`: changes kept per workspace file (default 50,
 /// 1 to 1000).
 pub fn history_keep(vars: &impl Vars, agent: &str) -> Result<usize, ConfigError> {
-    use crate::workspace::history::{DEFAULT_KEEP, MAX_KEEP};
     match setting(vars, agent, "HISTORY_KEEP_VERSIONS") {
         None => Ok(DEFAULT_KEEP),
         Some(v) => match v.parse::<usize>() {

@@ -11,11 +11,11 @@
 
 use crate::ports::{ObjectStore, PutOptions, Sql, SqlValue, StorageError};
 use crate::protocol::pins::{AcceptOutcome, PinStatusFile, Pins};
+use crate::text::sha256_hex;
 use crate::workspace::history::{self, Actor, HistoryError};
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -31,18 +31,6 @@ pub enum PinError {
     NoTemplateFile { template: String, file: String },
     #[error("the version store has no {0}")]
     VersionMissing(String),
-}
-
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 15) as usize] as char);
-    }
-    out
 }
 
 /// The guardrail file named `file`, or [`PinError::NotPinnable`].

@@ -34,15 +34,12 @@ pub mod diff;
 pub mod view;
 
 use crate::ports::{ObjectStore, PutOptions, StorageError};
-use crate::workspace::pins::sha256_hex;
+use crate::text::sha256_hex;
 use r2_layout::keys::{self, KeyError};
 use r2_layout::AgentId;
 use serde::{Deserialize, Serialize};
 
-/// Changes kept per file unless `HISTORY_KEEP_VERSIONS` says otherwise.
-pub const DEFAULT_KEEP: usize = 50;
-/// Most changes kept per file (a setting above is clamped).
-pub const MAX_KEEP: usize = 1000;
+pub use crate::settings::dreaming::{DEFAULT_KEEP, MAX_KEEP};
 /// Unreferenced blobs younger than this are left alone by the clean-up.
 pub const GC_GRACE_MS: i64 = 3_600_000;
 /// `9999999999999 - at`: log keys sort newest first.

@@ -183,8 +183,7 @@ pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: us
         }
         // The file must still be what this change made it (a later change that
         // was undone in turn leaves it so); else undoing would lose that change.
-        let now_sha =
-            store.get(&keys::workspace_key(agent, &c.path)).await?.map(|o| crate::workspace::pins::sha256_hex(&o.body));
+        let now_sha = store.get(&keys::workspace_key(agent, &c.path)).await?.map(|o| crate::text::sha256_hex(&o.body));
         if now_sha != c.sha256 {
             let since = changes[..i].iter().find(|n| n.path == c.path).cloned().unwrap_or_else(|| c.clone());
             return Ok(Undo::ChangedSince { undone: c.clone(), since });
