@@ -53,6 +53,8 @@ async function go(hash, ready) {
   step = hash;
   await page.evaluate((x) => (location.hash = x), hash);
   await page.waitForSelector(ready, { timeout: 15000 });
+  // The page has loaded all it shows and moved the focus to its content.
+  await page.waitForSelector(`body[data-ready="${hash.slice(2)}"]`, { timeout: 15000 });
 }
 
 describe("the console in Chromium", { skip: SKIP }, () => {
@@ -62,6 +64,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
       assets: true,
       bindings: {
         ADMIN_TOKEN: ADMIN,
+        AGENTS: "main,work",
         TEMPLATE: "concierge",
         USAGE_SETTLE_MS: "0",
         LLM_PRICES: JSON.stringify({ "claude-test": PRICE }),
@@ -155,6 +158,25 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector('li[data-path="GUARDRAILS.md"] [data-source="pinned"]');
     const pins = await (await h.fetch("/api/agents/main/pins", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
     assert.equal(pins.files[0].updateAvailable, false);
+  });
+
+  test("bulk accept from the template's layer: every agent of the template takes the update", async () => {
+    const auth = { headers: { authorization: `Bearer ${ADMIN}` } };
+    const pins = async (agent) => (await (await h.fetch(`/api/agents/${agent}/pins`, auth)).json()).files[0];
+    await pins("work"); // work's pins are taken before the template moves on
+    await h.putFile("_catalog/concierge/workspace/GUARDRAILS.md", "Never share secrets. (v3)");
+    assert.equal((await pins("main")).updateAvailable, true);
+    assert.equal((await pins("work")).updateAvailable, true);
+    await page.select("#layer", "template:concierge");
+    await page.waitForSelector('li[data-pending="GUARDRAILS.md"] button');
+    const waiting = await page.$eval('li[data-pending="GUARDRAILS.md"]', (li) => li.textContent);
+    assert.match(waiting, /main, work/);
+    await page.click('li[data-pending="GUARDRAILS.md"] button');
+    await page.waitForFunction(() => document.querySelector("#pending-title")?.nextElementSibling?.textContent.includes("latest guardrails"));
+    assert.equal((await pins("main")).updateAvailable, false);
+    assert.equal((await pins("work")).updateAvailable, false);
+    await page.select("#layer", "agent");
+    await page.waitForSelector('li[data-path="GUARDRAILS.md"] [data-source="pinned"]');
   });
 
   test("chat: a streamed answer appears", async () => {

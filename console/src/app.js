@@ -53,6 +53,7 @@ async function route() {
     a.toggleAttribute("aria-current", a.getAttribute("href") === `#/${name}`);
     if (a.hasAttribute("aria-current")) a.setAttribute("aria-current", "page");
   }
+  delete document.body.dataset.ready;
   try {
     await render(state);
   } catch (err) {
@@ -60,6 +61,8 @@ async function route() {
     page(name, h("p", { class: "error", role: "alert" }, err.message));
   }
   document.getElementById("main").focus({ preventScroll: true });
+  // The page is drawn and has the focus (tests wait for this).
+  document.body.dataset.ready = name;
 }
 
 async function start() {

@@ -109,7 +109,7 @@ export async function workspacePage(state, layer = sessionStorage.getItem("heart
       try {
         const r = await post(url);
         reviewDialog.close();
-        say(bulk ? `Accepted for ${r.result?.accepted ?? "every"} agent(s) of ${data.template}` : `Accepted ${file}`);
+        say(bulk ? `Accepted for ${r.result?.succeeded ?? 0} agent(s) of ${data.template}` : `Accepted ${file}`);
         await workspacePage(state, layer, file);
       } catch (err) {
         say(err.message, { error: true });
@@ -131,6 +131,30 @@ export async function workspacePage(state, layer = sessionStorage.getItem("heart
     reviewDialog.showModal();
   }
 
+  // A template's layer: which agents have a pinned update waiting, accepted in bulk.
+  let pending = null;
+  if (layer.startsWith("template:")) {
+    const name = layer.slice("template:".length);
+    const waiting = (await get("/api/pins/pending").catch(() => ({ agents: [] }))).agents.filter((a) => a.template === name);
+    const files = [...new Set(waiting.flatMap((a) => a.files))];
+    const acceptAll = async (file) => {
+      try {
+        const r = await post(`/api/templates/${encodeURIComponent(name)}/pins/${encodeURIComponent(file)}/accept`);
+        say(`Accepted ${file} for ${r.result?.succeeded ?? 0} agent(s)${r.result?.failed ? `, ${r.result.failed} failed` : ""}`);
+        await workspacePage(state, layer);
+      } catch (err) {
+        say(err.message, { error: true });
+      }
+    };
+    pending = h(
+      "section",
+      { "aria-labelledby": "pending-title" },
+      h("h2", { id: "pending-title" }, "Pinned updates waiting"),
+      files.length
+        ? h("ul", {}, files.map((f) => h("li", { "data-pending": f }, `${f}: ${waiting.filter((a) => a.files.includes(f)).map((a) => a.agent).join(", ")} `, h("button", { type: "button", class: "secondary", onclick: () => acceptAll(f) }, `Accept ${f} for all`))))
+        : h("p", { class: "muted" }, "Every agent of this template serves its latest guardrails."),
+    );
+  }
   const newPath = h("input", { id: "new-path", placeholder: "notes/idea.md", size: 18 });
   const skills = data.skills
     ? h(
@@ -144,6 +168,7 @@ export async function workspacePage(state, layer = sessionStorage.getItem("heart
     "Workspace",
     h("div", { class: "row" }, h("label", { for: "layer" }, "Layer"), picker, h("span", { class: "muted" }, "Icons: ● override · ▢ from template · ≡ from defaults · ▲ pinned update available")),
     h("div", { class: "cols" }, h("div", {}, tree, h("form", { class: "row", onsubmit: (e) => (e.preventDefault(), newPath.value && openFile({ path: newPath.value.trim(), source: "agent", new: true })) }, h("label", { for: "new-path" }, "New file"), newPath, h("button", { type: "submit", class: "secondary" }, "Create"))), pane),
+    pending,
     skills,
     reviewDialog,
   );
