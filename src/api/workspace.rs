@@ -86,7 +86,8 @@ pub async fn shared(
         (Method::Get, []) => {
             async {
                 let files = admin::list_layer(&R2::from_env(env).map_err(storage)?, &layer).await?;
-                json_response(&json!({"files": admin::layer_tree(&layer, &files)}), 200).map_err(storage)
+                let view = admin::LayerFiles { files: admin::layer_tree(&layer, &files) };
+                Response::from_json(&view).map_err(storage)
             }
             .await
         }
@@ -96,7 +97,7 @@ pub async fn shared(
                 Err(e) => return refused(e),
             };
             match method {
-                Method::Get => read(env, &layer.key(&path), &path, &json!({})).await,
+                Method::Get => read(env, &layer.key(&path), &path, None).await,
                 Method::Put => write(req, env, &layer, &path).await,
                 Method::Delete => remove(env, &layer, &path).await,
                 _ => return crate::api::json_error(405, "use GET, PUT or DELETE"),
@@ -135,11 +136,8 @@ async fn tree(env: &Env, id: &AgentId, template: Option<&str>) -> std::result::R
     let (own, defaults, template_files, skills) = (own?, defaults?, template_files?, skills?);
     let pins = pins?;
     let files = admin::agent_tree(id, &own, template.zip(template_files.as_deref()), &defaults, pins.as_ref());
-    json_response(
-        &json!({"agent": id.as_str(), "template": template, "files": files, "pins": pins, "skills": skills}),
-        200,
-    )
-    .map_err(storage)
+    let view = admin::AgentWorkspace { agent: id.as_str(), template, files, pins, skills };
+    Response::from_json(&view).map_err(storage)
 }
 
 async fn pin_status(
@@ -173,27 +171,25 @@ async fn resolved(
     let Some(file) = files.into_iter().find(|f| f.path == path) else {
         return Err(AdminError::NotFound(path.to_owned()));
     };
-    let meta = serde_json::to_value(&file).map_err(storage)?;
-    read(env, &file.key, path, &meta).await
+    read(env, &file.key, path, Some(&file)).await
 }
 
-/// `{path, content, ...extra}` of `key`.
+/// `key`'s content as a [`admin::FileView`] (with its source when `resolved`).
 async fn read(
     env: &Env,
     key: &str,
     path: &str,
-    extra: &serde_json::Value,
+    resolved: Option<&admin::TreeFile>,
 ) -> std::result::Result<Response, AdminError> {
     let r2 = R2::from_env(env).map_err(storage)?;
     let Some(obj) = r2.get(key).await? else { return Err(AdminError::NotFound(path.to_owned())) };
-    let mut out =
-        json!({"path": path, "key": key, "content": String::from_utf8_lossy(&obj.body), "etag": obj.info.etag});
-    if let (Some(o), Some(e)) = (out.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            o.entry(k.clone()).or_insert(v.clone());
-        }
-    }
-    json_response(&out, 200).map_err(storage)
+    let content = String::from_utf8_lossy(&obj.body);
+    let view = admin::FileView::of(path, key, &content, &obj.info.etag);
+    let view = match resolved {
+        Some(f) => view.resolved(f),
+        None => view,
+    };
+    Response::from_json(&view).map_err(storage)
 }
 
 async fn write(mut req: Request, env: &Env, layer: &LayerRef, path: &str) -> std::result::Result<Response, AdminError> {

@@ -34,6 +34,10 @@ export async function workspacePage(state, layer = sessionStorage.getItem("heart
     if (layer === "agent") throw err;
     return workspacePage(state, "agent");
   }
+  // The API keeps listing order; shown sorted (folders after root files).
+  const byPath = (a, b) => (a.path.includes("/") - b.path.includes("/")) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  data.files.sort(byPath);
+  data.skills?.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : b.local - a.local));
   const template = layer === "agent" ? data.template : state.template;
   if (layer === "agent") state.template = data.template;
   const choices = [["agent", `Agent ${state.agent}`], ...(template ? [[`template:${template}`, `Template ${template}`]] : []), ["defaults", "Defaults"]];

@@ -24,7 +24,6 @@ use crate::protocol::agent::PinStatusReply;
 use crate::storage::list_all;
 use r2_layout::{keys, AgentId, WorkspaceFile};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// Longest path the API takes (R2 keys are at most 1024 bytes).
 pub const MAX_PATH: usize = 512;
@@ -177,14 +176,15 @@ pub async fn list_layer<S: ObjectStore>(store: &S, layer: &LayerRef) -> Result<V
         .collect())
 }
 
-/// A single layer's tree (template or defaults editing): its own files.
+/// A single layer's tree (template or defaults editing): its own files, in
+/// the listing's order (R2 lists keys sorted).
 pub fn layer_tree(layer: &LayerRef, files: &[ObjectInfo]) -> Vec<TreeFile> {
     let source = match layer {
         LayerRef::Agent(_) => Layer::Agent,
         LayerRef::Template(_) => Layer::Template,
         LayerRef::Defaults => Layer::Defaults,
     };
-    let mut out: Vec<TreeFile> = files
+    files
         .iter()
         .map(|o| TreeFile {
             path: o.key.clone(),
@@ -195,14 +195,14 @@ pub fn layer_tree(layer: &LayerRef, files: &[ObjectInfo]) -> Vec<TreeFile> {
             update_available: false,
             inherits_on_delete: false,
         })
-        .collect();
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+        .collect()
 }
 
-/// The agent's tree: its own files, and the root files the overlay resolves
-/// from the template (`template`: its name and files) or the defaults.
-/// `pins` is the Agent object's pin status (`None`: no template).
+/// The agent's tree: its own files (in listing order), then the root files
+/// the overlay resolves from the template (`template`: its name and files)
+/// or the defaults. `pins` is the Agent object's pin status (`None`: no
+/// template). Not sorted here (a sort is kilobytes of WASM per element
+/// type): the console sorts for display.
 pub fn agent_tree(
     agent: &AgentId,
     own: &[ObjectInfo],
@@ -212,23 +212,20 @@ pub fn agent_tree(
 ) -> Vec<TreeFile> {
     let pin_of = |file: &str| pins.and_then(|p| p.files.iter().find(|f| f.file == file));
     let size_in = |list: &[ObjectInfo], name: &str| list.iter().find(|o| o.key == name).map(|o| o.size);
-    let mut out: BTreeMap<String, TreeFile> = BTreeMap::new();
+    let mut out: Vec<TreeFile> = Vec::with_capacity(own.len() + defaults.len());
     for o in own {
         let pin = pin_of(&o.key);
         let inherited = !o.key.contains('/')
             && (template.is_some_and(|(_, t)| size_in(t, &o.key).is_some()) || size_in(defaults, &o.key).is_some());
-        out.insert(
-            o.key.clone(),
-            TreeFile {
-                path: o.key.clone(),
-                source: Layer::Agent,
-                key: keys::workspace_key(agent, &o.key),
-                size: o.size,
-                pinned: super::is_write_protected(&o.key),
-                update_available: pin.is_some_and(|p| p.update_available),
-                inherits_on_delete: inherited,
-            },
-        );
+        out.push(TreeFile {
+            path: o.key.clone(),
+            source: Layer::Agent,
+            key: keys::workspace_key(agent, &o.key),
+            size: o.size,
+            pinned: super::is_write_protected(&o.key),
+            update_available: pin.is_some_and(|p| p.update_available),
+            inherits_on_delete: inherited,
+        });
     }
     // Root files of the shared layers, in the overlay's order.
     let mut names: Vec<&str> = defaults.iter().map(|o| o.key.as_str()).collect();
@@ -237,7 +234,7 @@ pub fn agent_tree(
     }
     names.extend(WorkspaceFile::ALL.iter().filter(|f| f.is_guardrail()).map(|f| f.file_name()));
     for name in names {
-        if name.contains('/') || out.contains_key(name) {
+        if name.contains('/') || out.iter().any(|f| f.path == name) {
             continue;
         }
         let known = WorkspaceFile::from_file_name(name);
@@ -266,20 +263,79 @@ pub fn agent_tree(
             }
         }
         let Some((source, key, size)) = file else { continue };
-        out.insert(
-            name.to_owned(),
-            TreeFile {
-                path: name.to_owned(),
-                source,
-                key,
-                size,
-                pinned: guardrail,
-                update_available: pin.is_some_and(|p| p.update_available),
-                inherits_on_delete: false,
-            },
-        );
+        out.push(TreeFile {
+            path: name.to_owned(),
+            source,
+            key,
+            size,
+            pinned: guardrail,
+            update_available: pin.is_some_and(|p| p.update_available),
+            inherits_on_delete: false,
+        });
     }
-    out.into_values().collect()
+    out
+}
+
+/// `GET /api/agents/{id}/workspace`: the workspace page's data in one answer.
+#[derive(Debug, Serialize)]
+pub struct AgentWorkspace<'a> {
+    pub agent: &'a str,
+    pub template: Option<&'a str>,
+    pub files: Vec<TreeFile>,
+    pub pins: Option<PinStatusReply>,
+    pub skills: Vec<SkillView>,
+}
+
+/// `GET …/workspace` of a template or the defaults: the layer's own files.
+#[derive(Debug, Serialize)]
+pub struct LayerFiles {
+    pub files: Vec<TreeFile>,
+}
+
+/// One file of a layer with its content; read through the agent's tree,
+/// also where it comes from.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileView<'a> {
+    pub path: &'a str,
+    pub key: &'a str,
+    pub content: &'a str,
+    pub etag: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Layer>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_available: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inherits_on_delete: Option<bool>,
+}
+
+impl<'a> FileView<'a> {
+    /// A file of a single layer.
+    pub fn of(path: &'a str, key: &'a str, content: &'a str, etag: &'a str) -> Self {
+        FileView {
+            path,
+            key,
+            content,
+            etag,
+            source: None,
+            pinned: None,
+            update_available: None,
+            inherits_on_delete: None,
+        }
+    }
+
+    /// With where the agent's overlay takes it from.
+    pub fn resolved(self, f: &TreeFile) -> Self {
+        FileView {
+            source: Some(f.source),
+            pinned: Some(f.pinned),
+            update_available: Some(f.update_available),
+            inherits_on_delete: Some(f.inherits_on_delete),
+            ..self
+        }
+    }
 }
 
 /// A skill as the console lists it: left out ones with the reason.
@@ -298,7 +354,8 @@ pub struct SkillView {
 }
 
 /// Every SKILL.md of the agent and the global skills, read and judged as a
-/// turn would (`hearth_tools`: every tool name Hearth has).
+/// turn would (`hearth_tools`: every tool name Hearth has): the agent's own
+/// first, each group in listing order.
 pub async fn skills_view<S: ObjectStore>(
     store: &S,
     agent: &AgentId,
@@ -334,7 +391,6 @@ pub async fn skills_view<S: ObjectStore>(
     for s in out.iter_mut().filter(|s| !s.local) {
         s.shadowed = local_names.contains(&s.name);
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name).then(b.local.cmp(&a.local)));
     Ok(out)
 }
 
@@ -344,6 +400,7 @@ mod tests {
     use crate::protocol::pins::PinStatusFile;
     use crate::testing::MemStore;
     use futures::executor::block_on;
+    use std::collections::BTreeMap;
 
     fn listed(store: &MemStore, layer: &LayerRef) -> Vec<ObjectInfo> {
         block_on(list_layer(store, layer)).unwrap()
@@ -420,6 +477,7 @@ mod tests {
         let pins = status(true);
         let tree = agent_tree(&agent, &own, Some(("concierge", &template)), &defaults, Some(&pins));
         let by: BTreeMap<&str, &TreeFile> = tree.iter().map(|f| (f.path.as_str(), f)).collect();
+        assert_eq!(by.len(), tree.len(), "each path once");
         assert_eq!(
             by.keys().copied().collect::<Vec<_>>(),
             ["GUARDRAILS.md", "IDENTITY.md", "SOUL.md", "USER.md", "notes/a.md"]
