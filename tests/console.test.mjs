@@ -198,7 +198,13 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     const expectedCost = calls.reduce((s, r) => s + costOf(r.usage), 0);
     const expectedTokens = calls.reduce((s, r) => s + r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite, 0);
     await h.until(async () => (await (await h.fetch("/api/agents/main/usage", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).calls === calls.length, { what: "the ledger" });
+    // The whole page, day chart too, is one report.
+    const asked = [];
+    const seen = (r) => r.url().includes("/usage") && asked.push(new URL(r.url()).search);
+    page.on("request", seen);
     await go("#/usage", 'svg[data-chart="Cost by day (USD)"] rect');
+    page.off("request", seen);
+    assert.deepEqual(asked, ["?period=month"]);
     const bars = await page.$$eval('svg[data-chart="Cost by model (USD)"] rect', (rs) => rs.map((r) => [r.dataset.label, Number(r.dataset.value)]));
     assert.equal(bars.length, 1);
     assert.equal(bars[0][0], "claude-test");
@@ -209,9 +215,14 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     // Drawn to scale: bar widths are in the ratio of their figures.
     const [a, b] = kinds;
     assert.ok(Math.abs(a[2] / b[2] - a[1] / b[1]) < 0.02, `widths ${a[2]}:${b[2]} vs figures ${a[1]}:${b[1]}`);
-    const days = await page.$$eval('svg[data-chart="Cost by day (USD)"] rect', (rs) => rs.map((r) => Number(r.dataset.value)));
-    assert.equal(days.length, 7);
-    assert.ok(Math.abs(days.at(-1) - expectedCost) < 2e-6, "today's bar is today's cost");
+    const days = await page.$$eval('svg[data-chart="Cost by day (USD)"] rect', (rs) => rs.map((r) => [r.dataset.label, Number(r.dataset.value)]));
+    // The month's last 7 days (fewer in its first days), up to today in the agent's zone.
+    const { timezone } = await (await h.fetch("/api/agents/main/usage?period=month", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const today = new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(new Date());
+    assert.equal(days.length, Math.min(7, Number(today.slice(8))));
+    assert.equal(days.at(-1)[0], today);
+    assert.ok(Math.abs(days.at(-1)[1] - expectedCost) < 2e-6, "today's bar is today's cost");
+    assert.ok(days.slice(0, -1).every(([, v]) => v === 0), "no cost on the other days");
     const total = await page.$eval('[data-figure="cost"] b', (b) => b.textContent);
     assert.equal(total, `$${expectedCost.toFixed(4)}`);
     await axe("usage");
