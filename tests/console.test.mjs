@@ -235,13 +235,21 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector(".chat-log .bubble");
     await axe("sessions");
     await shot("sessions");
-    const note = { call: "op", store: "main", op: { op: "add", name: "tea", content: "Olga drinks green tea, no sugar.", kind: "note", created_at: Date.now() } };
-    await h.fetch("/api/agents/main/memory/call", { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(note) });
-    await go("#/memory", "#store");
+    const note = (name, content) => ({ call: "op", store: "main", op: { op: "add", name, content, kind: "note", created_at: Date.now() } });
+    for (const n of [note("bike", "The bike is in the shed.\nThe lock code is on the fridge."), note("tea", "Olga drinks green tea, no sugar.")]) {
+      await h.fetch("/api/agents/main/memory/call", { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(n) });
+    }
+    // Browsing without a search: the store's notes, newest first, with their first line.
+    await go("#/memory", 'ul[aria-label="Notes"] li[data-note="bike"]');
+    const listed = await page.$$eval('ul[aria-label="Notes"] li[data-note]', (lis) => lis.map((li) => [li.dataset.note, li.textContent]));
+    assert.deepEqual(listed.map(([n]) => n), ["tea", "bike"]);
+    assert.match(listed[1][1], /The bike is in the shed\. \(56 chars\)/);
+    await page.click('li[data-note="bike"] button');
+    await page.waitForFunction(() => document.querySelector("#note-content")?.value.startsWith("The bike is in the shed."));
     await page.type("#query", "green tea");
     await page.keyboard.press("Enter");
-    await page.waitForSelector('ul[aria-label="Notes found"] button');
-    await page.click('ul[aria-label="Notes found"] button');
+    await page.waitForFunction(() => document.querySelectorAll('ul[aria-label="Notes"] button').length === 1);
+    await page.click('ul[aria-label="Notes"] button');
     await page.waitForFunction(() => document.querySelector("#note-content")?.value === "Olga drinks green tea, no sugar.");
     await axe("memory");
     await shot("memory");

@@ -80,6 +80,36 @@ pub enum MemoryCall {
         summary: String,
         created_at: i64,
     },
+    /// A page of the store's entries, newest first (the owner's browsing:
+    /// the admin API only, like every call naming another store).
+    List {
+        store: String,
+        #[serde(default)]
+        offset: usize,
+        /// At most [`MAX_LIST`]; 50 when not given.
+        #[serde(default = "default_list_limit")]
+        limit: usize,
+    },
+}
+
+/// The largest page a `list` call answers.
+pub const MAX_LIST: usize = 200;
+
+fn default_list_limit() -> usize {
+    50
+}
+
+/// One entry as a listing shows it: enough to pick it, not its content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteSummary {
+    pub name: String,
+    pub kind: Kind,
+    pub created_at: i64,
+    /// The content's first non-empty line, cut to 120 characters.
+    pub summary: String,
+    /// The content's length in characters.
+    pub length: usize,
 }
 
 impl MemoryCall {
@@ -91,7 +121,8 @@ impl MemoryCall {
             | MemoryCall::Get { store, .. }
             | MemoryCall::Stats { store }
             | MemoryCall::Evidence { store, .. }
-            | MemoryCall::AddArchive { store, .. } => store,
+            | MemoryCall::AddArchive { store, .. }
+            | MemoryCall::List { store, .. } => store,
         }
     }
 }
@@ -164,6 +195,12 @@ pub enum MemoryReply {
     },
     Evidence {
         entries: Vec<EvidenceView>,
+    },
+    /// A `list` page; `total` counts every entry of the store.
+    Notes {
+        total: usize,
+        offset: usize,
+        notes: Vec<NoteSummary>,
     },
 }
 
