@@ -241,12 +241,14 @@ async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Respons
     };
     let call: MemoryCall = match serde_json::from_slice(&body) {
         Ok(c) => c,
-        Err(e) => return json_error(
-            400,
-            &format!(
+        Err(e) => {
+            return json_error(
+                400,
+                &format!(
                 "not a memory call ({{\"call\": \"search\"|\"get\"|\"stats\"|\"list\"|\"op\", \"store\", ...}}): {e}"
             ),
-        ),
+            )
+        }
     };
     if matches!(call, MemoryCall::Recall { .. } | MemoryCall::AddArchive { .. }) {
         return json_error(400, "recall and add_archive are the sessions' calls: use search, get, stats, list or op");

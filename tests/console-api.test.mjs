@@ -143,6 +143,23 @@ describe("workspace routes by layer", () => {
     assert.equal(r.body.pins.files[0].file, "GUARDRAILS.md");
   });
 
+  test("opening one file says where it comes from exactly as the tree does", async () => {
+    const tree = (await api("GET", "/api/agents/main/workspace")).body.files;
+    assert.ok(tree.length >= 5);
+    for (const f of tree) {
+      const one = await api("GET", `/api/agents/main/workspace/${f.path}`);
+      assert.equal(one.status, 200, `${f.path}: ${JSON.stringify(one.body)}`);
+      const { path, key, source, pinned, updateAvailable, inheritsOnDelete } = one.body;
+      assert.deepEqual({ path, key, source, pinned, updateAvailable, inheritsOnDelete }, { path: f.path, key: f.key, source: f.source, pinned: f.pinned, updateAvailable: f.updateAvailable, inheritsOnDelete: f.inheritsOnDelete }, f.path);
+    }
+    // The pinned guardrail is the accepted version's content; a file only the
+    // template has below the root is not the agent's.
+    assert.equal((await api("GET", "/api/agents/main/workspace/GUARDRAILS.md")).body.content, "Guard v1");
+    await h.putFile("_catalog/concierge/workspace/deep/x.md", "not a root file");
+    assert.equal((await api("GET", "/api/agents/main/workspace/deep/x.md")).status, 404);
+    await (await h.bucket()).delete("_catalog/concierge/workspace/deep/x.md");
+  });
+
   test("saving an inherited file makes an override; deleting it re-inherits", async () => {
     const got = await api("GET", "/api/agents/main/workspace/IDENTITY.md");
     assert.equal(got.status, 200);
