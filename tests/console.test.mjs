@@ -169,6 +169,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.equal((await pins("work")).updateAvailable, true);
     await page.select("#layer", "template:concierge");
     await page.waitForSelector('li[data-pending="GUARDRAILS.md"] button');
+    assert.match(await page.$eval("#no-history", (p) => p.textContent), /keeps no history/, "the shared layer says its writes are not kept");
     const waiting = await page.$eval('li[data-pending="GUARDRAILS.md"]', (li) => li.textContent);
     assert.match(waiting, /main, work/);
     await page.click('li[data-pending="GUARDRAILS.md"] button');
