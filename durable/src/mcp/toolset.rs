@@ -74,7 +74,7 @@ pub fn entries(catalog: &McpCatalog, scope: McpScope) -> Vec<(String, &McpServer
             }
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::order::sort_by(&mut out, |a, b| a.0.cmp(&b.0));
     out
 }
 

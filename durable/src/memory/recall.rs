@@ -61,7 +61,7 @@ pub fn relevant<'s, B: MemoryBackend>(store: &'s MemoryStore<B>, text: &str, k: 
     if specific.is_empty() {
         return Vec::new();
     }
-    specific.sort_by(|a, b| b.1.total_cmp(&a.1));
+    crate::order::sort_by(&mut specific, |a, b| b.1.total_cmp(&a.1));
     let params = store.config().bm25;
     let reference: f32 = specific.iter().take(RECALL_REFERENCE_TERMS).map(|(_, idf)| idf / (1.0 + params.k1)).sum();
     let floor = RECALL_MIN_SHARE * reference;

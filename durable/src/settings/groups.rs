@@ -92,11 +92,11 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
         if mode == Mode::Moderator && g.moderator.is_none() {
             return Err(bad(format!("{key}: mode \"moderator\" needs a moderator")));
         }
-        let handles = g
-            .handles
-            .into_iter()
-            .map(|(a, names)| (a, names.iter().map(|n| n.trim_start_matches('@').to_lowercase()).collect()))
-            .collect();
+        let handles = crate::order::btree_map(
+            g.handles
+                .into_iter()
+                .map(|(a, names)| (a, names.iter().map(|n| n.trim_start_matches('@').to_lowercase()).collect())),
+        );
         groups.push(AgentGroup {
             channel: channel.to_owned(),
             chat: chat.to_owned(),
