@@ -110,7 +110,8 @@ pub async fn session_catalog<P: Platform>(
         return Ok(state.borrow().catalog.clone());
     }
     let sql = p.sql();
-    let stored = if starting { None } else { meta(sql)?.and_then(|raw| serde_json::from_str::<Frozen>(&raw).ok()) };
+    let stored =
+        if starting { None } else { meta(sql)?.and_then(|raw| serde_json::from_slice::<Frozen>(raw.as_bytes()).ok()) };
     let catalog = match stored {
         Some(f) if f.session_id == session_id => Rc::new(f.catalog),
         _ => {
