@@ -7,7 +7,6 @@
 //! history and the archive means an archive is the history, written out.
 //! Media never appears as bytes: an image block carries its R2 key.
 
-use crate::tagged::tag_first;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Read tag-first (see [`crate::tagged`]), through [`MessageDe`].
@@ -107,7 +106,7 @@ pub enum ResultBlock {
     Text { text: String },
 }
 
-// Reading the enums above. Each has an externally tagged twin, derived with
+// Reading the enums above (see `crate::read_tagged`). Each has an externally tagged twin, derived with
 // `remote` so that it must list exactly the real variants and fields (a
 // difference does not compile), which `tag_first` reads with the tag as the
 // variant name. Only what reading needs is repeated (names, defaults).
@@ -167,26 +166,10 @@ enum ResultBlockDe {
     Text { text: String },
 }
 
-/// `T` read through its externally tagged twin (`with` is the twin's reader).
-macro_rules! read_tagged {
-    ($ty:ty, $twin:ident, $tag:literal, $expecting:literal) => {
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct Twin($ty);
-                impl<'de> Deserialize<'de> for Twin {
-                    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                        $twin::deserialize(d).map(Twin)
-                    }
-                }
-                tag_first::<D, Twin>(d, $tag, $expecting).map(|t| t.0)
-            }
-        }
-    };
-}
-read_tagged!(Message, MessageDe, "role", "a message (an object with a role)");
-read_tagged!(UserBlock, UserBlockDe, "type", "a user content block (an object with a type)");
-read_tagged!(AssistantBlock, AssistantBlockDe, "type", "an assistant content block (an object with a type)");
-read_tagged!(ResultBlock, ResultBlockDe, "type", "a tool result block (an object with a type)");
+crate::read_tagged!(Message, MessageDe, "role", "a message (an object with a role)");
+crate::read_tagged!(UserBlock, UserBlockDe, "type", "a user content block (an object with a type)");
+crate::read_tagged!(AssistantBlock, AssistantBlockDe, "type", "an assistant content block (an object with a type)");
+crate::read_tagged!(ResultBlock, ResultBlockDe, "type", "a tool result block (an object with a type)");
 
 impl<'de> Deserialize<'de> for UserContent {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -12,11 +12,35 @@
 //! comes later (written by another tool) is gathered, re-ordered and read the
 //! same way: the same result, only slower.
 
+#[doc(hidden)]
+pub use serde as __serde;
 use serde::de::{
     self, DeserializeOwned, Deserializer, EnumAccess, IntoDeserializer, MapAccess, VariantAccess, Visitor,
 };
 use std::fmt;
 use std::marker::PhantomData;
+
+/// `Deserialize` for an internally tagged enum `$ty` through [`tag_first`]:
+/// `$twin` is its externally tagged twin, `#[derive(Deserialize)]` with
+/// `#[serde(remote = "...")]`, so that it must list exactly the real variants
+/// and fields (a difference does not compile); only what reading needs
+/// (names, defaults) is repeated there.
+#[macro_export]
+macro_rules! read_tagged {
+    ($ty:ty, $twin:ident, $tag:literal, $expecting:literal) => {
+        impl<'de> $crate::tagged::__serde::Deserialize<'de> for $ty {
+            fn deserialize<D: $crate::tagged::__serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct Twin($ty);
+                impl<'de> $crate::tagged::__serde::Deserialize<'de> for Twin {
+                    fn deserialize<D: $crate::tagged::__serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                        $twin::deserialize(d).map(Twin)
+                    }
+                }
+                $crate::tagged::tag_first::<D, Twin>(d, $tag, $expecting).map(|t| t.0)
+            }
+        }
+    };
+}
 
 /// Reads `T` (an externally tagged enum) from an object whose `tag` key names
 /// the variant and whose other keys are the variant's fields.
