@@ -22,6 +22,7 @@ const COMMANDS = [
   },
   { name: "reset", description: "Start a fresh conversation (the old one is archived)", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
   { name: "status", description: "Show this conversation's size and token usage", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
+  { name: "undo", description: "Revert your agent's last change to its workspace files (owner only)", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
   { name: "usage", description: "What your agent cost today and this month, and the budget left (owner only)", type: 1, integration_types: [0, 1], contexts: [0, 1, 2] },
   {
     name: "memory",

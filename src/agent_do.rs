@@ -15,6 +15,7 @@ use durable::agent::host::{AgentHost, AgentRuntime, PinsAnswer, PinsCall, Refusa
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::*;
+use durable::protocol::dreams::{Tap, DREAMS_STATUS_PATH, DREAMS_TAP_PATH};
 use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
 use durable::protocol::usage::{MeterRequest, ReportRequest, METER_PATH, REPORT_PATH};
@@ -95,6 +96,9 @@ impl AgentRuntime for DoRuntime {
     }
     async fn wake(&self) -> std::result::Result<(), StorageError> {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)
+    }
+    async fn sleep(&self, ms: u64) {
+        adapters::sleep(ms).await
     }
     fn now_ms(&self) -> i64 {
         adapters::now_ms()
@@ -215,6 +219,20 @@ impl DurableObject for Agent {
                     Err(r) => refused(r),
                 }
             }
+            (Method::Post, DREAMS_TAP_PATH) => {
+                let tap: Tap = match adapters::request_json(&mut req).await {
+                    Ok(t) => t,
+                    Err(e) => return refused(Refusal { status: 400, message: format!("bad tap: {e}") }),
+                };
+                match host.dream_tap(&tap).await {
+                    Ok(outcome) => Response::from_json(&outcome),
+                    Err(r) => refused(r),
+                }
+            }
+            (Method::Get, DREAMS_STATUS_PATH) => match host.dream_status(&query(&req, "agent").unwrap_or_default()) {
+                Ok(v) => Response::from_json(&v),
+                Err(r) => refused(r),
+            },
             (Method::Post, METER_PATH) => {
                 let body: MeterRequest = match adapters::request_json(&mut req).await {
                     Ok(b) => b,

@@ -4,6 +4,7 @@
 //! names, and only the conversation routes: generate, stream, threads and,
 //! for an owner key, notifications). Each feature adds its routes to [`route`].
 
+mod history;
 mod pins;
 mod threads;
 mod turns;
@@ -82,6 +83,15 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
         (Method::Get, ["pins", "pending"]) => pins::pending(env).await,
+        (_, ["agents", agent, rest @ ..])
+            if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
+                || rest.starts_with(&["memory", "evidence"]) =>
+        {
+            let agent = agent.to_string();
+            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
+            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+            history::route(req, env, &agent, &rest).await
+        }
         _ => Response::error("not found", 404),
     }
 }

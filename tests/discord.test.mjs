@@ -351,6 +351,25 @@ describe("discord interactions endpoint", () => {
     assert.match(s.json.data.content, /no conversation yet/);
   });
 
+  test("/undo reverts the agent's last workspace change for the owner, and only for the owner", async () => {
+    h.llm.push({ toolCall: { name: "write_file", input: { path: "notes/trip.md", content: "Lisbon in May\n" } } }, { text: "written" });
+    const before = discord.calls("original").length;
+    await post(ask("note my trip"));
+    await h.until(() => discord.calls("original").length === before + 1, { what: "ask answer" });
+    assert.equal(await (await (await h.bucket()).get("agents/main/notes/trip.md")).text(), "Lisbon in May\n");
+    const calls = h.llm.requests.length;
+    const r = await post(command("undo"));
+    assert.deepEqual(r.json, { type: 5 });
+    await h.until(() => discord.calls("original").length === before + 2, { what: "undo answer" });
+    assert.match(discord.calls("original").at(-1).body.content, /Undone: deleted notes\/trip\.md again: I had created it \(write_file/);
+    assert.equal(await (await h.bucket()).get("agents/main/notes/trip.md"), null);
+    assert.equal(h.llm.requests.length, calls, "no LLM call for /undo");
+    // In someone else's DM there is nothing of the owner's to undo.
+    await post(command("undo", { user: FRIEND }));
+    await h.until(() => discord.calls("original").length === before + 3, { what: "friend's undo answer" });
+    assert.match(discord.calls("original").at(-1).body.content, /Only my owner can undo/);
+  });
+
   test("an /ask attachment is downloaded from the CDN and reaches the model as an image", async () => {
     const png = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), crypto.randomBytes(3000)]);
     const att = discord.serveAttachment("555", "cat.png", png, "image/png");
@@ -517,14 +536,14 @@ describe("npm run discord:register", () => {
     const env = { DISCORD_API_BASE: discord.base, DISCORD_APPLICATION_ID: discord.appId, DISCORD_BOT_TOKEN: discord.botToken };
     const g = await run(["--guild", "987"], env, tmp());
     assert.equal(g.status, 0, g.stderr);
-    assert.match(g.stdout, /Registered 6 commands guild 987/);
+    assert.match(g.stdout, /Registered 7 commands guild 987/);
     assert.match(g.stdout, /\/ask/);
     const put = discord.calls("commands")[0];
     assert.equal(put.method, "PUT");
     assert.equal(put.path, `/applications/${discord.appId}/guilds/987/commands`);
     assert.equal(put.headers.authorization, `Bot ${discord.botToken}`);
-    assert.deepEqual(put.body.map((c) => [c.name, c.type]), [["ask", 1], ["reset", 1], ["status", 1], ["usage", 1], ["memory", 1], ["Ask Hearth", 3]]);
-    assert.ok(!("description" in put.body[5]), "Discord refuses a description on a message command");
+    assert.deepEqual(put.body.map((c) => [c.name, c.type]), [["ask", 1], ["reset", 1], ["status", 1], ["undo", 1], ["usage", 1], ["memory", 1], ["Ask Hearth", 3]]);
+    assert.ok(!("description" in put.body[6]), "Discord refuses a description on a message command");
     const askDef = put.body[0];
     assert.deepEqual(askDef.options.map((o) => [o.name, o.type, o.required]), [["prompt", 3, true], ["attachment", 11, false]]);
 
@@ -532,7 +551,7 @@ describe("npm run discord:register", () => {
     fs.writeFileSync(path.join(dir, ".dev.vars"), `# test\nDISCORD_APPLICATION_ID=${discord.appId}\nDISCORD_BOT_TOKEN="${discord.botToken}"\nDISCORD_API_BASE=${discord.base}\n`);
     const global = await run([], {}, dir);
     assert.equal(global.status, 0, global.stderr);
-    assert.match(global.stdout, /Registered 6 commands globally/);
+    assert.match(global.stdout, /Registered 7 commands globally/);
     assert.equal(discord.calls("commands")[1].path, `/applications/${discord.appId}/commands`);
   });
 

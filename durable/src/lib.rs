@@ -37,6 +37,9 @@
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
+//! - [`dreaming`]: the nightly memory sweep (recall evidence → candidates →
+//!   one LLM call → `## Dreamed` facts in MEMORY.md, DREAMS.md), with
+//!   optional approval on Telegram.
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //! - [`voice`]: voice replies (text to speech, `/voice`).
 //! - [`api`]: the HTTP API's callers, requests and threads.
@@ -62,6 +65,7 @@ pub mod toolkit;
 pub mod api;
 pub mod channels;
 pub mod delivery;
+pub mod dreaming;
 pub mod llm;
 pub mod mcp;
 pub mod media;

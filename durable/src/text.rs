@@ -7,6 +7,7 @@
 
 use base64::Engine as _;
 use r2_layout::UserBlock;
+use sha2::{Digest, Sha256};
 
 /// Appended where [`truncate_chars`] cut a text.
 pub const TRUNCATED_MARKER: &str = "\n[truncated]";
@@ -85,6 +86,19 @@ pub fn nfc(s: &str) -> String {
     {
         icu_normalizer::ComposingNormalizerBorrowed::new_nfc().normalize(s).into_owned()
     }
+}
+
+/// Lowercase hex SHA-256 of `bytes`: how pins and the workspace history
+/// name contents.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
+    out
 }
 
 #[cfg(test)]

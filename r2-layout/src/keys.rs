@@ -76,6 +76,63 @@ pub fn workspace_key_fits(agent: &AgentId, path: &str) -> bool {
     agent_prefix(agent).len() + path.len() <= MAX_KEY_BYTES
 }
 
+/// `history/{agentId}/`: the workspace history of an agent (every change to
+/// a file of `agents/{agentId}/`, the version it replaced, who and why).
+/// Outside the agent's prefix, so neither its listings nor its tools see it.
+pub fn history_prefix(agent: &AgentId) -> String {
+    format!("history/{agent}/")
+}
+
+/// `history/{agentId}/blobs/{sha256}`: the bytes of one version of a file,
+/// named by their SHA-256 (lowercase hex): identical versions, of one file
+/// or of several, are stored once.
+pub fn history_blob(agent: &AgentId, sha256_hex: &str) -> Result<String, KeyError> {
+    check_sha256(sha256_hex)?;
+    Ok(format!("history/{agent}/blobs/{sha256_hex}"))
+}
+
+/// `history/{agentId}/blobs/`.
+pub fn history_blobs_prefix(agent: &AgentId) -> String {
+    format!("history/{agent}/blobs/")
+}
+
+/// `history/{agentId}/files/`: one folder per file path.
+pub fn history_files_prefix(agent: &AgentId) -> String {
+    format!("history/{agent}/files/")
+}
+
+/// Longest file-folder key part (`{path}/`) kept as the path itself; a
+/// longer path is named `~{sha256 of the path}/` instead, so that a change
+/// record's key (about 150 bytes after the folder) stays within
+/// [`MAX_KEY_BYTES`].
+pub const HISTORY_PATH_MAX_BYTES: usize = 700;
+
+/// `history/{agentId}/files/{path}/` (or `files/~{sha256 of path}/` for a
+/// path longer than [`HISTORY_PATH_MAX_BYTES`]): the changes of one file,
+/// each an object `@{rev}~{after}~{before}` (see r2-layout's README).
+/// `path_sha256` is asked only for a long path.
+pub fn history_file_prefix(agent: &AgentId, path: &str, path_sha256: impl FnOnce() -> String) -> String {
+    if path.len() <= HISTORY_PATH_MAX_BYTES {
+        format!("history/{agent}/files/{path}/")
+    } else {
+        format!("history/{agent}/files/~{}/", path_sha256())
+    }
+}
+
+/// `history/{agentId}/log/`: every change again, newest first (the key is
+/// `{9999999999999 - at}-{nonce}`), for "what changed lately" and `/undo`.
+pub fn history_log_prefix(agent: &AgentId) -> String {
+    format!("history/{agent}/log/")
+}
+
+fn check_sha256(hex: &str) -> Result<(), KeyError> {
+    if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        Ok(())
+    } else {
+        Err(KeyError::BadSegment { what: "sha256", value: hex.to_owned() })
+    }
+}
+
 /// `agents/{agentId}/memory/`: the daily notes folder.
 pub fn daily_notes_prefix(agent: &AgentId) -> String {
     format!("agents/{agent}/memory/")

@@ -161,6 +161,8 @@ pub enum Command {
     },
     Reset,
     Status,
+    /// `/undo`: revert the agent's last workspace change (the owner's DM only).
+    Undo,
     /// `/memory query`: search the memory store of this conversation's scope.
     Memory {
         query: String,
@@ -230,6 +232,7 @@ impl Interaction {
             }
             "reset" => Command::Reset,
             "status" => Command::Status,
+            "undo" => Command::Undo,
             "usage" => Command::Usage,
             "memory" => Command::Memory { query: opt("query").and_then(Value::as_str).unwrap_or("").to_owned() },
             other => Command::Unknown(other.to_owned()),

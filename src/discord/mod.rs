@@ -1,5 +1,5 @@
 //! Discord: the interactions endpoint (`POST /discord/{agentId}`) and the
-//! reply channel. Slash commands `/ask`, `/reset` and `/status`:
+//! reply channel. Slash commands `/ask`, `/reset`, `/undo` and `/status`:
 //! - the request's Ed25519 signature is checked first (401 otherwise);
 //! - `/ask` and `/reset` are answered at once with a deferred response and
 //!   queued in the same Session object as any Telegram message; the answer
@@ -102,6 +102,8 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
         }
         // The session's lifecycle handles `/reset` as a message.
         Some(Command::Reset) => (Command::Reset, "/reset".to_owned(), vec![]),
+        // So does `/undo` (the owner's main session only).
+        Some(Command::Undo) => (Command::Undo, "/undo".to_owned(), vec![]),
         Some(Command::Status) => (Command::Status, "/status".to_owned(), vec![]),
         Some(Command::Usage) => (Command::Usage, "/usage".to_owned(), vec![]),
         Some(Command::Memory { query }) => {
@@ -169,6 +171,7 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
         query: query.to_owned(),
         k: 5,
         kind: None,
+        record: false,
     };
     match memory.call(&call).await {
         Ok(MemoryReply::Hits { hits }) if hits.is_empty() => format!("Nothing in my memory matches {query:?}."),

@@ -10,6 +10,8 @@ use client::TelegramApi;
 use durable::channels::telegram::{self as update, BotIdentity, Ignored, Update};
 use durable::inbound::ReplyTarget;
 use durable::ports::LogLevel;
+use durable::protocol::dreams::{Tap, TapOutcome, DREAMS_TAP_PATH};
+use durable::protocol::AGENT_BINDING;
 use durable::routing::{route, Route};
 use durable::settings::setting;
 use std::cell::RefCell;
@@ -74,6 +76,24 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(u) => u,
         Err(e) => return Response::error(format!("malformed Telegram update: {e}"), 400),
     };
+    if let Some(tap) = update::button_tap(&update) {
+        // A tap on a proposal's button: the Agent object decides and answers
+        // Telegram. Not answered here: Telegram delivers it again.
+        let tap = Tap {
+            agent: agent.to_owned(),
+            callback_id: tap.callback_id,
+            from: tap.from,
+            data: tap.data.unwrap_or_default(),
+            chat: tap.chat,
+            message_id: tap.message_id,
+        };
+        let answer: Result<TapOutcome> =
+            crate::objects::call(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(&tap)).await;
+        return match answer {
+            Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
+            Err(e) => Response::error(format!("the button tap could not be handled: {e}"), 503),
+        };
+    }
     if update.edited_message.is_some() {
         // An edit starts no turn and fetches nothing (see `Ignored::Edit`).
         return Response::ok(format!("ignored: {}", Ignored::Edit));

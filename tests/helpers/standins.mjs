@@ -46,6 +46,16 @@ function sendJson(res, status, body, headers = {}) {
 export const TG_ERRORS = {
   flood: (seconds) => ({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${seconds}`, parameters: { retry_after: seconds } }),
   badGateway: { ok: false, error_code: 502, description: "Bad Gateway" },
+  // Inline keyboards and callback queries (core.telegram.org/bots/api#inlinekeyboardbutton,
+  // #answercallbackquery, #editmessagereplymarkup): the Bot API's own descriptions.
+  buttonDataInvalid: { ok: false, error_code: 400, description: "Bad Request: BUTTON_DATA_INVALID" },
+  queryTooOld: { ok: false, error_code: 400, description: "Bad Request: query is too old and response timeout expired or query ID is invalid" },
+  messageToEditNotFound: { ok: false, error_code: 400, description: "Bad Request: message to edit not found" },
+  notModified: {
+    ok: false,
+    error_code: 400,
+    description: "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+  },
   blocked: { ok: false, error_code: 403, description: "Forbidden: bot was blocked by the user" },
   chatNotFound: { ok: false, error_code: 400, description: "Bad Request: chat not found" },
 };
@@ -66,8 +76,30 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     outages: [], // {method, chat, after, status, body}
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
-    // The messages the bot has in each chat: "chat:id" -> text (edits and deletes follow them).
+    // Messages the bot has in each chat, by `${chat}:${message_id}`: their text and reply_markup
+    // (edits and deletes follow them).
     messages: new Map(),
+    // callback_query ids Telegram delivered and the bot has not answered yet.
+    openQueries: new Set(),
+    nextQueryId: 1,
+  };
+  /** A reply_markup's problem (as the Bot API words it), or null. */
+  const markupProblem = (markup) => {
+    if (markup === undefined) return null;
+    const rows = markup?.inline_keyboard;
+    if (!Array.isArray(rows) || rows.some((r) => !Array.isArray(r))) {
+      return "Bad Request: field \"inline_keyboard\" of the InlineKeyboardMarkup should be an Array of Arrays";
+    }
+    for (const b of rows.flat()) {
+      if (typeof b?.text !== "string" || b.text.length === 0) return "Bad Request: text buttons are unallowed in the inline keyboard";
+      const kinds = ["callback_data", "url", "switch_inline_query", "switch_inline_query_current_chat", "web_app", "login_url", "pay", "callback_game", "copy_text"];
+      if (kinds.filter((k) => k in b).length !== 1) return "Bad Request: text buttons are unallowed in the inline keyboard";
+      if ("callback_data" in b) {
+        const n = Buffer.byteLength(String(b.callback_data));
+        if (typeof b.callback_data !== "string" || n < 1 || n > 64) return TG_ERRORS.buttonDataInvalid.description;
+      }
+    }
+    return null;
   };
   // Wakes `untilSent` the moment a sendMessage arrives (polling would add up to
   // its interval to every timing taken with it).
@@ -141,17 +173,44 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         if ([...String(body.text)].length > 4096 && !body.parse_mode) {
           return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message is too long" });
         }
-        const messageId = state.nextMessageId++;
-        state.messages.set(`${body.chat_id}:${messageId}`, String(body.text));
+        const markup = markupProblem(body.reply_markup);
+        if (markup) return sendJson(res, 400, { ok: false, error_code: 400, description: markup });
+        const message_id = state.nextMessageId++;
+        state.messages.set(`${Number(body.chat_id)}:${message_id}`, { text: String(body.text), reply_markup: body.reply_markup });
         return sendJson(res, 200, {
           ok: true,
           result: {
-            message_id: messageId,
+            message_id,
             date: Math.floor(Date.now() / 1000),
             chat: { id: Number(body.chat_id), type: Number(body.chat_id) < 0 ? "supergroup" : "private" },
             from: { id: botId, is_bot: true, first_name: "Hearth", username },
             text: body.text,
+            ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}),
           },
+        });
+      }
+      case "answerCallbackQuery": {
+        // Each query is answered once, while it is fresh; the text is 0-200 characters.
+        if (!state.openQueries.has(String(body.callback_query_id))) return sendJson(res, 400, TG_ERRORS.queryTooOld);
+        if (body.text !== undefined && [...String(body.text)].length > 200) {
+          return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: MESSAGE_TOO_LONG" });
+        }
+        state.openQueries.delete(String(body.callback_query_id));
+        return sendJson(res, 200, { ok: true, result: true });
+      }
+      case "editMessageReplyMarkup": {
+        const key = `${Number(body.chat_id)}:${Number(body.message_id)}`;
+        const msg = state.messages.get(key);
+        if (!msg) return sendJson(res, 400, TG_ERRORS.messageToEditNotFound);
+        const markup = markupProblem(body.reply_markup);
+        if (markup) return sendJson(res, 400, { ok: false, error_code: 400, description: markup });
+        if (JSON.stringify(msg.reply_markup ?? null) === JSON.stringify(body.reply_markup ?? null)) {
+          return sendJson(res, 400, TG_ERRORS.notModified);
+        }
+        msg.reply_markup = body.reply_markup;
+        return sendJson(res, 200, {
+          ok: true,
+          result: { message_id: Number(body.message_id), chat: { id: Number(body.chat_id), type: "private" }, date: Math.floor(Date.now() / 1000), text: msg.text, ...(body.reply_markup ? { reply_markup: body.reply_markup } : {}) },
         });
       }
       case "sendVoice": {
@@ -183,18 +242,19 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         return sendJson(res, 200, { ok: true, result: true });
       }
       case "editMessageText": {
-        const key = `${body.chat_id}:${body.message_id}`;
-        if (!state.messages.has(key)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_found);
+        const key = `${Number(body.chat_id)}:${Number(body.message_id)}`;
+        const msg = state.messages.get(key);
+        if (!msg) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_found);
         if (!body.text) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" });
-        if (state.messages.get(key) === String(body.text)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_modified);
-        state.messages.set(key, String(body.text));
+        if (msg.text === String(body.text)) return sendJson(res, 400, PREVIEW_ERRORS.edit_not_modified);
+        msg.text = String(body.text);
         return sendJson(res, 200, {
           ok: true,
           result: { message_id: Number(body.message_id), date: Math.floor(Date.now() / 1000), edit_date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id) }, text: body.text },
         });
       }
       case "deleteMessage": {
-        const key = `${body.chat_id}:${body.message_id}`;
+        const key = `${Number(body.chat_id)}:${Number(body.message_id)}`;
         if (!state.messages.delete(key)) return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: message to delete not found" });
         return sendJson(res, 200, { ok: true, result: true });
       }
@@ -233,6 +293,35 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
         };
         waiters.add(w);
       }),
+    /** A message the bot sent (text, reply_markup as it is now), by chat and id. */
+    message: (chat, messageId) => state.messages.get(`${Number(chat)}:${Number(messageId)}`),
+    /**
+     * The update Telegram delivers when `from` taps the button with `data` on
+     * the bot's message `messageId` in `chat` (Bot API CallbackQuery); its id
+     * becomes answerable once.
+     */
+    tapUpdate: ({ from, chat, messageId, data, updateId }) => {
+      const id = String(8_000_000_000_000_000_000n + BigInt(state.nextQueryId++));
+      state.openQueries.add(id);
+      const msg = state.messages.get(`${Number(chat)}:${Number(messageId)}`);
+      return {
+        update_id: updateId,
+        callback_query: {
+          id,
+          from: { id: from, is_bot: false, first_name: "Olga", language_code: "en" },
+          message: {
+            message_id: messageId,
+            from: { id: botId, is_bot: true, first_name: "Hearth", username },
+            chat: { id: Number(chat), first_name: "Olga", type: "private" },
+            date: Math.floor(Date.now() / 1000),
+            text: msg?.text ?? "",
+            ...(msg?.reply_markup ? { reply_markup: msg.reply_markup } : {}),
+          },
+          chat_instance: "-4361122334455667788",
+          data,
+        },
+      };
+    },
     /** The sendMessage requests Telegram accepted (200). */
     delivered: () => state.requests.filter((r) => r.method === "sendMessage" && r.status === 200),
     calls: (method) => state.requests.filter((r) => r.method === method),
@@ -242,7 +331,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     },
     /** The texts the chat shows now (sent, edited, not deleted). */
     shown: (chatId) =>
-      [...state.messages.entries()].filter(([k]) => k.startsWith(`${chatId}:`)).map(([, text]) => text),
+      [...state.messages.entries()].filter(([k]) => k.startsWith(`${chatId}:`)).map(([, msg]) => msg.text),
     /** `method` (to `chat`, if given) fails with `status`/`body` until recover(), after `after` more successes. */
     outage: ({ method = "sendMessage", chat, after = 0, status = 502, body = TG_ERRORS.badGateway } = {}) => {
       state.outages.push({ method, chat, after, status, body });
@@ -259,6 +348,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     close: () => new Promise((r) => server.close(r)),
   };
 }
+
 
 function lastUserText(messages) {
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -449,6 +539,8 @@ export async function startLlm() {
       const step = (state.responder && state.responder(body, provider)) || state.script.shift() || {};
       const delay = step.delayMs ?? state.defaultDelayMs;
       if (delay) await sleep(delay);
+      // A step may hold its answer until the test lets it go (something happens meanwhile).
+      if (step.gate) await step.gate;
       if (step.status && step.status !== 200) {
         return sendJson(res, step.status, step.body ?? errorBody(provider, step.status), step.headers || {});
       }

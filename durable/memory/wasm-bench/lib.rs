@@ -168,3 +168,62 @@ thread_local! {
     static GEN: RefCell<Option<(Vec<String>, Vec<f64>)>> = const { RefCell::new(None) };
     static PENDING: RefCell<String> = const { RefCell::new(String::new()) };
 }
+
+thread_local! {
+    /// Evidence rows as SQLite would hand them over: (entry id, hits, last score, queries text, days text).
+    static EVIDENCE: RefCell<Vec<(u64, u32, f32, String, String)>> = const { RefCell::new(Vec::new()) };
+    static MEMORY_MD: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Readies a dreaming sweep over the loaded store (from [`notes_build`]):
+/// evidence for every note (all past the count gates: the worst case, as
+/// if SQLite's pre-filter let every row through) and a MEMORY.md at its
+/// 12,000-character budget. Returns the number of evidence rows.
+#[no_mangle]
+pub extern "C" fn dream_prepare() -> u32 {
+    let n = STORE.with(|s| s.borrow().as_ref().map_or(0, |st| st.len() as u64));
+    let mut rng = Rng(7);
+    let rows: Vec<(u64, u32, f32, String, String)> = (1..=n)
+        .map(|id| {
+            let queries: Vec<String> = (0..4).map(|_| (rng.next() as u32).to_string()).collect();
+            let days: Vec<String> = (0..3).map(|d| (20_000 + d).to_string()).collect();
+            (id, 3 + (rng.next() % 20) as u32, (rng.next() % 1000) as f32 / 1000.0, queries.join(","), days.join(","))
+        })
+        .collect();
+    let (words, cumulative) = generator();
+    let mut md = String::from("# Memory\n");
+    let mut r = Rng(9);
+    while md.chars().count() < 11_900 {
+        md.push_str("- ");
+        md.push_str(&note(&mut r, &words, &cumulative)[..60]);
+        md.push('\n');
+    }
+    let count = rows.len() as u32;
+    EVIDENCE.with(|e| *e.borrow_mut() = rows);
+    MEMORY_MD.with(|m| *m.borrow_mut() = md);
+    count
+}
+
+/// The timed part of a sweep's selection: evidence rows decoded, MEMORY.md
+/// read into word sets, the gates, the order, the "already said" checks
+/// ([`hearth_memory::promote::select`]). Returns the candidates chosen.
+#[no_mangle]
+pub extern "C" fn dream_select() -> u32 {
+    use hearth_memory::evidence::{decode_set, Evidence};
+    use hearth_memory::promote::{select, AlreadySaid, Thresholds};
+    let gates = Thresholds { min_score: 0.3, min_hits: 3, min_queries: 2, min_days: 2, max_candidates: 10 };
+    let evidence: Vec<(u64, Evidence)> = EVIDENCE.with(|e| {
+        e.borrow()
+            .iter()
+            .map(|(id, hits, score, q, d)| {
+                (*id, Evidence { hits: *hits, last_score: Some(*score), last_at: 0, queries: decode_set(q), days: decode_set(d) })
+            })
+            .collect()
+    });
+    STORE.with(|s| {
+        let store = s.borrow();
+        let Some(store) = store.as_ref() else { return 0 };
+        let said = MEMORY_MD.with(|m| AlreadySaid::new(store.index().tokenizer(), &m.borrow()));
+        select(store, evidence.iter().map(|(id, e)| (*id, e)), &gates, &said, &|_, _| false).candidates.len() as u32
+    })
+}

@@ -48,6 +48,8 @@ pub trait AgentRuntime {
     fn http(&self) -> &Self::Http;
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Waits (between attempts of dreaming's LLM call).
+    async fn sleep(&self, ms: u64);
     fn now_ms(&self) -> i64;
     /// A clock the memory keeps (it counts recall events per day).
     fn clock(&self) -> Box<dyn Fn() -> i64>;
@@ -110,6 +112,16 @@ impl<S: Sql> HubHost for MemoryClock<S> {
     fn sessions_total(&self) -> Option<u64> {
         Registry::new(&*self.sql).count().ok().filter(|n| *n > 0)
     }
+
+    /// Dreaming's figures (None before the first sweep ran).
+    fn dreams(&self) -> (Option<u64>, Option<i64>) {
+        let d = crate::dreaming::state::DreamStore::new(&*self.sql);
+        if d.init().is_err() {
+            return (None, None);
+        }
+        let last = d.last_dream_ts().ok().flatten();
+        (last.and_then(|_| d.promoted_total().ok()), last)
+    }
 }
 
 /// The Agent object's state and logic.
@@ -166,7 +178,7 @@ where
         &self.runtime
     }
 
-    fn with_hub<T>(&self, f: impl FnOnce(&mut MemoryHub<R::Sql>) -> T) -> T {
+    pub(super) fn with_hub<T>(&self, f: impl FnOnce(&mut MemoryHub<R::Sql>) -> T) -> T {
         let mut slot = self.hub.borrow_mut();
         let hub = slot.get_or_insert_with(|| {
             let sql = self.runtime.sql().clone();
@@ -296,14 +308,16 @@ where
                 let Some(file) = req.file.clone() else {
                     return Err(Refusal::new(400, "accept needs {agent, file}"));
                 };
+                let keep =
+                    crate::settings::dreaming::history_keep(vars, &req.agent).map_err(|e| Refusal::new(500, e))?;
                 let result = match req.sha256.clone() {
                     Some(sha256) => {
                         let accepted = Accepted { file: file.clone(), sha256: sha256.clone() };
-                        pin_ops::apply_accept(&r2, &pins, &id, &template, &accepted, now)
+                        pin_ops::apply_accept(&r2, &pins, &id, &template, &accepted, now, keep)
                             .await
                             .map(|previous| AcceptOutcome { file, sha256, previous_sha256: previous })
                     }
-                    None => pin_ops::accept_update(&r2, &pins, &id, &template, &file, now).await,
+                    None => pin_ops::accept_update(&r2, &pins, &id, &template, &file, now, keep).await,
                 };
                 let accepted = result.map_err(|e| self.pin_refusal(e))?;
                 Ok(PinsAnswer::Accepted(AcceptReply { ok: true, agent: req.agent.clone(), template, accepted }))
@@ -366,7 +380,8 @@ where
         Ok(TickReply { pending: req.scheduled_time })
     }
 
-    /// The alarm: memory checkpoints, then the pending ticks. A failed tick
+    /// The alarm: memory checkpoints, then the pending ticks, then what
+    /// dreaming does with time (tonight's sweep, proposals). A failed tick
     /// fails the alarm (the runtime retries; claims keep runs exactly once).
     pub async fn alarm(&self) -> Result<TicksRun, StorageError> {
         self.memory_maintenance();
@@ -374,8 +389,13 @@ where
         let log = |level: LogLevel, msg: &str| self.runtime.log(level, msg);
         let sql = &**self.runtime.sql();
         let ran = view::run_pending_ticks(&r2, sql, self.runtime.queue(), self.runtime.vars(), &log).await?;
-        if let TicksRun::Ran { more: true, .. } = ran {
-            self.runtime.wake().await?;
+        if let TicksRun::Ran { ticks, more } = ran {
+            if ticks > 0 {
+                self.after_ticks().await;
+            }
+            if more {
+                self.runtime.wake().await?;
+            }
         }
         Ok(ran)
     }

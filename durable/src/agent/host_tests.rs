@@ -74,6 +74,7 @@ impl AgentRuntime for Runtime {
         self.wakes.set(self.wakes.get() + 1);
         Ok(())
     }
+    async fn sleep(&self, _: u64) {}
     fn now_ms(&self) -> i64 {
         self.now.get()
     }
@@ -182,6 +183,57 @@ fn a_tick_is_recorded_woken_and_run_by_the_alarm() {
     assert_eq!(status.last_processed_tick, Some(at));
 }
 
+#[test]
+fn the_nightly_tick_dreams_once_with_one_llm_call() {
+    let day = 86_400_000;
+    // 2026-04-23 03:00 UTC, the default DREAM_AT.
+    let night = 1_776_913_200_000;
+    let h = host(&[("OWNER_IDS", "telegram:1"), ("HEARTBEAT_ENABLED", "false"), ("LLM_API_KEY", "k")]);
+    let add = json!({"call": "op", "store": "main", "op": {"op": "add", "name": "tz", "content": "Olga's time zone is America/Bogota", "kind": "note", "created_at": 1}});
+    h.memory_call(Some("main"), add.to_string().as_bytes());
+    for (d, q) in [(3, "Olga's time zone"), (2, "America Bogota"), (1, "bogota time zone")] {
+        h.runtime().now.set(night - d * day);
+        let search = json!({"call": "search", "store": "main", "query": q, "k": 5, "record": true});
+        assert_eq!(h.memory_call(Some("main"), search.to_string().as_bytes()).0, 200);
+    }
+    let answer = json!({"decisions": [{"id": 1, "promote": true, "fact": "Olga's time zone is America/Bogota"}]});
+    h.runtime().http.push_json(
+        200,
+        json!({"id": "m", "type": "message", "role": "assistant", "model": "claude-test",
+               "content": [{"type": "text", "text": answer.to_string()}], "stop_reason": "end_turn",
+               "usage": {"input_tokens": 300, "output_tokens": 40}}),
+    );
+    let tick = |at: i64| {
+        h.runtime().now.set(at);
+        block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: at })).unwrap();
+        block_on(h.alarm()).unwrap();
+    };
+    tick(night);
+    tick(night + 5 * 60_000);
+    tick(night + day - 60_000); // 02:59 the next night: still the same night's slot
+    assert_eq!(h.runtime().http.requests.borrow().len(), 1, "one LLM call, once per night");
+    let memory = h.runtime().store.objects.borrow().get("agents/main/MEMORY.md").map(|o| o.body.clone()).unwrap();
+    let memory = String::from_utf8(memory).unwrap();
+    assert!(memory.starts_with("## Dreamed 2026-04-23 03:00 UTC\n- Olga's time zone is America/Bogota _(score="));
+    // my_stats' figures come from the sweep; the tokens are in the schedule's ledger.
+    let (_, stats) = h.memory_stats(Some("main"), Some("main"));
+    assert_eq!(
+        (stats["stats"]["memories_promoted"].as_u64(), stats["stats"]["last_dream_ts"].as_i64()),
+        (Some(1), Some(night))
+    );
+    let status = block_on(h.schedule_status()).unwrap().unwrap();
+    assert_eq!((status.tokens.dreaming.runs, status.tokens.dreaming.usage.total_tokens), (1, 340));
+    let usage = h.usage_report("main", "all", None).unwrap();
+    assert_eq!((usage.by_kind["dreaming"].calls, usage.by_kind["dreaming"].tokens), (1, 340), "its own kind");
+    let view = h.dream_status("main").unwrap();
+    assert_eq!(view["last"]["outcome"], "done");
+    assert_eq!(view["memoriesPromoted"], 1);
+    // The next night: nothing new, no call.
+    tick(night + day);
+    assert_eq!(h.runtime().http.requests.borrow().len(), 1);
+    assert_eq!(h.dream_status("main").unwrap()["last"]["outcome"], "nothingNew");
+}
+
 /// A call of `tokens` fresh input tokens of model `m`.
 fn call(
     thread: &str,
@@ -285,4 +337,28 @@ fn a_tick_wakes_the_sessions_a_limit_held_once_the_period_turned() {
     assert_eq!(*h.runtime().queue.woken.borrow(), ["agent:main:telegram:dm:5"]);
     tick(now + 24 * 3_600_000 + 300_000);
     assert_eq!(h.runtime().queue.woken.borrow().len(), 1, "woken once");
+}
+
+#[test]
+fn the_sweep_is_skipped_when_the_budgets_background_share_is_spent() {
+    use crate::protocol::usage::UsageKind;
+    let day = 86_400_000;
+    let night = 1_776_913_200_000;
+    let h = host(&[("LLM_PRICES", FLAT), ("BUDGET_DAILY_USD", "1"), ("HEARTBEAT_ENABLED", "false")]);
+    let add = json!({"call": "op", "store": "main", "op": {"op": "add", "name": "tz", "content": "Olga's time zone is America/Bogota", "kind": "note", "created_at": 1}});
+    h.memory_call(Some("main"), add.to_string().as_bytes());
+    for (d, q) in [(3, "Olga's time zone"), (2, "America Bogota"), (1, "bogota time zone")] {
+        h.runtime().now.set(night - d * day);
+        let search = json!({"call": "search", "store": "main", "query": q, "k": 5, "record": true});
+        h.memory_call(Some("main"), search.to_string().as_bytes());
+    }
+    h.runtime().now.set(night);
+    // 95 % of today's budget is spent by conversations: background work stops at 90 %.
+    h.settle_call("main", call("agent:main:main", 1, night, UsageKind::Conversation, 950_000), 0).unwrap();
+    block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: night })).unwrap();
+    block_on(h.alarm()).unwrap();
+    assert!(h.runtime().http.requests.borrow().is_empty(), "no LLM call");
+    let view = h.dream_status("main").unwrap();
+    assert_eq!(view["last"]["outcome"], "skippedBudget");
+    assert!(view["last"]["note"].as_str().unwrap().contains("BUDGET_BACKGROUND_PERCENT"), "{view}");
 }

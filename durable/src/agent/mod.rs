@@ -1,8 +1,10 @@
 //! The Agent object: one per agent id. [`host`] holds its logic; the
 //! [`registry`] of the agent's sessions and the [`strangers`] told their
 //! id are its own small tables; [`notifications`] is the feed of what its
-//! heartbeats and jobs said.
+//! heartbeats and jobs said; [`dreams`] is what it does for dreaming (the
+//! nightly sweep, proposals, the view).
 
+pub mod dreams;
 pub mod host;
 #[cfg(test)]
 mod host_tests;

@@ -28,6 +28,30 @@ use r2_layout::{AssistantBlock, Message, Usage};
 use serde_json::Value;
 use std::borrow::Cow;
 
+/// What a call needs from whoever makes it: HTTP, a way to wait between
+/// attempts, a log. Every [`Platform`] (a Session object's) has them; the
+/// Agent object gives its own for dreaming's one call.
+#[allow(async_fn_in_trait)]
+pub trait LlmIo {
+    type Http: Http;
+    fn http(&self) -> &Self::Http;
+    async fn sleep(&self, ms: u64);
+    fn log(&self, level: LogLevel, msg: &str);
+}
+
+impl<P: Platform> LlmIo for P {
+    type Http = P::Http;
+    fn http(&self) -> &P::Http {
+        Platform::http(self)
+    }
+    async fn sleep(&self, ms: u64) {
+        Platform::sleep(self, ms).await
+    }
+    fn log(&self, level: LogLevel, msg: &str) {
+        Platform::log(self, level, msg)
+    }
+}
+
 /// Media bytes loaded for one call, keyed by R2 key (see `prompt::hydrate`).
 pub type Hydrated = std::collections::HashMap<String, std::rc::Rc<Vec<u8>>>;
 
@@ -214,13 +238,13 @@ fn refuses_limit_param(cfg: &LlmConfig, message: &str) -> bool {
 /// Sends one call, retrying what is worth retrying. A model that refuses the
 /// output-limit parameter gets the call again with the other name (and a
 /// warning naming `LLM_MAX_TOKENS_PARAM`).
-pub async fn complete<P: Platform>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
+pub async fn complete<P: LlmIo>(p: &P, cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<LlmReply, LlmError> {
     complete_with(p, cfg, req, None).await
 }
 
 /// [`complete`], streamed when `sink` is given: the answer's text goes to it
 /// as the provider writes it ([`stream`]).
-pub async fn complete_with<P: Platform>(
+pub async fn complete_with<P: LlmIo>(
     p: &P,
     cfg: &LlmConfig,
     req: &ChatRequest<'_>,
@@ -266,7 +290,7 @@ fn history_may_be_refused(cfg: &LlmConfig, status: u16, message: &str) -> bool {
 /// every message follows [`rules`], once more with every message in its
 /// [`rules::strict_form`] (media and tool blocks as text). A second refusal is
 /// [`LlmError::HistoryRefused`].
-pub async fn complete_repairing<P: Platform>(
+pub async fn complete_repairing<P: LlmIo>(
     p: &P,
     cfg: &LlmConfig,
     req: &ChatRequest<'_>,
@@ -275,7 +299,7 @@ pub async fn complete_repairing<P: Platform>(
 }
 
 /// [`complete_repairing`], streamed when `sink` is given.
-pub async fn complete_repairing_with<P: Platform>(
+pub async fn complete_repairing_with<P: LlmIo>(
     p: &P,
     cfg: &LlmConfig,
     req: &ChatRequest<'_>,
@@ -327,7 +351,7 @@ fn decode(provider: Provider, body: &Value) -> Result<LlmReply, LlmError> {
 }
 
 /// One call with its retries (see [`complete`]); streamed with a sink.
-async fn send<P: Platform>(
+async fn send<P: LlmIo>(
     p: &P,
     cfg: &LlmConfig,
     req: &ChatRequest<'_>,

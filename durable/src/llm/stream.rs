@@ -22,8 +22,9 @@
 //! saw is not shown twice (see `crate::session::watch`).
 
 use super::sse::{SseEvent, SseParser};
+use super::LlmIo;
 use super::{decode_verdict, ChatRequest, LlmError, LlmReply};
-use crate::ports::{Http, HttpError, HttpRequest, LogLevel, Platform};
+use crate::ports::{Http, HttpError, HttpRequest, LogLevel};
 use crate::retry::{Backoff, Verdict, MAX_HONOURED_RETRY_AFTER_MS};
 use crate::settings::{LlmConfig, Provider};
 use futures::StreamExt;
@@ -61,7 +62,7 @@ enum Failed {
 }
 
 /// One streamed call with its retries (the streamed twin of `super::send`).
-pub async fn send_streamed<P: Platform>(
+pub async fn send_streamed<P: LlmIo>(
     p: &P,
     cfg: &LlmConfig,
     req: &ChatRequest<'_>,

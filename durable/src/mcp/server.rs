@@ -245,7 +245,7 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     workspace: &Workspace::default(),
                     now_ms: b.now_ms(),
                 };
-                memory_tools::search(b.memory(), &ctx, &args).await
+                memory_tools::search(b.memory(), &ctx, &args, false).await
             } else {
                 let ws = Workspace::default();
                 let ctx = ToolContext {
@@ -256,6 +256,8 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     tool_names: &[],
                     session_id: "",
                     live: &[],
+                    now_ms: b.now_ms(),
+                    history_keep: cfg.history_keep,
                 };
                 crate::tools::read_file(&ctx, &args).await
             }

@@ -21,6 +21,8 @@ pub const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS memory_log (store TEXT NOT NULL, entry_id INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY (store, entry_id))",
     // Recalls that brought notes into a turn, per store and UTC day (for my_stats).
     "CREATE TABLE IF NOT EXISTS memory_recalls (store TEXT NOT NULL, day INTEGER NOT NULL, events INTEGER NOT NULL, PRIMARY KEY (store, day))",
+    // Recall evidence per entry (see `super::evidence`).
+    super::evidence::SCHEMA,
 ];
 
 const DAY_MS: i64 = 86_400_000;

@@ -16,6 +16,7 @@
 //!   with a relevance floor.
 
 pub mod backend;
+pub mod evidence;
 pub mod recall;
 pub mod tools;
 
@@ -26,10 +27,13 @@ mod tests;
 
 use crate::ports::Sql;
 use crate::protocol::memory::{
-    encode_result, error_json, valid_store_name, MemoryCall, MemoryCallError, MemoryHit, MemoryReply, StoreStats,
+    encode_result, error_json, valid_store_name, EvidenceView, MemoryCall, MemoryCallError, MemoryHit, MemoryReply,
+    StoreStats,
 };
 use backend::SqlMemoryBackend;
-use hearth_memory::{Kind, MemoryConfig, MemoryStore, Op};
+use evidence::EvidenceBook;
+use hearth_memory::evidence::{normalised, query_key, score_ceiling, Use};
+use hearth_memory::{EntryId, Kind, MemoryConfig, MemoryStore, Op};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -51,6 +55,10 @@ pub trait HubHost {
     fn now_ms(&self) -> i64;
     /// How many conversations the agent has, if the host keeps count.
     fn sessions_total(&self) -> Option<u64>;
+    /// Facts dreaming promoted, and when it last ran (None: it never did).
+    fn dreams(&self) -> (Option<u64>, Option<i64>) {
+        (None, None)
+    }
 }
 
 struct Loaded<S: Sql> {
@@ -68,6 +76,7 @@ pub struct MemoryHub<S: Sql> {
     stores: HashMap<String, Loaded<S>>,
     uses: u64,
     host: Option<Box<dyn HubHost>>,
+    evidence: EvidenceBook,
 }
 
 impl<S: Sql> MemoryHub<S> {
@@ -77,7 +86,15 @@ impl<S: Sql> MemoryHub<S> {
     }
 
     pub fn with_config(sql: Rc<S>, config: MemoryConfig) -> Self {
-        MemoryHub { sql, config, schema_ready: false, stores: HashMap::new(), uses: 0, host: None }
+        MemoryHub {
+            sql,
+            config,
+            schema_ready: false,
+            stores: HashMap::new(),
+            uses: 0,
+            host: None,
+            evidence: EvidenceBook::default(),
+        }
     }
 
     /// Gives the hub a clock (recall events are counted) and the session count.
@@ -150,34 +167,68 @@ impl<S: Sql> MemoryHub<S> {
                 let s = self.store(&store)?;
                 let id = s.apply(op)?;
                 let name = if removing { None } else { s.get_by_id(id).map(|e| e.name.clone()) };
+                if removing {
+                    // Tidiness only: the sweep also skips evidence of removed entries.
+                    let _ = self.evidence.forget(&*self.sql, &store, &[id]);
+                }
                 Ok(MemoryReply::Applied { id, name })
             }
-            MemoryCall::Search { store, query, k, kind } => {
+            MemoryCall::Search { store, query, k, kind, record } => {
                 let s = self.store(&store)?;
                 let k = k.min(MAX_K);
                 let hits = match kind {
                     Some(kind) => s.search_kind(&query, k, kind),
                     None => s.search(&query, k),
                 };
-                Ok(MemoryReply::Hits {
-                    hits: hits.into_iter().map(|h| MemoryHit { entry: h.entry.clone(), score: h.score }).collect(),
-                })
+                let hits: Vec<MemoryHit> =
+                    hits.into_iter().map(|h| MemoryHit { entry: h.entry.clone(), score: h.score }).collect();
+                if record {
+                    let terms = s.index().tokenizer().query_terms(&query);
+                    let ceiling = score_ceiling(s.index(), &terms);
+                    let key = query_key(s.index().tokenizer(), &query);
+                    self.record(&store, &hits, key, ceiling);
+                }
+                Ok(MemoryReply::Hits { hits })
             }
             MemoryCall::Recall { store, query, k } => {
                 let s = self.store(&store)?;
-                let hits: Vec<MemoryHit> = recall::relevant(s, &query, k.min(MAX_K))
-                    .into_iter()
-                    .map(|h| MemoryHit { entry: h.entry.clone(), score: h.score })
-                    .collect();
+                let (found, ceiling) = recall::relevant_with_ceiling(s, &query, k.min(MAX_K));
+                let hits: Vec<MemoryHit> =
+                    found.into_iter().map(|h| MemoryHit { entry: h.entry.clone(), score: h.score }).collect();
+                let key = query_key(s.index().tokenizer(), &query);
                 if let (false, Some(host)) = (hits.is_empty(), &self.host) {
                     // Only a statistic: a failed count must not cost the turn its recall.
                     let _ = backend::count_recall(&*self.sql, &store, host.now_ms());
                 }
+                self.record(&store, &hits, key, ceiling);
                 Ok(MemoryReply::Hits { hits })
             }
-            MemoryCall::Get { store, name } => {
+            MemoryCall::Get { store, name, record } => {
                 let s = self.store(&store)?;
-                Ok(MemoryReply::Entry { entry: s.get(&name).cloned() })
+                let entry = s.get(&name).cloned();
+                if let (true, Some(e), Some(host)) = (record, &entry, &self.host) {
+                    let read = Use { at_ms: host.now_ms(), query: None, score: None };
+                    let _ = self.evidence.record(&*self.sql, &store, &[(e.id, read)]);
+                }
+                Ok(MemoryReply::Entry { entry })
+            }
+            MemoryCall::Evidence { store, limit } => {
+                let rows = evidence::top(&*self.sql, &store, limit)
+                    .map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
+                let s = self.store(&store)?;
+                let entries = rows
+                    .into_iter()
+                    .map(|(id, e)| EvidenceView {
+                        entry_id: id,
+                        name: s.get_by_id(id).map(|en| en.name.clone()),
+                        hits: e.hits,
+                        distinct_queries: e.distinct_queries(),
+                        distinct_days: e.distinct_days(),
+                        last_score: e.last_score,
+                        last_at: e.last_at,
+                    })
+                    .collect();
+                Ok(MemoryReply::Evidence { entries })
             }
             MemoryCall::Stats { store } => {
                 let st = self.store(&store)?.stats();
@@ -195,6 +246,8 @@ impl<S: Sql> MemoryHub<S> {
                         pending_log_rows: st.pending_log_rows,
                         recall_events_7d,
                         sessions_total: self.host.as_ref().and_then(|h| h.sessions_total()),
+                        memories_promoted: self.host.as_ref().and_then(|h| h.dreams().0),
+                        last_dream_ts: self.host.as_ref().and_then(|h| h.dreams().1),
                         store,
                     },
                 })
@@ -217,6 +270,32 @@ impl<S: Sql> MemoryHub<S> {
                 Ok(MemoryReply::Applied { id, name: s.get_by_id(id).map(|e| e.name.clone()) })
             }
         }
+    }
+
+    /// Records that `hits` of `store` were used for a question (`key`) that
+    /// could score at most `ceiling`. Needs the host's clock; a failure is
+    /// ignored (evidence is a statistic, the turn goes on).
+    fn record(&mut self, store: &str, hits: &[MemoryHit], key: Option<u32>, ceiling: f32) {
+        let Some(host) = &self.host else { return };
+        if hits.is_empty() {
+            return;
+        }
+        let at_ms = host.now_ms();
+        let uses: Vec<(EntryId, Use)> = hits
+            .iter()
+            .map(|h| (h.entry.id, Use { at_ms, query: key, score: Some(normalised(h.score, ceiling)) }))
+            .collect();
+        let _ = self.evidence.record(&*self.sql, store, &uses);
+    }
+
+    /// Forgets evidence of entries the store no longer has (the sweep found them).
+    pub fn forget_evidence(&mut self, store: &str, ids: &[EntryId]) {
+        let _ = self.evidence.forget(&*self.sql, store, ids);
+    }
+
+    /// The SQLite the hub keeps its stores in.
+    pub fn sql(&self) -> &Rc<S> {
+        &self.sql
     }
 
     /// Answers a call given as JSON (the Agent object's `/memory/call`): the

@@ -42,10 +42,20 @@ pub const RECALL_MIN_SHARE: f32 = 0.3;
 
 /// The best notes of `store` for `text` that pass both rules, best first (at most `k`).
 pub fn relevant<'s, B: MemoryBackend>(store: &'s MemoryStore<B>, text: &str, k: usize) -> Vec<SearchHit<'s>> {
+    relevant_with_ceiling(store, text, k).0
+}
+
+/// [`relevant`], and the most a note could score for the terms recall
+/// searched with (`Σ idf`: recall evidence records scores as a share of it).
+pub fn relevant_with_ceiling<'s, B: MemoryBackend>(
+    store: &'s MemoryStore<B>,
+    text: &str,
+    k: usize,
+) -> (Vec<SearchHit<'s>>, f32) {
     let index = store.index();
     let notes = index.doc_count();
     if notes == 0 {
-        return Vec::new();
+        return (Vec::new(), 0.0);
     }
     // (term, idf) of the terms that occur and are not common (rule 1).
     let mut specific: Vec<(String, f32)> = index
@@ -59,19 +69,21 @@ pub fn relevant<'s, B: MemoryBackend>(store: &'s MemoryStore<B>, text: &str, k: 
         })
         .collect();
     if specific.is_empty() {
-        return Vec::new();
+        return (Vec::new(), 0.0);
     }
     crate::order::sort_by(&mut specific, |a, b| b.1.total_cmp(&a.1));
+    let ceiling: f32 = specific.iter().map(|(_, idf)| idf).sum();
     let params = store.config().bm25;
     let reference: f32 = specific.iter().take(RECALL_REFERENCE_TERMS).map(|(_, idf)| idf / (1.0 + params.k1)).sum();
     let floor = RECALL_MIN_SHARE * reference;
     let terms: Vec<String> = specific.into_iter().map(|(term, _)| term).collect();
-    index
+    let hits = index
         .search_terms(&terms, params, k, &|_| true)
         .into_iter()
         .filter(|&(_, score)| score >= floor)
         .filter_map(|(id, score)| store.get_by_id(id).map(|entry| SearchHit { entry, score }))
-        .collect()
+        .collect();
+    (hits, ceiling)
 }
 
 /// The recall block for a turn: the notes of the `main` store that are about the

@@ -61,7 +61,10 @@ fn hub_on<S: Sql>(sql: &Rc<S>) -> MemoryHub<S> {
 }
 
 fn names(hub: &mut MemoryHub<impl Sql>, store: &str, q: &str) -> Vec<String> {
-    match hub.call(MemoryCall::Search { store: store.into(), query: q.into(), k: 10, kind: None }).unwrap() {
+    match hub
+        .call(MemoryCall::Search { store: store.into(), query: q.into(), k: 10, kind: None, record: false })
+        .unwrap()
+    {
         MemoryReply::Hits { hits } => hits.into_iter().map(|h| h.entry.name).collect(),
         other => panic!("{other:?}"),
     }
@@ -182,7 +185,10 @@ fn stores_are_separate_per_scope() {
     hub.call(MemoryCall::Op { store: "group:telegram:-100".into(), op: add("secret", "group plans for the vault") })
         .unwrap();
     assert!(names(&mut hub, "group:telegram:-100", "code 1234").iter().all(|n| n == "secret"));
-    match hub.call(MemoryCall::Get { store: "group:telegram:-100".into(), name: "secret".into() }).unwrap() {
+    match hub
+        .call(MemoryCall::Get { store: "group:telegram:-100".into(), name: "secret".into(), record: false })
+        .unwrap()
+    {
         MemoryReply::Entry { entry: Some(e) } => assert!(!e.content.contains("1234")),
         other => panic!("{other:?}"),
     }
@@ -230,6 +236,7 @@ fn archives_get_unique_names_and_are_searchable() {
         query: "lisbon".into(),
         k: 5,
         kind: Some(Kind::Archive),
+        record: false,
     }))
     .unwrap();
     let MemoryReply::Hits { hits } = r else { panic!() };
@@ -431,6 +438,7 @@ fn recall_ignores_common_words() {
         query: "what is the plan?".into(),
         k: 3,
         kind: None,
+        record: false,
     }))
     .unwrap();
     assert!(matches!(hits, MemoryReply::Hits { hits } if hits.len() == 3));
@@ -465,7 +473,7 @@ fn scheduled_turns_recall_nothing() {
 #[test]
 fn bm25_parameters_apply_to_loaded_and_later_stores() {
     let scores = |hub: &mut MemoryHub<MemSql>, store: &str| match hub
-        .call(MemoryCall::Search { store: store.into(), query: "tea olga".into(), k: 10, kind: None })
+        .call(MemoryCall::Search { store: store.into(), query: "tea olga".into(), k: 10, kind: None, record: false })
         .unwrap()
     {
         MemoryReply::Hits { hits } => hits.into_iter().map(|h| (h.entry.name, h.score)).collect::<Vec<_>>(),
@@ -658,4 +666,103 @@ fn the_least_recently_used_store_is_checkpointed_and_unloaded() {
     // It loads again on its next use, with its note.
     assert_eq!(names(&mut hub, &name(1), "picnic"), vec!["note"]);
     assert_eq!(hub.loaded().len(), MAX_LOADED_STORES);
+}
+
+/// A hub with a settable clock, as the Agent object gives it.
+fn clocked_memory(now: &std::rc::Rc<Cell<i64>>) -> InProcessMemory {
+    struct Clock(std::rc::Rc<Cell<i64>>);
+    impl HubHost for Clock {
+        fn now_ms(&self) -> i64 {
+            self.0.get()
+        }
+        fn sessions_total(&self) -> Option<u64> {
+            None
+        }
+    }
+    let sql = Rc::new(MemSql::default());
+    InProcessMemory {
+        hub: std::cell::RefCell::new(MemoryHub::new(sql.clone()).with_host(Box::new(Clock(now.clone())))),
+        sql,
+        ..Default::default()
+    }
+}
+
+fn evidence_of(m: &InProcessMemory, store: &str) -> Vec<EvidenceView> {
+    match block_on(m.call(&MemoryCall::Evidence { store: store.into(), limit: 10 })).unwrap() {
+        MemoryReply::Evidence { entries } => entries,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn searches_reads_and_recalls_are_evidence_per_store() {
+    let day = 86_400_000;
+    let now = std::rc::Rc::new(Cell::new(100 * day));
+    let m = clocked_memory(&now);
+    for store in ["main", "group:telegram:-100"] {
+        block_on(m.call(&MemoryCall::Op { store: store.into(), op: add("tz", "Olga's time zone is America/Bogota") }))
+            .unwrap();
+        block_on(m.call(&MemoryCall::Op { store: store.into(), op: add("cat", "The cat is called Miso") })).unwrap();
+    }
+    let agent = AgentId::parse("main").unwrap();
+    let ws = Workspace::default();
+    let main = ctx(&agent, "main", Scope::Main, &ws);
+    // Day 100: two searches that are one question, and a read by name.
+    run(&m, &main, "memory_search", json!({"query": "time zone Olga"}));
+    run(&m, &main, "memory_search", json!({"query": "Olga?? ZONE, time"}));
+    run(&m, &main, "memory_get", json!({"name": "tz"}));
+    // Day 101: another question, and a recall into a turn.
+    now.set(101 * day);
+    run(&m, &main, "memory_search", json!({"query": "Bogota"}));
+    let key = crate::inbound::SessionKey::parse("agent:main:main").unwrap();
+    assert!(block_on(recall(&m, &key, "what time is it in bogota?")).is_some());
+    // The owner's searches (admin API, MCP) are not the agent's use.
+    block_on(m.call(&MemoryCall::Search {
+        store: "main".into(),
+        query: "bogota".into(),
+        k: 5,
+        kind: None,
+        record: false,
+    }))
+    .unwrap();
+
+    let ev = evidence_of(&m, "main");
+    assert_eq!(ev.len(), 1, "only the time zone note was used: {ev:?}");
+    let tz = &ev[0];
+    assert_eq!(tz.name.as_deref(), Some("tz"));
+    assert_eq!((tz.hits, tz.distinct_queries, tz.distinct_days), (5, 3, 2), "{tz:?}");
+    let score = tz.last_score.unwrap();
+    assert!(score > 0.0 && score < 1.0, "a share of what the question could score: {score}");
+    assert_eq!(tz.last_at, 101 * day);
+
+    // The group's store has its own, untouched evidence; its use counts there only.
+    assert!(evidence_of(&m, "group:telegram:-100").is_empty());
+    let group = ctx(&agent, "group:telegram:-100", Scope::Shared, &ws);
+    run(&m, &group, "memory_search", json!({"query": "cat"}));
+    let g = evidence_of(&m, "group:telegram:-100");
+    assert_eq!((g.len(), g[0].name.as_deref(), g[0].hits), (1, Some("cat"), 1));
+    assert_eq!(evidence_of(&m, "main")[0].hits, 5, "main is unchanged");
+
+    // Evidence survives the object (a cold hub on the same database), and a
+    // removed entry's evidence goes with it.
+    let sql = m.sql.clone();
+    let cold = InProcessMemory {
+        hub: std::cell::RefCell::new(MemoryHub::new(sql.clone()).with_host(Box::new(ClockOnly(now.clone())))),
+        sql,
+        ..Default::default()
+    };
+    run(&cold, &main, "memory_get", json!({"name": "tz"}));
+    assert_eq!(evidence_of(&cold, "main")[0].hits, 6, "read from SQLite, then counted");
+    run(&cold, &main, "memory_remove", json!({"name": "tz"}));
+    assert!(evidence_of(&cold, "main").is_empty());
+}
+
+struct ClockOnly(std::rc::Rc<Cell<i64>>);
+impl HubHost for ClockOnly {
+    fn now_ms(&self) -> i64 {
+        self.0.get()
+    }
+    fn sessions_total(&self) -> Option<u64> {
+        None
+    }
 }

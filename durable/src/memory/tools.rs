@@ -80,7 +80,7 @@ Returns the best entries with scores; content is shortened, use memory_get for a
             input_schema: obj(json!({}), &[]), native: None },
         ToolSpec {
             name: "my_stats".into(),
-            description: "Counts about yourself: conversations, entries in your memory, recalls in the last 7 days, workspace files present.".into(),
+            description: "Counts about yourself: conversations, entries in your memory, facts your nightly dreaming promoted to MEMORY.md and when it last ran, recalls in the last 7 days, workspace files present.".into(),
             input_schema: obj(json!({}), &[]), native: None },
     ];
     if scope == Scope::Main {
@@ -117,7 +117,7 @@ pub async fn run<M: MemoryService>(
     args: &Value,
 ) -> Option<ToolOutcome> {
     let outcome = match name {
-        "memory_search" => search(memory, ctx, args).await,
+        "memory_search" => search(memory, ctx, args, true).await,
         "memory_get" => get(memory, ctx, args).await,
         "memory_add" | "memory_write" | "memory_rename" | "memory_alias" | "memory_remove" => {
             match op_from_args(name, args, ctx.now_ms) {
@@ -177,14 +177,21 @@ fn hit_json(h: &MemoryHit) -> Value {
     v
 }
 
-/// `memory_search` (also Hearth's MCP server's `search_memory`).
-pub async fn search<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {
+/// `memory_search` (also Hearth's MCP server's `search_memory`). `record`:
+/// the agent's own search, whose hits count as recall evidence (the MCP
+/// server's searches are the owner's, not the agent's use of its memory).
+pub async fn search<M: MemoryService>(
+    memory: &M,
+    ctx: &MemoryToolContext<'_>,
+    args: &Value,
+    record: bool,
+) -> ToolOutcome {
     let query = match arg(args, "query") {
         Ok(q) => q.to_owned(),
         Err(e) => return e,
     };
     let k = args.get("k").and_then(Value::as_u64).map(|k| k as usize).unwrap_or(DEFAULT_SEARCH_K).clamp(1, MAX_K);
-    match memory.call(&MemoryCall::Search { store: ctx.store.clone(), query, k, kind: None }).await {
+    match memory.call(&MemoryCall::Search { store: ctx.store.clone(), query, k, kind: None, record }).await {
         Ok(MemoryReply::Hits { hits }) => ok(json!({"hits": hits.iter().map(hit_json).collect::<Vec<_>>()})),
         Ok(other) => err(format!("unexpected memory reply {other:?}")),
         Err(e) => call_error(e),
@@ -196,7 +203,7 @@ async fn get<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &V
         Ok(n) => n.to_owned(),
         Err(e) => return e,
     };
-    match memory.call(&MemoryCall::Get { store: ctx.store.clone(), name: name.clone() }).await {
+    match memory.call(&MemoryCall::Get { store: ctx.store.clone(), name: name.clone(), record: true }).await {
         Ok(MemoryReply::Entry { entry: Some(e) }) => ok(json!({
             "name": e.name, "aliases": e.aliases, "kind": e.kind, "created_at": e.created_at, "content": e.content,
         })),
@@ -396,8 +403,9 @@ pub fn know_sections(text: &str, filter: Option<&str>) -> Value {
     out
 }
 
-/// Seed 000's `my_stats`. Hearth has no dreaming (no promoted memories, no dream
-/// time) and no concept tags: those fields are null rather than invented.
+/// Seed 000's `my_stats`. `memories_promoted` and `last_dream_ts` come from
+/// dreaming (null before the first sweep); Hearth has no concept tags, so
+/// that field is null rather than invented.
 async fn my_stats<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>) -> ToolOutcome {
     let mut files: Vec<&str> = ctx.workspace.files.keys().map(|f| f.file_name()).collect();
     crate::order::sort(&mut files);
@@ -405,8 +413,8 @@ async fn my_stats<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>) -> 
         Ok(MemoryReply::Stats { stats }) => ok(json!({
             "sessions_total": stats.sessions_total,
             "memories_stored": stats.entries,
-            "memories_promoted": null,
-            "last_dream_ts": null,
+            "memories_promoted": stats.memories_promoted,
+            "last_dream_ts": stats.last_dream_ts,
             "recall_events_7d": stats.recall_events_7d,
             "top_concept_tags_7d": null,
             "workspace_files_present": files,

@@ -46,6 +46,11 @@ pub enum MemoryCall {
         /// Only entries of this kind.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         kind: Option<Kind>,
+        /// The agent's own use (its `memory_search`): each hit counts as
+        /// recall evidence. Searches by the owner (admin API, MCP, Discord
+        /// `/memory`) leave it false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        record: bool,
     },
     /// The few entries worth recalling into a turn (see `crate::memory::recall`): like a search,
     /// without common words and with a relevance floor.
@@ -57,9 +62,18 @@ pub enum MemoryCall {
     Get {
         store: String,
         name: String,
+        /// The agent's own read (`memory_get`): counts as recall evidence.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        record: bool,
     },
     Stats {
         store: String,
+    },
+    /// The recall evidence of the store's most used entries (admin view).
+    Evidence {
+        store: String,
+        #[serde(default = "default_evidence_limit")]
+        limit: usize,
     },
     AddArchive {
         store: String,
@@ -77,9 +91,29 @@ impl MemoryCall {
             | MemoryCall::Recall { store, .. }
             | MemoryCall::Get { store, .. }
             | MemoryCall::Stats { store }
+            | MemoryCall::Evidence { store, .. }
             | MemoryCall::AddArchive { store, .. } => store,
         }
     }
+}
+
+fn default_evidence_limit() -> usize {
+    50
+}
+
+/// One entry's recall evidence, as the admin view shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceView {
+    pub entry_id: u64,
+    /// None: the entry was removed since.
+    pub name: Option<String>,
+    pub hits: u32,
+    pub distinct_queries: usize,
+    pub distinct_days: usize,
+    /// Share (0–1) of what the query could score, at the last scored use.
+    pub last_score: Option<f32>,
+    pub last_at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +138,12 @@ pub struct StoreStats {
     /// Conversations the agent has (the Agent object's session registry), if known.
     #[serde(default)]
     pub sessions_total: Option<u64>,
+    /// Facts dreaming wrote to MEMORY.md, all time (None: the host does not dream).
+    #[serde(default)]
+    pub memories_promoted: Option<u64>,
+    /// When the last dreaming sweep ran (ms), if one has.
+    #[serde(default)]
+    pub last_dream_ts: Option<i64>,
 }
 
 /// (Read tag-first through [`MemoryReplyDe`].)
@@ -124,6 +164,9 @@ pub enum MemoryReply {
     Stats {
         stats: StoreStats,
     },
+    Evidence {
+        entries: Vec<EvidenceView>,
+    },
 }
 
 /// [`MemoryCall`]'s externally tagged twin (`r2_layout::read_tagged`).
@@ -140,6 +183,8 @@ enum MemoryCallDe {
         k: usize,
         #[serde(default)]
         kind: Option<Kind>,
+        #[serde(default)]
+        record: bool,
     },
     Recall {
         store: String,
@@ -149,9 +194,16 @@ enum MemoryCallDe {
     Get {
         store: String,
         name: String,
+        #[serde(default)]
+        record: bool,
     },
     Stats {
         store: String,
+    },
+    Evidence {
+        store: String,
+        #[serde(default = "default_evidence_limit")]
+        limit: usize,
     },
     AddArchive {
         store: String,
@@ -170,6 +222,7 @@ enum MemoryReplyDe {
     Hits { hits: Vec<MemoryHit> },
     Entry { entry: Option<Entry> },
     Stats { stats: StoreStats },
+    Evidence { entries: Vec<EvidenceView> },
 }
 r2_layout::read_tagged!(MemoryReply, MemoryReplyDe, "reply", "a memory reply (an object with a reply)");
 

@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod api;
+pub mod dreams;
 pub mod gateway;
 pub mod mcp;
 pub mod memory;

@@ -117,6 +117,8 @@ pub struct LedgerReport {
     pub heartbeat: Tokens,
     pub jobs: Tokens,
     pub by_job: BTreeMap<String, Tokens>,
+    /// The nightly memory sweeps (one LLM call each, when there was something new).
+    pub dreaming: Tokens,
 }
 
 pub fn report<S: Sql>(state: &ScheduleStore<'_, S>) -> Result<LedgerReport, StorageError> {
@@ -128,6 +130,7 @@ pub fn report<S: Sql>(state: &ScheduleStore<'_, S>) -> Result<LedgerReport, Stor
                 r.jobs.add(&t);
                 r.by_job.entry(t.name.clone()).or_default().add(&t);
             }
+            super::KIND_DREAM => r.dreaming.add(&t),
             _ => {}
         }
     }

@@ -82,6 +82,8 @@ pub const CRON_FILE: &str = "cron.json";
 /// Claim kinds.
 pub const KIND_HEARTBEAT: &str = "heartbeat";
 pub const KIND_JOB: &str = "job";
+/// Dreaming's nightly sweep (`dream:{local date}`), run by the Agent object itself.
+pub const KIND_DREAM: &str = "dream";
 
 /// The agent's scheduling settings, from vars (`{NAME}__{AGENT}` or `{NAME}`).
 #[derive(Debug, Clone)]

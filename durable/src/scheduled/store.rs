@@ -179,6 +179,56 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
         Ok(!rows.is_empty())
     }
 
+    /// Takes a run the Agent object does itself (dreaming's nightly sweep),
+    /// as `running`, with no message. `false` when it is taken already,
+    /// unless it was left `running` since before `stale_before` (the object
+    /// stopped mid-run): then it is taken again, once per such stop.
+    pub fn claim_own(&self, c: &Claim, now: i64, stale_before: i64) -> Result<bool, StorageError> {
+        let rows = self.sql.exec(
+            "INSERT INTO sched_claims (slot_id, kind, name, slot_ms, claimed_at, state, payload)
+             VALUES (?, ?, ?, ?, ?, 'running', NULL)
+             ON CONFLICT(slot_id) DO UPDATE SET claimed_at = excluded.claimed_at
+             WHERE sched_claims.state = 'running' AND sched_claims.claimed_at < ? RETURNING slot_id",
+            &[
+                c.slot_id.as_str().into(),
+                c.kind.as_str().into(),
+                c.name.as_str().into(),
+                c.slot_ms.into(),
+                now.into(),
+                stale_before.into(),
+            ],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// A run taken with [`Self::claim_own`] is over; `usage` (if it made an
+    /// LLM call) goes into the ledger under its kind and name.
+    pub fn finish_own(&self, c: &Claim, usage: Option<&Usage>, now: i64) -> Result<(), StorageError> {
+        let mut stmts: Vec<(String, Vec<SqlValue>)> =
+            vec![("UPDATE sched_claims SET state = 'done' WHERE slot_id = ?".into(), vec![c.slot_id.as_str().into()])];
+        if let Some(u) = usage {
+            stmts.push((
+                "INSERT INTO sched_usage (slot_id, kind, name, slot_ms, recorded_at, input, output, cache_read, cache_write)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(slot_id) DO UPDATE SET input = input + excluded.input,
+                   output = output + excluded.output, cache_read = cache_read + excluded.cache_read,
+                   cache_write = cache_write + excluded.cache_write"
+                    .into(),
+                vec![
+                    c.slot_id.as_str().into(),
+                    c.kind.as_str().into(),
+                    c.name.as_str().into(),
+                    c.slot_ms.into(),
+                    now.into(),
+                    tok(u.input),
+                    tok(u.output),
+                    tok(u.cache_read),
+                    tok(u.cache_write),
+                ],
+            ));
+        }
+        self.sql.exec_atomic(stmts)
+    }
+
     /// The Session has the run's message: it will run it (once, by its
     /// dedupe key). The message is no longer needed here.
     pub fn mark_queued(&self, slot_id: &str) -> Result<(), StorageError> {

@@ -5,6 +5,7 @@
 use super::deps::SessionDeps;
 use crate::clock;
 use crate::ports::{LogLevel, MemoryService, ObjectStore, Platform, PutOptions, StorageError};
+use crate::workspace::history;
 use r2_layout::{keys, Scope};
 
 const ARCHIVE_CONTENT_TYPE: &str = "application/gzip";
@@ -19,21 +20,24 @@ pub fn archive_entry_name(archive_stem: &str) -> String {
     format!("archive {archive_stem}")
 }
 
-/// Appends extracted memories to a daily note under a timestamped header.
-/// A block the note already holds (written by an attempt whose progress was
-/// not recorded) is not appended again.
+/// Appends extracted memories to a daily note under a timestamped header
+/// (a change in the workspace history, by `reset`). A block the note
+/// already holds (written by an attempt whose progress was not recorded) is
+/// not appended again.
 async fn append_daily<S: ObjectStore>(
     store: &S,
-    key: &str,
+    cfg: &crate::settings::AgentConfig,
+    path: &str,
     header: &str,
     lines: &[String],
+    now: i64,
 ) -> Result<(), StorageError> {
     let mut block = format!("{header}\n");
     for l in lines {
         block.push_str(l);
         block.push('\n');
     }
-    let mut text = match store.get(key).await? {
+    let mut text = match store.get(&keys::workspace_key(&cfg.agent, path)).await? {
         Some(o) => String::from_utf8_lossy(&o.body).into_owned(),
         None => String::new(),
     };
@@ -47,13 +51,12 @@ async fn append_daily<S: ObjectStore>(
         text.push('\n');
     }
     text.push_str(&block);
-    store
-        .put(
-            key,
-            text.into_bytes(),
-            PutOptions { content_type: Some("text/markdown; charset=utf-8".into()), ..Default::default() },
-        )
-        .await
+    let why = format!("memories extracted: {}", header.trim_start_matches('#').trim());
+    let edit = history::Edit::write(path, text, history::Actor::Reset, why);
+    history::apply(store, &cfg.agent, edit, now, cfg.history_keep).await.map(|_| ()).map_err(|e| match e {
+        history::HistoryError::Storage(s) => s,
+        other => StorageError(other.to_string()),
+    })
 }
 
 /// Notes memories in the owner's daily file, from the main scope only.
@@ -70,7 +73,8 @@ pub async fn note_in_daily_file<P: Platform>(
     }
     let cfg = deps.config;
     let date = clock::date_string(date_of, &cfg.timezone);
-    match append_daily(p.store(), &keys::daily_note(&cfg.agent, &date), header, lines).await {
+    let path = format!("memory/{date}.md");
+    match append_daily(p.store(), cfg, &path, header, lines, p.now_ms()).await {
         Ok(()) => {
             deps.workspace_cache.borrow_mut().invalidate_listings();
             true

@@ -67,11 +67,24 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
+        // `/undo`: the agent's last workspace change reverted (no LLM call).
+        if is_undo_command(&inbound.text) {
+            if item.active {
+                store.retry(item.seq)?;
+            } else {
+                store.start(item.seq, "", None)?;
+            }
+            let text = undo_now(p, deps).await;
+            send(p, deps, &inbound.reply_target, &text).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
         if meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
             meter::answer_usage(p, deps, &inbound).await?;
-            store.finish(item.seq, p.now_ms())?;
+            finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
@@ -208,6 +221,31 @@ pub fn is_reset_command(text: &str) -> bool {
     let first = text.split_whitespace().next().unwrap_or("");
     let cmd = first.split('@').next().unwrap_or("");
     cmd.eq_ignore_ascii_case("/reset") || cmd.eq_ignore_ascii_case("/new")
+}
+
+/// `/undo`, possibly addressed as `/undo@botname`.
+pub fn is_undo_command(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let first = words.next().unwrap_or("");
+    words.next().is_none() && first.split('@').next().unwrap_or("").eq_ignore_ascii_case("/undo")
+}
+
+/// Reverts the agent's last workspace change (the owner's main session
+/// only) and says what it reverted. A repeated `/undo` walks further back.
+async fn undo_now<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> String {
+    if deps.key.scope() != r2_layout::Scope::Main {
+        return "↩️ Only my owner can undo my workspace changes, in our private chat.".into();
+    }
+    let cfg = deps.config;
+    let undo = crate::workspace::history::view::undo(p.store(), &cfg.agent, p.now_ms(), cfg.history_keep).await;
+    deps.workspace_cache.borrow_mut().invalidate_listings();
+    match undo {
+        Ok(u) => crate::workspace::history::view::describe(&u, &cfg.timezone),
+        Err(e) => {
+            p.log(LogLevel::Error, &format!("/undo failed: {e}"));
+            format!("⚠️ I could not undo right now ({e}). Nothing was changed; try /undo again in a moment.")
+        }
+    }
 }
 
 /// Runs a reset; the outer `Result` is storage trouble (the alarm retries),

@@ -1,7 +1,7 @@
 //! The turn loop against in-memory doubles: what a user would notice.
 
 use super::deps::SessionDeps;
-use super::drain::{drain, is_reset_command, DrainReport};
+use super::drain::{drain, is_reset_command, is_undo_command, DrainReport};
 use super::store::SessionStore;
 use crate::inbound::ReplyTarget;
 use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
@@ -132,6 +132,7 @@ impl Fixture {
             query: "archive".into(),
             k: 50,
             kind: Some(hearth_memory::Kind::Archive),
+            record: false,
         };
         match self.p.memory.hub.borrow_mut().call(call) {
             Ok(MemoryReply::Hits { hits }) => hits.into_iter().map(|h| (h.entry.name, h.entry.content)).collect(),
@@ -711,11 +712,11 @@ fn the_summary_names_the_entry_memory_get_fetches() {
     let first = turn["messages"][0]["content"][0]["text"].as_str().unwrap().to_owned();
     assert!(first.contains(&format!("archive entry 'archive {sid}-part0': memory_get fetches it")), "{first}");
     // And memory_get finds it by that name.
-    let got =
-        f.p.memory.hub.borrow_mut().call(crate::protocol::memory::MemoryCall::Get {
-            store: "main".into(),
-            name: format!("archive {sid}-part0"),
-        });
+    let got = f.p.memory.hub.borrow_mut().call(crate::protocol::memory::MemoryCall::Get {
+        store: "main".into(),
+        name: format!("archive {sid}-part0"),
+        record: false,
+    });
     assert!(
         matches!(got, Ok(crate::protocol::memory::MemoryReply::Entry { entry: Some(e) }) if e.content.contains("We talked about questions."))
     );
@@ -955,3 +956,30 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
 
 mod meter;
 mod poison;
+
+#[test]
+fn undo_reverts_the_agents_last_workspace_change_without_a_model_call() {
+    let f = Fixture::new();
+    f.p.store.put_text("agents/main/USER.md", "Olga likes tea.\n");
+    f.p.http.push_json(
+        200,
+        json!({"content": [{"type": "tool_use", "id": "w1", "name": "edit_file",
+               "input": {"path": "USER.md", "old_text": "tea", "new_text": "coffee"}}],
+               "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+    );
+    f.p.http.push_json(200, anthropic_text("noted"));
+    f.enqueue(&inbound(1, "I switched to coffee"));
+    f.drain();
+    assert_eq!(f.object("agents/main/USER.md").as_deref(), Some("Olga likes coffee.\n"));
+    let calls = f.requests();
+    f.enqueue(&inbound(2, "/undo"));
+    f.drain();
+    assert_eq!(f.requests(), calls, "no LLM call for /undo");
+    assert_eq!(f.object("agents/main/USER.md").as_deref(), Some("Olga likes tea.\n"));
+    let told = sent_last(&f);
+    assert!(told.contains("put USER.md back as it was") && told.contains("edit_file"), "{told}");
+    f.enqueue(&inbound(3, "/undo@hearth_bot"));
+    f.drain();
+    assert!(sent_last(&f).contains("Nothing to undo"), "{}", sent_last(&f));
+    assert!(is_undo_command("/UNDO") && !is_undo_command("/undo everything please") && !is_undo_command("undo"));
+}

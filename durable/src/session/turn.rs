@@ -214,6 +214,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             tool_names: &tool_names,
             session_id,
             live: &history,
+            now_ms: p.now_ms(),
+            history_keep: cfg.history_keep,
         };
         let mut results = Vec::with_capacity(calls_wanted.len());
         for (id, name, args) in calls_wanted {

@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod delivery;
+pub mod dreaming;
 pub mod groups;
 pub mod media;
 pub mod overlay;
@@ -152,6 +153,8 @@ pub struct AgentConfig {
     pub mcp: web::McpSettings,
     /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
     pub delivery: delivery::DeliveryConfig,
+    /// Changes kept per workspace file (`HISTORY_KEEP_VERSIONS`).
+    pub history_keep: usize,
     /// Budgets, price overrides and the usage footer (`BUDGET_*`, `LLM_PRICES`, `USAGE_FOOTER`).
     pub usage: usage::UsageSettings,
     /// `STRANGER_COOLDOWN_MINUTES` (default 60) in ms: a stranger writing on
@@ -364,6 +367,7 @@ impl AgentConfig {
             web: web::WebConfig::load(vars, agent, provider)?,
             mcp: web::McpSettings::load(vars, agent)?,
             delivery,
+            history_keep: dreaming::history_keep(vars, agent)?,
             usage: usage::UsageSettings::load(vars, agent)?,
             stranger_cooldown_ms: i64::from(number::<u32>(
                 vars,

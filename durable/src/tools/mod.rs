@@ -107,6 +107,10 @@ pub struct ToolContext<'a, S: ObjectStore> {
     /// The live session: its id and messages so far.
     pub session_id: &'a str,
     pub live: &'a [r2_layout::Message],
+    /// Now (ms): when a write happens, for the workspace history.
+    pub now_ms: i64,
+    /// Changes kept per file in the history (`HISTORY_KEEP_VERSIONS`).
+    pub history_keep: usize,
 }
 
 pub async fn run_tool<S: ObjectStore>(ctx: &ToolContext<'_, S>, name: &str, args: &Value) -> ToolOutcome {
@@ -272,8 +276,17 @@ mod tests {
     fn run(store: &MemStore, ws: &Workspace, scope: Scope, tool: &str, args: Value) -> ToolOutcome {
         let agent = main_agent();
         let names = crate::session::toolbox::tool_names(scope);
-        let ctx =
-            ToolContext { store, agent: &agent, scope, workspace: ws, tool_names: &names, session_id: "s", live: &[] };
+        let ctx = ToolContext {
+            store,
+            agent: &agent,
+            scope,
+            workspace: ws,
+            tool_names: &names,
+            session_id: "s",
+            live: &[],
+            now_ms: 1_000,
+            history_keep: 50,
+        };
         block_on(run_tool(&ctx, tool, &args))
     }
 

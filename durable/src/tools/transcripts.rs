@@ -183,6 +183,8 @@ mod tests {
             tool_names: &[],
             session_id: "live",
             live,
+            now_ms: 0,
+            history_keep: 50,
         };
         let out = block_on(session_logs(&ctx, &args));
         serde_json::from_str(&out.text).unwrap_or(Value::String(out.text))

@@ -2,9 +2,12 @@
 //! near-miss feedback) and delete. Only the owner's main session gets these
 //! tools: nobody in a group can talk the agent into rewriting its soul.
 //! Pinned guardrail files and the session archives are never writable.
+//! Every write goes through the workspace history ([`history::apply`]): the
+//! version it replaces is kept, and `/undo` can revert it.
 
 use super::{check_path, ToolContext, ToolOutcome};
-use crate::ports::{ObjectStore, PutOptions};
+use crate::ports::ObjectStore;
+use crate::workspace::history::{self, Actor, Edit};
 use r2_layout::keys;
 use serde_json::{json, Value};
 
@@ -54,14 +57,15 @@ fn writable_path<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> Resu
     Ok(path)
 }
 
-async fn put<S: ObjectStore>(ctx: &ToolContext<'_, S>, path: &str, content: String) -> ToolOutcome {
+async fn put<S: ObjectStore>(ctx: &ToolContext<'_, S>, path: &str, content: String, tool: &str) -> ToolOutcome {
     if content.len() > MAX_WRITE_BYTES {
         return ToolOutcome::err(format!("content is {} bytes; the limit is {MAX_WRITE_BYTES}", content.len()));
     }
     let len = content.len();
-    let opts = PutOptions { content_type: Some("text/markdown; charset=utf-8".into()), ..Default::default() };
-    match ctx.store.put(&keys::workspace_key(ctx.agent, path), content.into_bytes(), opts).await {
-        Ok(()) => ToolOutcome::ok(format!("wrote {path} ({len} bytes)")),
+    let edit = Edit::write(path, content, Actor::Agent, tool);
+    match history::apply(ctx.store, ctx.agent, edit, ctx.now_ms, ctx.history_keep).await {
+        Ok(Some(_)) => ToolOutcome::ok(format!("wrote {path} ({len} bytes)")),
+        Ok(None) => ToolOutcome::ok(format!("{path} already had this content ({len} bytes); nothing changed")),
         Err(e) => ToolOutcome::err(format!("could not write {path}: {e}")),
     }
 }
@@ -74,7 +78,7 @@ pub async fn write_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) 
     let Some(content) = args.get("content").and_then(Value::as_str) else {
         return ToolOutcome::err("missing string argument 'content'");
     };
-    put(ctx, &path, content.to_owned()).await
+    put(ctx, &path, content.to_owned(), "write_file").await
 }
 
 pub async fn delete_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -> ToolOutcome {
@@ -96,8 +100,16 @@ pub async fn delete_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value)
         }
         Err(e) => return ToolOutcome::err(format!("could not check {path}: {e}")),
     }
-    match ctx.store.delete(&[key]).await {
-        Ok(()) => ToolOutcome::ok(format!("deleted {path}")),
+    match history::apply(
+        ctx.store,
+        ctx.agent,
+        Edit::delete(&path, Actor::Agent, "delete_file"),
+        ctx.now_ms,
+        ctx.history_keep,
+    )
+    .await
+    {
+        Ok(_) => ToolOutcome::ok(format!("deleted {path}")),
         Err(e) => ToolOutcome::err(format!("could not delete {path}: {e}")),
     }
 }
@@ -126,7 +138,7 @@ pub async fn edit_file<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value) -
         Err(e) => return ToolOutcome::err(format!("could not read {path}: {e}")),
     };
     match text.matches(old).count() {
-        1 => put(ctx, &path, text.replacen(old, new, 1)).await,
+        1 => put(ctx, &path, text.replacen(old, new, 1), "edit_file").await,
         0 => ToolOutcome::err(near_miss(&text, old)),
         n => ToolOutcome::err(format!(
             "old_text appears {n} times in {path}; include more surrounding text so it matches once"

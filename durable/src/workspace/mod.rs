@@ -17,6 +17,8 @@
 //! - [`front_matter`]: the `---` block of skills and templates; [`yaml`]:
 //!   skills' front matter parsed; [`fill_ins`]: a file as the model sees it
 //!   (no front matter, no unfilled template hints); [`skills`]: SKILL.md.
+//! - [`history`]: every change to the agent's files, the version it
+//!   replaced, who and why; versions, diffs, restores and `/undo`.
 //!
 //! Configuration: the agent's template is the var `TEMPLATE` (per agent
 //! `TEMPLATE__{AGENT}`); none by default, and then the overlay is agent →
@@ -24,6 +26,7 @@
 
 pub mod fill_ins;
 pub mod front_matter;
+pub mod history;
 pub mod identity;
 pub mod listing;
 mod load;

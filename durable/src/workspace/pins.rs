@@ -11,10 +11,11 @@
 
 use crate::ports::{ObjectStore, PutOptions, Sql, SqlValue, StorageError};
 use crate::protocol::pins::{AcceptOutcome, PinStatusFile, Pins};
+use crate::text::sha256_hex;
+use crate::workspace::history::{self, Actor, HistoryError};
 use r2_layout::keys::{self, KeyError};
 use r2_layout::{AgentId, WorkspaceFile};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
 
@@ -30,18 +31,6 @@ pub enum PinError {
     NoTemplateFile { template: String, file: String },
     #[error("the version store has no {0}")]
     VersionMissing(String),
-}
-
-/// Lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 15) as usize] as char);
-    }
-    out
 }
 
 /// The guardrail file named `file`, or [`PinError::NotPinnable`].
@@ -228,8 +217,11 @@ pub async fn prepare_accept<S: ObjectStore>(store: &S, template: &str, file: &st
 
 /// The agent's half of an accept: the pin advances to `accepted.sha256`
 /// (which must be in the version store) and any agent-scoped override of the
-/// file is deleted, so the agent serves exactly the accepted bytes.
-/// Returns the previous pin.
+/// file is deleted, so the agent serves exactly the accepted bytes. The
+/// change is recorded in the workspace history (by `pins`): what the agent
+/// served before (its override, else the previously pinned version, else
+/// the defaults) and the accepted bytes. Returns the previous pin.
+#[allow(clippy::too_many_arguments)]
 pub async fn apply_accept<S: ObjectStore, Q: Sql>(
     store: &S,
     pins: &PinStore<'_, Q>,
@@ -237,15 +229,50 @@ pub async fn apply_accept<S: ObjectStore, Q: Sql>(
     template: &str,
     accepted: &Accepted,
     now_ms: i64,
+    keep: usize,
 ) -> Result<Option<String>, PinError> {
     pinnable(&accepted.file)?;
     let version = keys::catalog_version(template, &accepted.file, &accepted.sha256)?;
-    if store.head(&version).await?.is_none() {
+    let Some(after) = store.get(&version).await? else {
         return Err(PinError::VersionMissing(version));
-    }
+    };
     let previous = pins.load(template)?.and_then(|p| p.files.get(&accepted.file).cloned());
+    let own_key = keys::workspace_key(agent, &accepted.file);
+    let before = match store.get(&own_key).await? {
+        Some(own) => Some(own.body),
+        None => {
+            let served = match &previous {
+                Some(sha) => keys::catalog_version(template, &accepted.file, sha)?,
+                None => keys::catalog_default(&accepted.file),
+            };
+            store.get(&served).await?.map(|o| o.body)
+        }
+    };
     pins.set(template, &accepted.file, &accepted.sha256, now_ms)?;
-    store.delete(&[keys::workspace_key(agent, &accepted.file)]).await?;
+    store.delete(&[own_key]).await?;
+    let why = format!(
+        "accepted template {template}'s {} (sha256:{})",
+        accepted.file,
+        &accepted.sha256[..accepted.sha256.len().min(12)]
+    );
+    history::record(
+        store,
+        agent,
+        &accepted.file,
+        before.as_deref(),
+        Some(&after.body),
+        Actor::Pins,
+        &why,
+        None,
+        now_ms,
+        keep,
+    )
+    .await
+    .map_err(|e| match e {
+        HistoryError::Storage(s) => PinError::Storage(s),
+        HistoryError::Key(k) => PinError::Key(k),
+        other => PinError::Storage(StorageError(other.to_string())),
+    })?;
     Ok(previous)
 }
 
@@ -257,9 +284,10 @@ pub async fn accept_update<S: ObjectStore, Q: Sql>(
     template: &str,
     file: &str,
     now_ms: i64,
+    keep: usize,
 ) -> Result<AcceptOutcome, PinError> {
     let accepted = prepare_accept(store, template, file).await?;
-    let previous_sha256 = apply_accept(store, pins, agent, template, &accepted, now_ms).await?;
+    let previous_sha256 = apply_accept(store, pins, agent, template, &accepted, now_ms, keep).await?;
     Ok(AcceptOutcome { file: accepted.file, sha256: accepted.sha256, previous_sha256 })
 }
 
@@ -408,9 +436,15 @@ mod tests {
         assert_eq!(g.current_content.as_deref(), Some("Share anything."));
         assert!(!st[1].update_available);
 
-        let out = block_on(accept_update(&s, &ps, &a, T, "GUARDRAILS.md", 5)).unwrap();
+        let out = block_on(accept_update(&s, &ps, &a, T, "GUARDRAILS.md", 5, 50)).unwrap();
         assert_eq!(out.sha256, sha256_hex(b"Share anything."));
         assert_eq!(out.previous_sha256, Some(sha256_hex(b"Never share secrets.")));
+        // The workspace history has the change: the override it replaced, by pins.
+        let kept = block_on(history::view::versions(&s, &a, "GUARDRAILS.md", 5)).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].actor, Actor::Pins);
+        assert_eq!(kept[0].previous, Some(sha256_hex(b"agent override")));
+        assert_eq!(kept[0].sha256, Some(sha256_hex(b"Share anything.")));
         assert!(!s.objects.borrow().contains_key("agents/main/GUARDRAILS.md"), "override deleted");
         let vkey = format!("_catalog/concierge/workspace-versions/GUARDRAILS.md@sha256:{}", out.sha256);
         assert!(s.objects.borrow().contains_key(&vkey));
@@ -438,14 +472,14 @@ mod tests {
         let sql = MemSql::default();
         let ps = pin_store(&sql);
         let a = agent("main");
-        assert!(matches!(block_on(accept_update(&s, &ps, &a, T, "SOUL.md", 1)), Err(PinError::NotPinnable(_))));
+        assert!(matches!(block_on(accept_update(&s, &ps, &a, T, "SOUL.md", 1, 50)), Err(PinError::NotPinnable(_))));
         assert!(matches!(
-            block_on(accept_update(&s, &ps, &a, T, "CAPABILITIES.md", 1)),
+            block_on(accept_update(&s, &ps, &a, T, "CAPABILITIES.md", 1, 50)),
             Err(PinError::NoTemplateFile { .. })
         ));
-        assert!(matches!(block_on(accept_update(&s, &ps, &a, "../x", "GUARDRAILS.md", 1)), Err(PinError::Key(_))));
+        assert!(matches!(block_on(accept_update(&s, &ps, &a, "../x", "GUARDRAILS.md", 1, 50)), Err(PinError::Key(_))));
         let bogus = Accepted { file: "GUARDRAILS.md".into(), sha256: "0".repeat(64) };
-        assert!(matches!(block_on(apply_accept(&s, &ps, &a, T, &bogus, 1)), Err(PinError::VersionMissing(_))));
+        assert!(matches!(block_on(apply_accept(&s, &ps, &a, T, &bogus, 1, 50)), Err(PinError::VersionMissing(_))));
         assert_eq!(ps.load(T).unwrap(), None, "nothing recorded");
     }
 
@@ -467,7 +501,7 @@ mod tests {
             let s = &s;
             async move {
                 let ps = PinStore::new(sql);
-                apply_accept(s, &ps, &AgentId::parse(&agent).unwrap(), T, &accepted, 9)
+                apply_accept(s, &ps, &AgentId::parse(&agent).unwrap(), T, &accepted, 9, 50)
                     .await
                     .map(|_| ())
                     .map_err(|e| e.to_string())

@@ -328,8 +328,9 @@ pub fn identity_name(text: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::testing::{MemSql, MemStore};
+    use crate::text::sha256_hex;
     use crate::workspace::listing::{list_due, ListingCache};
-    use crate::workspace::pins::{initialize_pins, sha256_hex, PinStore};
+    use crate::workspace::pins::{initialize_pins, PinStore};
     use futures::executor::block_on;
     use WorkspaceFile as F;
 

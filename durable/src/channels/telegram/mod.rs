@@ -5,6 +5,7 @@
 //! ignored ([`Ignored`]). Pure: `tests.rs` runs it on every real update in
 //! `tests/fixtures/real-world/telegram/`.
 
+pub mod callback;
 pub mod context;
 pub mod describe;
 pub mod wire;
@@ -13,6 +14,7 @@ pub mod wire;
 mod tests;
 
 use crate::inbound::{ChatKind, Inbound, ReplyTarget};
+pub use callback::{button_tap, ButtonTap};
 pub use describe::TELEGRAM_DOWNLOAD_LIMIT;
 pub use wire::{Entity, TgMessage, Update};
 

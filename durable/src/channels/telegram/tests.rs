@@ -70,6 +70,35 @@ fn edits_start_no_turn() {
 }
 
 #[test]
+fn button_taps_are_read_from_every_real_callback_query() {
+    let read = |name: &str| {
+        let text = std::fs::read_to_string(fixture_dir().join(name)).unwrap();
+        button_tap(&parse(&text))
+    };
+    let t = read("nutgram-callback-query.json").unwrap();
+    assert_eq!(
+        t,
+        ButtonTap {
+            callback_id: "666728699048485871".into(),
+            from: "222222222".into(),
+            data: Some("thedata".into()),
+            chat: Some("222222222".into()),
+            message_id: Some(69587),
+        }
+    );
+    let old = read("nutgram-callback-query-inaccessible-message.json").unwrap();
+    assert_eq!((old.chat.as_deref(), old.message_id), (Some("222222222"), Some(69587)));
+    let gone = read("nutgram-callback-query-without-message.json").unwrap();
+    assert_eq!((gone.chat, gone.message_id, gone.data.as_deref()), (None, None, Some("thedata")));
+    let inline = read("botapi-doc-callback-query-inline.json").unwrap();
+    assert_eq!((inline.from.as_str(), inline.chat), ("1111111", None));
+    assert!(read("nutgram-callback-query-complex.json").is_some());
+    assert!(read("teloxide-callback-query-game.json").is_some());
+    assert_eq!(button_tap(&parse(r#"{"update_id":4,"callback_query":{"id":"x"}}"#)), None, "no sender");
+    assert_eq!(button_tap(&parse(r#"{"update_id":4,"message":null}"#)), None);
+}
+
+#[test]
 fn non_messages_and_channels_are_not_inbound() {
     let u = parse(r#"{"update_id":4,"callback_query":{"id":"x"}}"#);
     assert_eq!(to_inbound(&u, &bot(), 0), Err(Ignored::NotAMessage("callback_query".into())));
