@@ -43,6 +43,7 @@
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //! - [`voice`]: voice replies (text to speech, `/voice`).
 //! - [`api`]: the HTTP API's callers, requests and threads.
+//! - [`console`]: the web console's login cookie and its CSRF check.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -64,6 +65,7 @@ pub mod toolkit;
 
 pub mod api;
 pub mod channels;
+pub mod console;
 pub mod delivery;
 pub mod dreaming;
 pub mod llm;
