@@ -27,7 +27,7 @@
 //!
 //! **Retention**: each file keeps its last `HISTORY_KEEP_VERSIONS` changes
 //! (50 by default); blobs no kept change names are deleted by
-//! [`collect_garbage`] (the Agent object runs it nightly), once they are an
+//! [`collect_garbage`] (the Agent object runs it daily), once they are an
 //! hour old (a write in flight stores its blobs before its records).
 
 pub mod diff;
