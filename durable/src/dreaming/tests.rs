@@ -498,3 +498,31 @@ fn an_approval_whose_write_fails_can_be_tapped_again() {
     assert_eq!(o.state.as_deref(), Some("approved"));
     assert_eq!(h.text("MEMORY.md").unwrap().matches("America/Bogota").count(), 1);
 }
+
+#[test]
+fn a_sweep_that_fails_after_its_call_is_not_run_again_that_night() {
+    use crate::scheduled::store::ScheduleStore;
+    let h = Host::new();
+    used(&h);
+    promote_tz(&h);
+    // The model answered; writing MEMORY.md fails.
+    h.store.inject(crate::testing::Fault::always(crate::testing::StoreOp::Put, "agents/main/MEMORY.md"));
+    let agent = AgentId::parse("main").unwrap();
+    let (c, at) = (cfg(), NIGHT);
+    h.now.set(at);
+    assert!(block_on(night(&h, &Night { cfg: &c, agent: &agent, template: None, keep: 50, now: at })).is_err());
+    assert_eq!(h.calls.borrow().len(), 1);
+    // Past the time a `running` claim is taken again: the night is over all the same.
+    h.store.clear_faults();
+    promote_tz(&h);
+    assert!(h.run(&c, NIGHT + super::sweep::STALE_RUN_MS + 60_000).is_none());
+    assert_eq!(h.calls.borrow().len(), 1, "no second LLM call the same night");
+    let sched = ScheduleStore::new(&*h.sql);
+    assert_eq!(sched.failed().unwrap(), ["dream:2026-04-23"]);
+    let spent = sched.ledger_totals().unwrap();
+    assert_eq!((spent[0].kind.as_str(), spent[0].usage.total_tokens), ("dream", 340), "its tokens are counted");
+    let last: serde_json::Value = serde_json::from_str(&h.dreams().get("last").unwrap().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "failed");
+    // The next night it runs.
+    assert_eq!(h.run(&c, NIGHT + DAY).unwrap().outcome, Outcome::Done);
+}
