@@ -207,9 +207,12 @@ pub async fn record<S: ObjectStore>(
     Ok(Some(change))
 }
 
-/// Stores the blobs and builds the change (no record written yet).
+/// Stores the blobs and builds the change (no record written yet): the
+/// first half of [`record`], for a caller that changes the file itself in
+/// between (so the replaced version is in R2 before it is gone), then calls
+/// [`write_records`]. `None` when nothing changes.
 #[allow(clippy::too_many_arguments)]
-async fn prepare<S: ObjectStore>(
+pub async fn prepare<S: ObjectStore>(
     store: &S,
     agent: &AgentId,
     path: &str,
@@ -247,7 +250,8 @@ async fn prepare<S: ObjectStore>(
     }))
 }
 
-async fn write_records<S: ObjectStore>(
+/// The second half of [`record`]: the change's two records, then the file's retention.
+pub async fn write_records<S: ObjectStore>(
     store: &S,
     agent: &AgentId,
     change: &Change,
