@@ -1,8 +1,9 @@
 // End to end in workerd: recall evidence recorded by the agent's own memory
 // use (group stores apart), the nightly dreaming sweep driven by the cron
 // tick (promotes once per night with one LLM call, finds nothing with none,
-// refuses a write that would lose a line), approval of proposals with
-// Telegram inline buttons and callback queries.
+// refuses a write that would lose a line, keeps to the budget's background
+// share), approval of proposals with Telegram inline buttons and callback
+// queries.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
@@ -264,5 +265,34 @@ describe("approval on Telegram", () => {
     assert.match(askedAbout, /plants/);
     assert.doesNotMatch(askedAbout, /sister Ana lives/, "refused: settled for good");
     await h.until(() => proposals().length === 4, { what: "the expired fact proposed again" });
+  });
+});
+
+describe("a spent budget", () => {
+  const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+  let h;
+  before(async () => {
+    h = await startHearth({
+      bindings: { ...BASE, LLM_PRICES: JSON.stringify({ "claude-test": PRICE }), BUDGET_DAILY_USD: "1", USAGE_SETTLE_MS: "0" },
+    });
+  });
+  after(() => h.close());
+
+  test("skips the sweep: no LLM call, no dreaming cost, the reason in the admin view", async () => {
+    await useTheNote(h);
+    assert.equal((await get(h, "/api/agents/main/memory/evidence?store=main")).entries[0].name, "tz", "a candidate waits");
+    // One conversation turn spends 95 % of today's budget: past the background share (90 %).
+    const usd = 0.95;
+    await turn(h, { text: "a long question", steps: [{ text: "a long answer", usage: { input_tokens: Math.round((usd * 1e6) / PRICE.input), output_tokens: 0 } }] });
+    await h.until(async () => (await get(h, "/api/agents/main/usage?period=today")).totalCost >= usd, { what: "the spend in the ledger" });
+    const calls = h.llm.requests.length;
+    const d = await tick(h, Date.now());
+    assert.equal(d.last.outcome, "skippedBudget", JSON.stringify(d.last));
+    assert.match(d.last.note, /BUDGET_BACKGROUND_PERCENT/);
+    assert.equal(sweepRequests(h).length, 0, "no sweep request");
+    assert.equal(h.llm.requests.length, calls);
+    const usage = await get(h, "/api/agents/main/usage?period=all");
+    assert.equal(usage.byKind.dreaming, undefined, JSON.stringify(usage.byKind));
+    assert.equal(await text(h, "agents/main/MEMORY.md"), null);
   });
 });
