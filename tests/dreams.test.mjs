@@ -3,8 +3,10 @@
 // tick (promotes once per night with one LLM call, finds nothing with none,
 // refuses a write that would lose a line, keeps to the budget's background
 // share), approval of proposals with Telegram inline buttons and callback
-// queries.
+// queries (and taps Hearth cannot act on), the history's daily clean-up
+// whether or not the agent dreams.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
 
@@ -294,5 +296,50 @@ describe("a spent budget", () => {
     const usage = await get(h, "/api/agents/main/usage?period=all");
     assert.equal(usage.byKind.dreaming, undefined, JSON.stringify(usage.byKind));
     assert.equal(await text(h, "agents/main/MEMORY.md"), null);
+  });
+});
+
+describe("the history's clean-up", () => {
+  let h;
+  before(async () => {
+    h = await startHearth({ bindings: { ...BASE, DREAMING: "off" } });
+  });
+  after(() => h.close());
+
+  test("runs daily with dreaming off: an old orphan blob goes, a kept change's blobs stay", async () => {
+    for (const body of ["I am calm.\n", "I am calm and brief.\n"]) {
+      const put = await h.fetch("/api/agents/main/files/SOUL.md?why=tone", { method: "PUT", headers: auth, body });
+      assert.equal(put.status, 200, await put.clone().text());
+    }
+    const blob = (t) => `history/main/blobs/${createHash("sha256").update(t).digest("hex")}`;
+    // Content no kept change names (its records pruned long ago).
+    const bucket = await h.bucket();
+    await bucket.put(blob("forgotten\n"), "forgotten\n");
+    // Two hours on: every blob is past the clean-up's grace hour.
+    const d = await tick(h, Date.now() + 2 * 60 * MIN);
+    assert.equal(d.settings.enabled, false);
+    assert.equal(await bucket.head(blob("forgotten\n")), null, "the orphan is gone");
+    for (const kept of ["I am calm.\n", "I am calm and brief.\n"]) {
+      assert.ok(await bucket.head(blob(kept)), `a kept version stays: ${kept}`);
+    }
+  });
+});
+
+describe("a tap Hearth cannot act on", () => {
+  let h;
+  before(async () => {
+    // Approval asked for, but the owner is on Discord only: no Telegram owner to act for.
+    h = await startHearth({ bindings: { ...BASE, DREAM_APPROVAL: "telegram", OWNER_IDS: "discord:80351110224678912" } });
+  });
+  after(() => h.close());
+
+  test("is answered and acknowledged with 200, so Telegram stops delivering it", async () => {
+    const update = h.telegram.tapUpdate({ from: OWNER, chat: OWNER, messageId: 1, data: "dream:1:a", updateId: 910001 });
+    const res = await h.sendUpdate(update);
+    assert.equal(res.status, 200, await res.clone().text());
+    const answers = h.telegram.calls("answerCallbackQuery");
+    assert.equal(answers.length, 1);
+    assert.equal(answers[0].body.callback_query_id, update.callback_query.id);
+    assert.match(answers[0].body.text, /can't act on this button/);
   });
 });

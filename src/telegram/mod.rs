@@ -91,7 +91,8 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         };
         let body = serde_json::to_string(&tap)?;
         let answer =
-            crate::objects::call_raw(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(body)).await;
+            crate::objects::call_raw(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(body))
+                .await;
         return match answer {
             Ok((200..=299, text)) => match serde_json::from_str::<TapOutcome>(&text) {
                 Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
