@@ -12,9 +12,9 @@
 //! and each Discord bot's user id (the first part of its token).
 
 use crate::adapters::{self, EnvVars};
-use durable::inbound::{ChatKind, GroupHop, Inbound, SessionKey};
+use durable::inbound::{ChatKind, Inbound};
 use durable::ports::LogLevel;
-use durable::routing::group::{self, Delivery};
+use durable::routing::group;
 use durable::settings::{groups as groups_cfg, setting, AgentConfig};
 use worker::Env;
 
@@ -33,29 +33,9 @@ pub async fn route_group(env: &Env, vars: &EnvVars, cfg: &AgentConfig, inbound: 
     }
     let members =
         group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
-    // One key per message of the chat, the same whichever bot received it.
-    let origin = match (&inbound.reply_target.reply_to, inbound.channel.as_str()) {
-        (Some(id), "telegram") => format!("telegram:{}:msg:{id}", inbound.chat_id),
-        _ => inbound.dedupe_key.clone(),
-    };
-    let routes = group::route_human(g, &members, &inbound.text);
-    let calls = routes.into_iter().filter_map(|(agent, delivery)| {
-        let key = SessionKey::parse(&format!("agent:{agent}:{}:group:{}", inbound.channel, inbound.chat_id))?;
-        let key = match &inbound.thread_id {
-            Some(t) => SessionKey::parse(&format!("{}:topic:{t}", key.render()))?,
-            None => key,
-        };
-        let mut msg = inbound.clone();
-        msg.dedupe_key = origin.clone();
-        msg.addressed = delivery == Delivery::Turn;
-        msg.group =
-            Some(GroupHop { listen: delivery == Delivery::Listen, origin: origin.clone(), ..Default::default() });
-        if delivery == Delivery::Listen {
-            // Only words join another agent's thread; its media stay with whoever answers.
-            msg.media.clear();
-        }
-        Some(async move { crate::discord::gateway::enqueue_reliably(env, &key, &msg).await })
-    });
+    let calls = group::human_deliveries(g, &members, inbound)
+        .into_iter()
+        .map(|(key, msg)| async move { crate::discord::gateway::enqueue_reliably(env, &key, &msg).await });
     futures::future::join_all(calls).await;
     adapters::log(LogLevel::Info, &format!("group {}:{}: message routed", inbound.channel, inbound.chat_id));
     true

@@ -73,6 +73,11 @@ pub struct Inbound {
     /// human message started (see `routing::group`). `None`: an ordinary message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<GroupHop>,
+    /// The user ids the message @mentions, as the platform lists them
+    /// (Discord's `mentions`): who a group message is for, read from the
+    /// message itself, never from a text a bot may have rewritten.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<String>,
 }
 
 /// A message's place in a group of agents' exchange.

@@ -8,7 +8,7 @@
 
 use crate::access;
 use crate::adapters::{self, EnvVars};
-use durable::channels::discord::message::{to_inbound, GatewayMessage};
+use durable::channels::discord::message::{to_inbound, without_mention, GatewayMessage};
 use durable::inbound::{Inbound, ReplyTarget, SessionKey};
 use durable::ports::LogLevel;
 use durable::routing::{route, Route};
@@ -24,12 +24,18 @@ pub async fn handle_message(env: &Env, agent: &str, bot_id: Option<&str>, msg: &
         adapters::log(LogLevel::Error, &format!("gateway message for agent {agent} dropped: its settings are invalid"));
         return;
     };
-    let inbound = match to_inbound(msg, bot_id, adapters::now_ms()) {
+    let mut inbound = match to_inbound(msg, bot_id, adapters::now_ms()) {
         Ok(i) => i,
         Err(_) => return,
     };
+    // A group of agents routes on the message as written (every bot of the
+    // group reads the same); a session of this bot alone reads it without
+    // the mention that addressed the bot.
     if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
         return;
+    }
+    if let Some(id) = bot_id {
+        inbound.text = without_mention(&inbound.text, id);
     }
     match route(&cfg, &inbound) {
         Route::Turn(key) => enqueue_reliably(env, &key, &inbound).await,

@@ -118,9 +118,29 @@ pub fn only_mentions(text: &str, members: &[Member]) -> bool {
     saw
 }
 
-/// Who takes a turn on a human message.
-pub fn route_human(group: &AgentGroup, members: &[Member], text: &str) -> Vec<(String, Delivery)> {
-    let named = mentioned(text, members);
+/// The agent with the handle `handle` (lower case), if any.
+fn member_by_handle<'a>(members: &'a [Member], handle: &str) -> Option<&'a Member> {
+    members.iter().find(|m| m.handles.iter().any(|h| h == handle))
+}
+
+/// Who takes a turn on a human message: the agents its text @mentions and
+/// the ones among `mention_ids` (the user ids the platform says it
+/// mentions, e.g. Discord's `mentions`: a bot's user id is its agent's
+/// handle); with none, the group's mode decides.
+pub fn route_human(
+    group: &AgentGroup,
+    members: &[Member],
+    text: &str,
+    mention_ids: &[String],
+) -> Vec<(String, Delivery)> {
+    let mut named = mentioned(text, members);
+    for id in mention_ids {
+        if let Some(m) = member_by_handle(members, &id.to_lowercase()) {
+            if !named.contains(&m.agent) {
+                named.push(m.agent.clone());
+            }
+        }
+    }
     group
         .agents
         .iter()
@@ -135,6 +155,69 @@ pub fn route_human(group: &AgentGroup, members: &[Member], text: &str) -> Vec<(S
                 }
             };
             (a.clone(), if turn { Delivery::Turn } else { Delivery::Listen })
+        })
+        .collect()
+}
+
+/// `text` with Discord's mentions of the group's bots (`<@id>`, `<@!id>`)
+/// written as `@agent`: every agent reads the same words, whichever bot
+/// received the message, and sees who it was for.
+pub fn spell_mentions(text: &str, members: &[Member]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("<@") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let body = tail.strip_prefix('!').unwrap_or(tail);
+        let end = body.find('>');
+        let agent = end.and_then(|e| member_by_handle(members, &body[..e].to_lowercase()).map(|m| (e, m)));
+        match agent {
+            Some((e, m)) => {
+                out.push('@');
+                out.push_str(&m.agent);
+                rest = &body[e + 1..];
+            }
+            None => {
+                out.push_str("<@");
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.trim().to_owned()
+}
+
+/// A human message as each agent's session of the group gets it: the same
+/// words and the same dedupe key (the chat's message id) whichever bot
+/// received it, a turn for the agents it is for, and the rest listen.
+pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inbound) -> Vec<(SessionKey, Inbound)> {
+    // One key per message of the chat, the same whichever bot received it.
+    let origin = match (&inbound.reply_target.reply_to, inbound.channel.as_str()) {
+        (Some(id), "telegram") => format!("telegram:{}:msg:{id}", inbound.chat_id),
+        _ => inbound.dedupe_key.clone(),
+    };
+    let text = spell_mentions(&inbound.text, members);
+    let routes = route_human(group, members, &inbound.text, &inbound.mentions);
+    routes
+        .into_iter()
+        .filter_map(|(agent, delivery)| {
+            let key = SessionKey::Group {
+                agent: AgentId::parse(&agent).ok()?,
+                channel: inbound.channel.clone(),
+                chat: inbound.chat_id.clone(),
+                topic: inbound.thread_id.clone(),
+            };
+            let mut msg = inbound.clone();
+            msg.text = text.clone();
+            msg.dedupe_key = origin.clone();
+            msg.addressed = delivery == Delivery::Turn;
+            msg.group =
+                Some(GroupHop { listen: delivery == Delivery::Listen, origin: origin.clone(), ..Default::default() });
+            if delivery == Delivery::Listen {
+                // Only words join another agent's thread; its media stay with whoever answers.
+                msg.media.clear();
+            }
+            Some((key, msg))
         })
         .collect()
 }
@@ -214,6 +297,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         media: vec![],
         context: vec![],
         group: Some(GroupHop { listen, ..hop.clone() }),
+        mentions: vec![],
     };
     ReplyTarget {
         channel: RELAY_CHANNEL.into(),

@@ -174,7 +174,9 @@ fn message_create_in_a_guild_is_addressed_by_a_mention_or_a_reply() {
     let inbound = to_inbound(m, Some(bot), 7).unwrap();
     assert_eq!(inbound.kind, ChatKind::Group);
     assert!(inbound.addressed);
-    assert!(!inbound.text.contains(bot), "the mention is taken out: {}", inbound.text);
+    assert!(inbound.mentions.iter().any(|id| id == bot), "the mentions as Discord lists them");
+    let said = super::message::without_mention(&inbound.text, bot);
+    assert!(!said.contains(bot) && !said.is_empty(), "the mention is not part of what was said: {said}");
     assert_eq!(inbound.dedupe_key, format!("discord:message:{}", m.id));
     assert_eq!(inbound.reply_target.reply_to.as_deref(), Some(m.id.as_str()));
     assert_eq!(inbound.reply_target.chat_id, m.channel_id);
@@ -226,4 +228,61 @@ fn bot_ids_come_from_tokens() {
     assert_eq!(super::bot_id_of_token("MTAxNjYxMjMwMTI2MjA0MTA5OA.GxYz.abc").as_deref(), Some("1016612301262041098"));
     assert_eq!(super::bot_id_of_token("not-a-token"), None);
     assert_eq!(super::bot_id_of_token(""), None);
+}
+
+/// A channel with a group of agents, each with its own bot and Gateway:
+/// every bot gets the same `MESSAGE_CREATE`, and who answers depends only
+/// on the message, not on which bot read it first.
+#[test]
+fn a_group_routes_on_the_mentions_whichever_bot_received_the_message() {
+    use crate::routing::group::{human_deliveries, members};
+    use crate::settings::groups;
+    use std::collections::HashMap;
+    const MOD: &str = "1111111111111111111";
+    const PERF: &str = "2222222222222222222";
+    let vars: HashMap<String, String> = [(
+        "GROUPS".to_owned(),
+        r#"{"discord:300": {"agents": ["mod", "perf", "sec"], "moderator": "mod"}}"#.to_owned(),
+    )]
+    .into_iter()
+    .collect();
+    let agents: Vec<String> = ["mod", "perf", "sec"].iter().map(|s| s.to_string()).collect();
+    let g = groups::load(&vars, &agents).unwrap().remove(0);
+    let bot_of = |a: &str| match a {
+        "mod" => vec![MOD.to_owned()],
+        "perf" => vec![PERF.to_owned()],
+        _ => vec![],
+    };
+    let m = members(&g, &bot_of);
+    let frame = |content: &str, mentions: &[&str]| -> super::message::GatewayMessage {
+        let mentions: Vec<serde_json::Value> =
+            mentions.iter().map(|id| serde_json::json!({"id": id, "username": "bot", "bot": true})).collect();
+        serde_json::from_value(serde_json::json!({
+            "id": "900", "channel_id": "300", "guild_id": "200", "type": 0, "content": content,
+            "author": {"id": "42", "username": "pat"}, "mentions": mentions,
+        }))
+        .unwrap()
+    };
+    let turns = |d: &[(crate::inbound::SessionKey, crate::inbound::Inbound)]| -> Vec<String> {
+        d.iter().filter(|(_, i)| i.addressed).map(|(k, _)| k.agent().as_str().to_owned()).collect()
+    };
+    let to_perf = frame(&format!("<@{PERF}> is the p99 fine?"), &[PERF]);
+    let mut seen = Vec::new();
+    for receiver in [PERF, MOD] {
+        let inbound = to_inbound(&to_perf, Some(receiver), 7).unwrap();
+        let d = human_deliveries(&g, &m, &inbound);
+        assert_eq!(turns(&d), vec!["perf"], "received by {receiver}");
+        assert_eq!(d.len(), 3, "everyone reads it");
+        assert!(d.iter().all(|(_, i)| i.text == "@perf is the p99 fine?"), "{d:?}");
+        seen.push(d);
+    }
+    assert_eq!(seen[0], seen[1], "the same deliveries whichever bot read it");
+    // Discord's `mentions` alone is enough (a `<@!id>` nickname mention).
+    let nick = frame(&format!("<@!{PERF}> and you?"), &[PERF]);
+    assert_eq!(turns(&human_deliveries(&g, &m, &to_inbound(&nick, Some(MOD), 7).unwrap())), vec!["perf"]);
+    // No mention: the moderator, through whichever bot.
+    let open = frame("how do we scale?", &[]);
+    for receiver in [PERF, MOD] {
+        assert_eq!(turns(&human_deliveries(&g, &m, &to_inbound(&open, Some(receiver), 7).unwrap())), vec!["mod"]);
+    }
 }

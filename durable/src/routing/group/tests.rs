@@ -24,26 +24,26 @@ fn turns(routes: &[(String, Delivery)]) -> Vec<&str> {
 #[test]
 fn a_mention_goes_to_the_named_agent_and_the_rest_listen() {
     let (g, m) = team();
-    let r = route_human(&g, &m, "@sec what's the risk of exposing /metrics?");
+    let r = route_human(&g, &m, "@sec what's the risk of exposing /metrics?", &[]);
     assert_eq!(turns(&r), vec!["sec"]);
     assert_eq!(r.len(), 3, "everyone gets the message");
-    assert_eq!(turns(&route_human(&g, &m, "@perfbot and @SEC, thoughts?")), vec!["perf", "sec"]);
-    assert_eq!(turns(&route_human(&g, &m, "<@perfbot> hi")), vec!["perf"], "Discord's form");
-    assert_eq!(turns(&route_human(&g, &m, "/reset@perfbot")), vec!["perf"], "a command for one bot");
+    assert_eq!(turns(&route_human(&g, &m, "@perfbot and @SEC, thoughts?", &[])), vec!["perf", "sec"]);
+    assert_eq!(turns(&route_human(&g, &m, "<@perfbot> hi", &[])), vec!["perf"], "Discord's form");
+    assert_eq!(turns(&route_human(&g, &m, "/reset@perfbot", &[])), vec!["perf"], "a command for one bot");
     // An e-mail address is no mention: the moderator decides.
-    assert_eq!(turns(&route_human(&g, &m, "write to ops@sec.example")), vec!["mod"]);
+    assert_eq!(turns(&route_human(&g, &m, "write to ops@sec.example", &[])), vec!["mod"]);
 }
 
 #[test]
 fn without_a_mention_the_moderator_decides_else_everyone_answers() {
     let (g, m) = team();
-    assert_eq!(turns(&route_human(&g, &m, "How do we scale this API?")), vec!["mod"]);
+    assert_eq!(turns(&route_human(&g, &m, "How do we scale this API?", &[])), vec!["mod"]);
     let b = group(r#"{"discord:55": {"agents": ["perf", "sec"]}}"#);
     assert_eq!(b.mode, groups::Mode::Broadcast);
     let bm = members(&b, &|_| vec![]);
-    assert_eq!(turns(&route_human(&b, &bm, "hello all")), vec!["perf", "sec"]);
+    assert_eq!(turns(&route_human(&b, &bm, "hello all", &[])), vec!["perf", "sec"]);
     let q = group(r#"{"discord:55": {"agents": ["perf", "sec"], "mode": "mention"}}"#);
-    assert!(turns(&route_human(&q, &bm, "hello all")).is_empty());
+    assert!(turns(&route_human(&q, &bm, "hello all", &[])).is_empty());
 }
 
 #[test]
@@ -127,6 +127,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     };
     let from_key = SessionKey::parse("agent:mod:telegram:group:-100").unwrap();
     let to = session_of("perf", &from_key).unwrap();
