@@ -8,11 +8,16 @@
 //! - a human message that @mentions agents goes to them; with no mention the
 //!   moderator answers (`moderator` mode), or every agent (`broadcast`), or
 //!   nobody (`mention`);
-//! - an agent's reply is relayed to the others as `[perf (agent)]: …`; an
-//!   agent it @mentions takes the next turn;
-//! - `maxAgentTurns` bounds the agent turns after one human message; a reply
-//!   that is only @mentions ("@perf") does not count, and every relay counts
-//!   toward a hard bound of twice that plus two, so no exchange loops.
+//! - an agent's reply is relayed to the others as `[perf (agent)]: …`; the
+//!   first agent it @mentions takes the next turn (one: the exchange is a
+//!   chain, never a tree);
+//! - `maxAgentTurns` bounds the agent replies after one human message, all
+//!   of them together: the agents the person addressed answer first, and
+//!   hand-overs go on while the replies with content stay under the limit;
+//!   a reply that is only @mentions ("@perf") does not count, but every
+//!   reply counts toward a hard bound of twice that plus two, so one person's
+//!   message costs at most `2 × maxAgentTurns + 2` LLM calls (or one per
+//!   agent it addresses, when it addresses more).
 //!
 //! Bots do not see each other's messages on Telegram, and Hearth ignores
 //! bots' messages on Discord: the relay is how agents hear each other.
@@ -198,9 +203,11 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
     };
     let text = spell_mentions(&inbound.text, members);
     let routes = route_human(group, members, &inbound.text, &inbound.mentions);
+    let hops = human_hops(group, &routes, &origin);
     routes
         .into_iter()
-        .filter_map(|(agent, delivery)| {
+        .zip(hops)
+        .filter_map(|((agent, delivery), hop)| {
             let key = SessionKey::Group {
                 agent: AgentId::parse(&agent).ok()?,
                 channel: inbound.channel.clone(),
@@ -211,8 +218,7 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
             msg.text = text.clone();
             msg.dedupe_key = origin.clone();
             msg.addressed = delivery == Delivery::Turn;
-            msg.group =
-                Some(GroupHop { listen: delivery == Delivery::Listen, origin: origin.clone(), ..Default::default() });
+            msg.group = Some(hop);
             if delivery == Delivery::Listen {
                 // Only words join another agent's thread; its media stay with whoever answers.
                 msg.media.clear();
@@ -222,14 +228,43 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
         .collect()
 }
 
-/// The hard bound on relays after one human message.
+/// The hop each agent's copy of a human message starts from. The budget
+/// of one person's message is shared: the agents it is for answer first
+/// (each reply counts), then only the first of them may hand over, so the
+/// exchange goes on as one chain, never as a tree. The others start with the
+/// budget spent: their @mentions are relayed, but start no turn.
+fn human_hops(group: &AgentGroup, routes: &[(String, Delivery)], origin: &str) -> Vec<GroupHop> {
+    let answering = routes.iter().filter(|(_, d)| *d == Delivery::Turn).count() as u32;
+    let spent = answering.saturating_sub(1);
+    let mut first = true;
+    routes
+        .iter()
+        .map(|(_, delivery)| {
+            let listen = *delivery == Delivery::Listen;
+            let (turns, hops) = if listen {
+                (0, 0)
+            } else if std::mem::take(&mut first) {
+                (spent, spent)
+            } else {
+                (group.max_agent_turns, max_hops(group))
+            };
+            GroupHop { listen, origin: origin.to_owned(), turns, hops, from_agent: None }
+        })
+        .collect()
+}
+
+/// The hard bound on agent replies (LLM calls) after one human message:
+/// every reply, bare @mentions included, is one hop of a single chain.
 pub fn max_hops(group: &AgentGroup) -> u32 {
     group.max_agent_turns.saturating_mul(2).saturating_add(2)
 }
 
 /// Who gets agent `from`'s reply `text` to a message at `hop`, and the hop
-/// the relays carry: the @mentioned agents take a turn while the turn limit
-/// allows, everyone else listens.
+/// the relays carry: the first agent it @mentions takes the turn while the
+/// turn limit allows, everyone else listens. One turn per reply keeps the
+/// exchange a single chain, so the limits bound the whole exchange after a
+/// person's message (a reply naming two agents cannot start two branches,
+/// each counting on its own).
 pub fn route_reply(
     group: &AgentGroup,
     members: &[Member],
@@ -246,12 +281,15 @@ pub fn route_reply(
         from_agent: Some(from.to_owned()),
     };
     let may_turn = next.turns < group.max_agent_turns && next.hops < max_hops(group);
-    let named = mentioned(text, members);
+    let next_agent = mentioned(text, members).into_iter().find(|a| a != from);
     let out = group
         .agents
         .iter()
         .filter(|a| a.as_str() != from)
-        .map(|a| (a.clone(), if may_turn && named.contains(a) { Delivery::Turn } else { Delivery::Listen }))
+        .map(|a| {
+            let turn = may_turn && next_agent.as_deref() == Some(a.as_str());
+            (a.clone(), if turn { Delivery::Turn } else { Delivery::Listen })
+        })
         .collect();
     (out, next)
 }

@@ -67,8 +67,13 @@ pub fn relay<P: Platform>(
             p.log(
                 LogLevel::Info,
                 &format!(
-                    "group {}: @{agent} not given a turn ({} of {} agent turns, {} relays after the person's message)",
-                    group.chat, next.turns, group.max_agent_turns, next.hops
+                    "group {}: @{agent} not given a turn (only the first agent mentioned takes it; {} of {} agent \
+                     turns, {} of {} replies after the person's message)",
+                    group.chat,
+                    next.turns,
+                    group.max_agent_turns,
+                    next.hops,
+                    group::max_hops(group)
                 ),
             );
         }

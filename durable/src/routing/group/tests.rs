@@ -161,3 +161,70 @@ fn bad_groups_are_clear_errors() {
         assert!(e.contains("GROUPS") && e.contains(needle), "{json}: {e}");
     }
 }
+
+/// Runs the whole exchange one person's message starts, every agent
+/// answering `answer(agent)`: the LLM calls it costs, in order.
+fn exchange(g: &AgentGroup, m: &[Member], human: &str, answer: &dyn Fn(&str) -> String) -> Vec<String> {
+    let like = Inbound {
+        dedupe_key: "telegram:update:1".into(),
+        channel: "telegram".into(),
+        kind: ChatKind::Group,
+        chat_id: g.chat.clone(),
+        sender_id: "1".into(),
+        sender_name: "Ana".into(),
+        text: human.into(),
+        addressed: true,
+        thread_id: None,
+        reply_target: ReplyTarget::default(),
+        received_at: 1,
+        media: vec![],
+        context: vec![],
+        group: None,
+        mentions: vec![],
+    };
+    let mut queue: std::collections::VecDeque<(String, GroupHop)> = human_deliveries(g, m, &like)
+        .into_iter()
+        .filter(|(_, i)| i.addressed)
+        .map(|(k, i)| (k.agent().as_str().to_owned(), i.group.unwrap()))
+        .collect();
+    let mut calls = Vec::new();
+    while let Some((agent, hop)) = queue.pop_front() {
+        calls.push(agent.clone());
+        assert!(calls.len() < 1000, "runaway exchange");
+        let (routes, next) = route_reply(g, m, &agent, &answer(&agent), &hop);
+        for (to, d) in routes {
+            if d == Delivery::Turn {
+                queue.push_back((to, next.clone()));
+            }
+        }
+    }
+    calls
+}
+
+#[test]
+fn the_turn_limit_bounds_the_whole_exchange_not_each_branch() {
+    let (g, m) = team();
+    let bound = max_hops(&g) as usize;
+    assert_eq!(bound, 2 * 3 + 2);
+    // A model that always hands over to both others, with nothing else to say.
+    let both = |me: &str| {
+        let others: Vec<String> =
+            ["mod", "perf", "sec"].iter().filter(|a| **a != me).map(|a| format!("@{a}")).collect();
+        others.join(" ")
+    };
+    let calls = exchange(&g, &m, "@perf caching or security first?", &both);
+    assert_eq!(calls.len(), bound, "{calls:?}");
+    assert_eq!(calls[..3], ["perf", "mod", "perf"], "the turn goes to the first mentioned only");
+    // With content, maxAgentTurns replies in all.
+    let talk = |me: &str| format!("My view as {me}. {}", both(me));
+    assert_eq!(exchange(&g, &m, "@perf caching or security first?", &talk).len(), 3);
+    // A message for two agents: both answer, and the budget is shared.
+    assert_eq!(exchange(&g, &m, "@perf @sec thoughts?", &talk).len(), 3);
+    assert!(exchange(&g, &m, "@perf @sec thoughts?", &both).len() <= bound);
+    // Broadcast: every agent answers once, then one chain within the same bound.
+    let b = group(r#"{"discord:55": {"agents": ["mod", "perf", "sec"], "maxAgentTurns": 2}}"#);
+    let bm = members(&b, &|_| vec![]);
+    let calls = exchange(&b, &bm, "hello all", &both);
+    assert!(calls.len() <= max_hops(&b) as usize, "{calls:?}");
+    assert_eq!(exchange(&b, &bm, "hello all", &talk).len(), 3, "three addressed, each answers once");
+}
