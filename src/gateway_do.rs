@@ -96,6 +96,7 @@ impl Inner {
                 st.phase = Phase::Idle;
                 st.next_heartbeat_at = None;
                 st.reconnect_at = None;
+                st.handshake_deadline = None;
                 st.awaiting_ack = false;
             }
             *self.gw.borrow_mut() = st;
@@ -277,6 +278,7 @@ impl DurableObject for Gateway {
                     *me.gw.borrow_mut() = GatewayState { phase: Phase::Idle, ..me.gw.borrow().clone() };
                     me.gw.borrow_mut().next_heartbeat_at = None;
                     me.gw.borrow_mut().reconnect_at = None;
+                    me.gw.borrow_mut().handshake_deadline = None;
                     me.rearm().await;
                 } else if me.setting("DISCORD_BOT_TOKEN").is_none() {
                     let mut gw = me.gw.borrow_mut();
@@ -284,7 +286,7 @@ impl DurableObject for Gateway {
                     gw.fatal = Some("DISCORD_BOT_TOKEN is not set for this agent".into());
                 } else {
                     let url = me.url();
-                    let actions = me.gw.borrow_mut().ensure(&url, body.force);
+                    let actions = me.gw.borrow_mut().ensure(&url, body.force, adapters::now_ms());
                     me.run(actions).await;
                 }
                 me.persist(false).await;
