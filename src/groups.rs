@@ -19,26 +19,42 @@ use durable::settings::{groups as groups_cfg, setting, AgentConfig};
 use worker::Env;
 
 /// Handles a group message when its chat is a group of agents that `cfg`'s
-/// agent belongs to. `true`: routed here (queued, or not queued and logged).
-pub async fn route_group(env: &Env, vars: &EnvVars, cfg: &AgentConfig, inbound: &Inbound) -> bool {
+/// agent belongs to: `None` when it is not one; else whether every agent's
+/// session got its copy (`Err` names the ones that did not). `reliably`:
+/// retry each enqueue briefly (for a Gateway event, never delivered again);
+/// a webhook answers the error instead, and the platform delivers again.
+pub async fn route_group(
+    env: &Env,
+    vars: &EnvVars,
+    cfg: &AgentConfig,
+    inbound: &Inbound,
+    reliably: bool,
+) -> Option<Result<(), String>> {
     if inbound.kind != ChatKind::Group {
-        return false;
+        return None;
     }
-    let Some(g) = groups_cfg::find(&cfg.groups, &inbound.channel, &inbound.chat_id, cfg.agent.as_str()) else {
-        return false;
-    };
+    let g = groups_cfg::find(&cfg.groups, &inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
     let mut extra: Vec<(String, Vec<String>)> = Vec::new();
     for a in &g.agents {
         extra.push((a.clone(), handles_of(vars, &inbound.channel, a).await));
     }
     let members =
         group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
-    let calls = group::human_deliveries(g, &members, inbound)
-        .into_iter()
-        .map(|(key, msg)| async move { crate::discord::gateway::enqueue_reliably(env, &key, &msg).await });
-    futures::future::join_all(calls).await;
-    adapters::log(LogLevel::Info, &format!("group {}:{}: message routed", inbound.channel, inbound.chat_id));
-    true
+    let deliveries = group::human_deliveries(g, &members, inbound);
+    let out = group::deliver(deliveries, |key, msg| async move {
+        if reliably {
+            crate::objects::enqueue_reliably(env, &key, &msg).await
+        } else {
+            crate::objects::enqueue(env, &key, &msg).await
+        }
+    })
+    .await;
+    let place = format!("group {}:{}", inbound.channel, inbound.chat_id);
+    match &out {
+        Ok(()) => adapters::log(LogLevel::Info, &format!("{place}: message routed")),
+        Err(e) => adapters::log(LogLevel::Error, &format!("{place}: message {}: {e}", inbound.dedupe_key)),
+    }
+    Some(out)
 }
 
 /// What else `agent` is @mentioned by on `channel`: its Telegram bot's

@@ -118,8 +118,11 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(m) => m,
         Err(why) => return Response::ok(format!("ignored: {why}")),
     };
-    if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
-        return Response::ok("queued for the group");
+    match crate::groups::route_group(env, &vars, &cfg, &inbound, false).await {
+        Some(Ok(())) => return Response::ok("queued for the group"),
+        // A non-2xx makes Telegram deliver it again; the sessions that have it dedupe.
+        Some(Err(e)) => return Response::error(format!("could not queue the group message: {e}"), 503),
+        None => {}
     }
     match route(&cfg, &inbound) {
         Route::Turn(key) => match crate::objects::enqueue(env, &key, &inbound).await {

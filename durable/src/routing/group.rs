@@ -228,6 +228,29 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
         .collect()
 }
 
+/// Queues each agent's copy with `enqueue` (all at once). `Err` names every
+/// session that did not get its copy, so the caller can have the platform
+/// deliver the message again (the sessions dedupe, so the ones that have it
+/// are not asked twice): one failed enqueue must not lose the message.
+pub async fn deliver<F, Fut, E>(deliveries: Vec<(SessionKey, Inbound)>, enqueue: F) -> Result<(), String>
+where
+    F: Fn(SessionKey, Inbound) -> Fut,
+    Fut: std::future::Future<Output = Result<bool, E>>,
+    E: std::fmt::Display,
+{
+    let calls = deliveries.into_iter().map(|(key, msg)| {
+        let name = key.render();
+        let call = enqueue(key, msg);
+        async move { call.await.err().map(|e| format!("{name}: {e}")) }
+    });
+    let failed: Vec<String> = futures::future::join_all(calls).await.into_iter().flatten().collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("not queued for {}", failed.join("; ")))
+    }
+}
+
 /// The hop each agent's copy of a human message starts from. The budget
 /// of one person's message is shared: the agents it is for answer first
 /// (each reply counts), then only the first of them may hand over, so the

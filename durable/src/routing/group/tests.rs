@@ -228,3 +228,43 @@ fn the_turn_limit_bounds_the_whole_exchange_not_each_branch() {
     assert!(calls.len() <= max_hops(&b) as usize, "{calls:?}");
     assert_eq!(exchange(&b, &bm, "hello all", &talk).len(), 3, "three addressed, each answers once");
 }
+
+#[test]
+fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
+    let (g, m) = team();
+    let like = Inbound {
+        dedupe_key: "telegram:update:1".into(),
+        channel: "telegram".into(),
+        kind: ChatKind::Group,
+        chat_id: "-100".into(),
+        sender_id: "1".into(),
+        sender_name: "Ana".into(),
+        text: "How do we scale?".into(),
+        addressed: true,
+        thread_id: None,
+        reply_target: ReplyTarget::default(),
+        received_at: 1,
+        media: vec![],
+        context: vec![],
+        group: None,
+        mentions: vec![],
+    };
+    let tried = std::cell::RefCell::new(Vec::new());
+    let enqueue = |key: SessionKey, _msg: Inbound| {
+        tried.borrow_mut().push(key.agent().as_str().to_owned());
+        let fails = key.agent().as_str() == "sec";
+        async move {
+            if fails {
+                Err("Session object unreachable")
+            } else {
+                Ok(true)
+            }
+        }
+    };
+    let out = futures::executor::block_on(deliver(human_deliveries(&g, &m, &like), enqueue));
+    let err = out.unwrap_err();
+    assert!(err.contains("agent:sec:telegram:group:-100") && err.contains("unreachable"), "{err}");
+    assert_eq!(*tried.borrow(), vec!["mod", "perf", "sec"], "every agent's copy was tried");
+    let ok = |_: SessionKey, _: Inbound| async { Ok::<bool, String>(false) };
+    assert_eq!(futures::executor::block_on(deliver(human_deliveries(&g, &m, &like), ok)), Ok(()), "repeats are fine");
+}
