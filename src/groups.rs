@@ -63,7 +63,7 @@ async fn handles_of(vars: &EnvVars, channel: &str, agent: &str) -> Vec<String> {
     match channel {
         "telegram" => {
             let Ok(cfg) = crate::access::config_after_auth(vars, agent, true) else { return vec![] };
-            crate::telegram::bot_username(&cfg).await.into_iter().collect()
+            crate::telegram::username::bot_username(&cfg).await.into_iter().collect()
         }
         "discord" => setting(vars, agent, "DISCORD_BOT_TOKEN")
             .and_then(|t| durable::channels::discord::bot_id_of_token(&t))
