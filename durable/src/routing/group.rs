@@ -25,6 +25,7 @@
 use crate::inbound::{ChatKind, GroupHop, Inbound, ReplyTarget, SessionKey};
 use crate::settings::groups::{AgentGroup, Mode};
 use r2_layout::AgentId;
+use std::collections::BTreeMap;
 
 /// The outbox channel of relays: a "chat" per target session.
 pub const RELAY_CHANNEL: &str = "relay";
@@ -203,7 +204,22 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
     };
     let text = spell_mentions(&inbound.text, members);
     let routes = route_human(group, members, &inbound.text, &inbound.mentions);
-    let hops = human_hops(group, &routes, &origin);
+    // What the Worker learned besides the group's own handles travels on.
+    let bot_handles: BTreeMap<String, Vec<String>> = members
+        .iter()
+        .map(|m| {
+            let own = group.handles.get(&m.agent);
+            let extra: Vec<String> = m
+                .handles
+                .iter()
+                .filter(|h| **h != m.agent.to_lowercase() && !own.is_some_and(|o| o.contains(h)))
+                .cloned()
+                .collect();
+            (m.agent.clone(), extra)
+        })
+        .filter(|(_, extra)| !extra.is_empty())
+        .collect();
+    let hops = human_hops(group, &routes, &origin, &bot_handles);
     routes
         .into_iter()
         .zip(hops)
@@ -256,7 +272,12 @@ where
 /// (each reply counts), then only the first of them may hand over, so the
 /// exchange goes on as one chain, never as a tree. The others start with the
 /// budget spent: their @mentions are relayed, but start no turn.
-fn human_hops(group: &AgentGroup, routes: &[(String, Delivery)], origin: &str) -> Vec<GroupHop> {
+fn human_hops(
+    group: &AgentGroup,
+    routes: &[(String, Delivery)],
+    origin: &str,
+    bot_handles: &BTreeMap<String, Vec<String>>,
+) -> Vec<GroupHop> {
     let answering = routes.iter().filter(|(_, d)| *d == Delivery::Turn).count() as u32;
     let spent = answering.saturating_sub(1);
     let mut first = true;
@@ -271,9 +292,22 @@ fn human_hops(group: &AgentGroup, routes: &[(String, Delivery)], origin: &str) -
             } else {
                 (group.max_agent_turns, max_hops(group))
             };
-            GroupHop { listen, origin: origin.to_owned(), turns, hops, from_agent: None }
+            GroupHop {
+                listen,
+                origin: origin.to_owned(),
+                turns,
+                hops,
+                from_agent: None,
+                bot_handles: bot_handles.clone(),
+            }
         })
         .collect()
+}
+
+/// The members as a session of the group sees them when relaying a reply
+/// at `hop`: the group's handles and the bots' ones the exchange carries.
+pub fn reply_members(group: &AgentGroup, hop: &GroupHop) -> Vec<Member> {
+    members(group, &|a| hop.bot_handles.get(a).cloned().unwrap_or_default())
 }
 
 /// The hard bound on agent replies (LLM calls) after one human message:
@@ -302,6 +336,7 @@ pub fn route_reply(
         turns: hop.turns + counts as u32,
         hops: hop.hops + 1,
         from_agent: Some(from.to_owned()),
+        bot_handles: hop.bot_handles.clone(),
     };
     let may_turn = next.turns < group.max_agent_turns && next.hops < max_hops(group);
     let next_agent = mentioned(text, members).into_iter().find(|a| a != from);

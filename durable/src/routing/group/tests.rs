@@ -133,7 +133,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
     let to = session_of("perf", &from_key).unwrap();
     assert_eq!(to.render(), "agent:perf:telegram:group:-100");
     let hop =
-        GroupHop { origin: like.dedupe_key.clone(), turns: 0, hops: 1, from_agent: Some("mod".into()), listen: false };
+        GroupHop { origin: like.dedupe_key.clone(), hops: 1, from_agent: Some("mod".into()), ..Default::default() };
     let target = relay_target(&to, "mod", &like, &hop, false);
     let (key, msg) = relay_message(&target, "@perf", 9).unwrap();
     assert_eq!(key, to);
@@ -267,4 +267,40 @@ fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
     assert_eq!(*tried.borrow(), vec!["mod", "perf", "sec"], "every agent's copy was tried");
     let ok = |_: SessionKey, _: Inbound| async { Ok::<bool, String>(false) };
     assert_eq!(futures::executor::block_on(deliver(human_deliveries(&g, &m, &like), ok)), Ok(()), "repeats are fine");
+}
+
+#[test]
+fn a_reply_that_names_an_agent_by_its_bot_hands_over_too() {
+    let g = group(
+        r#"{"discord:300": {"agents": ["mod", "perf", "sec"], "moderator": "mod", "handles": {"sec": ["security"]}}}"#,
+    );
+    let m = members(&g, &|a| if a == "perf" { vec!["2222222222222222222".into()] } else { vec![] });
+    let like = Inbound {
+        dedupe_key: "discord:message:9".into(),
+        channel: "discord".into(),
+        kind: ChatKind::Group,
+        chat_id: "300".into(),
+        sender_id: "1".into(),
+        sender_name: "Ana".into(),
+        text: "how do we scale?".into(),
+        addressed: true,
+        thread_id: None,
+        reply_target: ReplyTarget::default(),
+        received_at: 1,
+        media: vec![],
+        context: vec![],
+        group: None,
+        mentions: vec![],
+    };
+    let d = human_deliveries(&g, &m, &like);
+    let (_, to_mod) = d.iter().find(|(k, _)| k.agent().as_str() == "mod").unwrap();
+    let hop = to_mod.group.clone().unwrap();
+    assert_eq!(hop.bot_handles.get("perf"), Some(&vec!["2222222222222222222".to_owned()]));
+    assert!(!hop.bot_handles.contains_key("sec"), "the group's own handles are in GROUPS already");
+    // The moderator's session knows only GROUPS; the hop brings the bot's id.
+    let seen = reply_members(&g, &hop);
+    let (r, _) = route_reply(&g, &seen, "mod", "<@2222222222222222222> over to you", &hop);
+    assert_eq!(turns(&r), vec!["perf"]);
+    let (r, _) = route_reply(&g, &seen, "mod", "@security your call", &hop);
+    assert_eq!(turns(&r), vec!["sec"]);
 }
