@@ -6,6 +6,9 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 
+# The web console: static assets, seconds to build, so always rebuilt.
+node scripts/build-console.mjs
+
 if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "${FORCE_BUILD:-}" ]; then
   newer=$(find src durable r2-layout Cargo.toml Cargo.lock -newer build/index_bg.wasm \
             \( -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) -not -path '*/target/*' 2>/dev/null | head -n 1)

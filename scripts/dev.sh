@@ -30,6 +30,7 @@ fi
 cat <<TXT
 
   Hearth runs at http://127.0.0.1:$PORT   (GET /health)
+  Web console:  http://localhost:$PORT/console   (log in with ADMIN_TOKEN from .dev.vars)
 
   Talk to it now, in a second terminal:   npm run chat
   (it needs LLM_API_KEY in .dev.vars; the token comes from .dev.vars too)

@@ -9,6 +9,7 @@ mod pins;
 mod threads;
 mod turns;
 mod usage;
+mod workspace;
 
 use crate::adapters::EnvVars;
 use crate::http::forward_json;
@@ -83,6 +84,16 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
         (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
         (Method::Get, ["pins", "pending"]) => pins::pending(env).await,
+        (_, ["agents", agent, "workspace", rest @ ..]) => workspace::agent(req, env, agent, rest).await,
+        (_, ["templates", template, "workspace", rest @ ..]) => {
+            let layer = durable::workspace::admin::LayerRef::template(&crate::http::percent_decode(template));
+            workspace::shared(req, env, layer, rest).await
+        }
+        (_, ["defaults", "workspace", rest @ ..]) => {
+            workspace::shared(req, env, Ok(durable::workspace::admin::LayerRef::Defaults), rest).await
+        }
+        (Method::Get, ["agents", agent, "memory", "stores"]) => memory_stores(env, agent).await,
+        (Method::Post, ["agents", agent, "memory", "call"]) => memory_call(req, env, agent).await,
         (_, ["agents", agent, rest @ ..])
             if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
                 || rest.starts_with(&["memory", "evidence"]) =>
@@ -177,4 +188,48 @@ async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &
 async fn schedule_status(env: &Env, agent: &str) -> Result<Response> {
     let path = durable::protocol::agent::SCHEDULE_STATUS_PATH;
     forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, path, None).await?)
+}
+
+/// `GET /api/agents/{id}/memory/stores`: the owner's store (`main`) and the
+/// store of every session in the registry (groups, other people's DMs, jobs,
+/// API threads), so the console can browse each.
+async fn memory_stores(env: &Env, agent: &str) -> Result<Response> {
+    let live: Vec<SessionEntry> = call::<(), _>(env, AGENT_BINDING, agent, Method::Get, SESSIONS_PATH, None).await?;
+    let mut stores = vec![durable::protocol::memory::MAIN_STORE.to_owned()];
+    for key in live.iter().filter_map(SessionEntry::key) {
+        let store = durable::protocol::memory::store_for(&key);
+        if !stores.contains(&store) {
+            stores.push(store);
+        }
+    }
+    Response::from_json(&serde_json::json!({"stores": stores}))
+}
+
+/// `POST /api/agents/{id}/memory/call`: a memory call for any store, as the
+/// owner (`{"call": "search", "store", "query", "k"}`, `get`, `stats`, or
+/// `op` with an add / write / rename / alias / remove); the Agent object's
+/// own answer is passed on. Recall and archive calls are the sessions' own.
+async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
+    use durable::protocol::memory::{valid_store_name, MemoryCall, CALL_PATH};
+    let body = match crate::http::read_body_limited(&mut req, durable::api::MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let call: MemoryCall = match serde_json::from_slice(&body) {
+        Ok(c) => c,
+        Err(e) => {
+            return json_error(
+                400,
+                &format!("not a memory call ({{\"call\": \"search\"|\"get\"|\"stats\"|\"op\", \"store\", ...}}): {e}"),
+            )
+        }
+    };
+    if matches!(call, MemoryCall::Recall { .. } | MemoryCall::AddArchive { .. }) {
+        return json_error(400, "recall and add_archive are the sessions' calls: use search, get, stats or op");
+    }
+    if !valid_store_name(call.store()) {
+        return json_error(400, "store must be 1-300 characters without control characters");
+    }
+    let path = format!("{CALL_PATH}?agent={agent}");
+    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(serde_json::to_string(&call)?)).await?)
 }

@@ -47,7 +47,9 @@ fn api_keys(vars: &EnvVars) -> std::result::Result<Rc<Vec<ApiKey>>, durable::set
     Ok(keys)
 }
 
-/// The caller of `req`, from its `Authorization: Bearer …` header.
+/// The caller of `req`, from its `Authorization: Bearer …` header, else the
+/// web console's login cookie (the owner; a write with the cookie must pass
+/// the console's CSRF check, `durable::console::check_write`).
 pub fn authenticate(req: &Request, env: &Env) -> std::result::Result<Caller, Refused> {
     let vars = EnvVars::of(env);
     let keys = api_keys(&vars).map_err(|e| {
@@ -55,5 +57,38 @@ pub fn authenticate(req: &Request, env: &Env) -> std::result::Result<Caller, Ref
         Refused(ApiError { status: 500, message: format!("configuration error: {e}") })
     })?;
     let header = req.headers().get("authorization").ok().flatten();
-    durable::api::authenticate(header.as_deref(), vars.get("ADMIN_TOKEN").as_deref(), &keys).map_err(Refused)
+    let admin = vars.get("ADMIN_TOKEN");
+    if header.is_none() {
+        if let Some(caller) = console_caller(req, admin.as_deref())? {
+            return Ok(caller);
+        }
+    }
+    durable::api::authenticate(header.as_deref(), admin.as_deref(), &keys).map_err(Refused)
+}
+
+/// The owner, when `req` carries a valid console cookie (and, for anything
+/// but a read, passes the CSRF check); `None` without a cookie.
+fn console_caller(req: &Request, admin: Option<&str>) -> std::result::Result<Option<Caller>, Refused> {
+    use durable::console;
+    let header = |name: &str| req.headers().get(name).ok().flatten();
+    let Some(cookies) = header("cookie") else { return Ok(None) };
+    let Some(value) = console::cookie(&cookies, console::COOKIE_NAME) else { return Ok(None) };
+    let now = crate::adapters::now_ms() / 1000;
+    if !console::session_valid(value, admin.unwrap_or(""), now) {
+        let message = "the console session has expired or ADMIN_TOKEN changed: log in again".to_owned();
+        return Err(Refused(ApiError { status: 401, message }));
+    }
+    if !matches!(req.method(), worker::Method::Get | worker::Method::Head) {
+        let url = req.inner().url();
+        let checked = console::check_write(
+            header("origin").as_deref(),
+            header(console::CONSOLE_HEADER).as_deref(),
+            &url,
+            header("host").as_deref(),
+        );
+        if let Err(message) = checked {
+            return Err(Refused(ApiError { status: 403, message }));
+        }
+    }
+    Ok(Some(Caller::Admin))
 }

@@ -8,6 +8,7 @@ mod adapters;
 mod agent_do;
 mod api;
 mod auth;
+mod console;
 mod discord;
 mod gateway_do;
 mod gateway_ensure;
@@ -47,6 +48,8 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
             let agent = agent.to_string();
             mcp::handle(req, &env, &agent).await
         }
+        (Method::Post, ["console", "login"]) => console::login(req, &env).await,
+        (Method::Post, ["console", "logout"]) => console::logout(&req),
         (_, ["api", rest @ ..]) => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             let rest: Vec<&str> = rest.iter().map(String::as_str).collect();

@@ -42,6 +42,7 @@
 //! - [`usage`]: prices, the usage ledger, budgets and cache health.
 //! - [`voice`]: voice replies (text to speech, `/voice`).
 //! - [`api`]: the HTTP API's callers, requests and threads.
+//! - [`console`]: the web console's login cookie and its CSRF check.
 //!
 //! **Top floor**: the objects.
 //! - [`session`]: the session's queue, history and turn loop, reset and
@@ -62,6 +63,7 @@ pub mod toolkit;
 
 pub mod api;
 pub mod channels;
+pub mod console;
 pub mod delivery;
 pub mod dreaming;
 pub mod llm;

@@ -15,6 +15,7 @@ use durable::protocol::dreams::{Tap, TapOutcome, DREAMS_TAP_PATH};
 use durable::protocol::AGENT_BINDING;
 use durable::routing::{route, Route};
 use durable::settings::setting;
+use serde_json::json;
 use worker::{Context, Env, Request, Response, Result};
 
 /// Largest update body accepted (Telegram's are a few kB).
@@ -59,7 +60,8 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
     };
     if let Some(tap) = update::button_tap(&update) {
         // A tap on a proposal's button: the Agent object decides and answers
-        // Telegram. Not answered here: Telegram delivers it again.
+        // Telegram. When it cannot be handled now (5xx), not answered here:
+        // Telegram delivers it again.
         let tap = Tap {
             agent: agent.to_owned(),
             callback_id: tap.callback_id,
@@ -68,10 +70,31 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
             chat: tap.chat,
             message_id: tap.message_id,
         };
-        let answer: Result<TapOutcome> =
-            crate::objects::call(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(&tap)).await;
+        let body = serde_json::to_string(&tap)?;
+        let answer =
+            crate::objects::call_raw(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(body))
+                .await;
         return match answer {
-            Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
+            Ok((200..=299, text)) => match serde_json::from_str::<TapOutcome>(&text) {
+                Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
+                Err(e) => Response::error(format!("the button tap got an unreadable answer ({e}): {text}"), 503),
+            },
+            // The object refuses the tap for good (no Telegram owner configured,
+            // say): answered here, and 200, or Telegram redelivers it forever.
+            Ok((status @ 400..=499, text)) => {
+                adapters::log(LogLevel::Warn, &format!("agent {agent}: button tap refused ({status}): {text}"));
+                if let Some(api) = TelegramApi::for_agent(&cfg) {
+                    let note = json!({"callback_query_id": tap.callback_id,
+                        "text": "I can't act on this button (see my logs)."});
+                    if let Err(e) = api.call("answerCallbackQuery", &note).await {
+                        adapters::log(LogLevel::Warn, &format!("agent {agent}: callback not answered: {e}"));
+                    }
+                }
+                Response::ok(format!("button refused: {text}"))
+            }
+            Ok((status, text)) => {
+                Response::error(format!("the button tap could not be handled: HTTP {status}: {text}"), 503)
+            }
             Err(e) => Response::error(format!("the button tap could not be handled: {e}"), 503),
         };
     }

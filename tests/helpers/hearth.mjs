@@ -12,7 +12,15 @@ export const OWNER = 4242;
 export const FRIEND = 777;
 export const GROUP = -100123456;
 
-export async function startHearth({ bindings = {}, persist, inspectorPort } = {}) {
+/** The web console's static assets as wrangler.toml's [assets] serves them
+ * (built by scripts/build-console.mjs into dist-console/). */
+export const CONSOLE_ASSETS = {
+  directory: path.join(ROOT, "dist-console"),
+  assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
+  routerConfig: { has_user_worker: true },
+};
+
+export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
   // Bindings a restart changed (a deploy with new settings).
@@ -52,16 +60,22 @@ export async function startHearth({ bindings = {}, persist, inspectorPort } = {}
     },
     cf: false,
     ...(inspectorPort ? { inspectorPort } : {}),
+    ...(assets ? { assets: CONSOLE_ASSETS } : {}),
     ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
     ...extra,
   });
   let mf = new Miniflare(mfOptions());
-  await mf.ready;
+  // The address workerd listens on (a browser's way in).
+  let address = await mf.ready;
   const h = {
     telegram,
     llm,
     get mf() {
       return mf;
+    },
+    /** http://127.0.0.1:{port}/ of the running workerd. */
+    get address() {
+      return address;
     },
     url: (p) => new URL(p, "http://hearth.test").toString(),
     async fetch(p, init) {
@@ -116,7 +130,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort } = {}
       changed = { ...changed, ...more };
       await mf.dispose();
       mf = new Miniflare(mfOptions());
-      await mf.ready;
+      address = await mf.ready;
     },
     async close() {
       await mf.dispose();

@@ -7,6 +7,8 @@
 //! agent's own prefix only (`agents/{id}/BOOTSTRAP.md`), never inherited, so
 //! the agent can always leave commissioning mode by deleting it.
 //!
+//! - [`admin`]: the layers as the owner edits them (console, admin API):
+//!   each layer's files, the agent's tree with sources, write rules, skills.
 //! - [`placeholders`]: the seven tokens, their values and the sanitiser.
 //! - [`resolve`]: the layer decision ([`resolve::resolve_file`]) and the
 //!   fetching resolver over listings made ([`resolve::resolve_listed`]).
@@ -24,6 +26,7 @@
 //! `TEMPLATE__{AGENT}`); none by default, and then the overlay is agent →
 //! defaults. Placeholder values come from the vars named like the tokens.
 
+pub mod admin;
 pub mod fill_ins;
 pub mod front_matter;
 pub mod history;

@@ -1,0 +1,71 @@
+// Usage: figures, cache hit rate, budget left, and bar charts (inline SVG)
+// by model, by kind and by day. The day chart asks one report per day.
+import { agentPath, get } from "../api.js";
+import { fmtInt, fmtUsd, h, page, pct, s } from "../dom.js";
+
+/** A horizontal bar chart; each bar carries data-label / data-value. */
+export function barChart(title, rows, format) {
+  const barH = 22;
+  const labelW = 110;
+  const width = 380;
+  const max = Math.max(0, ...rows.map((r) => r.value));
+  const height = Math.max(1, rows.length) * (barH + 6) + 30;
+  const svg = s("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title, "data-chart": title });
+  svg.append(s("title", {}, title), s("text", { x: 4, y: 16, "font-weight": "600" }, title));
+  rows.forEach((r, i) => {
+    const y = 26 + i * (barH + 6);
+    const w = max > 0 ? Math.max(1, ((width - labelW - 70) * r.value) / max) : 1;
+    svg.append(
+      s("text", { x: 4, y: y + 15 }, r.label.length > 17 ? `${r.label.slice(0, 16)}…` : r.label),
+      s("rect", { x: labelW, y, width: w.toFixed(1), height: barH, fill: "#7a3ea8", rx: 3, "data-label": r.label, "data-value": r.value }, s("title", {}, `${r.label}: ${format(r.value)}`)),
+      s("text", { x: labelW + w + 6, y: y + 15 }, format(r.value)),
+    );
+  });
+  if (!rows.length) svg.append(s("text", { x: 4, y: 40 }, "No calls in this period."));
+  return svg;
+}
+
+function localDays(timezone, n) {
+  const fmt = new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit" });
+  const days = [];
+  for (let i = n - 1; i >= 0; i--) days.push(fmt.format(new Date(Date.now() - i * 86400000)));
+  return [...new Set(days)];
+}
+
+function budgetRow(name, b) {
+  if (!b) return h("tr", {}, h("th", { scope: "row" }, name), h("td", { colspan: 3 }, "no limit"));
+  const left = b.leftUsd !== null && b.leftUsd !== undefined ? fmtUsd(b.leftUsd) : b.leftTokens !== null ? `${fmtInt(b.leftTokens)} tokens` : "—";
+  return h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, b.limitUsd !== null ? fmtUsd(b.limitUsd) : `${fmtInt(b.limitTokens)} tokens`), h("td", {}, left), h("td", {}, `${b.percent ?? 0} %${b.reached ? " (reached)" : ""}`));
+}
+
+export async function usagePage(state, period = sessionStorage.getItem("hearth-period") || "month") {
+  const agent = state.agent;
+  const r = await get(agentPath(agent, `/usage?period=${encodeURIComponent(period)}`));
+  const select = h("select", { id: "period" }, ["today", "month", "all"].map((p) => h("option", { value: p, selected: p === period }, p)));
+  select.addEventListener("change", () => {
+    sessionStorage.setItem("hearth-period", select.value);
+    usagePage(state, select.value);
+  });
+  const byModel = Object.entries(r.byModel ?? {}).map(([label, f]) => ({ label, value: f.cost ?? 0, tokens: f.tokens }));
+  const byKind = Object.entries(r.byKind ?? {}).map(([label, f]) => ({ label, value: f.tokens }));
+  const dayChart = h("div", {}, h("p", { class: "muted" }, "Loading the last 7 days…"));
+  page(
+    "Usage",
+    h("div", { class: "row" }, h("label", { for: "period" }, "Period"), select, h("span", { class: "muted" }, `${r.timezone}`)),
+    h(
+      "div",
+      { class: "figures", "aria-label": "Totals" },
+      h("div", { "data-figure": "cost" }, "Cost", h("b", {}, fmtUsd(r.totalCost))),
+      h("div", { "data-figure": "calls" }, "Calls", h("b", {}, fmtInt(r.calls))),
+      h("div", { "data-figure": "tokens" }, "Tokens", h("b", {}, fmtInt(r.totalTokens))),
+      h("div", { "data-figure": "cache" }, "Cache hit rate", h("b", {}, pct(r.cacheHitRate))),
+    ),
+    r.unpricedModels?.length ? h("p", { class: "muted" }, `No price for: ${r.unpricedModels.join(", ")}`) : null,
+    h("div", { class: "grid3" }, barChart("Cost by model (USD)", byModel, fmtUsd), barChart("Tokens by kind", byKind, fmtInt), dayChart),
+    h("h2", {}, "Budget"),
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Period"), h("th", {}, "Limit"), h("th", {}, "Left"), h("th", {}, "Used"))), h("tbody", {}, budgetRow("Daily", r.budget?.daily), budgetRow("Monthly", r.budget?.monthly))),
+  );
+  const days = localDays(r.timezone || "UTC", 7);
+  const reports = await Promise.all(days.map((d) => get(agentPath(agent, `/usage?period=${d}`)).catch(() => null)));
+  dayChart.replaceChildren(barChart("Cost by day (USD)", days.map((d, i) => ({ label: d, value: reports[i]?.totalCost ?? 0 })), fmtUsd));
+}
