@@ -342,6 +342,7 @@ pub fn to_inbound(
         media,
         context: i.context(),
         group: None,
+        mentions: vec![],
     })
 }
 

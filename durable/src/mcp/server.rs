@@ -304,6 +304,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

@@ -321,6 +321,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     }
 }
 
