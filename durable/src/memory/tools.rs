@@ -421,7 +421,7 @@ pub fn know_sections(text: &str, filter: Option<&str>) -> Value {
 /// that field is null rather than invented.
 async fn my_stats<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>) -> ToolOutcome {
     let mut files: Vec<&str> = ctx.workspace.files.keys().map(|f| f.file_name()).collect();
-    files.sort_unstable();
+    crate::order::sort(&mut files);
     match memory.call(&MemoryCall::Stats { store: ctx.store.clone() }).await {
         Ok(MemoryReply::Stats { stats }) => ok(json!({
             "sessions_total": stats.sessions_total,

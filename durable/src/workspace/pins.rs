@@ -80,13 +80,10 @@ impl<'a, Q: Sql> PinStore<'a, Q> {
             return Ok(None);
         }
         let rows = self.sql.exec("SELECT file, sha256 FROM overlay_pins WHERE template = ?", &[template.into()])?;
-        let files = rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut it = r.into_iter();
-                Some((it.next()?.into_string()?, it.next()?.into_string()?))
-            })
-            .collect();
+        let files = crate::order::btree_map(rows.into_iter().filter_map(|r| {
+            let mut it = r.into_iter();
+            Some((it.next()?.into_string()?, it.next()?.into_string()?))
+        }));
         Ok(Some(Pins { template: Some(template.to_owned()), files }))
     }
 

@@ -316,7 +316,7 @@ pub async fn record_keys<S: ObjectStore>(store: &S, prefix: &str) -> Result<Vec<
             _ => break,
         }
     }
-    keys.sort();
+    crate::order::sort(&mut keys);
     Ok(keys)
 }
 

@@ -37,7 +37,7 @@ pub async fn versions<S: ObjectStore>(
 async fn log_keys<S: ObjectStore>(store: &S, agent: &AgentId) -> Result<Vec<String>, HistoryError> {
     let page = store.list(&keys::history_log_prefix(agent), None, None).await?;
     let mut keys: Vec<String> = page.objects.into_iter().map(|o| o.key).collect();
-    keys.sort();
+    crate::order::sort(&mut keys);
     Ok(keys)
 }
 
