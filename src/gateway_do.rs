@@ -74,8 +74,29 @@ impl Inner {
         setting(&self.vars(), &agent, name)
     }
 
-    fn enabled(&self) -> bool {
-        self.setting("DISCORD_GATEWAY").is_some_and(|v| matches!(v.trim(), "on" | "true" | "1"))
+    /// `DISCORD_GATEWAY` (an invalid value reads as off, with the error).
+    fn enabled(&self) -> std::result::Result<bool, String> {
+        // An object never asked to start has no agent yet: off.
+        let Some(agent) = self.agent.borrow().clone() else { return Ok(false) };
+        durable::settings::discord_gateway(&self.vars(), &agent).map_err(|e| e.to_string())
+    }
+
+    /// Closes what is open and plans nothing: the Gateway is off, or cannot
+    /// start (`why`, shown as `lastError` until a later ensure starts it).
+    async fn stop(self: &Rc<Self>, why: Option<String>) {
+        self.apply(vec![Action::Close(1000)]);
+        {
+            let mut gw = self.gw.borrow_mut();
+            gw.phase = Phase::Idle;
+            gw.next_heartbeat_at = None;
+            gw.reconnect_at = None;
+            gw.handshake_deadline = None;
+            if why.is_some() {
+                gw.fatal = None;
+                gw.last_error = why;
+            }
+        }
+        self.rearm().await;
     }
 
     fn url(&self) -> String {
@@ -96,6 +117,7 @@ impl Inner {
                 st.phase = Phase::Idle;
                 st.next_heartbeat_at = None;
                 st.reconnect_at = None;
+                st.handshake_deadline = None;
                 st.awaiting_ack = false;
             }
             *self.gw.borrow_mut() = st;
@@ -271,21 +293,18 @@ impl DurableObject for Gateway {
                     me.state.storage().put(AGENT_KEY, &body.agent).await?;
                     *me.agent.borrow_mut() = Some(body.agent.clone());
                 }
-                if !me.enabled() {
-                    // Turned off: close what is open and plan nothing.
-                    me.apply(vec![Action::Close(1000)]);
-                    *me.gw.borrow_mut() = GatewayState { phase: Phase::Idle, ..me.gw.borrow().clone() };
-                    me.gw.borrow_mut().next_heartbeat_at = None;
-                    me.gw.borrow_mut().reconnect_at = None;
-                    me.rearm().await;
-                } else if me.setting("DISCORD_BOT_TOKEN").is_none() {
-                    let mut gw = me.gw.borrow_mut();
-                    gw.phase = Phase::Failed;
-                    gw.fatal = Some("DISCORD_BOT_TOKEN is not set for this agent".into());
-                } else {
-                    let url = me.url();
-                    let actions = me.gw.borrow_mut().ensure(&url, body.force);
-                    me.run(actions).await;
+                match me.enabled() {
+                    Ok(false) => me.stop(None).await,
+                    // Not `failed`: the cron tick starts it once the setting is fixed.
+                    Err(e) => me.stop(Some(e)).await,
+                    Ok(true) if me.setting("DISCORD_BOT_TOKEN").is_none() => {
+                        me.stop(Some("DISCORD_BOT_TOKEN is not set for this agent".into())).await
+                    }
+                    Ok(true) => {
+                        let url = me.url();
+                        let actions = me.gw.borrow_mut().ensure(&url, body.force, adapters::now_ms());
+                        me.run(actions).await;
+                    }
                 }
                 me.persist(false).await;
                 status(me)
@@ -299,7 +318,7 @@ impl DurableObject for Gateway {
         let me = &self.0;
         me.load().await?;
         me.alarm_at.set(None);
-        if !me.enabled() {
+        if me.enabled() != Ok(true) {
             return Response::ok("gateway off");
         }
         let url = me.url();
@@ -323,5 +342,5 @@ impl DurableObject for Gateway {
 
 fn status(me: &Inner) -> Result<Response> {
     let open = me.socket.borrow().is_some();
-    Response::from_json(&me.gw.borrow().status(me.agent.borrow().clone(), me.enabled(), open))
+    Response::from_json(&me.gw.borrow().status(me.agent.borrow().clone(), me.enabled() == Ok(true), open))
 }

@@ -9,11 +9,12 @@ use crate::objects::call_raw;
 use durable::ports::LogLevel;
 use durable::protocol::gateway::{EnsureRequest, ENSURE_PATH, STATUS_PATH};
 use durable::protocol::GATEWAY_BINDING;
-use durable::settings::{agent_ids, setting};
+use durable::settings::{agent_ids, discord_gateway};
 use worker::{Env, Method, Response, Result};
 
-fn enabled(vars: &EnvVars, agent: &str) -> bool {
-    setting(vars, agent, "DISCORD_GATEWAY").is_some_and(|v| matches!(v.as_str(), "on" | "true" | "1"))
+/// `DISCORD_GATEWAY` for `agent`; an invalid value is an answer naming it.
+fn enabled(vars: &EnvVars, agent: &str) -> std::result::Result<bool, String> {
+    discord_gateway(vars, agent).map_err(|e| format!("agent {agent}: {e}"))
 }
 
 async fn ensure(env: &Env, agent: &str, force: bool) -> Result<(u16, String)> {
@@ -24,9 +25,15 @@ async fn ensure(env: &Env, agent: &str, force: bool) -> Result<(u16, String)> {
 /// The cron tick: every agent with `DISCORD_GATEWAY=on` connected.
 pub async fn ensure_all(env: &Env) {
     let vars = EnvVars::of(env);
-    for agent in agent_ids(&vars).iter().filter(|a| enabled(&vars, a)) {
-        if let Err(e) = ensure(env, agent, false).await {
-            adapters::log(LogLevel::Error, &format!("discord gateway of agent {agent}: {e}"));
+    for agent in agent_ids(&vars) {
+        match enabled(&vars, &agent) {
+            Ok(false) => {}
+            Ok(true) => {
+                if let Err(e) = ensure(env, &agent, false).await {
+                    adapters::log(LogLevel::Error, &format!("discord gateway of agent {agent}: {e}"));
+                }
+            }
+            Err(e) => adapters::log(LogLevel::Error, &format!("discord gateway not started: {e}")),
         }
     }
 }
@@ -34,16 +41,20 @@ pub async fn ensure_all(env: &Env) {
 /// `GET /api/agents/{id}/gateway`: the connection's state (and why it
 /// stopped, if it did). Asking also makes sure it runs when enabled.
 pub async fn status(env: &Env, agent: &str) -> Result<Response> {
-    if enabled(&EnvVars::of(env), agent) {
-        return forward_json(ensure(env, agent, false).await?);
+    match enabled(&EnvVars::of(env), agent) {
+        Ok(true) => return forward_json(ensure(env, agent, false).await?),
+        Ok(false) => {}
+        Err(e) => return Response::error(e, 500),
     }
     forward_json(call_raw(env, GATEWAY_BINDING, agent, Method::Get, STATUS_PATH, None).await?)
 }
 
 /// `POST /api/agents/{id}/gateway/connect`: connect now, also after a fatal close.
 pub async fn connect(env: &Env, agent: &str) -> Result<Response> {
-    if !enabled(&EnvVars::of(env), agent) {
-        return Response::error(format!("DISCORD_GATEWAY is not on for agent {agent:?}"), 409);
+    match enabled(&EnvVars::of(env), agent) {
+        Ok(true) => {}
+        Ok(false) => return Response::error(format!("DISCORD_GATEWAY is not on for agent {agent:?}"), 409),
+        Err(e) => return Response::error(e, 500),
     }
     forward_json(ensure(env, agent, true).await?)
 }

@@ -12,53 +12,49 @@
 //! and each Discord bot's user id (the first part of its token).
 
 use crate::adapters::{self, EnvVars};
-use durable::inbound::{ChatKind, GroupHop, Inbound, SessionKey};
+use durable::inbound::{ChatKind, Inbound};
 use durable::ports::LogLevel;
-use durable::routing::group::{self, Delivery};
+use durable::routing::group;
 use durable::settings::{groups as groups_cfg, setting, AgentConfig};
 use worker::Env;
 
 /// Handles a group message when its chat is a group of agents that `cfg`'s
-/// agent belongs to. `true`: routed here (queued, or not queued and logged).
-pub async fn route_group(env: &Env, vars: &EnvVars, cfg: &AgentConfig, inbound: &Inbound) -> bool {
+/// agent belongs to: `None` when it is not one; else whether every agent's
+/// session got its copy (`Err` names the ones that did not). `reliably`:
+/// retry each enqueue briefly (for a Gateway event, never delivered again);
+/// a webhook answers the error instead, and the platform delivers again.
+pub async fn route_group(
+    env: &Env,
+    vars: &EnvVars,
+    cfg: &AgentConfig,
+    inbound: &Inbound,
+    reliably: bool,
+) -> Option<Result<(), String>> {
     if inbound.kind != ChatKind::Group {
-        return false;
+        return None;
     }
-    let Some(g) = groups_cfg::find(&cfg.groups, &inbound.channel, &inbound.chat_id, cfg.agent.as_str()) else {
-        return false;
-    };
+    let g = groups_cfg::find(&cfg.groups, &inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
     let mut extra: Vec<(String, Vec<String>)> = Vec::new();
     for a in &g.agents {
         extra.push((a.clone(), handles_of(vars, &inbound.channel, a).await));
     }
     let members =
         group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
-    // One key per message of the chat, the same whichever bot received it.
-    let origin = match (&inbound.reply_target.reply_to, inbound.channel.as_str()) {
-        (Some(id), "telegram") => format!("telegram:{}:msg:{id}", inbound.chat_id),
-        _ => inbound.dedupe_key.clone(),
-    };
-    let routes = group::route_human(g, &members, &inbound.text);
-    let calls = routes.into_iter().filter_map(|(agent, delivery)| {
-        let key = SessionKey::parse(&format!("agent:{agent}:{}:group:{}", inbound.channel, inbound.chat_id))?;
-        let key = match &inbound.thread_id {
-            Some(t) => SessionKey::parse(&format!("{}:topic:{t}", key.render()))?,
-            None => key,
-        };
-        let mut msg = inbound.clone();
-        msg.dedupe_key = origin.clone();
-        msg.addressed = delivery == Delivery::Turn;
-        msg.group =
-            Some(GroupHop { listen: delivery == Delivery::Listen, origin: origin.clone(), ..Default::default() });
-        if delivery == Delivery::Listen {
-            // Only words join another agent's thread; its media stay with whoever answers.
-            msg.media.clear();
+    let deliveries = group::human_deliveries(g, &members, inbound);
+    let out = group::deliver(deliveries, |key, msg| async move {
+        if reliably {
+            crate::objects::enqueue_reliably(env, &key, &msg).await
+        } else {
+            crate::objects::enqueue(env, &key, &msg).await
         }
-        Some(async move { crate::discord::gateway::enqueue_reliably(env, &key, &msg).await })
-    });
-    futures::future::join_all(calls).await;
-    adapters::log(LogLevel::Info, &format!("group {}:{}: message routed", inbound.channel, inbound.chat_id));
-    true
+    })
+    .await;
+    let place = format!("group {}:{}", inbound.channel, inbound.chat_id);
+    match &out {
+        Ok(()) => adapters::log(LogLevel::Info, &format!("{place}: message routed")),
+        Err(e) => adapters::log(LogLevel::Error, &format!("{place}: message {}: {e}", inbound.dedupe_key)),
+    }
+    Some(out)
 }
 
 /// What else `agent` is @mentioned by on `channel`: its Telegram bot's
@@ -67,7 +63,7 @@ async fn handles_of(vars: &EnvVars, channel: &str, agent: &str) -> Vec<String> {
     match channel {
         "telegram" => {
             let Ok(cfg) = crate::access::config_after_auth(vars, agent, true) else { return vec![] };
-            crate::telegram::bot_username(&cfg).await.into_iter().collect()
+            crate::telegram::username::bot_username(&cfg).await.into_iter().collect()
         }
         "discord" => setting(vars, agent, "DISCORD_BOT_TOKEN")
             .and_then(|t| durable::channels::discord::bot_id_of_token(&t))

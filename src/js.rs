@@ -290,3 +290,45 @@ pub async fn gzip(data: &[u8]) -> worker::Result<Vec<u8>> {
 pub async fn gunzip(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, durable::ports::GunzipError> {
     gzip_stream(data, true, max_bytes).await
 }
+
+/// Ed25519 by the runtime's WebCrypto (`crypto.subtle`): `Err(BadKey)` when
+/// the runtime refuses the key, `Ok(false)` when the signature does not match.
+/// Replaces a Rust Ed25519 (curve arithmetic and SHA-512, ~12 KiB of the
+/// upload gzipped); the native build keeps `ed25519-dalek` for its tests.
+#[cfg(target_arch = "wasm32")]
+pub async fn ed25519_verify(
+    key: &[u8; 32],
+    signature: &[u8; 64],
+    message: &[u8],
+) -> Result<bool, crate::discord::verify::VerifyError> {
+    use crate::discord::verify::VerifyError;
+    let bad = |_: JsValue| VerifyError::BadSignature;
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into()).map_err(bad)?;
+    let subtle = js_sys::Reflect::get(&crypto, &"subtle".into()).map_err(bad)?;
+    let apply = |method: &str, args: &js_sys::Array| -> Result<js_sys::Promise, JsValue> {
+        let f: js_sys::Function = js_sys::Reflect::get(&subtle, &method.into())?.dyn_into()?;
+        f.apply(&subtle, args)?.dyn_into()
+    };
+    let algorithm = js_sys::Object::new();
+    js_sys::Reflect::set(&algorithm, &"name".into(), &"Ed25519".into()).map_err(bad)?;
+    let import_args = js_sys::Array::of5(
+        &"raw".into(),
+        &js_sys::Uint8Array::from(&key[..]),
+        &algorithm,
+        &JsValue::FALSE,
+        &js_sys::Array::of1(&"verify".into()),
+    );
+    let imported = match apply("importKey", &import_args) {
+        Ok(p) => JsFuture::from(p).await,
+        Err(e) => Err(e),
+    };
+    let crypto_key = imported.map_err(|_| VerifyError::BadKey)?;
+    let verify_args = js_sys::Array::of4(
+        &algorithm,
+        &crypto_key,
+        &js_sys::Uint8Array::from(&signature[..]),
+        &js_sys::Uint8Array::from(message),
+    );
+    let verdict = JsFuture::from(apply("verify", &verify_args).map_err(bad)?).await.map_err(bad)?;
+    Ok(verdict.as_bool() == Some(true))
+}

@@ -44,7 +44,7 @@ pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
     if !(200..300).contains(&status) {
         return Err(worker::Error::RustError(format!("{binding} {name} answered {status}: {text}")));
     }
-    serde_json::from_str(&text)
+    serde_json::from_slice(text.as_bytes())
         .map_err(|e| worker::Error::RustError(format!("{binding} {name}: unreadable reply ({e}): {text}")))
 }
 
@@ -52,6 +52,32 @@ pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
 pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::Result<bool> {
     let req = EnqueueRequest { session_key: key.clone(), inbound: inbound.clone(), if_idle: false, fresh: false };
     Ok(enqueue_request(env, &req).await?.queued)
+}
+
+/// Enqueue attempts of [`enqueue_reliably`] (waits of 0.2, 0.4, 0.8 s between).
+const ENQUEUE_ATTEMPTS: u32 = 4;
+
+/// [`enqueue`], tried again briefly on failure: for a caller whose message
+/// is never delivered again (a Gateway event). The last error is returned
+/// (and logged).
+pub async fn enqueue_reliably(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::Result<bool> {
+    let mut wait = 200;
+    let mut attempt = 1;
+    loop {
+        match enqueue(env, key, inbound).await {
+            Ok(queued) => return Ok(queued),
+            Err(e) if attempt >= ENQUEUE_ATTEMPTS => {
+                let line = format!("message {} for {key} not queued: {e}", inbound.dedupe_key);
+                crate::adapters::log(durable::ports::LogLevel::Error, &line);
+                return Err(e);
+            }
+            Err(_) => {
+                crate::adapters::sleep(wait).await;
+                wait *= 2;
+                attempt += 1;
+            }
+        }
+    }
 }
 
 /// Queues with the heartbeat/job options.

@@ -1,9 +1,12 @@
 // End to end in workerd: recall evidence recorded by the agent's own memory
 // use (group stores apart), the nightly dreaming sweep driven by the cron
 // tick (promotes once per night with one LLM call, finds nothing with none,
-// refuses a write that would lose a line), approval of proposals with
-// Telegram inline buttons and callback queries.
+// refuses a write that would lose a line, keeps to the budget's background
+// share), approval of proposals with Telegram inline buttons and callback
+// queries (and taps Hearth cannot act on), the history's daily clean-up
+// whether or not the agent dreams.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
 
@@ -264,5 +267,79 @@ describe("approval on Telegram", () => {
     assert.match(askedAbout, /plants/);
     assert.doesNotMatch(askedAbout, /sister Ana lives/, "refused: settled for good");
     await h.until(() => proposals().length === 4, { what: "the expired fact proposed again" });
+  });
+});
+
+describe("a spent budget", () => {
+  const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+  let h;
+  before(async () => {
+    h = await startHearth({
+      bindings: { ...BASE, LLM_PRICES: JSON.stringify({ "claude-test": PRICE }), BUDGET_DAILY_USD: "1", USAGE_SETTLE_MS: "0" },
+    });
+  });
+  after(() => h.close());
+
+  test("skips the sweep: no LLM call, no dreaming cost, the reason in the admin view", async () => {
+    await useTheNote(h);
+    assert.equal((await get(h, "/api/agents/main/memory/evidence?store=main")).entries[0].name, "tz", "a candidate waits");
+    // One conversation turn spends 95 % of today's budget: past the background share (90 %).
+    const usd = 0.95;
+    await turn(h, { text: "a long question", steps: [{ text: "a long answer", usage: { input_tokens: Math.round((usd * 1e6) / PRICE.input), output_tokens: 0 } }] });
+    await h.until(async () => (await get(h, "/api/agents/main/usage?period=today")).totalCost >= usd, { what: "the spend in the ledger" });
+    const calls = h.llm.requests.length;
+    const d = await tick(h, Date.now());
+    assert.equal(d.last.outcome, "skippedBudget", JSON.stringify(d.last));
+    assert.match(d.last.note, /BUDGET_BACKGROUND_PERCENT/);
+    assert.equal(sweepRequests(h).length, 0, "no sweep request");
+    assert.equal(h.llm.requests.length, calls);
+    const usage = await get(h, "/api/agents/main/usage?period=all");
+    assert.equal(usage.byKind.dreaming, undefined, JSON.stringify(usage.byKind));
+    assert.equal(await text(h, "agents/main/MEMORY.md"), null);
+  });
+});
+
+describe("the history's clean-up", () => {
+  let h;
+  before(async () => {
+    h = await startHearth({ bindings: { ...BASE, DREAMING: "off" } });
+  });
+  after(() => h.close());
+
+  test("runs daily with dreaming off: an old orphan blob goes, a kept change's blobs stay", async () => {
+    for (const body of ["I am calm.\n", "I am calm and brief.\n"]) {
+      const put = await h.fetch("/api/agents/main/files/SOUL.md?why=tone", { method: "PUT", headers: auth, body });
+      assert.equal(put.status, 200, await put.clone().text());
+    }
+    const blob = (t) => `history/main/blobs/${createHash("sha256").update(t).digest("hex")}`;
+    // Content no kept change names (its records pruned long ago).
+    const bucket = await h.bucket();
+    await bucket.put(blob("forgotten\n"), "forgotten\n");
+    // Two hours on: every blob is past the clean-up's grace hour.
+    const d = await tick(h, Date.now() + 2 * 60 * MIN);
+    assert.equal(d.settings.enabled, false);
+    assert.equal(await bucket.head(blob("forgotten\n")), null, "the orphan is gone");
+    for (const kept of ["I am calm.\n", "I am calm and brief.\n"]) {
+      assert.ok(await bucket.head(blob(kept)), `a kept version stays: ${kept}`);
+    }
+  });
+});
+
+describe("a tap Hearth cannot act on", () => {
+  let h;
+  before(async () => {
+    // Approval asked for, but the owner is on Discord only: no Telegram owner to act for.
+    h = await startHearth({ bindings: { ...BASE, DREAM_APPROVAL: "telegram", OWNER_IDS: "discord:80351110224678912" } });
+  });
+  after(() => h.close());
+
+  test("is answered and acknowledged with 200, so Telegram stops delivering it", async () => {
+    const update = h.telegram.tapUpdate({ from: OWNER, chat: OWNER, messageId: 1, data: "dream:1:a", updateId: 910001 });
+    const res = await h.sendUpdate(update);
+    assert.equal(res.status, 200, await res.clone().text());
+    const answers = h.telegram.calls("answerCallbackQuery");
+    assert.equal(answers.length, 1);
+    assert.equal(answers[0].body.callback_query_id, update.callback_query.id);
+    assert.match(answers[0].body.text, /can't act on this button/);
   });
 });

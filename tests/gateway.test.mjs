@@ -216,6 +216,65 @@ describe("Discord Gateway", () => {
     assert.match((await status()).lastError ?? "", /ACK/);
   });
 
+  test("an abrupt drop (1006): resumes, and an event sent while disconnected is replayed and answered once", async () => {
+    await connected();
+    const session = gw.live().session;
+    const conns = gw.state.connections.length;
+    h.llm.push({ text: "answered after the drop" });
+    const missed = messageCreate({ channel: CHANNEL, guild: GUILD, author: { id: PERSON, username: "pat" }, content: `<@${BOT}> did you miss this?`, mentions: [{ id: BOT, username: "Hearth", bot: true }] });
+    gw.drop();
+    gw.queue("MESSAGE_CREATE", missed); // happens while the bot is away
+    await h.until(() => gw.state.connections.length > conns && gw.live()?.resumed, { what: "a resumed connection" });
+    assert.equal(gw.sent(6).at(-1).d.session_id, session, "the same session, resumed");
+    await h.until(() => discord.calls("channel").length >= 1, { what: "the replayed event's answer" });
+    await h.settle(`agent:main:discord:group:${CHANNEL}`);
+    // A replay the client already had (a second resume) is not answered again.
+    gw.reconnect();
+    await h.until(() => gw.state.connections.length > conns + 1 && gw.live()?.resumed, { what: "another resume" });
+    gw.dispatch("MESSAGE_CREATE", missed);
+    await connected();
+    await h.settle(`agent:main:discord:group:${CHANNEL}`);
+    const answers = discord.calls("channel").filter((c) => c.body.content === "answered after the drop");
+    assert.equal(answers.length, 1, "answered exactly once");
+    assert.equal(answers[0].body.message_reference.message_id, missed.id);
+    assert.equal(h.llm.requests.length, 1);
+    assert.equal((await status()).lastCloseCode, 1006);
+  });
+
+  test("a server close 4000 resumes the session; 4009 identifies anew", async () => {
+    await connected();
+    const session = gw.live().session;
+    const resumes = gw.sent(6).length;
+    const identifies = gw.sent(2).length;
+    gw.closeWith(4000, "Unknown error.");
+    await h.until(() => gw.sent(6).length > resumes && gw.live()?.resumed, { what: "a RESUME after 4000" });
+    assert.equal(gw.sent(6).at(-1).d.session_id, session);
+    assert.equal(gw.sent(2).length, identifies, "no new IDENTIFY");
+    await connected();
+    gw.closeWith(4009, "Session timed out.");
+    await h.until(() => gw.sent(2).length > identifies, { what: "an IDENTIFY after 4009" });
+    await connected();
+    assert.notEqual(gw.live().session, session, "a new session");
+    assert.equal(gw.sent(6).length, resumes + 1, "4009 is not resumed");
+    assert.equal((await status()).lastCloseCode, 4009);
+  });
+
+  test("4009 right after every READY: each new IDENTIFY waits longer, no tight loop", async () => {
+    await connected();
+    // A connection proves itself with its first acknowledged heartbeat (the backoff starts over).
+    await h.until(async () => (await status()).failures === 0, { what: "a working connection" });
+    const first = gw.sent(2).length;
+    gw.state.closeAfterReady = 2;
+    gw.closeWith(4009, "Session timed out.");
+    await h.until(() => gw.sent(2).length >= first + 3, { what: "three IDENTIFYs", timeoutMs: 15000 });
+    await connected();
+    const at = gw.sent(2).slice(first).map((f) => f.at);
+    // The backoff's lower bounds (1 s and 2 s, scaled by a jitter of at least 0.5):
+    // a slow machine only makes the gaps longer.
+    assert.ok(at[1] - at[0] >= 500, `second IDENTIFY ${at[1] - at[0]} ms after the first`);
+    assert.ok(at[2] - at[1] >= 1000, `third IDENTIFY ${at[2] - at[1]} ms after the second`);
+  });
+
   test("a bad token (4004) and a missing privileged intent (4014) stop the bot with a clear error, without a loop", async () => {
     const bad = await h.until(async () => {
       const s = await status("badtoken");

@@ -142,4 +142,21 @@ describe("a group of agents", () => {
     const secThread = textsOf(await history(sessions(TEAM)[2])).join("\n");
     assert.equal((secThread.match(/\[perf \(agent\)\]: I disagree/g) ?? []).length, 2);
   });
+
+  test("a model that always hands over to both others: the LLM calls stay within 2 × maxAgentTurns + 2 in all", async () => {
+    h.llm.state.responder = (body) => {
+      const me = /You are @(\w+)/.exec(JSON.stringify(body.system))?.[1];
+      return { text: ["mod", "perf", "sec"].filter((a) => a !== me).map((a) => `@${a}`).join(" ") };
+    };
+    await post(TEAM, "@perf_bot caching or security first?", { to: ["perf"], entities: [{ type: "mention", offset: 0, length: 9 }] });
+    await h.until(() => said("perf", TEAM).length >= 1, { what: "perf starts" });
+    await quiet(TEAM);
+    await new Promise((r) => setTimeout(r, 500));
+    await quiet(TEAM);
+    const bound = 2 * 3 + 2;
+    assert.ok(h.llm.requests.length <= bound, `${h.llm.requests.length} LLM calls for one message (bound ${bound})`);
+    assert.ok(h.llm.requests.length >= 2, "the hand-over happened");
+    // One chain: each reply handed the turn to one agent, the first it named.
+    assert.deepEqual(h.llm.requests.slice(0, 3).map(agentOf), ["perf", "mod", "perf"]);
+  });
 });

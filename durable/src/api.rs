@@ -239,6 +239,7 @@ pub fn turn_request(
             media: vec![],
             context: vec![],
             group: None,
+            mentions: vec![],
         },
         thread_id: thread.to_owned(),
         stream,

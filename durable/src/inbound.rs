@@ -73,6 +73,11 @@ pub struct Inbound {
     /// human message started (see `routing::group`). `None`: an ordinary message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<GroupHop>,
+    /// The user ids the message @mentions, as the platform lists them
+    /// (Discord's `mentions`): who a group message is for, read from the
+    /// message itself, never from a text a bot may have rewritten.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mentions: Vec<String>,
 }
 
 /// A message's place in a group of agents' exchange.
@@ -93,6 +98,12 @@ pub struct GroupHop {
     /// The agent that wrote it, when an agent did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_agent: Option<String>,
+    /// What each agent is @mentioned by besides its id and the group's
+    /// `handles`: its bot's Telegram username, its Discord bot's user id.
+    /// Only the Worker can learn them (a `getMe`, the tokens); they travel
+    /// with the exchange so an agent's reply that names a bot hands over too.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub bot_handles: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Inbound {

@@ -15,8 +15,9 @@
 //! - [`settings`]: the agent's settings, read from the Worker's vars/secrets.
 //! - [`inbound`]: message types, session keys, reply targets.
 //! - [`protocol`]: the typed requests and replies objects send each other.
-//! - [`text`], [`clock`], [`retry`], [`storage`], [`toolkit`]: text helpers,
-//!   local time, backoff, listing/row helpers, tool specs and outcomes.
+//! - [`text`], [`clock`], [`retry`], [`storage`], [`toolkit`], [`order`]: text
+//!   helpers, local time, backoff, listing/row helpers, tool specs and
+//!   outcomes, the one sort the crate compiles.
 //!
 //! **Features**: each one job, none importing another feature above it.
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries,
@@ -55,6 +56,7 @@ pub mod settings;
 
 pub mod clock;
 pub mod inbound;
+pub mod order;
 pub mod protocol;
 pub mod retry;
 pub mod storage;

@@ -91,6 +91,7 @@ mod tests {
             media: vec![],
             context: vec![],
             group: None,
+            mentions: vec![],
         }
     }
 

@@ -188,6 +188,7 @@ mod tests {
             },
             context: vec![],
             group: None,
+            mentions: vec![],
         }
     }
 

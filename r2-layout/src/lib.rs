@@ -14,6 +14,7 @@ pub mod keys;
 pub mod message;
 pub mod metadata;
 pub mod mime;
+pub mod tagged;
 pub mod workspace;
 
 pub use keys::{AgentId, KeyError};

@@ -7,9 +7,10 @@
 //! history and the archive means an archive is the history, written out.
 //! Media never appears as bytes: an image block carries its R2 key.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read tag-first (see [`crate::tagged`]), through [`MessageDe`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "role")]
 pub enum Message {
     #[serde(rename = "user")]
@@ -30,14 +31,15 @@ pub enum Message {
 }
 
 /// A user message's content: a plain string, or blocks when media is attached.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// (Read by [`UserContent::deserialize`]: a string or an array, no buffering.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum UserContent {
     Text(String),
     Blocks(Vec<UserBlock>),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum UserBlock {
     Text {
@@ -59,7 +61,7 @@ pub enum UserBlock {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum AssistantBlock {
     Text {
@@ -98,10 +100,97 @@ impl AssistantBlock {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ResultBlock {
     Text { text: String },
+}
+
+// Reading the enums above (see `crate::read_tagged`). Each has an externally tagged twin, derived with
+// `remote` so that it must list exactly the real variants and fields (a
+// difference does not compile), which `tag_first` reads with the tag as the
+// variant name. Only what reading needs is repeated (names, defaults).
+
+#[derive(Deserialize)]
+#[serde(remote = "Message")]
+enum MessageDe {
+    #[serde(rename = "user")]
+    User { content: UserContent, timestamp: i64 },
+    #[serde(rename = "assistant", rename_all = "camelCase")]
+    Assistant {
+        content: Vec<AssistantBlock>,
+        timestamp: i64,
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        stop_reason: Option<String>,
+        #[serde(default)]
+        usage: Option<Usage>,
+    },
+    #[serde(rename = "toolResult", rename_all = "camelCase")]
+    ToolResult { tool_call_id: String, tool_name: String, content: Vec<ResultBlock>, is_error: bool, timestamp: i64 },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "UserBlock", rename_all = "camelCase")]
+enum UserBlockDe {
+    Text {
+        text: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    Image {
+        mime_type: String,
+        r2_key: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    File {
+        mime_type: String,
+        r2_key: String,
+        #[serde(default)]
+        filename: Option<String>,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "AssistantBlock", rename_all = "camelCase")]
+enum AssistantBlockDe {
+    Text { text: String },
+    Thinking { thinking: String },
+    ToolCall { id: String, name: String, arguments: serde_json::Value },
+    Native { provider: String, block: serde_json::Value },
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "ResultBlock", rename_all = "camelCase")]
+enum ResultBlockDe {
+    Text { text: String },
+}
+
+crate::read_tagged!(Message, MessageDe, "role", "a message (an object with a role)");
+crate::read_tagged!(UserBlock, UserBlockDe, "type", "a user content block (an object with a type)");
+crate::read_tagged!(AssistantBlock, AssistantBlockDe, "type", "an assistant content block (an object with a type)");
+crate::read_tagged!(ResultBlock, ResultBlockDe, "type", "a tool result block (an object with a type)");
+
+impl<'de> Deserialize<'de> for UserContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = UserContent;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a user message's content: a string or an array of blocks")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<UserContent, E> {
+                Ok(UserContent::Text(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<UserContent, E> {
+                Ok(UserContent::Text(s))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<UserContent, A::Error> {
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(UserContent::Blocks)
+            }
+        }
+        d.deserialize_any(Either)
+    }
 }
 
 /// Token usage of one LLM call (pi-ai's field names).
@@ -388,6 +477,58 @@ mod tests {
         // Archives written before the variant existed still read.
         let old = r#"{"role":"assistant","content":[{"type":"text","text":"Hi"}],"timestamp":1}"#;
         assert_eq!(serde_json::from_str::<Message>(old).unwrap().text(), "Hi");
+    }
+
+    #[test]
+    fn lines_from_other_writers_read_the_same_whatever_the_key_order() {
+        // Hearth writes the tag first; pi-ai or a hand-edited archive may not.
+        let ours = r#"{"role":"toolResult","toolCallId":"c","toolName":"Bash","content":[{"type":"text","text":"out"}],"isError":true,"timestamp":3}"#;
+        let theirs = r#"{"timestamp":3,"content":[{"text":"out","type":"text"}],"isError":true,"toolName":"Bash","toolCallId":"c","role":"toolResult"}"#;
+        let a: Message = serde_json::from_str(ours).unwrap();
+        assert_eq!(serde_json::from_str::<Message>(theirs).unwrap(), a);
+        let late = r#"{"content":[{"mimeType":"image/png","r2Key":"media/k/u.png","type":"image"},{"filename":"a.pdf","mimeType":"application/pdf","type":"file","r2Key":"k"}],"timestamp":1,"role":"user"}"#;
+        let m: Message = serde_json::from_str(late).unwrap();
+        let Message::User { content: UserContent::Blocks(blocks), timestamp: 1 } = m else { panic!("{m:?}") };
+        assert_eq!(
+            blocks[1],
+            UserBlock::File { mime_type: "application/pdf".into(), r2_key: "k".into(), filename: Some("a.pdf".into()) }
+        );
+        let usage = r#"{"content":[{"arguments":{"a":[1,2.5,"x"]},"id":"t","name":"n","type":"toolCall"}],"usage":{"input":1,"output":2},"role":"assistant","timestamp":9}"#;
+        let Message::Assistant { content, usage: Some(u), model: None, .. } = serde_json::from_str(usage).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(u.output, 2);
+        assert_eq!(
+            content[0],
+            AssistantBlock::ToolCall {
+                id: "t".into(),
+                name: "n".into(),
+                arguments: serde_json::json!({"a":[1,2.5,"x"]})
+            }
+        );
+        // Unknown fields are ignored, as before.
+        let extra = r#"{"role":"user","content":"hi","timestamp":1,"api":"x"}"#;
+        assert_eq!(serde_json::from_str::<Message>(extra).unwrap(), Message::user_text("hi", 1));
+    }
+
+    #[test]
+    fn malformed_lines_are_errors() {
+        for bad in [
+            r#"{}"#,
+            r#"{"content":"hi","timestamp":1}"#,
+            r#"{"role":"robot","content":"hi","timestamp":1}"#,
+            r#"{"timestamp":1,"role":"robot"}"#,
+            r#"{"role":"user","timestamp":1}"#,
+            r#"{"role":"user","content":5,"timestamp":1}"#,
+            r#"{"role":"user","content":[{"type":"sticker"}],"timestamp":1}"#,
+            r#"{"role":"user","content":[{"text":"no type"}],"timestamp":1}"#,
+            r#"{"role":7,"content":"hi","timestamp":1}"#,
+            r#"["user","hi",1]"#,
+            r#""user""#,
+        ] {
+            assert!(serde_json::from_str::<Message>(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

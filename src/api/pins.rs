@@ -57,8 +57,9 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
         match call_raw(env, AGENT_BINDING, &agent, Method::Post, PINS_ACCEPT_PATH, Some(body)).await {
             Ok((200, _)) => Ok(()),
             Ok((status, text)) => {
-                let why =
-                    serde_json::from_str::<PinsRefusal>(&text).map(|r| r.error).unwrap_or_else(|_| "failed".into());
+                let why = serde_json::from_slice::<PinsRefusal>(text.as_bytes())
+                    .map(|r| r.error)
+                    .unwrap_or_else(|_| "failed".into());
                 Err(format!("{status}: {why}"))
             }
             Err(e) => Err(e.to_string()),

@@ -27,7 +27,7 @@ pub async fn list(env: &Env, agent: &str, caller: &Caller) -> Result<Response> {
     if status != 200 {
         return json_error(503, &format!("the agent's threads could not be read: {body}"));
     }
-    let rows: Vec<ThreadRow> = serde_json::from_str(&body)?;
+    let rows: Vec<ThreadRow> = serde_json::from_slice(body.as_bytes())?;
     let threads: Vec<Value> = rows.iter().filter_map(|r| shown(caller, r)).collect();
     Response::from_json(&threads)
 }
@@ -76,7 +76,7 @@ pub async fn create(mut req: Request, env: &Env, agent: &str, caller: &Caller) -
     let (status, reply) = call_raw(env, AGENT_BINDING, agent, Method::Post, THREADS_CREATE_PATH, Some(body)).await?;
     match status {
         201 => {
-            let row: ThreadRow = serde_json::from_str(&reply)?;
+            let row: ThreadRow = serde_json::from_slice(reply.as_bytes())?;
             let thread = shown(caller, &row).unwrap_or(json!({"id": thread}));
             Ok(Response::from_json(&thread)?.with_status(201))
         }

@@ -8,15 +8,12 @@
 
 use crate::access;
 use crate::adapters::{self, EnvVars};
-use durable::channels::discord::message::{to_inbound, GatewayMessage};
-use durable::inbound::{Inbound, ReplyTarget, SessionKey};
+use durable::channels::discord::message::{to_inbound, without_mention, GatewayMessage};
+use durable::inbound::{Inbound, ReplyTarget};
 use durable::ports::LogLevel;
 use durable::routing::{route, Route};
 use durable::settings::AgentConfig;
 use worker::Env;
-
-/// Enqueue attempts for one message (waits of 0.2, 0.4, 0.8 s between).
-const ENQUEUE_ATTEMPTS: u32 = 4;
 
 pub async fn handle_message(env: &Env, agent: &str, bot_id: Option<&str>, msg: &GatewayMessage) {
     let vars = EnvVars::of(env);
@@ -24,35 +21,26 @@ pub async fn handle_message(env: &Env, agent: &str, bot_id: Option<&str>, msg: &
         adapters::log(LogLevel::Error, &format!("gateway message for agent {agent} dropped: its settings are invalid"));
         return;
     };
-    let inbound = match to_inbound(msg, bot_id, adapters::now_ms()) {
+    let mut inbound = match to_inbound(msg, bot_id, adapters::now_ms()) {
         Ok(i) => i,
         Err(_) => return,
     };
-    if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
+    // A group of agents routes on the message as written (every bot of the
+    // group reads the same); a session of this bot alone reads it without
+    // the mention that addressed the bot.
+    // A copy not queued is logged by `enqueue_reliably`: the Gateway does not redeliver.
+    if crate::groups::route_group(env, &vars, &cfg, &inbound, true).await.is_some() {
         return;
     }
+    if let Some(id) = bot_id {
+        inbound.text = without_mention(&inbound.text, id);
+    }
     match route(&cfg, &inbound) {
-        Route::Turn(key) => enqueue_reliably(env, &key, &inbound).await,
+        Route::Turn(key) => {
+            let _ = crate::objects::enqueue_reliably(env, &key, &inbound).await;
+        }
         Route::Stranger => tell_stranger(env, &cfg, &inbound).await,
         Route::NotAddressed | Route::GroupNotAllowed => {}
-    }
-}
-
-/// Queues `inbound` in `key`'s session, retrying briefly: a message lost
-/// here is never delivered again.
-pub async fn enqueue_reliably(env: &Env, key: &SessionKey, inbound: &Inbound) {
-    let mut wait = 200;
-    for attempt in 1..=ENQUEUE_ATTEMPTS {
-        match crate::objects::enqueue(env, key, inbound).await {
-            Ok(_) => return,
-            Err(e) if attempt == ENQUEUE_ATTEMPTS => {
-                adapters::log(LogLevel::Error, &format!("message {} for {key} not queued: {e}", inbound.dedupe_key));
-            }
-            Err(_) => {
-                adapters::sleep(wait).await;
-                wait *= 2;
-            }
-        }
     }
 }
 

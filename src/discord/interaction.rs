@@ -289,7 +289,7 @@ pub struct ReplyExtra {
 
 impl ReplyExtra {
     pub fn from_target(target: &ReplyTarget) -> Option<ReplyExtra> {
-        serde_json::from_str(target.extra.as_deref()?).ok()
+        serde_json::from_slice(target.extra.as_deref()?.as_bytes()).ok()
     }
 
     /// Whether the token is (about to be) dead: past its 15 minutes minus a margin.
@@ -342,6 +342,7 @@ pub fn to_inbound(
         media,
         context: i.context(),
         group: None,
+        mentions: vec![],
     })
 }
 

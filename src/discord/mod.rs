@@ -59,8 +59,14 @@ pub async fn handle_interaction(mut req: Request, env: &Env, agent: &str) -> Res
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    if let Err(e) = key.verify(signature.as_deref(), timestamp.as_deref(), &body) {
-        return Response::error(format!("invalid request signature: {e}"), 401);
+    match key.verify(signature.as_deref(), timestamp.as_deref(), &body).await {
+        Ok(()) => {}
+        // Not a point on the curve: known only once the check runs (the runtime's WebCrypto).
+        Err(verify::VerifyError::BadKey) if !known => return access::unknown_agent(),
+        Err(e @ verify::VerifyError::BadKey) => {
+            return Response::error(format!("DISCORD_PUBLIC_KEY is invalid: {e}"), 500)
+        }
+        Err(e) => return Response::error(format!("invalid request signature: {e}"), 401),
     }
     let cfg = match access::config_after_auth(&vars, agent, known) {
         Ok(c) => c,

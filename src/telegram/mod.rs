@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod preview;
+pub mod username;
 
 use crate::access;
 use crate::adapters::{self, EnvVars};
@@ -14,17 +15,11 @@ use durable::protocol::dreams::{Tap, TapOutcome, DREAMS_TAP_PATH};
 use durable::protocol::AGENT_BINDING;
 use durable::routing::{route, Route};
 use durable::settings::setting;
-use std::cell::RefCell;
-use std::collections::HashMap;
+use serde_json::json;
 use worker::{Context, Env, Request, Response, Result};
 
 /// Largest update body accepted (Telegram's are a few kB).
 const MAX_UPDATE_BYTES: usize = 1024 * 1024;
-
-thread_local! {
-    /// Bot usernames by bot id, learned once per isolate with `getMe`.
-    static USERNAMES: RefCell<HashMap<i64, String>> = RefCell::new(HashMap::new());
-}
 
 /// Constant-time comparison, so the secret cannot be guessed byte by byte.
 pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
@@ -33,19 +28,6 @@ pub fn secrets_match(given: &[u8], expected: &[u8]) -> bool {
         diff |= e ^ given.get(i).copied().unwrap_or(0);
     }
     diff == 0
-}
-
-/// The username of `cfg`'s bot (`getMe` once per isolate), for groups of
-/// agents: people @mention agents by their bots' usernames.
-pub async fn bot_username(cfg: &durable::settings::AgentConfig) -> Option<String> {
-    let api = TelegramApi::for_agent(cfg)?;
-    let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    if let Some(name) = USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) {
-        return Some(name);
-    }
-    let name = api.get_me_username().await.ok().flatten()?;
-    USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
-    Some(name)
 }
 
 pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
@@ -78,7 +60,8 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
     };
     if let Some(tap) = update::button_tap(&update) {
         // A tap on a proposal's button: the Agent object decides and answers
-        // Telegram. Not answered here: Telegram delivers it again.
+        // Telegram. When it cannot be handled now (5xx), not answered here:
+        // Telegram delivers it again.
         let tap = Tap {
             agent: agent.to_owned(),
             callback_id: tap.callback_id,
@@ -87,10 +70,31 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
             chat: tap.chat,
             message_id: tap.message_id,
         };
-        let answer: Result<TapOutcome> =
-            crate::objects::call(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(&tap)).await;
+        let body = serde_json::to_string(&tap)?;
+        let answer =
+            crate::objects::call_raw(env, AGENT_BINDING, agent, worker::Method::Post, DREAMS_TAP_PATH, Some(body))
+                .await;
         return match answer {
-            Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
+            Ok((200..=299, text)) => match serde_json::from_str::<TapOutcome>(&text) {
+                Ok(outcome) => Response::ok(format!("button: {}", outcome.note)),
+                Err(e) => Response::error(format!("the button tap got an unreadable answer ({e}): {text}"), 503),
+            },
+            // The object refuses the tap for good (no Telegram owner configured,
+            // say): answered here, and 200, or Telegram redelivers it forever.
+            Ok((status @ 400..=499, text)) => {
+                adapters::log(LogLevel::Warn, &format!("agent {agent}: button tap refused ({status}): {text}"));
+                if let Some(api) = TelegramApi::for_agent(&cfg) {
+                    let note = json!({"callback_query_id": tap.callback_id,
+                        "text": "I can't act on this button (see my logs)."});
+                    if let Err(e) = api.call("answerCallbackQuery", &note).await {
+                        adapters::log(LogLevel::Warn, &format!("agent {agent}: callback not answered: {e}"));
+                    }
+                }
+                Response::ok(format!("button refused: {text}"))
+            }
+            Ok((status, text)) => {
+                Response::error(format!("the button tap could not be handled: HTTP {status}: {text}"), 503)
+            }
             Err(e) => Response::error(format!("the button tap could not be handled: {e}"), 503),
         };
     }
@@ -102,11 +106,11 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         return Response::error("TELEGRAM_BOT_TOKEN is not set for this agent (see .dev.vars.example)", 500);
     };
     let bot_id: i64 = api.token.split(':').next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    let mut bot = BotIdentity { id: bot_id, username: USERNAMES.with(|u| u.borrow().get(&bot_id).cloned()) };
+    let mut bot = BotIdentity { id: bot_id, username: username::cached(bot_id) };
     if bot.username.is_none() && update.message.as_ref().is_some_and(|m| m.needs_username()) {
         match api.get_me_username().await {
             Ok(Some(name)) => {
-                USERNAMES.with(|u| u.borrow_mut().insert(bot_id, name.clone()));
+                username::remember(bot_id, &name);
                 bot.username = Some(name);
             }
             Ok(None) => {}
@@ -118,8 +122,11 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         Ok(m) => m,
         Err(why) => return Response::ok(format!("ignored: {why}")),
     };
-    if crate::groups::route_group(env, &vars, &cfg, &inbound).await {
-        return Response::ok("queued for the group");
+    match crate::groups::route_group(env, &vars, &cfg, &inbound, false).await {
+        Some(Ok(())) => return Response::ok("queued for the group"),
+        // A non-2xx makes Telegram deliver it again; the sessions that have it dedupe.
+        Some(Err(e)) => return Response::error(format!("could not queue the group message: {e}"), 503),
+        None => {}
     }
     match route(&cfg, &inbound) {
         Route::Turn(key) => match crate::objects::enqueue(env, &key, &inbound).await {

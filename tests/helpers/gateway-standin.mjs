@@ -6,7 +6,10 @@
 // missed, or is refused with INVALID_SESSION; close 4004 for a bad token,
 // 4014 when the privileged MESSAGE_CONTENT intent is not enabled for the bot,
 // 4002/4003 for frames sent out of order. Tests drive it: dispatch events,
-// ask for a RECONNECT, stop acknowledging heartbeats, refuse the next resume.
+// ask for a RECONNECT, stop acknowledging heartbeats, refuse the next resume,
+// drop the connection (1006) or close it with a code (4000 resumes, 4009
+// ends the session), close 4009 right after READY, and queue events that
+// happen while the bot is disconnected (replayed when it resumes).
 import { WebSocketServer } from "ws";
 
 export const INTENTS = { GUILD_MESSAGES: 1 << 9, DIRECT_MESSAGES: 1 << 12, MESSAGE_CONTENT: 1 << 15 };
@@ -22,6 +25,8 @@ export async function startGateway({ token = "test-bot-token", botId = "10166123
     sessions: new Map(), // session id → {seq, events: [frames]}
     ackHeartbeats: true,
     refuseNextResume: false,
+    closeAfterReady: 0, // this many next READYs are followed at once by close 4009
+    lastSession: null, // the session of the last identified connection
     closes: [], // {conn, code, by}
   };
   let sessionSeq = 0;
@@ -76,6 +81,7 @@ export async function startGateway({ token = "test-bot-token", botId = "10166123
           const id = `session-${++sessionSeq}`;
           state.sessions.set(id, { seq: 0, events: [] });
           conn.session = id;
+          state.lastSession = id;
           dispatch("READY", {
             v: 10,
             user: { id: state.botId, username: "Hearth", discriminator: "0", bot: true, avatar: null, global_name: null },
@@ -85,6 +91,10 @@ export async function startGateway({ token = "test-bot-token", botId = "10166123
             guilds: [],
             application: { id: state.botId, flags: 0 },
           });
+          if (state.closeAfterReady > 0) {
+            state.closeAfterReady -= 1;
+            close(4009, "Session timed out.");
+          }
           return;
         }
         case 6: {
@@ -99,6 +109,7 @@ export async function startGateway({ token = "test-bot-token", botId = "10166123
           conn.identified = true;
           conn.session = d.session_id;
           conn.resumed = true;
+          state.lastSession = d.session_id;
           // Replay what the session missed, then RESUMED.
           for (const ev of s.events.filter((e) => e.s > d.seq)) send(ev);
           dispatch("RESUMED", {});
@@ -127,11 +138,26 @@ export async function startGateway({ token = "test-bot-token", botId = "10166123
     reconnect() {
       live()?.ws.send(JSON.stringify({ op: 7, d: null }));
     },
-    /** Drops the live connection without a close frame. */
+    /** Drops the live connection without a close frame (the client sees 1006). */
     drop() {
       const c = live();
       c.open = false;
       c.ws.terminate();
+    },
+    /** Closes the live connection from the server's side with `code`. */
+    closeWith(code, reason = "") {
+      const c = live();
+      if (!c) throw new Error("no identified connection");
+      state.closes.push({ conn: c.id, code, by: "server" });
+      c.open = false;
+      c.ws.close(code, reason);
+    },
+    /** An event of the last session while no connection is open: sent only when the session resumes. */
+    queue(t, d) {
+      const s = state.sessions.get(state.lastSession);
+      if (!s) throw new Error("no session to queue in");
+      s.seq += 1;
+      s.events.push({ op: 0, t, s: s.seq, d });
     },
     close: () =>
       new Promise((r) => {

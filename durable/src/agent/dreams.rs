@@ -1,7 +1,7 @@
 //! Dreaming in the Agent object: after each cron tick's schedule work,
 //! tonight's sweep if it is due ([`crate::dreaming::sweep::night`]), the
-//! proposals to send or expire, and the nightly clean-up of the workspace
-//! history; a tap on a proposal's button; the admin view.
+//! proposals to send or expire; the daily clean-up of the workspace history
+//! (on its own claim, whether or not the agent dreams); a tap on a proposal's button; the admin view.
 //!
 //! The sweep's one LLM call is made here, by the Agent object itself (no
 //! Session is involved: nobody waits for it, and it has no conversation).
@@ -22,7 +22,8 @@ use crate::llm::{self, ChatRequest, LlmIo};
 use crate::ports::LogLevel;
 use crate::protocol::dreams::{Tap, TapOutcome};
 use crate::protocol::usage::{CallRecord, Decision, UsageKind};
-use crate::scheduled::store::ScheduleStore;
+use crate::scheduled::store::{Claim, ScheduleStore};
+use crate::scheduled::KIND_HISTORY_GC;
 use crate::settings::dreaming::{history_keep, DreamConfig};
 use crate::settings::{agent_ids, AgentConfig, LlmConfig};
 use crate::workspace::history;
@@ -30,6 +31,8 @@ use hearth_memory::promote::Thresholds;
 use r2_layout::{Message, UserContent};
 use serde_json::{json, Value};
 use std::collections::HashSet;
+
+const DAY_MS: i64 = 86_400_000;
 
 /// The runtime as the LLM module wants it.
 struct Io<'a, R: AgentRuntime>(&'a R);
@@ -137,6 +140,11 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
             (Ok(Some(a)), Ok(Some(t))) => (a, t),
             _ => return,
         };
+        // The history's clean-up first, on its own daily claim: it must not
+        // depend on dreaming being on (or configured right).
+        if let Err(e) = self.clean_history(&agent, now).await {
+            self.runtime().log(LogLevel::Warn, &format!("history clean-up of agent {agent}: {e}"));
+        }
         if let Err(e) = self.dream_at(&agent, now).await {
             self.runtime().log(LogLevel::Error, &format!("dreaming of agent {agent}: {e}"));
         }
@@ -145,6 +153,35 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         if let Err(e) = dreams.init().and_then(|_| dreams.set("checked_tick", &now.to_string())) {
             self.runtime().log(LogLevel::Warn, &format!("dreaming: {e}"));
         }
+    }
+
+    /// Once a day (UTC; claim `gc:{date}`): deletes the history's blobs no
+    /// kept change names ([`history::collect_garbage`]). Whether or not the
+    /// agent dreams. A clean-up that fails leaves its claim `running`: it is
+    /// taken again after [`sweep::STALE_RUN_MS`].
+    async fn clean_history(&self, agent: &str, now: i64) -> Result<(), String> {
+        let agent_cfg = AgentConfig::load(self.runtime().vars(), agent).map_err(|e| e.to_string())?;
+        let slot_ms = now - now.rem_euclid(DAY_MS);
+        let date = crate::clock::date_string(slot_ms, "UTC");
+        let claim = Claim {
+            slot_id: format!("{KIND_HISTORY_GC}:{date}"),
+            kind: KIND_HISTORY_GC.into(),
+            name: "history".into(),
+            slot_ms,
+            payload: None,
+        };
+        let sched = ScheduleStore::new(&**self.runtime().sql());
+        sched.init().map_err(|e| e.to_string())?;
+        if !sched.claim_own(&claim, now, now - sweep::STALE_RUN_MS).map_err(|e| e.to_string())? {
+            return Ok(());
+        }
+        let store = self.runtime().store().map_err(|e| e.to_string())?;
+        let r = history::collect_garbage(&store, &agent_cfg.agent, now).await.map_err(|e| e.to_string())?;
+        sched.finish_own(&claim, None, now).map_err(|e| e.to_string())?;
+        if r.blobs_deleted > 0 {
+            self.runtime().log(LogLevel::Info, &format!("history clean-up of agent {agent}: {r:?}"));
+        }
+        Ok(())
     }
 
     async fn dream_at(&self, agent: &str, now: i64) -> Result<(), String> {
@@ -177,15 +214,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
             keep: agent_cfg.history_keep,
             now,
         };
-        let ran = sweep::night(&dreamer, &night).await.map_err(|e| e.to_string())?;
-        if ran.is_some() {
-            // Once a night, with the sweep: blobs no kept change names.
-            match history::collect_garbage(&dreamer.store, &agent_cfg.agent, now).await {
-                Ok(r) if r.blobs_deleted > 0 => log(LogLevel::Info, &format!("history clean-up: {r:?}")),
-                Ok(_) => {}
-                Err(e) => log(LogLevel::Warn, &format!("history clean-up failed: {e}")),
-            }
-        }
+        sweep::night(&dreamer, &night).await.map_err(|e| e.to_string())?;
         let notice = dreamer.notice.borrow_mut().take();
         if let Some(notice) = notice {
             log(LogLevel::Warn, &format!("dreaming: {notice}"));
@@ -240,7 +269,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let sql = &**self.runtime().sql();
         let dreams = DreamStore::new(sql);
         dreams.init()?;
-        let last: Value = dreams.get("last")?.and_then(|v| serde_json::from_str(&v).ok()).unwrap_or(Value::Null);
+        let last: Value =
+            dreams.get("last")?.and_then(|v| serde_json::from_slice(v.as_bytes()).ok()).unwrap_or(Value::Null);
         let (slot_id, _, _) = sweep::slot(&cfg, self.runtime().now_ms());
         let g = cfg.gates;
         Ok(json!({

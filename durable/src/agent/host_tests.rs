@@ -362,3 +362,41 @@ fn the_sweep_is_skipped_when_the_budgets_background_share_is_spent() {
     assert_eq!(view["last"]["outcome"], "skippedBudget");
     assert!(view["last"]["note"].as_str().unwrap().contains("BUDGET_BACKGROUND_PERCENT"), "{view}");
 }
+
+#[test]
+fn the_history_is_cleaned_daily_even_when_the_agent_does_not_dream() {
+    use crate::workspace::history::{self, Actor, Edit};
+    let day = 86_400_000;
+    for vars in [
+        &[("DREAMING", "off"), ("HEARTBEAT_ENABLED", "false")][..],
+        // Approval asked for, but no Telegram owner: no sweep, still the clean-up.
+        &[("DREAM_APPROVAL", "telegram"), ("HEARTBEAT_ENABLED", "false")][..],
+    ] {
+        let h = host(vars);
+        let store = h.runtime().store.clone();
+        let agent = r2_layout::AgentId::parse("main").unwrap();
+        let now = h.runtime().now.get();
+        for text in ["v1", "v2"] {
+            block_on(history::apply(&*store, &agent, Edit::write("SOUL.md", text, Actor::Agent, "w"), now, 50))
+                .unwrap();
+        }
+        let blob = |text: &str| format!("history/main/blobs/{}", crate::text::sha256_hex(text.as_bytes()));
+        // A blob no kept change names (its records were pruned), stored long ago.
+        store.put_text(&blob("orphan"), "orphan");
+        let tick = |at: i64| {
+            h.runtime().now.set(at);
+            block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: at })).unwrap();
+            block_on(h.alarm()).unwrap();
+        };
+        tick(now);
+        let has = |key: &str| store.objects.borrow().contains_key(key);
+        assert!(!has(&blob("orphan")), "the orphan is deleted ({vars:?})");
+        assert!(has(&blob("v1")) && has(&blob("v2")), "what a kept change names stays");
+        // Once a day: a later tick the same day leaves a new orphan alone; the next day takes it.
+        store.put_text(&blob("orphan 2"), "orphan 2");
+        tick(now + 5 * 60_000);
+        assert!(has(&blob("orphan 2")), "once a day");
+        tick(now + day);
+        assert!(!has(&blob("orphan 2")), "the next day");
+    }
+}

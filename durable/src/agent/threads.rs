@@ -72,7 +72,7 @@ pub fn list<S: Sql>(sql: &S) -> Result<Vec<ThreadRow>, StorageError> {
             }),
         }
     }
-    rows.sort_by_key(|r| std::cmp::Reverse(r.updated_at.or(r.created_at).unwrap_or(0)));
+    crate::order::sort_by_key(&mut rows, |r| std::cmp::Reverse(r.updated_at.or(r.created_at).unwrap_or(0)));
     Ok(rows)
 }
 

@@ -47,6 +47,6 @@ pub fn status<S: Sql>(sql: &S) -> Result<OutboxStatus, StorageError> {
             });
         }
     }
-    out.undelivered.sort_by_key(|r| std::cmp::Reverse(r.gave_up_at));
+    crate::order::sort_by_key(&mut out.undelivered, |r| std::cmp::Reverse(r.gave_up_at));
     Ok(out)
 }

@@ -124,8 +124,9 @@ pub fn parse_data(data: &str) -> Option<(i64, char)> {
     Some((id.parse().ok()?, action))
 }
 
-/// Writes an approved fact into MEMORY.md, under its sweep's heading.
-/// Err(note) when it cannot (no room left, or a line would be lost).
+/// Writes an approved fact into MEMORY.md, under its sweep's heading
+/// (nothing when MEMORY.md already holds its line). Err(note) when it
+/// cannot (no room left, or a line would be lost).
 pub async fn write_fact<O: ObjectStore>(
     store: &O,
     agent: &AgentId,
@@ -135,7 +136,12 @@ pub async fn write_fact<O: ObjectStore>(
     keep: usize,
 ) -> Result<Result<(), String>, StorageError> {
     let current = super::sweep::effective_memory(store, agent, template).await?;
-    let next = mf::insert_under(&current, &p.heading, &p.line());
+    let line = p.line();
+    if current.lines().any(|l| l.trim_end() == line) {
+        // Written already (a tap whose write succeeded but whose answer was not stored).
+        return Ok(Ok(()));
+    }
+    let next = mf::insert_under(&current, &p.heading, &line);
     if mf::chars(&next) > crate::prompt::MAX_FILE_CHARS {
         return Ok(Err(format!(
             "MEMORY.md is full ({} characters of {}): make room, then tap Approve again",
@@ -215,11 +221,14 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
             "approved" => "Already approved: it is in MEMORY.md.".into(),
             "rejected" => "Already rejected.".into(),
             "expired" => "This proposal expired; it was not written.".into(),
+            "approving" => "I'm writing it to MEMORY.md right now.".into(),
             other => format!("This proposal is {other}."),
         },
         state: Some(p.state.clone()),
     };
-    if action == 's' || !matches!(p.state.as_str(), "new" | "sent") {
+    // `approving`: another tap is writing it (an Approve may take it over once that claim is stale).
+    let open = matches!(p.state.as_str(), "new" | "sent") || (p.state == "approving" && action == 'a');
+    if action == 's' || !open {
         return Ok(settled(&p));
     }
     if p.expires_at <= cx.now {
@@ -230,7 +239,11 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
         });
     }
     if action == 'r' {
-        if dreams.answer(id, "rejected", cx.now)? {
+        if !dreams.answer(id, "rejected", cx.now)? {
+            // Answered meanwhile (another tap).
+            return Ok(dreams.proposal(id)?.map_or_else(|| note("I have no such proposal."), |p| settled(&p)));
+        }
+        {
             dreams.mark(
                 STORE,
                 p.entry_id,
@@ -243,15 +256,33 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
         }
         return Ok(TapOutcome { note: "Rejected: I won't propose it again.".into(), state: Some("rejected".into()) });
     }
-    match write_fact(cx.store, cx.agent, cx.template, &p, cx.now, cx.keep).await? {
+    // Claim it first: a second tap while this one writes (Telegram delivers
+    // taps one by one, the owner may tap twice) must not write the fact again.
+    if !dreams.claim_for_approval(id, cx.now)? {
+        return Ok(match dreams.proposal(id)? {
+            Some(p) => settled(&p),
+            None => note("I have no such proposal."),
+        });
+    }
+    let written = match write_fact(cx.store, cx.agent, cx.template, &p, cx.now, cx.keep).await {
+        Ok(w) => w,
+        Err(e) => {
+            dreams.unclaim(id)?;
+            return Err(e);
+        }
+    };
+    match written {
         Ok(()) => {
-            if dreams.answer(id, "approved", cx.now)? {
+            if dreams.approved(id, cx.now)? {
                 dreams.mark(STORE, p.entry_id, p.content_hash, PROMOTED, Some(&p.fact), None, cx.now)?;
                 dreams.add_promoted(1)?;
             }
             Ok(TapOutcome { note: "Approved: added to MEMORY.md.".into(), state: Some("approved".into()) })
         }
-        Err(why) => Ok(TapOutcome { note: format!("Not written: {why}."), state: Some(p.state.clone()) }),
+        Err(why) => {
+            dreams.unclaim(id)?;
+            Ok(TapOutcome { note: format!("Not written: {why}."), state: Some(p.state.clone()) })
+        }
     }
 }
 

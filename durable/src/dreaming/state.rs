@@ -5,7 +5,7 @@
 //! ```sql
 //! dream_marks (store, entry_id, content_hash, verdict, fact, reason, at)   -- promoted | rejected | refused_by_owner
 //! dream_proposals (id, night, heading, entry_id, entry_name, content_hash, fact, score, hits, queries, days,
-//!                  state, chat, message_id, created_at, expires_at, answered_at)  -- new | sent | approved | rejected | expired
+//!                  state, chat, message_id, created_at, expires_at, answered_at)  -- new | sent | approving | approved | rejected | expired
 //! dream_state (key, value)                                                   -- promoted_total, last_dream_ts, last
 //! ```
 //!
@@ -29,6 +29,10 @@ const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS dream_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ];
 
+/// A tap's claim on a proposal (`approving`) older than this is taken again
+/// (the object stopped while writing the fact; the write skips a line already there).
+pub const APPROVING_STALE_MS: i64 = 5 * 60_000;
+
 /// A settled entry: what happened to it.
 pub const PROMOTED: &str = "promoted";
 pub const REJECTED: &str = "rejected";
@@ -50,7 +54,8 @@ pub struct Proposal {
     pub hits: u32,
     pub queries: u32,
     pub days: u32,
-    /// `new` (not sent yet), `sent`, `approved`, `rejected`, `expired`.
+    /// `new` (not sent yet), `sent`, `approving` (a tap is writing its fact),
+    /// `approved`, `rejected`, `expired`.
     pub state: String,
     pub chat: Option<String>,
     pub message_id: Option<i64>,
@@ -132,7 +137,8 @@ impl<'a, S: Sql + ?Sized> DreamStore<'a, S> {
             return Ok(true);
         }
         let waiting = self.sql.exec(
-            "SELECT 1 FROM dream_proposals WHERE entry_id = ? AND content_hash = ? AND state IN ('new', 'sent') LIMIT 1",
+            "SELECT 1 FROM dream_proposals WHERE entry_id = ? AND content_hash = ? AND state IN ('new', 'sent', 'approving')
+             LIMIT 1",
             &[id, hash_text(content_hash)],
         )?;
         Ok(!waiting.is_empty())
@@ -146,9 +152,10 @@ impl<'a, S: Sql + ?Sized> DreamStore<'a, S> {
                 out.extend(h.parse().ok().map(|h| (id as u64, h)));
             }
         }
-        for mut r in
-            self.sql.exec("SELECT entry_id, content_hash FROM dream_proposals WHERE state IN ('new', 'sent')", &[])?
-        {
+        for mut r in self.sql.exec(
+            "SELECT entry_id, content_hash FROM dream_proposals WHERE state IN ('new', 'sent', 'approving')",
+            &[],
+        )? {
             if let (Some(id), Some(h)) = (r.first().and_then(SqlValue::as_i64), text(&mut r, 1)) {
                 out.extend(h.parse().ok().map(|h| (id as u64, h)));
             }
@@ -162,7 +169,7 @@ impl<'a, S: Sql + ?Sized> DreamStore<'a, S> {
         let mut out = Vec::new();
         for sql in [
             "SELECT fact FROM dream_marks WHERE verdict = 'refused_by_owner' AND fact IS NOT NULL",
-            "SELECT fact FROM dream_proposals WHERE state IN ('new', 'sent')",
+            "SELECT fact FROM dream_proposals WHERE state IN ('new', 'sent', 'approving')",
         ] {
             out.extend(self.sql.exec(sql, &[])?.into_iter().filter_map(|mut r| text(&mut r, 0)));
         }
@@ -266,14 +273,48 @@ impl<'a, S: Sql + ?Sized> DreamStore<'a, S> {
         Ok(!rows.is_empty())
     }
 
+    /// Takes an open proposal for writing (state `approving`, claimed at
+    /// `at`): only one tap writes its fact. A claim older than
+    /// [`APPROVING_STALE_MS`] (the object stopped mid-write) may be taken
+    /// again. False: answered already, or another tap is writing it.
+    pub fn claim_for_approval(&self, id: i64, at: i64) -> Result<bool, StorageError> {
+        let rows = self.sql.exec(
+            "UPDATE dream_proposals SET state = 'approving', answered_at = ? WHERE id = ?
+             AND (state IN ('new', 'sent') OR (state = 'approving' AND answered_at < ?)) RETURNING id",
+            &[at.into(), id.into(), (at - APPROVING_STALE_MS).into()],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// The claimed proposal's fact is in MEMORY.md: `approved`.
+    pub fn approved(&self, id: i64, at: i64) -> Result<bool, StorageError> {
+        let rows = self.sql.exec(
+            "UPDATE dream_proposals SET state = 'approved', answered_at = ? WHERE id = ? AND state = 'approving'
+             RETURNING id",
+            &[at.into(), id.into()],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// The claimed proposal's fact could not be written: open again, as it was
+    /// (`sent` once it has a message, else `new`).
+    pub fn unclaim(&self, id: i64) -> Result<(), StorageError> {
+        self.sql.exec(
+            "UPDATE dream_proposals SET state = CASE WHEN message_id IS NULL THEN 'new' ELSE 'sent' END,
+             answered_at = NULL WHERE id = ? AND state = 'approving'",
+            &[id.into()],
+        )?;
+        Ok(())
+    }
+
     /// Open proposals past their time: now `expired`. Returns them.
     pub fn expire(&self, now: i64) -> Result<Vec<Proposal>, StorageError> {
         let rows = self.sql.exec(
             &format!(
-                "UPDATE dream_proposals SET state = 'expired', answered_at = ? WHERE state IN ('new', 'sent')
-                 AND expires_at <= ? RETURNING {PROPOSAL_COLUMNS}"
+                "UPDATE dream_proposals SET state = 'expired', answered_at = ? WHERE expires_at <= ?
+                 AND (state IN ('new', 'sent') OR (state = 'approving' AND answered_at < ?)) RETURNING {PROPOSAL_COLUMNS}"
             ),
-            &[now.into(), now.into()],
+            &[now.into(), now.into(), (now - APPROVING_STALE_MS).into()],
         )?;
         Ok(rows.into_iter().filter_map(proposal_of).collect())
     }

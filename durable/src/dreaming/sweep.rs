@@ -122,7 +122,26 @@ pub async fn night<H: DreamHost>(h: &H, n: &Night<'_>) -> Result<Option<Report>,
     }
     let dreams = DreamStore::new(h.sql());
     dreams.init()?;
-    let report = sweep(h, n, &dreams, &date).await?;
+    let mut spent: Option<u64> = None;
+    let report = match sweep(h, n, &dreams, &date, &mut spent).await {
+        Ok(r) => r,
+        // Before the LLM call nothing was spent: the claim stays `running`
+        // and is taken again after STALE_RUN_MS. After it, taking it again
+        // would pay for a second call the same night: the night is over.
+        Err(e) => {
+            if let Some(tokens) = spent {
+                let failed = Report {
+                    llm_calls: 1,
+                    tokens,
+                    note: Some(format!("the sweep failed after its LLM call: {e}; it runs again tomorrow")),
+                    ..ended(&date, n.now, Outcome::Failed, &super::Picked::default(), None)
+                };
+                let _ = dreams.set("last", &serde_json::to_string(&failed).unwrap_or_default());
+                sched.fail_own(&claim, Some(&r2_layout::Usage::new(tokens, 0, 0, 0)), n.now)?;
+            }
+            return Err(e);
+        }
+    };
     let usage = (report.llm_calls > 0).then(|| r2_layout::Usage::new(report.tokens, 0, 0, 0));
     dreams.set("last_dream_ts", &n.now.to_string())?;
     dreams.set("last", &serde_json::to_string(&report).unwrap_or_default())?;
@@ -160,6 +179,7 @@ async fn sweep<H: DreamHost>(
     n: &Night<'_>,
     dreams: &DreamStore<'_, H::Sql>,
     date: &str,
+    spent: &mut Option<u64>,
 ) -> Result<Report, StorageError> {
     let base = effective_memory(h.store(), n.agent, n.template).await?;
     let settled = dreams.settled_set(STORE)?;
@@ -216,6 +236,7 @@ async fn sweep<H: DreamHost>(
         }
     };
     h.settle(reservation, &completion, n.now);
+    *spent = Some(completion.usage.total_tokens);
     report.llm_calls = 1;
     report.tokens = completion.usage.total_tokens;
     let decisions = match judge::parse(&completion.text) {

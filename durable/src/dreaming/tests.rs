@@ -420,3 +420,109 @@ fn unanswered_proposals_expire() {
     let r = h.run(&approve, NIGHT + DAY).unwrap();
     assert_eq!(r.verdicts[0].verdict, "proposed");
 }
+
+/// Polls `fut` once (the in-memory bucket answers each operation after one poll).
+fn poll_once<F: std::future::Future + ?Sized>(fut: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    let waker = futures::task::noop_waker();
+    fut.poll(&mut std::task::Context::from_waker(&waker))
+}
+
+#[test]
+fn two_overlapping_taps_on_approve_write_the_fact_once() {
+    let h = Host::new();
+    used(&h);
+    promote_tz(&h);
+    h.run(&DreamConfig { approval: true, ..cfg() }, NIGHT).unwrap();
+    let id = h.dreams().proposals_in("new").unwrap()[0].id;
+    let http = ScriptedHttp::default();
+    let log = |_: crate::ports::LogLevel, _: &str| {};
+    let agent = AgentId::parse("main").unwrap();
+    let telegram = tg();
+    let cx =
+        TapContext { store: &h.store, http: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now: NIGHT };
+    let tap = Tap {
+        agent: "main".into(),
+        callback_id: "cb".into(),
+        from: "4242".into(),
+        data: format!("dream:{id}:a"),
+        chat: Some("4242".into()),
+        message_id: Some(9),
+    };
+    // The first tap is slow: it has written MEMORY.md and records the change
+    // when the second arrives (the owner tapped twice).
+    h.store.pending_polls.set(1);
+    let dreams = h.dreams();
+    let mut first = Box::pin(approval::tap(&dreams, &cx, &tap, &log));
+    while h.text("MEMORY.md").is_none() {
+        assert!(poll_once(first.as_mut()).is_pending(), "the first tap still runs");
+    }
+    h.store.pending_polls.set(0);
+    let second = block_on(approval::tap(&h.dreams(), &cx, &tap, &log)).unwrap();
+    assert_ne!(second.state.as_deref(), Some("approved"), "the second tap does not approve it again: {second:?}");
+    let first = block_on(first).unwrap();
+    assert_eq!(first.state.as_deref(), Some("approved"));
+    let memory = h.text("MEMORY.md").unwrap();
+    assert_eq!(memory.matches("Olga's time zone is America/Bogota").count(), 1, "{memory}");
+    assert_eq!(h.dreams().promoted_total().unwrap(), 1);
+    // A tap after that says so, and writes nothing.
+    let again = block_on(approval::tap(&h.dreams(), &cx, &tap, &log)).unwrap();
+    assert!(again.note.contains("Already approved"), "{again:?}");
+    assert_eq!(h.text("MEMORY.md").unwrap(), memory);
+}
+
+#[test]
+fn an_approval_whose_write_fails_can_be_tapped_again() {
+    let h = Host::new();
+    used(&h);
+    promote_tz(&h);
+    h.run(&DreamConfig { approval: true, ..cfg() }, NIGHT).unwrap();
+    let id = h.dreams().proposals_in("new").unwrap()[0].id;
+    let http = ScriptedHttp::default();
+    let log = |_: crate::ports::LogLevel, _: &str| {};
+    let agent = AgentId::parse("main").unwrap();
+    let telegram = tg();
+    let cx =
+        TapContext { store: &h.store, http: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now: NIGHT };
+    let tap = Tap {
+        agent: "main".into(),
+        callback_id: "cb".into(),
+        from: "4242".into(),
+        data: format!("dream:{id}:a"),
+        chat: None,
+        message_id: None,
+    };
+    h.store.inject(crate::testing::Fault::once(crate::testing::StoreOp::Put, "agents/main/MEMORY.md"));
+    assert!(block_on(approval::tap(&h.dreams(), &cx, &tap, &log)).is_err());
+    assert_eq!(h.dreams().proposal(id).unwrap().unwrap().state, "new", "open again");
+    let o = block_on(approval::tap(&h.dreams(), &cx, &tap, &log)).unwrap();
+    assert_eq!(o.state.as_deref(), Some("approved"));
+    assert_eq!(h.text("MEMORY.md").unwrap().matches("America/Bogota").count(), 1);
+}
+
+#[test]
+fn a_sweep_that_fails_after_its_call_is_not_run_again_that_night() {
+    use crate::scheduled::store::ScheduleStore;
+    let h = Host::new();
+    used(&h);
+    promote_tz(&h);
+    // The model answered; writing MEMORY.md fails.
+    h.store.inject(crate::testing::Fault::always(crate::testing::StoreOp::Put, "agents/main/MEMORY.md"));
+    let agent = AgentId::parse("main").unwrap();
+    let (c, at) = (cfg(), NIGHT);
+    h.now.set(at);
+    assert!(block_on(night(&h, &Night { cfg: &c, agent: &agent, template: None, keep: 50, now: at })).is_err());
+    assert_eq!(h.calls.borrow().len(), 1);
+    // Past the time a `running` claim is taken again: the night is over all the same.
+    h.store.clear_faults();
+    promote_tz(&h);
+    assert!(h.run(&c, NIGHT + super::sweep::STALE_RUN_MS + 60_000).is_none());
+    assert_eq!(h.calls.borrow().len(), 1, "no second LLM call the same night");
+    let sched = ScheduleStore::new(&*h.sql);
+    assert_eq!(sched.failed().unwrap(), ["dream:2026-04-23"]);
+    let spent = sched.ledger_totals().unwrap();
+    assert_eq!((spent[0].kind.as_str(), spent[0].usage.total_tokens), ("dream", 340), "its tokens are counted");
+    let last: serde_json::Value = serde_json::from_str(&h.dreams().get("last").unwrap().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "failed");
+    // The next night it runs.
+    assert_eq!(h.run(&c, NIGHT + DAY).unwrap().outcome, Outcome::Done);
+}

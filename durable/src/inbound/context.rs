@@ -36,7 +36,10 @@ pub const CUT_MARKER: &str = "…[cut]";
 /// [`About`]: MessageContext::About
 /// [`Reply`]: MessageContext::Reply
 /// [`Forward`]: MessageContext::Forward
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Read tag-first through [`MessageContextDe`], without serde's content
+/// buffer (see `r2_layout::tagged`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum MessageContext {
     /// The user replied to this message.
@@ -67,6 +70,34 @@ pub enum MessageContext {
         text: String,
     },
 }
+
+/// [`MessageContext`]'s externally tagged twin (`r2_layout::read_tagged`).
+#[derive(Deserialize)]
+#[serde(remote = "MessageContext", rename_all = "snake_case")]
+enum MessageContextDe {
+    Reply {
+        #[serde(default)]
+        author: Option<String>,
+        #[serde(default)]
+        yours: bool,
+        #[serde(default)]
+        place: Option<String>,
+        #[serde(default)]
+        text: String,
+        #[serde(default)]
+        quote: Option<String>,
+    },
+    Forward {
+        origin: String,
+    },
+    About {
+        #[serde(default)]
+        author: Option<String>,
+        #[serde(default)]
+        text: String,
+    },
+}
+r2_layout::read_tagged!(MessageContext, MessageContextDe, "type", "a message's context (an object with a type)");
 
 /// `text` on one line, at most `max` characters, marked when cut.
 pub fn clip(text: &str, max: usize) -> String {

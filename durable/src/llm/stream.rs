@@ -193,7 +193,8 @@ impl Fold {
     }
 
     fn parse(data: &str) -> Result<Value, Failed> {
-        serde_json::from_str(data).map_err(|e| Failed::Retry { why: format!("unreadable event ({e})"), after_ms: None })
+        serde_json::from_slice(data.as_bytes())
+            .map_err(|e| Failed::Retry { why: format!("unreadable event ({e})"), after_ms: None })
     }
 
     fn anthropic(&mut self, ev: &SseEvent, sink: &dyn Fn(Delta<'_>)) -> Result<(), Failed> {
@@ -293,7 +294,7 @@ impl Fold {
         // What the pieces spell is the input as a non-streamed answer carries
         // it (the rules make it an object later, whatever it is); pieces that
         // spell no JSON at all are kept as text for the turn to report.
-        block["input"] = match serde_json::from_str::<Value>(&raw) {
+        block["input"] = match serde_json::from_slice::<Value>(raw.as_bytes()) {
             Ok(input) => input,
             Err(_) => super::rules::tool_input(&Value::String(raw)).into_owned(),
         };

@@ -240,7 +240,7 @@ pub fn sse_messages(body: &[u8]) -> Vec<Value> {
     let mut data = String::new();
     let mut flush = |data: &mut String| {
         if !data.is_empty() {
-            if let Ok(v) = serde_json::from_str::<Value>(data) {
+            if let Ok(v) = serde_json::from_slice::<Value>(data.as_bytes()) {
                 out.push(v);
             }
             data.clear();

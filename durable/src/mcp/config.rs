@@ -58,7 +58,7 @@ pub fn parse(raw: &[u8], default_timeout_ms: u32) -> Result<Vec<Entry>, String> 
         })
         .map(|(name, s)| Entry { name: name.clone(), config: server(name, s, default_timeout_ms) })
         .collect();
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::order::sort_by(&mut entries, |a, b| a.name.cmp(&b.name));
     Ok(entries)
 }
 
@@ -117,7 +117,7 @@ HTTP endpoint as \"url\" (many servers offer one, or run it behind an HTTP bridg
                     None => return Err("\"scopes\" lists names: main, jobs, api, dms, groups or all".into()),
                 }
             }
-            scopes.sort();
+            crate::order::sort(&mut scopes);
             scopes.dedup();
             scopes
         }

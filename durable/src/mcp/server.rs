@@ -244,6 +244,8 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     model: &cfg.llm.model,
                     workspace: &Workspace::default(),
                     now_ms: b.now_ms(),
+                    // The owner's searches, not the agent's use of its memory.
+                    records_use: false,
                 };
                 memory_tools::search(b.memory(), &ctx, &args, false).await
             } else {
@@ -302,6 +304,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

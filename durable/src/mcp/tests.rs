@@ -234,6 +234,7 @@ impl Session {
             media: vec![],
             context: vec![],
             group: None,
+            mentions: vec![],
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {

@@ -74,7 +74,7 @@ pub fn entries(catalog: &McpCatalog, scope: McpScope) -> Vec<(String, &McpServer
             }
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    crate::order::sort_by(&mut out, |a, b| a.0.cmp(&b.0));
     out
 }
 
@@ -110,7 +110,8 @@ pub async fn session_catalog<P: Platform>(
         return Ok(state.borrow().catalog.clone());
     }
     let sql = p.sql();
-    let stored = if starting { None } else { meta(sql)?.and_then(|raw| serde_json::from_str::<Frozen>(&raw).ok()) };
+    let stored =
+        if starting { None } else { meta(sql)?.and_then(|raw| serde_json::from_slice::<Frozen>(raw.as_bytes()).ok()) };
     let catalog = match stored {
         Some(f) if f.session_id == session_id => Rc::new(f.catalog),
         _ => {

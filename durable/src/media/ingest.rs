@@ -59,8 +59,11 @@ pub async fn ingest<P: Platform>(
         let mut rows =
             sql.exec("SELECT uuid, blocks FROM media_ingest WHERE seq = ? AND idx = ?", &[seq.into(), idx.into()])?;
         let row = rows.pop();
-        let done: Option<Vec<UserBlock>> =
-            row.as_ref().and_then(|r| r.get(1)).and_then(|v| v.as_str()).and_then(|s| serde_json::from_str(s).ok());
+        let done: Option<Vec<UserBlock>> = row
+            .as_ref()
+            .and_then(|r| r.get(1))
+            .and_then(|v| v.as_str())
+            .and_then(|s| serde_json::from_slice(s.as_bytes()).ok());
         if let Some(blocks) = done {
             out.extend(blocks);
             continue;

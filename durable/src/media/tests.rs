@@ -78,6 +78,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         media,
         context: vec![],
         group: None,
+        mentions: vec![],
     }
 }
 

@@ -138,7 +138,7 @@ impl<S: Sql> MemoryHub<S> {
     /// Names of the stores loaded in RAM.
     pub fn loaded(&self) -> Vec<String> {
         let mut names: Vec<String> = self.stores.keys().cloned().collect();
-        names.sort();
+        crate::order::sort(&mut names);
         names
     }
 
@@ -337,7 +337,7 @@ impl<S: Sql> MemoryHub<S> {
     pub fn maintenance(&mut self) -> Result<Vec<String>, MemoryCallError> {
         let mut done = Vec::new();
         let mut names: Vec<&String> = self.stores.keys().collect();
-        names.sort();
+        crate::order::sort(&mut names);
         let names: Vec<String> = names.into_iter().cloned().collect();
         for name in names {
             if let Some(loaded) = self.stores.get_mut(&name) {

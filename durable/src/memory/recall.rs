@@ -71,7 +71,7 @@ pub fn relevant_with_ceiling<'s, B: MemoryBackend>(
     if specific.is_empty() {
         return (Vec::new(), 0.0);
     }
-    specific.sort_by(|a, b| b.1.total_cmp(&a.1));
+    crate::order::sort_by(&mut specific, |a, b| b.1.total_cmp(&a.1));
     let ceiling: f32 = specific.iter().map(|(_, idf)| idf).sum();
     let params = store.config().bm25;
     let reference: f32 = specific.iter().take(RECALL_REFERENCE_TERMS).map(|(_, idf)| idf / (1.0 + params.k1)).sum();

@@ -303,7 +303,7 @@ fn maintenance_checkpoints_stores_with_a_log() {
 }
 
 fn ctx<'a>(agent: &'a AgentId, store: &str, scope: Scope, ws: &'a Workspace) -> MemoryToolContext<'a> {
-    MemoryToolContext { agent, store: store.into(), scope, model: "m", workspace: ws, now_ms: 42 }
+    MemoryToolContext { agent, store: store.into(), scope, model: "m", workspace: ws, now_ms: 42, records_use: true }
 }
 
 fn run(m: &InProcessMemory, c: &MemoryToolContext<'_>, tool: &str, args: Value) -> (Value, bool) {
@@ -800,6 +800,35 @@ fn searches_reads_and_recalls_are_evidence_per_store() {
     assert_eq!(evidence_of(&cold, "main")[0].hits, 6, "read from SQLite, then counted");
     run(&cold, &main, "memory_remove", json!({"name": "tz"}));
     assert!(evidence_of(&cold, "main").is_empty());
+}
+
+#[test]
+fn a_heartbeats_or_a_jobs_memory_use_is_no_evidence() {
+    use crate::inbound::SessionKey;
+    let now = std::rc::Rc::new(Cell::new(100 * 86_400_000));
+    let m = clocked_memory(&now);
+    block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("tz", "Olga's time zone is America/Bogota") }))
+        .unwrap();
+    let agent = AgentId::parse("main").unwrap();
+    let ws = Workspace::default();
+    for key in ["agent:main:heartbeat", "agent:main:job:daily-digest"] {
+        let key = SessionKey::parse(key).unwrap();
+        let c = MemoryToolContext {
+            records_use: MemoryToolContext::records_use_of(&key),
+            ..ctx(&agent, &crate::protocol::memory::store_for(&key), key.scope(), &ws)
+        };
+        let (found, _) = run(&m, &c, "memory_search", json!({"query": "Olga time zone"}));
+        run(&m, &c, "memory_get", json!({"name": "tz"}));
+        assert_eq!(evidence_of(&m, &c.store).len(), 0, "{key:?} found {found} and counted nothing");
+    }
+    // The owner's conversation counts.
+    let key = SessionKey::parse("agent:main:main").unwrap();
+    let c = MemoryToolContext {
+        records_use: MemoryToolContext::records_use_of(&key),
+        ..ctx(&agent, "main", Scope::Main, &ws)
+    };
+    run(&m, &c, "memory_search", json!({"query": "Olga time zone"}));
+    assert_eq!(evidence_of(&m, "main")[0].hits, 1);
 }
 
 struct ClockOnly(std::rc::Rc<Cell<i64>>);

@@ -30,6 +30,18 @@ pub struct MemoryToolContext<'a> {
     pub model: &'a str,
     pub workspace: &'a Workspace,
     pub now_ms: i64,
+    /// Whether the session's `memory_search` / `memory_get` count as recall
+    /// evidence: a conversation's do; a heartbeat's or a job's (the agent's
+    /// own routine, in the owner's store for a heartbeat) do not, or every
+    /// check-in would vote for what dreaming promotes.
+    pub records_use: bool,
+}
+
+impl MemoryToolContext<'_> {
+    /// Whether a session of `key` records its memory use (see [`Self::records_use`]).
+    pub fn records_use_of(key: &crate::inbound::SessionKey) -> bool {
+        !matches!(key, crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. })
+    }
 }
 
 fn obj(props: Value, required: &[&str]) -> Value {
@@ -117,7 +129,7 @@ pub async fn run<M: MemoryService>(
     args: &Value,
 ) -> Option<ToolOutcome> {
     let outcome = match name {
-        "memory_search" => search(memory, ctx, args, true).await,
+        "memory_search" => search(memory, ctx, args, ctx.records_use).await,
         "memory_get" => get(memory, ctx, args).await,
         "memory_add" | "memory_write" | "memory_rename" | "memory_alias" | "memory_remove" => {
             match op_from_args(name, args, ctx.now_ms) {
@@ -203,7 +215,8 @@ async fn get<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &V
         Ok(n) => n.to_owned(),
         Err(e) => return e,
     };
-    match memory.call(&MemoryCall::Get { store: ctx.store.clone(), name: name.clone(), record: true }).await {
+    match memory.call(&MemoryCall::Get { store: ctx.store.clone(), name: name.clone(), record: ctx.records_use }).await
+    {
         Ok(MemoryReply::Entry { entry: Some(e) }) => ok(json!({
             "name": e.name, "aliases": e.aliases, "kind": e.kind, "created_at": e.created_at, "content": e.content,
         })),
@@ -408,7 +421,7 @@ pub fn know_sections(text: &str, filter: Option<&str>) -> Value {
 /// that field is null rather than invented.
 async fn my_stats<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>) -> ToolOutcome {
     let mut files: Vec<&str> = ctx.workspace.files.keys().map(|f| f.file_name()).collect();
-    files.sort_unstable();
+    crate::order::sort(&mut files);
     match memory.call(&MemoryCall::Stats { store: ctx.store.clone() }).await {
         Ok(MemoryReply::Stats { stats }) => ok(json!({
             "sessions_total": stats.sessions_total,

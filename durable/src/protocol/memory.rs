@@ -30,8 +30,9 @@ pub fn valid_store_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 300 && !name.chars().any(char::is_control)
 }
 
-/// A request to the Agent object's memory.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A request to the Agent object's memory. (Read tag-first through
+/// [`MemoryCallDe`], without serde's content buffer: see `r2_layout::tagged`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "call", rename_all = "snake_case")]
 pub enum MemoryCall {
     Op {
@@ -176,7 +177,8 @@ pub struct StoreStats {
     pub last_dream_ts: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// (Read tag-first through [`MemoryReplyDe`].)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum MemoryReply {
     /// An operation succeeded on the entry `id`, now named `name` (None: removed).
@@ -203,6 +205,63 @@ pub enum MemoryReply {
         notes: Vec<NoteSummary>,
     },
 }
+
+/// [`MemoryCall`]'s externally tagged twin (`r2_layout::read_tagged`).
+#[derive(Deserialize)]
+#[serde(remote = "MemoryCall", rename_all = "snake_case")]
+enum MemoryCallDe {
+    Op {
+        store: String,
+        op: Op,
+    },
+    Search {
+        store: String,
+        query: String,
+        k: usize,
+        #[serde(default)]
+        kind: Option<Kind>,
+        #[serde(default)]
+        record: bool,
+    },
+    Recall {
+        store: String,
+        query: String,
+        k: usize,
+    },
+    Get {
+        store: String,
+        name: String,
+        #[serde(default)]
+        record: bool,
+    },
+    Stats {
+        store: String,
+    },
+    Evidence {
+        store: String,
+        #[serde(default = "default_evidence_limit")]
+        limit: usize,
+    },
+    AddArchive {
+        store: String,
+        name: String,
+        summary: String,
+        created_at: i64,
+    },
+}
+r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an object with a call)");
+
+/// [`MemoryReply`]'s externally tagged twin.
+#[derive(Deserialize)]
+#[serde(remote = "MemoryReply", rename_all = "snake_case")]
+enum MemoryReplyDe {
+    Applied { id: u64, name: Option<String> },
+    Hits { hits: Vec<MemoryHit> },
+    Entry { entry: Option<Entry> },
+    Stats { stats: StoreStats },
+    Evidence { entries: Vec<EvidenceView> },
+}
+r2_layout::read_tagged!(MemoryReply, MemoryReplyDe, "reply", "a memory reply (an object with a reply)");
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "error", content = "message", rename_all = "snake_case")]

@@ -140,8 +140,9 @@ pub struct MeterRequest {
     pub summary: bool,
 }
 
-/// Whether a call may be made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Whether a call may be made. (Read tag-first through [`DecisionDe`],
+/// without serde's content buffer: see `r2_layout::tagged`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "decision")]
 pub enum Decision {
     /// Go ahead; release `reservation` when the call is over. `tight`: a
@@ -159,6 +160,23 @@ pub enum Decision {
     /// A limit is reached: no call.
     Stop(BudgetStop),
 }
+
+/// [`Decision`]'s externally tagged twin (`r2_layout::read_tagged`).
+#[derive(Deserialize)]
+#[serde(remote = "Decision", rename_all = "camelCase")]
+enum DecisionDe {
+    Go {
+        reservation: u64,
+        #[serde(default)]
+        tight: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    Wait {
+        retry_ms: u64,
+    },
+    Stop(BudgetStop),
+}
+r2_layout::read_tagged!(Decision, DecisionDe, "decision", "a budget decision (an object with a decision)");
 
 /// Which limit stopped a call, and what to tell the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

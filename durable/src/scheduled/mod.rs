@@ -84,6 +84,8 @@ pub const KIND_HEARTBEAT: &str = "heartbeat";
 pub const KIND_JOB: &str = "job";
 /// Dreaming's nightly sweep (`dream:{local date}`), run by the Agent object itself.
 pub const KIND_DREAM: &str = "dream";
+/// The workspace history's daily clean-up (`gc:{UTC date}`), run by the Agent object itself.
+pub const KIND_HISTORY_GC: &str = "gc";
 
 /// The agent's scheduling settings, from vars (`{NAME}__{AGENT}` or `{NAME}`).
 #[derive(Debug, Clone)]
@@ -319,6 +321,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     }
 }
 
@@ -465,7 +468,7 @@ async fn requeue_pending<S: Sql, Q: SessionQueue>(
 ) -> Result<(), StorageError> {
     for run in state.pending()? {
         let key = ledger::session_of(&cfg.agent, &run);
-        let inbound = run.payload.as_deref().and_then(|p| serde_json::from_str::<Inbound>(p).ok());
+        let inbound = run.payload.as_deref().and_then(|p| serde_json::from_slice::<Inbound>(p.as_bytes()).ok());
         let (Some(key), Some(inbound)) = (key, inbound) else {
             state.mark_failed(&run.slot_id)?;
             log(LogLevel::Error, &format!("agent {}: {} has no message to queue; given up", cfg.agent, run.slot_id));

@@ -204,8 +204,21 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
     /// A run taken with [`Self::claim_own`] is over; `usage` (if it made an
     /// LLM call) goes into the ledger under its kind and name.
     pub fn finish_own(&self, c: &Claim, usage: Option<&Usage>, now: i64) -> Result<(), StorageError> {
-        let mut stmts: Vec<(String, Vec<SqlValue>)> =
-            vec![("UPDATE sched_claims SET state = 'done' WHERE slot_id = ?".into(), vec![c.slot_id.as_str().into()])];
+        self.end_own(c, "done", usage, now)
+    }
+
+    /// A run taken with [`Self::claim_own`] failed after spending `usage`:
+    /// `failed` (listed by the admin route), not taken again, its usage in
+    /// the ledger like a finished run's.
+    pub fn fail_own(&self, c: &Claim, usage: Option<&Usage>, now: i64) -> Result<(), StorageError> {
+        self.end_own(c, "failed", usage, now)
+    }
+
+    fn end_own(&self, c: &Claim, state: &str, usage: Option<&Usage>, now: i64) -> Result<(), StorageError> {
+        let mut stmts: Vec<(String, Vec<SqlValue>)> = vec![(
+            "UPDATE sched_claims SET state = ? WHERE slot_id = ?".into(),
+            vec![state.into(), c.slot_id.as_str().into()],
+        )];
         if let Some(u) = usage {
             stmts.push((
                 "INSERT INTO sched_usage (slot_id, kind, name, slot_ms, recorded_at, input, output, cache_read, cache_write)
@@ -396,7 +409,7 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
 
     /// A JSON value kept in the state table; `None` when absent or unreadable.
     pub fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        Ok(self.get(key)?.and_then(|v| serde_json::from_str(&v).ok()))
+        Ok(self.get(key)?.and_then(|v| serde_json::from_slice(v.as_bytes()).ok()))
     }
 
     pub fn set_json<T: serde::Serialize>(&self, key: &str, value: &T) -> Result<(), StorageError> {

@@ -107,7 +107,7 @@ fn shrink_to_fit(out: &mut [Message], fixed: u64, budget: u64, media: &Hydrated)
             return;
         }
         let mut largest_first: Vec<usize> = (0..out.len()).collect();
-        largest_first.sort_by_key(|&i| std::cmp::Reverse(costs[i]));
+        crate::order::sort_by_key(&mut largest_first, |&i| std::cmp::Reverse(costs[i]));
         if !largest_first.into_iter().any(|i| shrink_message(&mut out[i], total - budget, media)) {
             return;
         }

@@ -55,9 +55,9 @@ pub fn relay<P: Platform>(
 ) -> Result<(), StorageError> {
     let Some(group) = group_of(deps) else { return Ok(()) };
     let me = deps.config.agent.as_str();
-    let members = group::members(group, &|_| vec![]);
     let hop =
         inbound.group.clone().unwrap_or_else(|| GroupHop { origin: inbound.dedupe_key.clone(), ..Default::default() });
+    let members = group::reply_members(group, &hop);
     let (routes, next) = group::route_reply(group, &members, me, text, &hop);
     let now = p.now_ms();
     let named = group::mentioned(text, &members);
@@ -67,8 +67,13 @@ pub fn relay<P: Platform>(
             p.log(
                 LogLevel::Info,
                 &format!(
-                    "group {}: @{agent} not given a turn ({} of {} agent turns, {} relays after the person's message)",
-                    group.chat, next.turns, group.max_agent_turns, next.hops
+                    "group {}: @{agent} not given a turn (only the first agent mentioned takes it; {} of {} agent \
+                     turns, {} of {} replies after the person's message)",
+                    group.chat,
+                    next.turns,
+                    group.max_agent_turns,
+                    next.hops,
+                    group::max_hops(group)
                 ),
             );
         }

@@ -231,6 +231,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             media: vec![],
             context: vec![],
             group: None,
+            mentions: vec![],
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;

@@ -81,6 +81,7 @@ fn message(n: u32) -> EnqueueRequest {
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

@@ -89,6 +89,7 @@ fn api_request(key: &str, text: &str) -> ApiTurnRequest {
             media: vec![],
             context: vec![],
             group: None,
+            mentions: vec![],
         },
         thread_id: "notes".into(),
         stream: true,

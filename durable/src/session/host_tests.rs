@@ -97,6 +97,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             media: vec![],
             context: vec![],
             group: None,
+            mentions: vec![],
         },
         if_idle: false,
         fresh: false,

@@ -428,7 +428,9 @@ pub async fn stopped<P: Platform, S: Sql>(
     let newest = store
         .open_items()?
         .into_iter()
-        .filter(|(_, payload)| serde_json::from_str::<Inbound>(payload).is_ok_and(|m| !is_usage_command(&m.text)))
+        .filter(|(_, payload)| {
+            serde_json::from_slice::<Inbound>(payload.as_bytes()).is_ok_and(|m| !is_usage_command(&m.text))
+        })
         .map(|(seq, _)| seq)
         .max()
         .unwrap_or(0);
@@ -498,7 +500,7 @@ pub async fn answer_waiting_usage<P: Platform, S: Sql>(
     store: &SessionStore<'_, S>,
 ) -> Result<(), StorageError> {
     for (seq, payload) in store.pending()? {
-        let Ok(inbound) = serde_json::from_str::<Inbound>(&payload) else { continue };
+        let Ok(inbound) = serde_json::from_slice::<Inbound>(payload.as_bytes()) else { continue };
         if is_usage_command(&inbound.text) {
             store.start(seq, "", None)?;
             answer_usage(p, deps, &inbound).await?;

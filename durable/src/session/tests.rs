@@ -46,6 +46,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     }
 }
 

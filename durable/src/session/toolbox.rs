@@ -25,7 +25,7 @@ pub fn session_tools(scope: Scope, web: &WebConfig, mcp: Vec<ToolSpec>) -> Vec<T
     let mut specs = tool_specs(scope);
     specs.extend(crate::web::specs(web));
     specs.extend(mcp);
-    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::order::sort_by(&mut specs, |a, b| a.name.cmp(&b.name));
     specs
 }
 
@@ -33,7 +33,7 @@ pub fn session_tools(scope: Scope, web: &WebConfig, mcp: Vec<ToolSpec>) -> Vec<T
 pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
     let mut specs = tools::specs(scope);
     specs.extend(memory_tools::specs(scope));
-    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::order::sort_by(&mut specs, |a, b| a.name.cmp(&b.name));
     specs
 }
 
@@ -51,7 +51,7 @@ pub fn tool_names(scope: Scope) -> Vec<&'static str> {
 /// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
 pub fn all_tool_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = [Scope::Main, Scope::Shared].into_iter().flat_map(tool_names).collect();
-    names.sort_unstable();
+    crate::order::sort(&mut names);
     names.dedup();
     names
 }

@@ -63,15 +63,15 @@ pub async fn speak<P: Platform, S: Sql>(
         Ok(resp) => voice::audio_of(resp),
         Err(e) => Err(format!("TTS unreachable: {e}")),
     };
-    let chars = input.chars().count() as u64;
-    super::meter::record_tts(p, deps, store, session_id, chars)?;
     let audio = match audio {
         Ok(a) => a,
         Err(why) => {
+            // Not billed: a failed call made no speech (and most providers charge none).
             p.log(LogLevel::Warn, &format!("voice reply not made ({why}); the text was sent"));
             return Ok(());
         }
     };
+    super::meter::record_tts(p, deps, store, session_id, input.chars().count() as u64)?;
     match p.channel().send_voice(&inbound.reply_target, &audio).await {
         SendOutcome::Delivered => {}
         other => p.log(LogLevel::Warn, &format!("voice note not delivered ({other:?}); the text was sent")),

@@ -284,7 +284,11 @@ impl Watch {
     pub fn stored<S: Sql>(&self, sql: &S, key: &str) -> Result<Option<ApiOutcome>, StorageError> {
         self.ensure_schema(sql)?;
         let rows = sql.exec("SELECT outcome FROM api_results WHERE key = ?", &[key.into()])?;
-        Ok(rows.first().and_then(|r| r.first()).and_then(SqlValue::as_str).and_then(|s| serde_json::from_str(s).ok()))
+        Ok(rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(SqlValue::as_str)
+            .and_then(|s| serde_json::from_slice(s.as_bytes()).ok()))
     }
 
     /// Every client is told `message` (the object cannot run turns now).

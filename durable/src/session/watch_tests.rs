@@ -70,6 +70,7 @@ fn api_message(key: &str) -> Inbound {
         media: vec![],
         context: vec![],
         group: None,
+        mentions: vec![],
     }
 }
 

@@ -68,7 +68,7 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
     let Some(raw) = vars.get("GROUPS").filter(|v| !v.trim().is_empty()) else { return Ok(vec![]) };
     let bad = |why: String| ConfigError::Invalid { name: "GROUPS".into(), why };
     let parsed: BTreeMap<String, RawGroup> =
-        serde_json::from_str(&raw).map_err(|e| bad(format!("not the JSON of a groups map: {e}")))?;
+        serde_json::from_slice(raw.as_bytes()).map_err(|e| bad(format!("not the JSON of a groups map: {e}")))?;
     let mut groups = Vec::new();
     for (key, g) in parsed {
         let (channel, chat) = key
@@ -92,11 +92,11 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
         if mode == Mode::Moderator && g.moderator.is_none() {
             return Err(bad(format!("{key}: mode \"moderator\" needs a moderator")));
         }
-        let handles = g
-            .handles
-            .into_iter()
-            .map(|(a, names)| (a, names.iter().map(|n| n.trim_start_matches('@').to_lowercase()).collect()))
-            .collect();
+        let handles = crate::order::btree_map(
+            g.handles
+                .into_iter()
+                .map(|(a, names)| (a, names.iter().map(|n| n.trim_start_matches('@').to_lowercase()).collect())),
+        );
         groups.push(AgentGroup {
             channel: channel.to_owned(),
             chat: chat.to_owned(),

@@ -206,6 +206,20 @@ pub fn setting(vars: &impl Vars, agent: &str, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// `DISCORD_GATEWAY` for `agent`: whether its bot keeps a Gateway
+/// connection. `on`/`true`/`1` or `off`/`false`/`0` (any case, spaces
+/// trimmed); unset is off. The one reading of it: the cron tick, the admin
+/// API and the Gateway object must agree on what a value means.
+pub fn discord_gateway(vars: &impl Vars, agent: &str) -> Result<bool, ConfigError> {
+    match setting(vars, agent, "DISCORD_GATEWAY").map(|v| v.to_ascii_lowercase()).as_deref() {
+        None | Some("off" | "false" | "0") => Ok(false),
+        Some("on" | "true" | "1") => Ok(true),
+        Some(other) => {
+            Err(ConfigError::Invalid { name: "DISCORD_GATEWAY".into(), why: format!("{other:?} is not on or off") })
+        }
+    }
+}
+
 fn number<T: std::str::FromStr>(vars: &impl Vars, agent: &str, name: &str, default: T) -> Result<T, ConfigError> {
     match setting(vars, agent, name) {
         None => Ok(default),
@@ -412,6 +426,18 @@ mod tests {
         assert!(c.is_owner("telegram", "42"));
         assert!(!c.is_owner("discord", "42"));
         assert_eq!(c.telegram_api_base, "https://api.telegram.org");
+    }
+
+    #[test]
+    fn discord_gateway_is_on_or_off_and_anything_else_is_an_error_naming_it() {
+        assert_eq!(discord_gateway(&vars(&[]), "main"), Ok(false));
+        assert_eq!(discord_gateway(&vars(&[("DISCORD_GATEWAY", " On ")]), "main"), Ok(true));
+        assert_eq!(
+            discord_gateway(&vars(&[("DISCORD_GATEWAY", "on"), ("DISCORD_GATEWAY__WORK", "off")]), "work"),
+            Ok(false)
+        );
+        let e = discord_gateway(&vars(&[("DISCORD_GATEWAY", "yes please")]), "main").unwrap_err();
+        assert!(e.to_string().contains("DISCORD_GATEWAY") && e.to_string().contains("yes please"), "{e}");
     }
 
     #[test]

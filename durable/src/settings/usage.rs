@@ -120,7 +120,8 @@ fn flag(vars: &impl Vars, agent: &str, name: &str, default: bool) -> Result<bool
 /// table does not know).
 pub fn parse_prices(raw: &str) -> Result<Vec<(String, ModelPrice)>, ConfigError> {
     const NAME: &str = "LLM_PRICES";
-    let v: serde_json::Value = serde_json::from_str(raw).map_err(|e| invalid(NAME, format!("not JSON: {e}")))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(raw.as_bytes()).map_err(|e| invalid(NAME, format!("not JSON: {e}")))?;
     let Some(models) = v.as_object() else {
         return Err(invalid(
             NAME,

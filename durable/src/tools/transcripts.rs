@@ -65,7 +65,7 @@ async fn archive_ids<S: ObjectStore>(ctx: &ToolContext<'_, S>) -> Result<Vec<(St
             Some((id.to_owned(), o.size, o.uploaded_ms))
         })
         .collect();
-    out.sort_by(|a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0)));
+    crate::order::sort_by(&mut out, |a, b| b.2.cmp(&a.2).then(b.0.cmp(&a.0)));
     Ok(out)
 }
 

@@ -164,7 +164,7 @@ pub const NEAR_MISS_MAX_SQUASH_BYTES: usize = 256 * 1024;
 fn bigrams(s: &str) -> Vec<(char, char)> {
     let chars: Vec<char> = s.chars().take(NEAR_MISS_MAX_LINE_CHARS).flat_map(char::to_lowercase).collect();
     let mut g: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-    g.sort_unstable();
+    crate::order::sort(&mut g);
     g
 }
 

@@ -66,7 +66,7 @@ pub fn build(mut r: UsageReport, groups: &[Group]) -> UsageReport {
     for f in r.by_model.values_mut().chain(r.by_kind.values_mut()) {
         f.cost = f.cost.map(round6);
     }
-    r.unpriced_models.sort();
+    crate::order::sort(&mut r.unpriced_models);
     r.calls = total.calls;
     r.total_tokens = total.tokens;
     r.prompt_tokens = total.prompt_tokens;

@@ -80,13 +80,10 @@ impl<'a, Q: Sql> PinStore<'a, Q> {
             return Ok(None);
         }
         let rows = self.sql.exec("SELECT file, sha256 FROM overlay_pins WHERE template = ?", &[template.into()])?;
-        let files = rows
-            .into_iter()
-            .filter_map(|r| {
-                let mut it = r.into_iter();
-                Some((it.next()?.into_string()?, it.next()?.into_string()?))
-            })
-            .collect();
+        let files = crate::order::btree_map(rows.into_iter().filter_map(|r| {
+            let mut it = r.into_iter();
+            Some((it.next()?.into_string()?, it.next()?.into_string()?))
+        }));
         Ok(Some(Pins { template: Some(template.to_owned()), files }))
     }
 
@@ -223,7 +220,8 @@ pub async fn prepare_accept<S: ObjectStore>(store: &S, template: &str, file: &st
 /// file is deleted, so the agent serves exactly the accepted bytes. The
 /// change is recorded in the workspace history (by `pins`): what the agent
 /// served before (its override, else the previously pinned version, else
-/// the defaults) and the accepted bytes. Returns the previous pin.
+/// the defaults) and the accepted bytes; what it served is stored before the
+/// override is deleted. Returns the previous pin.
 #[allow(clippy::too_many_arguments)]
 pub async fn apply_accept<S: ObjectStore, Q: Sql>(
     store: &S,
@@ -251,14 +249,19 @@ pub async fn apply_accept<S: ObjectStore, Q: Sql>(
             store.get(&served).await?.map(|o| o.body)
         }
     };
-    pins.set(template, &accepted.file, &accepted.sha256, now_ms)?;
-    store.delete(&[own_key]).await?;
     let why = format!(
         "accepted template {template}'s {} (sha256:{})",
         accepted.file,
         &accepted.sha256[..accepted.sha256.len().min(12)]
     );
-    history::record(
+    let history_err = |e: HistoryError| match e {
+        HistoryError::Storage(s) => PinError::Storage(s),
+        HistoryError::Key(k) => PinError::Key(k),
+        other => PinError::Storage(StorageError(other.to_string())),
+    };
+    // The replaced content goes into the history's store before anything
+    // changes: an override deleted is never an override lost.
+    let change = history::prepare(
         store,
         agent,
         &accepted.file,
@@ -268,14 +271,14 @@ pub async fn apply_accept<S: ObjectStore, Q: Sql>(
         &why,
         None,
         now_ms,
-        keep,
     )
     .await
-    .map_err(|e| match e {
-        HistoryError::Storage(s) => PinError::Storage(s),
-        HistoryError::Key(k) => PinError::Key(k),
-        other => PinError::Storage(StorageError(other.to_string())),
-    })?;
+    .map_err(history_err)?;
+    pins.set(template, &accepted.file, &accepted.sha256, now_ms)?;
+    store.delete(&[own_key]).await?;
+    if let Some(change) = change {
+        history::write_records(store, agent, &change, keep).await.map_err(history_err)?;
+    }
     Ok(previous)
 }
 
@@ -351,7 +354,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{MemSql, MemStore};
+    use crate::testing::{Fault, MemSql, MemStore, StoreOp};
     use futures::executor::block_on;
 
     const T: &str = "concierge";
@@ -453,6 +456,30 @@ mod tests {
         assert!(s.objects.borrow().contains_key(&vkey));
         let pins = ps.load(T).unwrap().unwrap();
         assert!(block_on(pin_status(&s, &pins, T)).unwrap().iter().all(|f| !f.update_available));
+    }
+
+    #[test]
+    fn an_accept_whose_history_cannot_be_stored_keeps_the_agents_override() {
+        let s = store_with_template();
+        let sql = MemSql::default();
+        let ps = pin_store(&sql);
+        let a = agent("main");
+        block_on(initialize_pins(&s, &ps, T, 1)).unwrap();
+        s.put_text("_catalog/concierge/workspace/GUARDRAILS.md", "Share anything.");
+        s.put_text("agents/main/GUARDRAILS.md", "agent override");
+        // R2 refuses the history's blobs: the override's content could not be kept.
+        s.inject(Fault::always(StoreOp::Put, "history/main/blobs/"));
+        assert!(block_on(accept_update(&s, &ps, &a, T, "GUARDRAILS.md", 5, 50)).is_err());
+        let own = s.objects.borrow().get("agents/main/GUARDRAILS.md").map(|o| o.body.clone());
+        assert_eq!(own.as_deref(), Some(&b"agent override"[..]), "the override is still there");
+        assert_eq!(ps.load(T).unwrap().unwrap().files["GUARDRAILS.md"], sha256_hex(b"Never share secrets."));
+        // Once R2 takes it, the accept goes through and the override is in the history.
+        s.clear_faults();
+        block_on(accept_update(&s, &ps, &a, T, "GUARDRAILS.md", 6, 50)).unwrap();
+        let kept = block_on(history::view::versions(&s, &a, "GUARDRAILS.md", 5)).unwrap();
+        assert_eq!(kept[0].previous, Some(sha256_hex(b"agent override")));
+        let blob = format!("history/main/blobs/{}", sha256_hex(b"agent override"));
+        assert!(s.objects.borrow().contains_key(&blob));
     }
 
     #[test]

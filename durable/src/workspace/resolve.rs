@@ -64,10 +64,9 @@ impl Listing {
     /// The objects of a listing of `prefix`, by name relative to it.
     pub fn from_objects(prefix: &str, objects: &[ObjectInfo]) -> Self {
         Listing {
-            files: objects
-                .iter()
-                .filter_map(|o| Some((o.key.strip_prefix(prefix)?.to_owned(), o.etag.clone())))
-                .collect(),
+            files: crate::order::btree_map(
+                objects.iter().filter_map(|o| Some((o.key.strip_prefix(prefix)?.to_owned(), o.etag.clone()))),
+            ),
         }
     }
     pub fn contains(&self, name: &str) -> bool {

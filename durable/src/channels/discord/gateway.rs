@@ -53,6 +53,13 @@ pub const CLOSE_TO_RESUME: u16 = 4000;
 pub const BACKOFF_BASE_MS: u64 = 1_000;
 pub const BACKOFF_MAX_MS: u64 = 60_000;
 
+/// How long a new connection may take to say HELLO and answer IDENTIFY or
+/// RESUME with READY or RESUMED (a socket that opens and stays silent, or an
+/// upgrade request that hangs, would otherwise wait forever: nothing else
+/// wakes a connecting bot). Past it the attempt is closed and retried with
+/// the backoff.
+pub const HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
+
 /// Where the connection stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -118,7 +125,14 @@ pub struct GatewayState {
     pub next_heartbeat_at: Option<i64>,
     #[serde(default)]
     pub reconnect_at: Option<i64>,
-    /// Connection attempts since the last READY/RESUMED (the backoff's exponent).
+    /// When the connection being opened must have reached READY/RESUMED
+    /// (see [`HANDSHAKE_TIMEOUT_MS`]).
+    #[serde(default)]
+    pub handshake_deadline: Option<i64>,
+    /// Connection attempts since a connection last proved itself (the
+    /// backoff's exponent): reset at the first heartbeat ACK after READY or
+    /// RESUMED, not at READY itself, so a session closed right after READY
+    /// (4009, 4007) is retried with the backoff, not in a tight loop.
     #[serde(default)]
     pub failures: u32,
     /// Why the bot stopped (a bad token, a missing intent).
@@ -218,30 +232,28 @@ impl GatewayState {
 
     /// The earliest time the object's alarm must run.
     pub fn next_wake(&self) -> Option<i64> {
-        match (self.next_heartbeat_at, self.reconnect_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.next_heartbeat_at, self.reconnect_at, self.handshake_deadline].into_iter().flatten().min()
     }
 
     /// Start (or make sure of) a connection: from idle, connect now; a
     /// failed bot stays stopped unless `force` (the owner fixed the cause).
-    pub fn ensure(&mut self, default_url: &str, force: bool) -> Vec<Action> {
+    pub fn ensure(&mut self, default_url: &str, force: bool, now: i64) -> Vec<Action> {
         match self.phase {
             Phase::Failed if !force => vec![],
             Phase::Idle | Phase::Failed => {
                 self.fatal = None;
                 self.failures = 0;
-                self.connect(default_url)
+                self.connect(default_url, now)
             }
             // Connected, connecting, or a reconnect is planned.
             _ => vec![],
         }
     }
 
-    fn connect(&mut self, default_url: &str) -> Vec<Action> {
+    fn connect(&mut self, default_url: &str, now: i64) -> Vec<Action> {
         self.phase = Phase::Connecting;
         self.reconnect_at = None;
+        self.handshake_deadline = Some(now + HANDSHAKE_TIMEOUT_MS as i64);
         self.next_heartbeat_at = None;
         self.awaiting_ack = false;
         self.resuming = false;
@@ -252,7 +264,20 @@ impl GatewayState {
     /// the last one unacknowledged, a zombie connection to replace).
     pub fn on_alarm(&mut self, now: i64, default_url: &str, jitter: f64) -> Vec<Action> {
         if self.reconnect_at.is_some_and(|at| at <= now) || (self.phase == Phase::Idle && self.fatal.is_none()) {
-            return self.connect(default_url);
+            return self.connect(default_url, now);
+        }
+        if self.handshake_deadline.is_some_and(|at| at <= now)
+            && matches!(self.phase, Phase::Connecting | Phase::Handshake)
+        {
+            let what = if self.phase == Phase::Connecting { "HELLO" } else { "READY" };
+            let secs = HANDSHAKE_TIMEOUT_MS / 1000;
+            self.last_error = Some(format!("no {what} within {secs} s of connecting"));
+            let mut out = vec![
+                Action::Log(format!("discord gateway: no {what} within {secs} s; closing and retrying")),
+                Action::Close(CLOSE_TO_RESUME),
+            ];
+            out.extend(self.plan_reconnect(now, 0, jitter));
+            return out;
         }
         match self.next_heartbeat_at {
             Some(at) if at <= now && matches!(self.phase, Phase::Handshake | Phase::Ready) => {
@@ -285,6 +310,7 @@ impl GatewayState {
         self.failures = self.failures.saturating_add(1);
         let wait = min_ms.max(backoff);
         self.phase = Phase::Backoff;
+        self.handshake_deadline = None;
         self.next_heartbeat_at = None;
         self.awaiting_ack = false;
         self.connected_since = None;
@@ -311,6 +337,7 @@ impl GatewayState {
                 self.last_error = Some(format!("closed {code}{said}"));
                 self.next_heartbeat_at = None;
                 self.reconnect_at = None;
+                self.handshake_deadline = None;
                 self.connected_since = None;
                 vec![Action::Log(format!("discord gateway stopped: {why}"))]
             }
@@ -329,7 +356,7 @@ impl GatewayState {
 
     /// One text frame from the server.
     pub fn on_frame(&mut self, text: &str, token: &str, now: i64, jitter: f64) -> Vec<Action> {
-        let header: Header = match serde_json::from_str(text) {
+        let header: Header = match serde_json::from_slice(text.as_bytes()) {
             Ok(h) => h,
             Err(e) => return vec![Action::Log(format!("discord gateway: unreadable frame ({e})"))],
         };
@@ -338,7 +365,7 @@ impl GatewayState {
         }
         match header.op {
             10 => {
-                let Ok(Envelope { d: Hello { heartbeat_interval } }) = serde_json::from_str(text) else {
+                let Ok(Envelope { d: Hello { heartbeat_interval } }) = serde_json::from_slice(text.as_bytes()) else {
                     return vec![Action::Log("discord gateway: HELLO without heartbeat_interval".into())];
                 };
                 self.heartbeat_interval_ms = heartbeat_interval.max(100);
@@ -362,6 +389,10 @@ impl GatewayState {
             11 => {
                 self.awaiting_ack = false;
                 self.last_ack_at = Some(now);
+                if self.phase == Phase::Ready {
+                    // The connection works: the next drop reconnects at once.
+                    self.failures = 0;
+                }
                 vec![]
             }
             // The server asks for a heartbeat now; the schedule stays.
@@ -378,7 +409,8 @@ impl GatewayState {
                 out
             }
             9 => {
-                let resumable = matches!(serde_json::from_str::<Envelope<bool>>(text), Ok(Envelope { d: true }));
+                let resumable =
+                    matches!(serde_json::from_slice::<Envelope<bool>>(text.as_bytes()), Ok(Envelope { d: true }));
                 let what = if self.resuming { "RESUME refused" } else { "session invalidated" };
                 if !resumable {
                     self.session = None;
@@ -401,7 +433,7 @@ impl GatewayState {
 
     fn on_dispatch(&mut self, t: &str, text: &str, now: i64) -> Vec<Action> {
         match t {
-            "READY" => match serde_json::from_str::<Envelope<Ready>>(text) {
+            "READY" => match serde_json::from_slice::<Envelope<Ready>>(text.as_bytes()) {
                 Ok(Envelope { d }) => {
                     self.session = Some(Resumable { session_id: d.session_id, resume_url: d.resume_gateway_url });
                     self.bot_user_id = Some(d.user.id);
@@ -415,7 +447,7 @@ impl GatewayState {
                 self.connected(now);
                 vec![]
             }
-            "MESSAGE_CREATE" => match serde_json::from_str::<Envelope<GatewayMessage>>(text) {
+            "MESSAGE_CREATE" => match serde_json::from_slice::<Envelope<GatewayMessage>>(text.as_bytes()) {
                 Ok(Envelope { d }) => {
                     self.messages += 1;
                     vec![Action::Message(Box::new(d))]
@@ -454,7 +486,7 @@ impl GatewayState {
 
     fn connected(&mut self, now: i64) {
         self.phase = Phase::Ready;
-        self.failures = 0;
+        self.handshake_deadline = None;
         self.resuming = false;
         self.fatal = None;
         self.connected_since = Some(now);

@@ -116,12 +116,10 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         return Err(Skipped::System(msg.kind));
     }
     let kind = if msg.guild_id.is_some() { ChatKind::Group } else { ChatKind::Direct };
-    let mut text = msg.content.clone();
-    if let Some(id) = bot_id {
-        // The mention that addressed the bot is not part of what was said.
-        text = text.replace(&format!("<@{id}>"), "").replace(&format!("<@!{id}>"), "");
-    }
-    let text = text.trim().to_owned();
+    // The text as written: in a group of agents every bot receives the same
+    // message, and who it is for must not depend on which bot read it first
+    // (see `without_mention` for a session of this bot alone).
+    let text = msg.content.trim().to_owned();
     let media: Vec<InboundMedia> = msg
         .attachments
         .iter()
@@ -138,8 +136,15 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         })
         .collect();
     let context = reply_context(msg, bot_id);
-    if text.is_empty() && media.is_empty() {
+    let said = bot_id.map_or_else(|| text.clone(), |b| without_mention(&text, b));
+    if said.is_empty() && media.is_empty() {
         return Err(Skipped::Empty);
+    }
+    let mut mentions: Vec<String> = Vec::new();
+    for m in &msg.mentions {
+        if !mentions.contains(&m.id) {
+            mentions.push(m.id.clone());
+        }
     }
     let addressed = kind == ChatKind::Direct || bot_id.is_some_and(|b| msg.mentions_user(b) || msg.replies_to(b));
     let sender_name = match msg.member.as_ref().and_then(|m| m.nick.clone()).filter(|n| !n.is_empty()) {
@@ -166,7 +171,15 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         media,
         context,
         group: None,
+        mentions,
     })
+}
+
+/// `text` without the @mention of the bot `bot_id`: the mention that
+/// addressed the bot is not part of what was said to it (a session of this
+/// bot alone; a group of agents spells mentions out instead).
+pub fn without_mention(text: &str, bot_id: &str) -> String {
+    text.replace(&format!("<@{bot_id}>"), "").replace(&format!("<@!{bot_id}>"), "").trim().to_owned()
 }
 
 /// A reply's context (module docs of [`crate::inbound::context`]).

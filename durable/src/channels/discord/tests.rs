@@ -27,7 +27,7 @@ fn sent(actions: &[Action]) -> Vec<serde_json::Value> {
 /// A state that went through HELLO and READY at time 0.
 fn ready() -> GatewayState {
     let mut g = GatewayState::default();
-    assert_eq!(g.ensure(URL, false), vec![Action::Connect(URL.into())]);
+    assert_eq!(g.ensure(URL, false, 0), vec![Action::Connect(URL.into())]);
     let out = g.on_frame(&fixture("gateway-hello.json"), TOKEN, 0, 0.5);
     let frames = sent(&out);
     assert_eq!(frames[0]["op"], 2, "a new session identifies");
@@ -113,7 +113,7 @@ fn invalid_session_true_resumes() {
 fn bad_token_and_missing_intents_stop_the_bot_without_a_reconnect_loop() {
     for (code, needle) in [(4004, "DISCORD_BOT_TOKEN"), (4014, "MESSAGE CONTENT")] {
         let mut g = GatewayState::default();
-        g.ensure(URL, false);
+        g.ensure(URL, false, 0);
         g.on_frame(&fixture("gateway-hello.json"), TOKEN, 0, 0.5);
         let out = g.on_close(code, "Authentication failed.", 5, 0.5);
         assert_eq!(g.phase, Phase::Failed);
@@ -121,8 +121,8 @@ fn bad_token_and_missing_intents_stop_the_bot_without_a_reconnect_loop() {
         assert!(out.iter().all(|a| matches!(a, Action::Log(_))));
         assert_eq!(g.next_wake(), None, "no alarm: nothing retries");
         assert!(g.on_alarm(1_000_000, URL, 0.5).is_empty());
-        assert!(g.ensure(URL, false).is_empty(), "the cron tick does not restart it");
-        assert_eq!(g.ensure(URL, true), vec![Action::Connect(URL.into())], "the owner may");
+        assert!(g.ensure(URL, false, 0).is_empty(), "the cron tick does not restart it");
+        assert_eq!(g.ensure(URL, true, 0), vec![Action::Connect(URL.into())], "the owner may");
         assert!(g.fatal.is_none());
     }
 }
@@ -130,7 +130,7 @@ fn bad_token_and_missing_intents_stop_the_bot_without_a_reconnect_loop() {
 #[test]
 fn reconnects_back_off_with_jitter_and_reset_once_ready() {
     let mut g = GatewayState::default();
-    g.ensure(URL, false);
+    g.ensure(URL, false, 0);
     let mut waits = vec![];
     for i in 0..9 {
         g.on_connect_failed("network down", i * 1_000_000, 1.0);
@@ -150,7 +150,55 @@ fn reconnects_back_off_with_jitter_and_reset_once_ready() {
     g.on_alarm(0, URL, 0.5);
     g.on_frame(&fixture("gateway-hello.json"), TOKEN, 0, 0.5);
     g.on_frame(&fixture("gateway-resumed.json"), TOKEN, 0, 0.5);
-    assert_eq!(g.failures, 0);
+    assert_eq!(g.failures, 1, "not yet: the connection has not proved itself");
+    g.on_frame(r#"{"op":11}"#, TOKEN, 10, 0.5);
+    assert_eq!(g.failures, 0, "reset at the first ACK");
+}
+
+#[test]
+fn a_connection_that_never_says_hello_or_ready_is_closed_and_retried_with_the_backoff() {
+    let mut g = GatewayState::default();
+    g.ensure(URL, false, 0);
+    let limit = HANDSHAKE_TIMEOUT_MS as i64;
+    assert_eq!(g.next_wake(), Some(limit), "a connecting bot has an alarm");
+    assert!(g.on_alarm(limit - 1, URL, 1.0).is_empty());
+    let out = g.on_alarm(limit, URL, 1.0);
+    assert!(out.contains(&Action::Close(CLOSE_TO_RESUME)), "{out:?}");
+    assert_eq!(g.phase, Phase::Backoff);
+    assert!(g.last_error.as_deref().unwrap().contains("no HELLO"), "{:?}", g.last_error);
+    // The retry opens a connection that says HELLO, but READY never comes.
+    let at = g.reconnect_at.unwrap();
+    assert_eq!(g.on_alarm(at, URL, 1.0), vec![Action::Connect(URL.into())]);
+    g.on_frame(&fixture("gateway-hello.json"), TOKEN, at + 5, 1.0);
+    assert_eq!(g.phase, Phase::Handshake);
+    let out = g.on_alarm(at + limit, URL, 1.0);
+    assert!(out.contains(&Action::Close(CLOSE_TO_RESUME)), "{out:?}");
+    assert!(g.last_error.as_deref().unwrap().contains("no READY"));
+    assert_eq!(g.reconnect_at, Some(at + limit + 1000), "the second failure waits longer");
+    // READY in time clears the deadline.
+    let g = ready();
+    assert_eq!(g.handshake_deadline, None);
+    assert_eq!(g.next_wake(), g.next_heartbeat_at);
+}
+
+#[test]
+fn a_session_closed_right_after_ready_is_identified_again_with_the_backoff_not_in_a_loop() {
+    let mut g = ready();
+    let mut now = 100;
+    let mut waits = vec![];
+    for _ in 0..5 {
+        g.on_close(4009, "Session timed out.", now, 1.0);
+        assert!(g.session.is_none(), "identify anew");
+        let at = g.reconnect_at.unwrap();
+        waits.push(at - now);
+        now = at;
+        assert!(matches!(&g.on_alarm(now, URL, 1.0)[..], [Action::Connect(_)]));
+        let out = g.on_frame(&fixture("gateway-hello.json"), TOKEN, now, 1.0);
+        assert_eq!(sent(&out)[0]["op"], 2);
+        g.on_frame(&fixture("gateway-ready.json"), TOKEN, now, 1.0);
+        assert_eq!(g.phase, Phase::Ready);
+    }
+    assert_eq!(waits, vec![0, 1000, 2000, 4000, 8000], "each IDENTIFY waits longer");
 }
 
 #[test]
@@ -174,7 +222,9 @@ fn message_create_in_a_guild_is_addressed_by_a_mention_or_a_reply() {
     let inbound = to_inbound(m, Some(bot), 7).unwrap();
     assert_eq!(inbound.kind, ChatKind::Group);
     assert!(inbound.addressed);
-    assert!(!inbound.text.contains(bot), "the mention is taken out: {}", inbound.text);
+    assert!(inbound.mentions.iter().any(|id| id == bot), "the mentions as Discord lists them");
+    let said = super::message::without_mention(&inbound.text, bot);
+    assert!(!said.contains(bot) && !said.is_empty(), "the mention is not part of what was said: {said}");
     assert_eq!(inbound.dedupe_key, format!("discord:message:{}", m.id));
     assert_eq!(inbound.reply_target.reply_to.as_deref(), Some(m.id.as_str()));
     assert_eq!(inbound.reply_target.chat_id, m.channel_id);
@@ -226,4 +276,61 @@ fn bot_ids_come_from_tokens() {
     assert_eq!(super::bot_id_of_token("MTAxNjYxMjMwMTI2MjA0MTA5OA.GxYz.abc").as_deref(), Some("1016612301262041098"));
     assert_eq!(super::bot_id_of_token("not-a-token"), None);
     assert_eq!(super::bot_id_of_token(""), None);
+}
+
+/// A channel with a group of agents, each with its own bot and Gateway:
+/// every bot gets the same `MESSAGE_CREATE`, and who answers depends only
+/// on the message, not on which bot read it first.
+#[test]
+fn a_group_routes_on_the_mentions_whichever_bot_received_the_message() {
+    use crate::routing::group::{human_deliveries, members};
+    use crate::settings::groups;
+    use std::collections::HashMap;
+    const MOD: &str = "1111111111111111111";
+    const PERF: &str = "2222222222222222222";
+    let vars: HashMap<String, String> = [(
+        "GROUPS".to_owned(),
+        r#"{"discord:300": {"agents": ["mod", "perf", "sec"], "moderator": "mod"}}"#.to_owned(),
+    )]
+    .into_iter()
+    .collect();
+    let agents: Vec<String> = ["mod", "perf", "sec"].iter().map(|s| s.to_string()).collect();
+    let g = groups::load(&vars, &agents).unwrap().remove(0);
+    let bot_of = |a: &str| match a {
+        "mod" => vec![MOD.to_owned()],
+        "perf" => vec![PERF.to_owned()],
+        _ => vec![],
+    };
+    let m = members(&g, &bot_of);
+    let frame = |content: &str, mentions: &[&str]| -> super::message::GatewayMessage {
+        let mentions: Vec<serde_json::Value> =
+            mentions.iter().map(|id| serde_json::json!({"id": id, "username": "bot", "bot": true})).collect();
+        serde_json::from_value(serde_json::json!({
+            "id": "900", "channel_id": "300", "guild_id": "200", "type": 0, "content": content,
+            "author": {"id": "42", "username": "pat"}, "mentions": mentions,
+        }))
+        .unwrap()
+    };
+    let turns = |d: &[(crate::inbound::SessionKey, crate::inbound::Inbound)]| -> Vec<String> {
+        d.iter().filter(|(_, i)| i.addressed).map(|(k, _)| k.agent().as_str().to_owned()).collect()
+    };
+    let to_perf = frame(&format!("<@{PERF}> is the p99 fine?"), &[PERF]);
+    let mut seen = Vec::new();
+    for receiver in [PERF, MOD] {
+        let inbound = to_inbound(&to_perf, Some(receiver), 7).unwrap();
+        let d = human_deliveries(&g, &m, &inbound);
+        assert_eq!(turns(&d), vec!["perf"], "received by {receiver}");
+        assert_eq!(d.len(), 3, "everyone reads it");
+        assert!(d.iter().all(|(_, i)| i.text == "@perf is the p99 fine?"), "{d:?}");
+        seen.push(d);
+    }
+    assert_eq!(seen[0], seen[1], "the same deliveries whichever bot read it");
+    // Discord's `mentions` alone is enough (a `<@!id>` nickname mention).
+    let nick = frame(&format!("<@!{PERF}> and you?"), &[PERF]);
+    assert_eq!(turns(&human_deliveries(&g, &m, &to_inbound(&nick, Some(MOD), 7).unwrap())), vec!["perf"]);
+    // No mention: the moderator, through whichever bot.
+    let open = frame("how do we scale?", &[]);
+    for receiver in [PERF, MOD] {
+        assert_eq!(turns(&human_deliveries(&g, &m, &to_inbound(&open, Some(receiver), 7).unwrap())), vec!["mod"]);
+    }
 }

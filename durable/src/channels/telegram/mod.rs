@@ -261,6 +261,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         media,
         context,
         group: None,
+        mentions: vec![],
     })
 }
 

@@ -300,3 +300,33 @@ fn a_usage_table_from_before_the_ledger_gains_its_columns_and_its_old_rows_stay_
     store.mark_settled(seq).unwrap();
     assert!(store.unsettled(10).unwrap().is_empty());
 }
+
+#[test]
+fn a_voice_reply_is_in_the_ledger_only_when_the_speech_was_made() {
+    let mut f = Fixture::new();
+    with_budget(&mut f, Budget::default());
+    f.cfg.voice.base_url = Some("https://tts.example/v1".into());
+    f.p.now.set(1_000);
+    f.enqueue(&inbound(1, "/voice on"));
+    f.drain();
+    // The TTS endpoint fails: the text goes out, and no speech is billed.
+    f.p.http.push_json(200, costly("spoken answer", 100));
+    f.p.http.push_json(503, json!({"error": {"message": "overloaded"}}));
+    f.enqueue(&inbound(2, "say it"));
+    f.drain();
+    assert!(chat(&f).iter().any(|t| t == "spoken answer"), "{:?}", chat(&f));
+    let r = report(&f);
+    assert!(!r.by_kind.contains_key(UsageKind::Tts.as_str()), "{:?}", r.by_kind.keys());
+    assert!(!r.by_kind.is_empty(), "the LLM call is in the ledger");
+    // Speech made: billed by its characters.
+    f.p.http.push_json(200, costly("again", 100));
+    f.p.http.responses.borrow_mut().push_back(Ok(crate::ports::HttpResponse {
+        status: 200,
+        headers: vec![],
+        body: b"OggS-and-some-opus".to_vec(),
+    }));
+    f.enqueue(&inbound(3, "once more"));
+    f.drain();
+    let r = report(&f);
+    assert_eq!(r.by_kind.get(UsageKind::Tts.as_str()).map(|t| t.calls), Some(1), "{:?}", r.by_kind.keys());
+}

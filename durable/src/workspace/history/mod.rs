@@ -27,7 +27,7 @@
 //!
 //! **Retention**: each file keeps its last `HISTORY_KEEP_VERSIONS` changes
 //! (50 by default); blobs no kept change names are deleted by
-//! [`collect_garbage`] (the Agent object runs it nightly), once they are an
+//! [`collect_garbage`] (the Agent object runs it daily), once they are an
 //! hour old (a write in flight stores its blobs before its records).
 
 pub mod diff;
@@ -207,9 +207,12 @@ pub async fn record<S: ObjectStore>(
     Ok(Some(change))
 }
 
-/// Stores the blobs and builds the change (no record written yet).
+/// Stores the blobs and builds the change (no record written yet): the
+/// first half of [`record`], for a caller that changes the file itself in
+/// between (so the replaced version is in R2 before it is gone), then calls
+/// [`write_records`]. `None` when nothing changes.
 #[allow(clippy::too_many_arguments)]
-async fn prepare<S: ObjectStore>(
+pub async fn prepare<S: ObjectStore>(
     store: &S,
     agent: &AgentId,
     path: &str,
@@ -247,7 +250,8 @@ async fn prepare<S: ObjectStore>(
     }))
 }
 
-async fn write_records<S: ObjectStore>(
+/// The second half of [`record`]: the change's two records, then the file's retention.
+pub async fn write_records<S: ObjectStore>(
     store: &S,
     agent: &AgentId,
     change: &Change,
@@ -312,7 +316,7 @@ pub async fn record_keys<S: ObjectStore>(store: &S, prefix: &str) -> Result<Vec<
             _ => break,
         }
     }
-    keys.sort();
+    crate::order::sort(&mut keys);
     Ok(keys)
 }
 

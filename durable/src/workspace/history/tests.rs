@@ -165,3 +165,15 @@ fn long_paths_and_nested_paths_keep_separate_histories() {
     assert_eq!(v[0].path, long);
     assert!(s.objects.borrow().keys().all(|k| k.len() <= 1024));
 }
+
+#[test]
+fn undo_reads_the_log_only_as_far_as_the_agents_last_change() {
+    let s = MemStore::default();
+    for i in 0..30 {
+        write(&s, &format!("notes/{i}.md"), "x\n", Actor::Agent, "write_file", 100 + i).unwrap();
+    }
+    s.ops.borrow_mut().clear();
+    let u = block_on(view::undo(&s, &agent(), 200, 50)).unwrap();
+    assert!(matches!(&u, Undo::Reverted { undone, .. } if undone.path == "notes/29.md"), "{u:?}");
+    assert_eq!(s.ops_matching("get history/main/log/"), 1, "one record read: {:?}", s.ops.borrow());
+}

@@ -33,13 +33,18 @@ pub async fn versions<S: ObjectStore>(
     Ok(out)
 }
 
-/// The agent's latest changes, any file, newest first.
-pub async fn recent<S: ObjectStore>(store: &S, agent: &AgentId, limit: usize) -> Result<Vec<Change>, HistoryError> {
+/// The keys of the agent's latest changes, newest first (one listing: no record read).
+async fn log_keys<S: ObjectStore>(store: &S, agent: &AgentId) -> Result<Vec<String>, HistoryError> {
     let page = store.list(&keys::history_log_prefix(agent), None, None).await?;
     let mut keys: Vec<String> = page.objects.into_iter().map(|o| o.key).collect();
-    keys.sort();
+    crate::order::sort(&mut keys);
+    Ok(keys)
+}
+
+/// The agent's latest changes, any file, newest first.
+pub async fn recent<S: ObjectStore>(store: &S, agent: &AgentId, limit: usize) -> Result<Vec<Change>, HistoryError> {
     let mut out = Vec::new();
-    for k in keys.iter().take(limit.min(MAX_LISTED)) {
+    for k in log_keys(store, agent).await?.iter().take(limit.min(MAX_LISTED)) {
         out.extend(read_change(store, k).await?);
     }
     Ok(out)
@@ -172,9 +177,14 @@ pub enum Undo {
 /// Reverts the agent's last change that was not undone yet: the file gets
 /// the content it had before (or is deleted again, or restored).
 pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: usize) -> Result<Undo, HistoryError> {
-    let changes = recent(store, agent, UNDO_SCAN).await?;
+    // Records are read one by one, newest first, up to the agent's last
+    // change not undone (usually the first): not the whole scan up front.
+    let mut changes: Vec<Change> = Vec::new();
     let mut undone = std::collections::HashSet::new();
-    for (i, c) in changes.iter().enumerate() {
+    for key in log_keys(store, agent).await?.iter().take(UNDO_SCAN) {
+        let Some(c) = read_change(store, key).await? else { continue };
+        changes.push(c);
+        let (i, c) = (changes.len() - 1, &changes[changes.len() - 1]);
         if let Some(r) = &c.undoes {
             undone.insert(r.clone());
         }

@@ -176,7 +176,7 @@ pub fn merge(local: Vec<Skill>, global: Vec<Skill>) -> Vec<Skill> {
             all.push(g);
         }
     }
-    all.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::order::sort_by(&mut all, |a, b| a.name.cmp(&b.name));
     all
 }
 
