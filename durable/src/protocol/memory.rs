@@ -248,6 +248,13 @@ enum MemoryCallDe {
         summary: String,
         created_at: i64,
     },
+    List {
+        store: String,
+        #[serde(default)]
+        offset: usize,
+        #[serde(default = "default_list_limit")]
+        limit: usize,
+    },
 }
 r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an object with a call)");
 
@@ -260,6 +267,7 @@ enum MemoryReplyDe {
     Entry { entry: Option<Entry> },
     Stats { stats: StoreStats },
     Evidence { entries: Vec<EvidenceView> },
+    Notes { total: usize, offset: usize, notes: Vec<NoteSummary> },
 }
 r2_layout::read_tagged!(MemoryReply, MemoryReplyDe, "reply", "a memory reply (an object with a reply)");
 
