@@ -46,7 +46,31 @@ function showLogin(message) {
   input.focus();
 }
 
+// One page is drawn at a time: a hash change while a page is still loading
+// waits for it, then draws the latest hash (a slow page that finished late
+// would otherwise draw itself over the page the user went to).
+let drawing = null;
+let drawAgain = false;
+
 async function route() {
+  if (drawing) {
+    drawAgain = true;
+    return drawing;
+  }
+  drawing = (async () => {
+    try {
+      do {
+        drawAgain = false;
+        await drawPage();
+      } while (drawAgain);
+    } finally {
+      drawing = null;
+    }
+  })();
+  return drawing;
+}
+
+async function drawPage() {
   const name = (location.hash.replace(/^#\/?/, "").split("/")[0] || "chat").toLowerCase();
   const render = PAGES[name] ?? PAGES.chat;
   for (const a of document.querySelectorAll(".top nav a")) {
@@ -60,6 +84,7 @@ async function route() {
     if (err.status === 401) return;
     page(name, h("p", { class: "error", role: "alert" }, err.message));
   }
+  if (drawAgain) return;
   document.getElementById("main").focus({ preventScroll: true });
   // The page is drawn and has the focus (tests wait for this).
   document.body.dataset.ready = name;
