@@ -101,7 +101,7 @@ fn default_list_limit() -> usize {
 }
 
 /// One entry as a listing shows it: enough to pick it, not its content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NoteSummary {
     pub name: String,
@@ -198,7 +198,8 @@ pub enum MemoryReply {
     Evidence {
         entries: Vec<EvidenceView>,
     },
-    /// A `list` page; `total` counts every entry of the store.
+    /// A `list` page; `total` counts every entry of the store. Written
+    /// only: [`decode_reply`] does not read it (see `MemoryReplyDe`).
     Notes {
         total: usize,
         offset: usize,
@@ -267,7 +268,8 @@ enum MemoryReplyDe {
     Entry { entry: Option<Entry> },
     Stats { stats: StoreStats },
     Evidence { entries: Vec<EvidenceView> },
-    Notes { total: usize, offset: usize, notes: Vec<NoteSummary> },
+    // No `notes`: only the admin API asks for a listing, and the Worker
+    // passes the object's JSON on unread (a reader would be WASM for nothing).
 }
 r2_layout::read_tagged!(MemoryReply, MemoryReplyDe, "reply", "a memory reply (an object with a reply)");
 
