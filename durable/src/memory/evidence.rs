@@ -148,6 +148,9 @@ pub fn passing<S: Sql + ?Sized>(
     store: &str,
     gates: &Thresholds,
 ) -> Result<Vec<(EntryId, Evidence)>, StorageError> {
+    // An agent that never used its memory has no table yet (the hub makes it
+    // when it opens): that is no evidence, not an error.
+    sql.exec(SCHEMA, &[])?;
     let rows = sql.exec(
         &format!(
             "SELECT {COLUMNS} FROM memory_evidence WHERE store = ? AND hits >= ? AND n_queries >= ? AND n_days >= ? \
@@ -166,6 +169,7 @@ pub fn passing<S: Sql + ?Sized>(
 
 /// The most used entries of `store`, most hits first (for the admin view).
 pub fn top<S: Sql + ?Sized>(sql: &S, store: &str, limit: usize) -> Result<Vec<(EntryId, Evidence)>, StorageError> {
+    sql.exec(SCHEMA, &[])?;
     let rows = sql.exec(
         &format!(
             "SELECT {COLUMNS} FROM memory_evidence WHERE store = ? ORDER BY hits DESC, last_at DESC, entry_id LIMIT ?"

@@ -840,3 +840,13 @@ impl HubHost for ClockOnly {
         None
     }
 }
+
+#[test]
+fn an_agent_that_never_used_its_memory_has_no_evidence_and_no_error() {
+    // The nightly sweep and the admin view read evidence before anything
+    // opened the memory (and made its tables): nothing to read, no error.
+    let sql = crate::testing::MemSql::default();
+    let gates = crate::settings::dreaming::DEFAULT_GATES;
+    assert!(super::evidence::passing(&sql, "main", &gates).unwrap().is_empty());
+    assert!(super::evidence::top(&sql, "main", 10).unwrap().is_empty());
+}
