@@ -94,6 +94,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "memory", "stores"]) => memory_stores(env, agent).await,
         (Method::Post, ["agents", agent, "memory", "call"]) => memory_call(req, env, agent).await,
+        (Method::Get, ["agents", agent, "memory", "notes"]) => memory_notes(&req, env, agent).await,
         (_, ["agents", agent, rest @ ..])
             if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
                 || rest.starts_with(&["memory", "evidence"]) =>
@@ -205,8 +206,31 @@ async fn memory_stores(env: &Env, agent: &str) -> Result<Response> {
     Response::from_json(&serde_json::json!({"stores": stores}))
 }
 
+/// `GET /api/agents/{id}/memory/notes?store=main&offset=0&limit=50`: a page
+/// of a store's entries, newest first (name, kind, createdAt, summary,
+/// length; `total`), for the console to browse. Admin only, like
+/// `/memory/call`: the owner's store never reaches anyone else.
+async fn memory_notes(req: &Request, env: &Env, agent: &str) -> Result<Response> {
+    use durable::protocol::memory::{valid_store_name, MemoryCall, CALL_PATH};
+    let number = |name: &str, default: usize| match crate::http::query(req, name) {
+        None => Ok(default),
+        Some(v) => v.parse::<usize>().map_err(|_| format!("{name} must be a whole number, not {v:?}")),
+    };
+    let store = crate::http::query(req, "store").unwrap_or_else(|| durable::protocol::memory::MAIN_STORE.to_owned());
+    let (offset, limit) = match (number("offset", 0), number("limit", 50)) {
+        (Ok(o), Ok(l)) => (o, l),
+        (Err(e), _) | (_, Err(e)) => return json_error(400, &e),
+    };
+    if !valid_store_name(&store) {
+        return json_error(400, "store must be 1-300 characters without control characters");
+    }
+    let call = MemoryCall::List { store, offset, limit };
+    let path = format!("{CALL_PATH}?agent={agent}");
+    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(serde_json::to_string(&call)?)).await?)
+}
+
 /// `POST /api/agents/{id}/memory/call`: a memory call for any store, as the
-/// owner (`{"call": "search", "store", "query", "k"}`, `get`, `stats`, or
+/// owner (`{"call": "search", "store", "query", "k"}`, `get`, `stats`, `list`, or
 /// `op` with an add / write / rename / alias / remove); the Agent object's
 /// own answer is passed on. Recall and archive calls are the sessions' own.
 async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
@@ -220,12 +244,14 @@ async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Respons
         Err(e) => {
             return json_error(
                 400,
-                &format!("not a memory call ({{\"call\": \"search\"|\"get\"|\"stats\"|\"op\", \"store\", ...}}): {e}"),
+                &format!(
+                "not a memory call ({{\"call\": \"search\"|\"get\"|\"stats\"|\"list\"|\"op\", \"store\", ...}}): {e}"
+            ),
             )
         }
     };
     if matches!(call, MemoryCall::Recall { .. } | MemoryCall::AddArchive { .. }) {
-        return json_error(400, "recall and add_archive are the sessions' calls: use search, get, stats or op");
+        return json_error(400, "recall and add_archive are the sessions' calls: use search, get, stats, list or op");
     }
     if !valid_store_name(call.store()) {
         return json_error(400, "store must be 1-300 characters without control characters");

@@ -10,7 +10,9 @@ import { startHearth } from "./helpers/hearth.mjs";
 const ADMIN = "console-admin-token-0123";
 const ORIGIN = "http://hearth.test";
 const bearer = { authorization: `Bearer ${ADMIN}` };
-const bindings = { ADMIN_TOKEN: ADMIN, AGENTS: "main,work", TEMPLATE: "concierge" };
+// A key for the agent main that is not the owner's: it must not browse memory.
+const SITE_KEY = "site-key-0123456789abcdef";
+const bindings = { ADMIN_TOKEN: ADMIN, AGENTS: "main,work", TEMPLATE: "concierge", API_TOKENS: `site:${SITE_KEY}:main` };
 
 let h;
 let cookie;
@@ -141,6 +143,23 @@ describe("workspace routes by layer", () => {
     assert.equal(r.body.pins.files[0].file, "GUARDRAILS.md");
   });
 
+  test("opening one file says where it comes from exactly as the tree does", async () => {
+    const tree = (await api("GET", "/api/agents/main/workspace")).body.files;
+    assert.ok(tree.length >= 5);
+    for (const f of tree) {
+      const one = await api("GET", `/api/agents/main/workspace/${f.path}`);
+      assert.equal(one.status, 200, `${f.path}: ${JSON.stringify(one.body)}`);
+      const { path, key, source, pinned, updateAvailable, inheritsOnDelete } = one.body;
+      assert.deepEqual({ path, key, source, pinned, updateAvailable, inheritsOnDelete }, { path: f.path, key: f.key, source: f.source, pinned: f.pinned, updateAvailable: f.updateAvailable, inheritsOnDelete: f.inheritsOnDelete }, f.path);
+    }
+    // The pinned guardrail is the accepted version's content; a file only the
+    // template has below the root is not the agent's.
+    assert.equal((await api("GET", "/api/agents/main/workspace/GUARDRAILS.md")).body.content, "Guard v1");
+    await h.putFile("_catalog/concierge/workspace/deep/x.md", "not a root file");
+    assert.equal((await api("GET", "/api/agents/main/workspace/deep/x.md")).status, 404);
+    await (await h.bucket()).delete("_catalog/concierge/workspace/deep/x.md");
+  });
+
   test("saving an inherited file makes an override; deleting it re-inherits", async () => {
     const got = await api("GET", "/api/agents/main/workspace/IDENTITY.md");
     assert.equal(got.status, 200);
@@ -214,5 +233,32 @@ describe("workspace routes by layer", () => {
     assert.equal((await call({ call: "get", store: "main", name: "tea" })).body.entry.content, "Olga drinks green tea");
     assert.equal((await call({ call: "recall", store: "main", query: "x", k: 1 })).status, 400);
     assert.equal((await call({ call: "nope" })).status, 400);
+  });
+
+  test("memory browsing: a store's notes a page at a time, newest first; the owner's only", async () => {
+    const call = (body) => api("POST", "/api/agents/main/memory/call", JSON.stringify(body));
+    const add = (store, name, content) => call({ call: "op", store, op: { op: "add", name, content, kind: "note", created_at: 1_700_000_000_000 } });
+    const store = "group:telegram:-1001";
+    for (const i of [1, 2, 3]) assert.equal((await add(store, `n${i}`, `Note ${i}\nmore`)).status, 200);
+    const first = await api("GET", "/api/agents/main/memory/notes", undefined, `?store=${encodeURIComponent(store)}&limit=2`);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.total, 3);
+    assert.deepEqual(first.body.notes[0], { name: "n3", kind: "note", createdAt: 1_700_000_000_000, summary: "Note 3", length: 11 });
+    assert.deepEqual(first.body.notes.map((n) => n.name), ["n3", "n2"]);
+    const next = await api("GET", "/api/agents/main/memory/notes", undefined, `?store=${encodeURIComponent(store)}&offset=2&limit=2`);
+    assert.deepEqual(next.body.notes.map((n) => n.name), ["n1"]);
+    // Without store: the owner's main store (the "tea" note above), not the group's.
+    const main = await api("GET", "/api/agents/main/memory/notes");
+    assert.ok(main.body.notes.some((n) => n.name === "tea") && !main.body.notes.some((n) => n.name === "n1"));
+    // The same through /memory/call.
+    assert.equal((await call({ call: "list", store, offset: 0, limit: 1 })).body.notes[0].name, "n3");
+    const bad = await api("GET", "/api/agents/main/memory/notes", undefined, "?limit=lots");
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error, /limit must be a whole number/);
+    // Another key of the agent, or no key: nothing listed.
+    const other = await h.fetch("/api/agents/main/memory/notes", { headers: { authorization: `Bearer ${SITE_KEY}` } });
+    assert.equal(other.status, 403);
+    assert.doesNotMatch(await other.text(), /tea/);
+    assert.equal((await h.fetch("/api/agents/main/memory/notes")).status, 401);
   });
 });

@@ -169,6 +169,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.equal((await pins("work")).updateAvailable, true);
     await page.select("#layer", "template:concierge");
     await page.waitForSelector('li[data-pending="GUARDRAILS.md"] button');
+    assert.match(await page.$eval("#no-history", (p) => p.textContent), /keeps no history/, "the shared layer says its writes are not kept");
     const waiting = await page.$eval('li[data-pending="GUARDRAILS.md"]', (li) => li.textContent);
     assert.match(waiting, /main, work/);
     await page.click('li[data-pending="GUARDRAILS.md"] button');
@@ -198,7 +199,13 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     const expectedCost = calls.reduce((s, r) => s + costOf(r.usage), 0);
     const expectedTokens = calls.reduce((s, r) => s + r.usage.input + r.usage.output + r.usage.cacheRead + r.usage.cacheWrite, 0);
     await h.until(async () => (await (await h.fetch("/api/agents/main/usage", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).calls === calls.length, { what: "the ledger" });
+    // The whole page, day chart too, is one report.
+    const asked = [];
+    const seen = (r) => r.url().includes("/usage") && asked.push(new URL(r.url()).search);
+    page.on("request", seen);
     await go("#/usage", 'svg[data-chart="Cost by day (USD)"] rect');
+    page.off("request", seen);
+    assert.deepEqual(asked, ["?period=month"]);
     const bars = await page.$$eval('svg[data-chart="Cost by model (USD)"] rect', (rs) => rs.map((r) => [r.dataset.label, Number(r.dataset.value)]));
     assert.equal(bars.length, 1);
     assert.equal(bars[0][0], "claude-test");
@@ -209,9 +216,14 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     // Drawn to scale: bar widths are in the ratio of their figures.
     const [a, b] = kinds;
     assert.ok(Math.abs(a[2] / b[2] - a[1] / b[1]) < 0.02, `widths ${a[2]}:${b[2]} vs figures ${a[1]}:${b[1]}`);
-    const days = await page.$$eval('svg[data-chart="Cost by day (USD)"] rect', (rs) => rs.map((r) => Number(r.dataset.value)));
-    assert.equal(days.length, 7);
-    assert.ok(Math.abs(days.at(-1) - expectedCost) < 2e-6, "today's bar is today's cost");
+    const days = await page.$$eval('svg[data-chart="Cost by day (USD)"] rect', (rs) => rs.map((r) => [r.dataset.label, Number(r.dataset.value)]));
+    // The month's last 7 days (fewer in its first days), up to today in the agent's zone.
+    const { timezone } = await (await h.fetch("/api/agents/main/usage?period=month", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const today = new Intl.DateTimeFormat("en-CA", { timeZone: timezone }).format(new Date());
+    assert.equal(days.length, Math.min(7, Number(today.slice(8))));
+    assert.equal(days.at(-1)[0], today);
+    assert.ok(Math.abs(days.at(-1)[1] - expectedCost) < 2e-6, "today's bar is today's cost");
+    assert.ok(days.slice(0, -1).every(([, v]) => v === 0), "no cost on the other days");
     const total = await page.$eval('[data-figure="cost"] b', (b) => b.textContent);
     assert.equal(total, `$${expectedCost.toFixed(4)}`);
     await axe("usage");
@@ -224,13 +236,21 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector(".chat-log .bubble");
     await axe("sessions");
     await shot("sessions");
-    const note = { call: "op", store: "main", op: { op: "add", name: "tea", content: "Olga drinks green tea, no sugar.", kind: "note", created_at: Date.now() } };
-    await h.fetch("/api/agents/main/memory/call", { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(note) });
-    await go("#/memory", "#store");
+    const note = (name, content) => ({ call: "op", store: "main", op: { op: "add", name, content, kind: "note", created_at: Date.now() } });
+    for (const n of [note("bike", "The bike is in the shed.\nThe lock code is on the fridge."), note("tea", "Olga drinks green tea, no sugar.")]) {
+      await h.fetch("/api/agents/main/memory/call", { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(n) });
+    }
+    // Browsing without a search: the store's notes, newest first, with their first line.
+    await go("#/memory", 'ul[aria-label="Notes"] li[data-note="bike"]');
+    const listed = await page.$$eval('ul[aria-label="Notes"] li[data-note]', (lis) => lis.map((li) => [li.dataset.note, li.textContent]));
+    assert.deepEqual(listed.map(([n]) => n), ["tea", "bike"]);
+    assert.match(listed[1][1], /The bike is in the shed\. \(56 chars\)/);
+    await page.click('li[data-note="bike"] button');
+    await page.waitForFunction(() => document.querySelector("#note-content")?.value.startsWith("The bike is in the shed."));
     await page.type("#query", "green tea");
     await page.keyboard.press("Enter");
-    await page.waitForSelector('ul[aria-label="Notes found"] button');
-    await page.click('ul[aria-label="Notes found"] button');
+    await page.waitForFunction(() => document.querySelectorAll('ul[aria-label="Notes"] button').length === 1);
+    await page.click('ul[aria-label="Notes"] button');
     await page.waitForFunction(() => document.querySelector("#note-content")?.value === "Olga drinks green tea, no sugar.");
     await axe("memory");
     await shot("memory");

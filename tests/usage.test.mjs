@@ -297,6 +297,12 @@ describe("periods in the agent's time zone", () => {
     const today = await usage("main", "?period=today");
     assert.equal(today.period, "today");
     assert.equal(today.calls, all);
+    // byDay: the same calls on Pago Pago's day here, on Kiritimati's there.
+    const everything = await usage("main", "?period=all");
+    assert.deepEqual(everything.byDay.map((d) => [d.date, d.calls]), [[dateIn("Pacific/Pago_Pago"), all]]);
+    assert.equal(everything.byDay[0].tokens, everything.totalTokens);
+    assert.ok(Math.abs(everything.byDay[0].costUsd - everything.totalCost) < 2e-6);
+    assert.deepEqual(kiri.byDay.map((d) => [d.date, d.calls]), [[dateIn("Pacific/Kiritimati"), all]]);
     await h.restart({ bindings: { TIMEZONE: "Europe/Paris" } });
   });
 });

@@ -3,7 +3,8 @@
 //! - `GET /api/agents/{id}/workspace`: the agent's tree (every file the
 //!   overlay resolves, with its source), its pins and its skills, in one answer;
 //! - `GET /api/agents/{id}/workspace/{path}`: one file as the overlay serves
-//!   it (raw, placeholders unfilled), with its source;
+//!   it (raw, placeholders unfilled), with its source, found by reading its
+//!   keys layer by layer (no listing);
 //! - `PUT`/`DELETE /api/agents/{id}/workspace/{path}`: an override in the
 //!   agent's layer / removing it (the file re-inherits). A guardrail file
 //!   needs `?accept=override` (seed 001: pinned files change by Accept).
@@ -97,7 +98,7 @@ pub async fn shared(
                 Err(e) => return refused(e),
             };
             match method {
-                Method::Get => read(env, &layer.key(&path), &path, None).await,
+                Method::Get => read(env, &layer.key(&path), &path).await,
                 Method::Put => write(req, env, &layer, &path).await,
                 Method::Delete => remove(env, &layer, &path).await,
                 _ => return crate::api::json_error(405, "use GET, PUT or DELETE"),
@@ -152,7 +153,9 @@ async fn pin_status(
     call::<(), PinStatusReply>(env, AGENT_BINDING, agent, Method::Get, &path, None).await.map(Some).map_err(storage)
 }
 
-/// One file of the agent as the overlay resolves it.
+/// One file of the agent as the overlay resolves it: its keys read in the
+/// overlay's order, pins asked only for a guardrail
+/// (`durable::workspace::open`), no layer listed.
 async fn resolved(
     env: &Env,
     id: &AgentId,
@@ -160,36 +163,19 @@ async fn resolved(
     path: &str,
 ) -> std::result::Result<Response, AdminError> {
     let r2 = R2::from_env(env).map_err(storage)?;
-    let own = admin::list_layer(&r2, &LayerRef::Agent(id.clone())).await?;
-    let defaults = admin::list_layer(&r2, &LayerRef::Defaults).await?;
-    let template_files = match template {
-        Some(t) => Some(admin::list_layer(&r2, &LayerRef::template(t)?).await?),
-        None => None,
-    };
-    let pins = pin_status(env, id.as_str(), template.is_some()).await?;
-    let files = admin::agent_tree(id, &own, template.zip(template_files.as_deref()), &defaults, pins.as_ref());
-    let Some(file) = files.into_iter().find(|f| f.path == path) else {
-        return Err(AdminError::NotFound(path.to_owned()));
-    };
-    read(env, &file.key, path, Some(&file)).await
+    let pins = || pin_status(env, id.as_str(), template.is_some());
+    let (file, obj) = durable::workspace::open::open_agent_file(&r2, id, template, path, pins).await?;
+    let content = String::from_utf8_lossy(&obj.body);
+    let view = admin::FileView::of(path, &file.key, &content, &obj.info.etag).resolved(&file);
+    Response::from_json(&view).map_err(storage)
 }
 
-/// `key`'s content as a [`admin::FileView`] (with its source when `resolved`).
-async fn read(
-    env: &Env,
-    key: &str,
-    path: &str,
-    resolved: Option<&admin::TreeFile>,
-) -> std::result::Result<Response, AdminError> {
+/// `key`'s content as a [`admin::FileView`] (a shared layer's file).
+async fn read(env: &Env, key: &str, path: &str) -> std::result::Result<Response, AdminError> {
     let r2 = R2::from_env(env).map_err(storage)?;
     let Some(obj) = r2.get(key).await? else { return Err(AdminError::NotFound(path.to_owned())) };
     let content = String::from_utf8_lossy(&obj.body);
-    let view = admin::FileView::of(path, key, &content, &obj.info.etag);
-    let view = match resolved {
-        Some(f) => view.resolved(f),
-        None => view,
-    };
-    Response::from_json(&view).map_err(storage)
+    Response::from_json(&admin::FileView::of(path, key, &content, &obj.info.etag)).map_err(storage)
 }
 
 async fn write(mut req: Request, env: &Env, layer: &LayerRef, path: &str) -> std::result::Result<Response, AdminError> {

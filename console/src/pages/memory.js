@@ -1,5 +1,6 @@
-// Memory: per store (the owner's `main`, each group's, …) search, read and
-// edit notes through POST /memory/call.
+// Memory: per store (the owner's `main`, each group's, …) browse (GET
+// /memory/notes, newest first, a page at a time), search, read and edit
+// notes through POST /memory/call.
 import { agentPath, get, post } from "../api.js";
 import { fmtTime, h, page, say } from "../dom.js";
 
@@ -9,20 +10,28 @@ export async function memoryPage(state) {
   const { stores } = await get(agentPath(agent, "/memory/stores"));
   const store = h("select", { id: "store" }, stores.map((s) => h("option", { value: s }, s)));
   const query = h("input", { id: "query", type: "search", placeholder: "words to find" });
-  const results = h("ul", { class: "tree", "aria-label": "Notes found" });
-  const detail = h("section", { class: "card", "aria-label": "Note" }, h("p", { class: "muted" }, "Search, then pick a note; or add one."));
+  const results = h("ul", { class: "tree", "aria-label": "Notes" });
+  const detail = h("section", { class: "card", "aria-label": "Note" }, h("p", { class: "muted" }, "Pick a note, or search; or add one."));
   const stats = h("p", { class: "muted" });
 
   async function showStats() {
     const s = await call({ call: "stats", store: store.value }).catch(() => null);
     stats.textContent = s?.stats ? `${s.stats.entries} entries: ${s.stats.notes} notes, ${s.stats.archives} archived summaries` : "";
   }
+  const PAGE = 50;
+  /** The store's entries newest first; "More" appends the next page. */
+  async function browse(offset = 0) {
+    const r = await get(agentPath(agent, `/memory/notes?store=${encodeURIComponent(store.value)}&offset=${offset}&limit=${PAGE}`));
+    const items = r.notes.map((n) => h("li", { "data-note": n.name }, h("button", { type: "button", onclick: () => open(n.name) }, n.name, h("span", { class: "muted" }, ` ${n.summary}${n.length > n.summary.length ? ` (${n.length} chars)` : ""}`))));
+    if (offset === 0) results.replaceChildren(...items);
+    else results.querySelector("li[data-more]")?.replaceWith(...items);
+    const next = offset + r.notes.length;
+    if (next < r.total) results.append(h("li", { "data-more": "" }, h("button", { type: "button", class: "secondary", onclick: () => browse(next) }, `More (${r.total - next} older)`)));
+    if (!r.total) results.replaceChildren(h("li", { class: "muted" }, "No notes in this store yet."));
+  }
   async function search(e) {
     e?.preventDefault();
-    if (!query.value.trim()) {
-      results.replaceChildren(h("li", { class: "muted" }, "Type words to find notes."));
-      return;
-    }
+    if (!query.value.trim()) return browse();
     const r = await call({ call: "search", store: store.value, query: query.value, k: 50 });
     const hits = r.hits ?? [];
     results.replaceChildren(...hits.map((hit) => {

@@ -1,5 +1,5 @@
 // Usage: figures, cache hit rate, budget left, and bar charts (inline SVG)
-// by model, by kind and by day. The day chart asks one report per day.
+// by model, by kind and by day, all from one report (its byDay).
 import { agentPath, get } from "../api.js";
 import { fmtInt, fmtUsd, h, page, pct, s } from "../dom.js";
 
@@ -25,11 +25,13 @@ export function barChart(title, rows, format) {
   return svg;
 }
 
-function localDays(timezone, n) {
+/** The last `n` local days (YYYY-MM-DD in `timezone`) that fall in the period starting at `from` (ms, or null). */
+function localDays(timezone, n, from) {
   const fmt = new Intl.DateTimeFormat("en-CA", { timeZone: timezone, year: "numeric", month: "2-digit", day: "2-digit" });
+  const first = from === null || from === undefined ? "" : fmt.format(new Date(from));
   const days = [];
   for (let i = n - 1; i >= 0; i--) days.push(fmt.format(new Date(Date.now() - i * 86400000)));
-  return [...new Set(days)];
+  return [...new Set(days)].filter((d) => d >= first);
 }
 
 function budgetRow(name, b) {
@@ -48,7 +50,9 @@ export async function usagePage(state, period = sessionStorage.getItem("hearth-p
   });
   const byModel = Object.entries(r.byModel ?? {}).map(([label, f]) => ({ label, value: f.cost ?? 0, tokens: f.tokens }));
   const byKind = Object.entries(r.byKind ?? {}).map(([label, f]) => ({ label, value: f.tokens }));
-  const dayChart = h("div", {}, h("p", { class: "muted" }, "Loading the last 7 days…"));
+  // The period's last 7 days (fewer early in a month, one for today), from byDay.
+  const cost = new Map((r.byDay ?? []).map((d) => [d.date, d.costUsd]));
+  const dayRows = localDays(r.timezone || "UTC", 7, r.from).map((d) => ({ label: d, value: cost.get(d) ?? 0 }));
   page(
     "Usage",
     h("div", { class: "row" }, h("label", { for: "period" }, "Period"), select, h("span", { class: "muted" }, `${r.timezone}`)),
@@ -61,11 +65,8 @@ export async function usagePage(state, period = sessionStorage.getItem("hearth-p
       h("div", { "data-figure": "cache" }, "Cache hit rate", h("b", {}, pct(r.cacheHitRate))),
     ),
     r.unpricedModels?.length ? h("p", { class: "muted" }, `No price for: ${r.unpricedModels.join(", ")}`) : null,
-    h("div", { class: "grid3" }, barChart("Cost by model (USD)", byModel, fmtUsd), barChart("Tokens by kind", byKind, fmtInt), dayChart),
+    h("div", { class: "grid3" }, barChart("Cost by model (USD)", byModel, fmtUsd), barChart("Tokens by kind", byKind, fmtInt), barChart("Cost by day (USD)", dayRows, fmtUsd)),
     h("h2", {}, "Budget"),
     h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Period"), h("th", {}, "Limit"), h("th", {}, "Left"), h("th", {}, "Used"))), h("tbody", {}, budgetRow("Daily", r.budget?.daily), budgetRow("Monthly", r.budget?.monthly))),
   );
-  const days = localDays(r.timezone || "UTC", 7);
-  const reports = await Promise.all(days.map((d) => get(agentPath(agent, `/usage?period=${d}`)).catch(() => null)));
-  dayChart.replaceChildren(barChart("Cost by day (USD)", days.map((d, i) => ({ label: d, value: reports[i]?.totalCost ?? 0 })), fmtUsd));
 }

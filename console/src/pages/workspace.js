@@ -95,7 +95,7 @@ export async function workspacePage(state, layer = sessionStorage.getItem("heart
   }
 
   async function remove(f) {
-    const what = kind === "agent" && f.inheritsOnDelete ? `Revert ${f.path}? It inherits again.` : `Delete ${f.path}?`;
+    const what = kind === "agent" ? (f.inheritsOnDelete ? `Revert ${f.path}? It inherits again.` : `Delete ${f.path}?`) : `Delete ${f.path}? This layer keeps no history.`;
     if (!confirm(what)) return;
     try {
       await del(filePath(base, f.path));
@@ -171,6 +171,8 @@ export async function workspacePage(state, layer = sessionStorage.getItem("heart
   page(
     "Workspace",
     h("div", { class: "row" }, h("label", { for: "layer" }, "Layer"), picker, h("span", { class: "muted" }, "Icons: ● override · ▢ from template · ≡ from defaults · ▲ pinned update available")),
+    // Only an agent's own files have a workspace history (README: Workspace history).
+    kind === "shared" ? h("p", { id: "no-history", class: "muted" }, "This layer keeps no history: saving or deleting replaces the file for every agent that inherits it, and the old content is not kept. Keep your own copy (the folder you seed from).") : null,
     h("div", { class: "cols" }, h("div", {}, tree, h("form", { class: "row", onsubmit: (e) => (e.preventDefault(), newPath.value && openFile({ path: newPath.value.trim(), source: "agent", new: true })) }, h("label", { for: "new-path" }, "New file"), newPath, h("button", { type: "submit", class: "secondary" }, "Create"))), pane),
     pending,
     skills,

@@ -214,6 +214,16 @@ impl EntryTable {
         self.slots().map(|(_, slot)| self.entry_of(slot))
     }
 
+    /// `limit` live entries newest first (descending id) after skipping the
+    /// `offset` newest; only the page is decoded.
+    pub fn newest(&self, offset: usize, limit: usize) -> Vec<&Entry> {
+        let end = self.len.saturating_sub(offset);
+        let start = end.saturating_sub(limit);
+        let mut page: Vec<&Entry> = self.slots().skip(start).take(end - start).map(|(_, s)| self.entry_of(s)).collect();
+        page.reverse();
+        page
+    }
+
     /// All entries by ascending id, as the checkpoint writer wants them.
     pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
         self.slots().map(|(_, slot)| match slot {

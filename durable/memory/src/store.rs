@@ -316,6 +316,13 @@ impl<B: MemoryBackend> MemoryStore<B> {
         self.entries.iter()
     }
 
+    /// A page of the entries, newest first (by id: creation order; a
+    /// written entry keeps its place): `limit` after the `offset` newest.
+    /// Browsing decodes only the page, unlike [`Self::entries`].
+    pub fn newest(&self, offset: usize, limit: usize) -> Vec<&Entry> {
+        self.entries.newest(offset, limit)
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -180,6 +180,30 @@ fn remove_deletes_entry_and_aliases() {
 }
 
 #[test]
+fn newest_pages_through_entries_newest_first_across_a_checkpoint() {
+    let page = |s: &MemoryStore<InMemoryBackend>, offset, limit| -> Vec<String> {
+        s.newest(offset, limit).iter().map(|e| e.name.clone()).collect()
+    };
+    let mut s = store();
+    for i in 0..5 {
+        s.apply(add(&format!("n{i}"), "frozen")).unwrap();
+    }
+    s.checkpoint().unwrap();
+    let mut s = reopen(s);
+    // Some entries in the checkpoint, some added since, one removed, one edited.
+    s.apply(add("n5", "fresh")).unwrap();
+    s.apply(add("n6", "fresh")).unwrap();
+    s.apply(Op::Remove { name: "n2".into() }).unwrap();
+    s.apply(Op::Write { name: "n1".into(), content: "edited".into() }).unwrap();
+    assert_eq!(page(&s, 0, 3), ["n6", "n5", "n4"]);
+    assert_eq!(page(&s, 3, 3), ["n3", "n1", "n0"]);
+    assert_eq!(page(&s, 5, 3), ["n0"]);
+    assert!(page(&s, 6, 3).is_empty() && page(&s, 100, 3).is_empty() && page(&s, 0, 0).is_empty());
+    assert_eq!(page(&s, 0, 100).len(), s.len());
+    assert_eq!(s.newest(4, 1)[0].content, "edited");
+}
+
+#[test]
 fn archives_and_notes_share_the_index() {
     let mut s = store();
     s.apply(add("coffee", "Luis drinks espresso")).unwrap();

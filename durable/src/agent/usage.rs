@@ -63,7 +63,11 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         };
         let sql = self.runtime().sql().clone();
         let now = self.runtime().now_ms();
-        self.with_book(agent, |book| book.report(&*sql, period, thread.as_deref(), now))
+        self.with_book(agent, |book| {
+            let mut r = book.report(&*sql, period, thread.as_deref(), now)?;
+            r.by_day = book.by_day(&*sql, r.from, r.until, thread.as_deref())?;
+            Ok(r)
+        })
     }
 
     /// Wakes the sessions a limit stopped, when they may go on now (the

@@ -28,7 +28,7 @@ mod tests;
 use crate::ports::Sql;
 use crate::protocol::memory::{
     encode_result, error_json, valid_store_name, EvidenceView, MemoryCall, MemoryCallError, MemoryHit, MemoryReply,
-    StoreStats,
+    NoteSummary, StoreStats, MAX_LIST,
 };
 use backend::SqlMemoryBackend;
 use evidence::EvidenceBook;
@@ -58,6 +58,25 @@ pub trait HubHost {
     /// Facts dreaming promoted, and when it last ran (None: it never did).
     fn dreams(&self) -> (Option<u64>, Option<i64>) {
         (None, None)
+    }
+}
+
+/// Characters of a note's first line a listing shows.
+const SUMMARY_CHARS: usize = 120;
+
+/// How a listing shows an entry: its first non-empty line, cut, and its length.
+fn note_summary(e: &hearth_memory::Entry) -> NoteSummary {
+    let line = e.content.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let summary = match line.char_indices().nth(SUMMARY_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    };
+    NoteSummary {
+        name: e.name.clone(),
+        kind: e.kind,
+        created_at: e.created_at,
+        summary,
+        length: e.content.chars().count(),
     }
 }
 
@@ -229,6 +248,11 @@ impl<S: Sql> MemoryHub<S> {
                     })
                     .collect();
                 Ok(MemoryReply::Evidence { entries })
+            }
+            MemoryCall::List { store, offset, limit } => {
+                let s = self.store(&store)?;
+                let notes = s.newest(offset, limit.min(MAX_LIST)).into_iter().map(note_summary).collect();
+                Ok(MemoryReply::Notes { total: s.len(), offset, notes })
             }
             MemoryCall::Stats { store } => {
                 let st = self.store(&store)?.stats();

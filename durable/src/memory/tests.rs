@@ -196,6 +196,51 @@ fn stores_are_separate_per_scope() {
 }
 
 #[test]
+fn a_listing_pages_a_stores_entries_newest_first_with_a_short_summary() {
+    let sql = Rc::new(MemSql::default());
+    let mut hub = hub_on(&sql);
+    let long = format!("\n  {}\nsecond line", "é".repeat(130));
+    for (name, content) in [("old", "first note"), ("long", long.as_str()), ("new", "latest\nmore")] {
+        hub.call(MemoryCall::Op { store: "main".into(), op: add(name, content) }).unwrap();
+    }
+    hub.call(MemoryCall::Op { store: "group:telegram:-100".into(), op: add("theirs", "group only") }).unwrap();
+    let list = |hub: &mut MemoryHub<MemSql>, store: &str, offset, limit| {
+        let (status, v) = hub.call_json(
+            serde_json::to_string(&json!({"call": "list", "store": store, "offset": offset, "limit": limit}))
+                .unwrap()
+                .as_bytes(),
+        );
+        assert_eq!(status, 200, "{v}");
+        v
+    };
+    let v = list(&mut hub, "main", 0, 2);
+    assert_eq!(v["total"], 3);
+    assert_eq!(
+        v["notes"][0],
+        json!({"name": "new", "kind": "note", "createdAt": 1, "summary": "latest", "length": 11})
+    );
+    let long_one = &v["notes"][1];
+    assert_eq!(long_one["name"], "long");
+    assert_eq!(long_one["summary"], format!("{}…", "é".repeat(120)), "the first non-empty line, cut");
+    assert_eq!(long_one["length"], long.chars().count());
+    let v = list(&mut hub, "main", 2, 2);
+    assert_eq!(v["notes"].as_array().unwrap().iter().map(|n| n["name"].clone()).collect::<Vec<_>>(), [json!("old")]);
+    // Each store lists its own entries only.
+    let v = list(&mut hub, "group:telegram:-100", 0, 50);
+    assert_eq!((v["total"].clone(), v["notes"][0]["name"].clone()), (json!(1), json!("theirs")));
+    // Without offset and limit: the first 50; a huge limit is capped.
+    for i in 0..(MAX_LIST + 5) {
+        hub.call(MemoryCall::Op { store: "big".into(), op: add(&format!("n{i}"), "x") }).unwrap();
+    }
+    let (_, v) = hub.call_json(br#"{"call":"list","store":"big"}"#);
+    assert_eq!(
+        (v["notes"].as_array().unwrap().len(), v["notes"][0]["name"].clone()),
+        (50, json!(format!("n{}", MAX_LIST + 4)))
+    );
+    assert_eq!(list(&mut hub, "big", 0, 1_000_000)["notes"].as_array().unwrap().len(), MAX_LIST);
+}
+
+#[test]
 fn json_calls_and_errors_round_trip() {
     let sql = Rc::new(MemSql::default());
     let mut hub = MemoryHub::new(sql);

@@ -81,6 +81,36 @@ pub enum MemoryCall {
         summary: String,
         created_at: i64,
     },
+    /// A page of the store's entries, newest first (the owner's browsing:
+    /// the admin API only, like every call naming another store).
+    List {
+        store: String,
+        #[serde(default)]
+        offset: usize,
+        /// At most [`MAX_LIST`]; 50 when not given.
+        #[serde(default = "default_list_limit")]
+        limit: usize,
+    },
+}
+
+/// The largest page a `list` call answers.
+pub const MAX_LIST: usize = 200;
+
+fn default_list_limit() -> usize {
+    50
+}
+
+/// One entry as a listing shows it: enough to pick it, not its content.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteSummary {
+    pub name: String,
+    pub kind: Kind,
+    pub created_at: i64,
+    /// The content's first non-empty line, cut to 120 characters.
+    pub summary: String,
+    /// The content's length in characters.
+    pub length: usize,
 }
 
 impl MemoryCall {
@@ -92,7 +122,8 @@ impl MemoryCall {
             | MemoryCall::Get { store, .. }
             | MemoryCall::Stats { store }
             | MemoryCall::Evidence { store, .. }
-            | MemoryCall::AddArchive { store, .. } => store,
+            | MemoryCall::AddArchive { store, .. }
+            | MemoryCall::List { store, .. } => store,
         }
     }
 }
@@ -167,6 +198,13 @@ pub enum MemoryReply {
     Evidence {
         entries: Vec<EvidenceView>,
     },
+    /// A `list` page; `total` counts every entry of the store. Written
+    /// only: [`decode_reply`] does not read it (see `MemoryReplyDe`).
+    Notes {
+        total: usize,
+        offset: usize,
+        notes: Vec<NoteSummary>,
+    },
 }
 
 /// [`MemoryCall`]'s externally tagged twin (`r2_layout::read_tagged`).
@@ -211,6 +249,13 @@ enum MemoryCallDe {
         summary: String,
         created_at: i64,
     },
+    List {
+        store: String,
+        #[serde(default)]
+        offset: usize,
+        #[serde(default = "default_list_limit")]
+        limit: usize,
+    },
 }
 r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an object with a call)");
 
@@ -223,6 +268,8 @@ enum MemoryReplyDe {
     Entry { entry: Option<Entry> },
     Stats { stats: StoreStats },
     Evidence { entries: Vec<EvidenceView> },
+    // No `notes`: only the admin API asks for a listing, and the Worker
+    // passes the object's JSON on unread (a reader would be WASM for nothing).
 }
 r2_layout::read_tagged!(MemoryReply, MemoryReplyDe, "reply", "a memory reply (an object with a reply)");
 

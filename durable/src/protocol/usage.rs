@@ -280,12 +280,28 @@ pub struct UsageReport {
     pub by_kind: BTreeMap<String, Figures>,
     /// Models whose calls have no price (their `cost` is null).
     pub unpriced_models: Vec<String>,
+    /// The period's local days with calls, oldest first (the API report
+    /// only, which the Worker passes on as it is: nothing reads it back, so
+    /// no deserializer is compiled for it; `/usage` leaves it empty).
+    #[serde(skip_deserializing)]
+    pub by_day: Vec<DayFigures>,
     /// One thread: the hit rate of its steady-state calls (from each
     /// conversation's third call on, within 5 minutes of the previous one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<Figures>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetStatus>,
+}
+
+/// The calls of one local day (`date`, `YYYY-MM-DD` in the agent's time
+/// zone). `costUsd` sums the priced calls, like `totalCost`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayFigures {
+    pub date: String,
+    pub calls: u64,
+    pub tokens: u64,
+    pub cost_usd: f64,
 }
 
 /// `/usage`: today and this month.

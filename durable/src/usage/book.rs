@@ -10,11 +10,13 @@
 //! a limit stopped, to wake when the period turns or the limit is raised.
 
 use super::budget::{self, Holds, Limit, Spent};
-use super::period::{Period, Span};
+use super::period::{self, Period, Span};
 use super::prices::{self, PriceBook};
 use super::report::{self, Group};
 use crate::ports::{LogLevel, Sql, SqlValue, StorageError};
-use crate::protocol::usage::{CallRecord, Decision, MeterReply, MeterRequest, UsageKind, UsageReport, UsageSummary};
+use crate::protocol::usage::{
+    CallRecord, DayFigures, Decision, MeterReply, MeterRequest, UsageKind, UsageReport, UsageSummary,
+};
 use crate::settings::usage::{ModelPrice, UsageSettings, WARN_PERCENT};
 use crate::storage::{col_i64, col_string};
 use std::collections::{BTreeSet, HashMap};
@@ -40,6 +42,10 @@ const SCHEMA: &[&str] = &[
 
 /// The largest integer a JavaScript number holds exactly.
 const MAX_SAFE_MS: i64 = (1 << 53) - 1;
+
+/// A quarter of an hour: every time zone's offset is a whole number of them,
+/// so a quarter hour of UTC lies within one local day.
+const QUARTER_MS: i64 = 15 * 60_000;
 
 /// Calls more than this apart do not find the provider's cache (Anthropic's
 /// and OpenAI's prompt caches live about 5 minutes): not steady state.
@@ -377,6 +383,49 @@ impl UsageBook {
             None => {}
         }
         Ok(r)
+    }
+
+    /// The calls of `[from, until)` (of one thread, or all) per local day,
+    /// oldest first, days with calls only. SQLite knows no time zones, so
+    /// the ledger sums them per quarter hour, in order, and each quarter is
+    /// put on its local day here: one query, no sort, a zone lookup per day.
+    pub fn by_day<S: Sql>(
+        &mut self,
+        sql: &S,
+        from: Option<i64>,
+        until: Option<i64>,
+        thread: Option<&str>,
+    ) -> Result<Vec<DayFigures>, StorageError> {
+        self.init(sql)?;
+        let mut q = format!(
+            "SELECT at / {QUARTER_MS}, COUNT(*), SUM(input + output + cache_read + cache_write), SUM(cost) \
+             FROM usage_ledger WHERE at >= ? AND at < ?"
+        );
+        let mut params: Vec<SqlValue> = vec![from.unwrap_or(0).into(), until.unwrap_or(MAX_SAFE_MS).into()];
+        if let Some(t) = thread {
+            q.push_str(" AND thread = ?");
+            params.push(t.into());
+        }
+        q.push_str(" GROUP BY 1 ORDER BY 1");
+        let mut days: Vec<DayFigures> = Vec::new();
+        let mut next_day = i64::MIN;
+        for r in sql.exec(&q, &params)? {
+            let at = col_i64(&r, 0).saturating_mul(QUARTER_MS);
+            if at >= next_day {
+                let date = period::local_date(at, &self.timezone);
+                next_day = date.tomorrow().map_or(i64::MAX, |d| period::start_of(d, &self.timezone));
+                days.push(DayFigures { date: Period::Day(date).label(), ..Default::default() });
+            }
+            if let Some(d) = days.last_mut() {
+                d.calls += u(&r, 1);
+                d.tokens += u(&r, 2);
+                d.cost_usd += col_f64(&r, 3).unwrap_or(0.0);
+            }
+        }
+        for d in &mut days {
+            d.cost_usd = report::round6(d.cost_usd);
+        }
+        Ok(days)
     }
 
     /// A thread's calls in steady state: from each conversation's third

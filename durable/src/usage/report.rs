@@ -48,7 +48,7 @@ fn round4(x: f64) -> f64 {
 }
 
 /// Costs are kept to a millionth of a dollar in reports.
-fn round6(x: f64) -> f64 {
+pub fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 

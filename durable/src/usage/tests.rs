@@ -231,3 +231,65 @@ fn threads_are_session_keys_main_or_api_thread_ids() {
         assert_eq!(thread_key("main", bad), None, "{bad:?}");
     }
 }
+
+#[test]
+fn by_day_puts_each_call_on_its_local_day_even_at_half_hour_offsets_and_short_days() {
+    const MIN: i64 = 60_000;
+    // Kolkata is UTC+5:30: the 25th starts at 18:30 UTC on the 24th (NOON + 6h30).
+    let mut l = Ledger::new("Asia/Kolkata", settings(Budget::default()));
+    let t = "agent:main:main";
+    let other = "agent:main:api:x";
+    l.settle(
+        vec![
+            call(t, 1, NOON - 20 * H, "flat", UsageKind::Conversation, 400), // 23rd, 21:30 local
+            call(t, 2, NOON + 6 * H + 20 * MIN, "flat", UsageKind::Conversation, 100), // 24th, 23:50
+            call(t, 3, NOON + 6 * H + 29 * MIN, "flat", UsageKind::ToolRound, 100), // 24th, 23:59
+            call(t, 4, NOON + 6 * H + 30 * MIN, "flat", UsageKind::Conversation, 200), // 25th, 00:00
+            call(other, 1, NOON + 7 * H, "flat", UsageKind::Conversation, 1_000), // 25th, 00:30
+            call(other, 2, NOON + 7 * H + MIN, "unpriced-model", UsageKind::Conversation, 8), // no cost
+        ],
+        NOON + 8 * H,
+    );
+    let days = l.book.by_day(&l.sql, None, None, None).unwrap();
+    let got: Vec<(&str, u64, u64, f64)> =
+        days.iter().map(|d| (d.date.as_str(), d.calls, d.tokens, d.cost_usd)).collect();
+    // $1 per million tokens: the cost is the priced tokens over a million.
+    assert_eq!(got, [("2026-11-23", 1, 400, 0.0004), ("2026-11-24", 2, 200, 0.0002), ("2026-11-25", 3, 1_208, 0.0012)]);
+    // The days add up to the report of the same period, and one thread has its own.
+    let month = l.book.report(&l.sql, Period::Month, None, NOON + 8 * H).unwrap();
+    let days = l.book.by_day(&l.sql, month.from, month.until, None).unwrap();
+    assert_eq!(days.iter().map(|d| d.calls).sum::<u64>(), month.calls);
+    assert_eq!(days.iter().map(|d| d.tokens).sum::<u64>(), month.total_tokens);
+    let mine = l.book.by_day(&l.sql, month.from, month.until, Some(other)).unwrap();
+    assert_eq!(mine.iter().map(|d| (d.date.as_str(), d.calls)).collect::<Vec<_>>(), [("2026-11-25", 2)]);
+    // One day's period has one entry at most.
+    let the_24th = l.book.report(&l.sql, Period::parse("2026-11-24").unwrap(), None, NOON).unwrap();
+    let one = l.book.by_day(&l.sql, the_24th.from, the_24th.until, None).unwrap();
+    assert_eq!(one.iter().map(|d| (d.date.as_str(), d.calls)).collect::<Vec<_>>(), [("2026-11-24", 2)]);
+
+    // Paris on 29 March 2026 has 23 hours (clocks go forward): 21:50 UTC is
+    // 23:50 that day, 22:10 UTC already 00:10 on the 30th.
+    let utc = |d: i8, h: i8, m: i8| {
+        jiff::civil::date(2026, 3, d)
+            .at(h, m, 0, 0)
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .unwrap()
+            .timestamp()
+            .as_millisecond()
+    };
+    let mut l = Ledger::new("Europe/Paris", settings(Budget::default()));
+    l.settle(
+        vec![
+            call(t, 1, utc(28, 22, 59), "flat", UsageKind::Conversation, 100), // 23:59 on the 28th
+            call(t, 2, utc(28, 23, 0), "flat", UsageKind::Conversation, 100),  // 00:00 on the 29th
+            call(t, 3, utc(29, 21, 50), "flat", UsageKind::Conversation, 100),
+            call(t, 4, utc(29, 22, 10), "flat", UsageKind::Conversation, 100),
+        ],
+        utc(30, 12, 0),
+    );
+    let days = l.book.by_day(&l.sql, None, None, None).unwrap();
+    assert_eq!(
+        days.iter().map(|d| (d.date.as_str(), d.calls)).collect::<Vec<_>>(),
+        [("2026-03-28", 1), ("2026-03-29", 2), ("2026-03-30", 1)]
+    );
+}

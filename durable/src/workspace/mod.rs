@@ -33,6 +33,7 @@ pub mod history;
 pub mod identity;
 pub mod listing;
 mod load;
+pub mod open;
 pub mod pins;
 pub mod placeholders;
 pub mod resolve;
