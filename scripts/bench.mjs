@@ -10,16 +10,12 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
 import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
+import { percentile } from "../tests/helpers/stats.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 const row = (name, value, target = "") => rows.push({ name, value: String(value), target });
 
-export function percentile(sorted, p) {
-  if (!sorted.length) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i];
-}
 
 function sizes(dryRunFile) {
   const text = fs.readFileSync(dryRunFile, "utf8");
@@ -205,6 +201,7 @@ async function featureBenches() {
   for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
     // Scripts without a bench() export run on their own (scripts/bench.sh).
     if (!/export async function bench\(/.test(fs.readFileSync(path.join(dir, f), "utf8"))) continue;
+    process.stderr.write(`[bench] ${f}\n`);
     try {
       const mod = await import(pathToFileURL(path.join(dir, f)));
       if (typeof mod.bench !== "function") continue;

@@ -14,7 +14,7 @@ import { FRIEND, startHearth, tgUpdate } from "../helpers/hearth.mjs";
 import { startDiscord } from "../helpers/discord-standin.mjs";
 import { messageCreate, startGateway } from "../helpers/gateway-standin.mjs";
 import { cpuMeasurable, workerdCpuMeter } from "../helpers/workerd-cpu.mjs";
-import { percentile } from "../../scripts/bench.mjs";
+import { percentile } from "../helpers/stats.mjs";
 
 const PERSON = "100000000000000005";
 const DM = "400000000000000005";

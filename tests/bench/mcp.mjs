@@ -9,7 +9,7 @@
 import http from "node:http";
 import { OWNER, startHearth, tgUpdate } from "../helpers/hearth.mjs";
 import { startMcpStandin } from "../helpers/mcp-standins.mjs";
-import { percentile } from "../../scripts/bench.mjs";
+import { percentile } from "../helpers/stats.mjs";
 
 const ADMIN = "bench-admin";
 
