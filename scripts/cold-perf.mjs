@@ -4,12 +4,12 @@
 // Needs perf (Linux) and a workerd binary with symbols (the npm one has them).
 //   node scripts/cold-perf.mjs [runs=5] [wasm:index.js]
 // Prints, per category, the median CPU ms of the first and of the second turn.
-import { Miniflare } from "miniflare";
 import fs from "node:fs";
 import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
+import { coldMiniflare } from "./lib/cold-miniflare.mjs";
 import { OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -48,23 +48,7 @@ function report(file) {
 async function once(i) {
   const telegram = await startTelegram();
   const llm = await startLlm();
-  const mf = new Miniflare({
-    modulesRoot: ROOT,
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "build/index.js"), contents: fs.readFileSync(jsPath, "utf8") },
-      { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm"), contents: fs.readFileSync(wasmPath) },
-    ],
-    compatibilityDate: "2026-04-01",
-    r2Buckets: ["BUCKET"],
-    durableObjects: { SESSION: { className: "Session", useSQLite: true }, AGENT: { className: "Agent", useSQLite: true } },
-    bindings: {
-      AGENTS: "main", LLM_PROVIDER: "anthropic", LLM_BASE_URL: llm.base, LLM_MODEL: "claude-test", LLM_API_KEY: "k",
-      TELEGRAM_API_BASE: telegram.base, TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_WEBHOOK_SECRET: SECRET,
-      OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: "", RESET_DAILY_AT: "off",
-    },
-    cf: false,
-  });
-  await mf.ready;
+  const mf = await coldMiniflare({ js: fs.readFileSync(jsPath, "utf8"), wasm: fs.readFileSync(wasmPath), telegram, llm });
   await (await mf.getR2Bucket("BUCKET")).put("agents/main/SOUL.md", "# Soul\nBrief.");
   const pid = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).find((d) => {
     try {

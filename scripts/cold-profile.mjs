@@ -3,13 +3,13 @@
 // Miniflare's inspector) of every isolate in workerd during that turn and during
 // the next one, the user Worker's samples split by phase.
 //   node scripts/cold-profile.mjs <named wasm> <index.js> [runs=5] [--top]
-import { Miniflare } from "miniflare";
 import path from "node:path";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 // `ws` comes with Miniflare (Node 20 has no WebSocket client of its own).
 import WebSocket from "ws";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
+import { coldMiniflare } from "./lib/cold-miniflare.mjs";
 import { OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -62,24 +62,7 @@ async function once() {
   const telegram = await startTelegram();
   const llm = await startLlm();
   const port = 9300 + Math.floor(Math.random() * 500);
-  const mf = new Miniflare({
-    modulesRoot: ROOT,
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "build/index.js"), contents: fs.readFileSync(jsPath, "utf8") },
-      { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm"), contents: fs.readFileSync(wasmPath) },
-    ],
-    compatibilityDate: "2026-04-01",
-    r2Buckets: ["BUCKET"],
-    durableObjects: { SESSION: { className: "Session", useSQLite: true }, AGENT: { className: "Agent", useSQLite: true } },
-    bindings: {
-      AGENTS: "main", LLM_PROVIDER: "anthropic", LLM_BASE_URL: llm.base, LLM_MODEL: "claude-test", LLM_API_KEY: "k",
-      TELEGRAM_API_BASE: telegram.base, TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_WEBHOOK_SECRET: SECRET,
-      OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: "", RESET_DAILY_AT: "off",
-    },
-    cf: false,
-    inspectorPort: port,
-  });
-  await mf.ready;
+  const mf = await coldMiniflare({ js: fs.readFileSync(jsPath, "utf8"), wasm: fs.readFileSync(wasmPath), telegram, llm, inspectorPort: port, });
   await (await mf.getR2Bucket("BUCKET")).put("agents/main/SOUL.md", "# Soul\nBrief.");
   const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
   const conns = [];

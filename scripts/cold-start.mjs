@@ -16,11 +16,11 @@
 // workerd thread (event loop vs V8's background compile/GC threads); WARM_CODE=1
 // runs a friend's turn before the owner's first one; WARM_R2=1 runs R2 list/get
 // through Miniflare's simulator before the first turn.
-import { Miniflare } from "miniflare";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
+import { coldMiniflare } from "./lib/cold-miniflare.mjs";
 import { FRIEND, OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -62,24 +62,7 @@ const cpuMs = (pids) => Object.values(cpuByThread(pids)).reduce((a, b) => a + b,
 const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (a[k] || 0)]));
 
 async function boot(build, telegram, llm) {
-  const mf = new Miniflare({
-    modulesRoot: ROOT,
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "build/index.js"), contents: build.js },
-      { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm"), contents: build.wasm },
-    ],
-    compatibilityDate: "2026-04-01",
-    r2Buckets: ["BUCKET"],
-    durableObjects: { SESSION: { className: "Session", useSQLite: true }, AGENT: { className: "Agent", useSQLite: true } },
-    bindings: {
-      AGENTS: "main", LLM_PROVIDER: "anthropic", LLM_BASE_URL: llm.base, LLM_MODEL: "claude-test", LLM_API_KEY: "test-llm-key",
-      TELEGRAM_API_BASE: telegram.base, TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_WEBHOOK_SECRET: SECRET,
-      OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: `telegram:${FRIEND}`, RESET_DAILY_AT: "off",
-    },
-    cf: false,
-  });
-  await mf.ready;
-  return mf;
+  return coldMiniflare({ js: build.js, wasm: build.wasm, telegram, llm });
 }
 
 async function turn(mf, telegram, pids, from, text, llm = LLM) {
