@@ -122,7 +122,16 @@ impl Inbound {
         };
         context::with_preface(&self.context, text)
     }
+
+    /// Who wrote it, as the history keeps it (none when the channel gave no name).
+    pub fn sender(&self) -> Option<String> {
+        let name = self.sender_name.trim();
+        (!name.is_empty()).then(|| crate::text::truncate_chars(name, SENDER_MAX_CHARS))
+    }
 }
+
+/// A sender's name is kept to this many characters.
+pub const SENDER_MAX_CHARS: usize = 64;
 
 /// A parsed session key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -14,7 +14,18 @@ use serde::{Deserialize, Deserializer, Serialize};
 #[serde(tag = "role")]
 pub enum Message {
     #[serde(rename = "user")]
-    User { content: UserContent, timestamp: i64 },
+    User {
+        content: UserContent,
+        timestamp: i64,
+        /// Who wrote it (their display name), when the channel says: conversation
+        /// memory names the speaker. Added after the first archives, which have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sender: Option<String>,
+        /// The channel it came by (`telegram`, `discord`, `api`, ...): the owner's main
+        /// session hears several. Added with `sender`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        channel: Option<String>,
+    },
     #[serde(rename = "assistant", rename_all = "camelCase")]
     Assistant {
         content: Vec<AssistantBlock>,
@@ -115,7 +126,14 @@ pub enum ResultBlock {
 #[serde(remote = "Message")]
 enum MessageDe {
     #[serde(rename = "user")]
-    User { content: UserContent, timestamp: i64 },
+    User {
+        content: UserContent,
+        timestamp: i64,
+        #[serde(default)]
+        sender: Option<String>,
+        #[serde(default)]
+        channel: Option<String>,
+    },
     #[serde(rename = "assistant", rename_all = "camelCase")]
     Assistant {
         content: Vec<AssistantBlock>,
@@ -226,7 +244,7 @@ impl Usage {
 
 impl Message {
     pub fn user_text(text: impl Into<String>, timestamp: i64) -> Self {
-        Message::User { content: UserContent::Text(text.into()), timestamp }
+        Message::User { content: UserContent::Text(text.into()), timestamp, sender: None, channel: None }
     }
 
     pub fn timestamp(&self) -> i64 {
@@ -340,7 +358,7 @@ impl Message {
         // `{` + fields (each `,"key":value`, the first without its comma) + `}`.
         let object = |fields: usize| fields + 1;
         match self {
-            Message::User { content, timestamp } => {
+            Message::User { content, timestamp, sender, channel } => {
                 let content = match content {
                     UserContent::Text(t) => json_str_len(t),
                     UserContent::Blocks(blocks) => list(&mut blocks.iter().map(|b| match b {
@@ -365,7 +383,14 @@ impl Message {
                     })),
                 };
                 object(
-                    field("role") + 6 + field("content") + content + field("timestamp") + int_len(*timestamp as i128),
+                    field("role")
+                        + 6
+                        + field("content")
+                        + content
+                        + field("timestamp")
+                        + int_len(*timestamp as i128)
+                        + sender.as_ref().map_or(0, |s| field("sender") + json_str_len(s))
+                        + channel.as_ref().map_or(0, |c| field("channel") + json_str_len(c)),
                 )
             }
             Message::Assistant { content, timestamp, model, stop_reason, usage } => {
@@ -488,7 +513,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<Message>(theirs).unwrap(), a);
         let late = r#"{"content":[{"mimeType":"image/png","r2Key":"media/k/u.png","type":"image"},{"filename":"a.pdf","mimeType":"application/pdf","type":"file","r2Key":"k"}],"timestamp":1,"role":"user"}"#;
         let m: Message = serde_json::from_str(late).unwrap();
-        let Message::User { content: UserContent::Blocks(blocks), timestamp: 1 } = m else { panic!("{m:?}") };
+        let Message::User { content: UserContent::Blocks(blocks), timestamp: 1, .. } = m else { panic!("{m:?}") };
         assert_eq!(
             blocks[1],
             UserBlock::File { mime_type: "application/pdf".into(), r2_key: "k".into(), filename: Some("a.pdf".into()) }
@@ -547,8 +572,10 @@ mod tests {
                     UserBlock::File { mime_type: "audio/ogg".into(), r2_key: "media/k/v.ogg".into(), filename: None },
                 ]),
                 timestamp: -5,
+                sender: Some("Ana \"Nana\" López".into()),
+                channel: Some("telegram".into()),
             },
-            Message::User { content: UserContent::Blocks(vec![]), timestamp: 0 },
+            Message::User { content: UserContent::Blocks(vec![]), timestamp: 0, sender: None, channel: None },
             Message::Assistant {
                 content: vec![
                     AssistantBlock::Text { text: "hi\t".into() },

@@ -211,7 +211,7 @@ impl Bm25Index {
         }
     }
 
-    fn term(&self, text: &str) -> Option<&Term> {
+    pub(crate) fn term(&self, text: &str) -> Option<&Term> {
         self.term_id(text).and_then(|id| self.terms.get(id as usize))
     }
 

@@ -109,6 +109,7 @@ pub mod backend;
 pub mod bm25;
 mod codec;
 mod config;
+pub mod conversation;
 mod entry;
 mod entry_table;
 mod error;
@@ -118,7 +119,7 @@ mod keys;
 pub mod norms;
 mod ops;
 pub mod promote;
-mod snapshot;
+pub(crate) mod snapshot;
 mod store;
 pub mod tokenize;
 
@@ -126,6 +127,7 @@ pub use backend::{BackendError, ChangeSet, InMemoryBackend, LogRow, MemoryBacken
 pub use bm25::{Bm25Params, Explanation, DEFAULT_B, DEFAULT_K1};
 pub use codec::CorruptData;
 pub use config::{Limits, MemoryConfig, DEFAULT_CHECKPOINT_AFTER, MAX_CONTENT_BYTES_CEILING};
+pub use conversation::{ConversationError, ConversationHit, ConversationIndex, ConversationQuery, TurnDoc};
 pub use entry::{Entry, EntryId, Kind, SearchHit};
 pub use error::MemoryError;
 pub use index::{Bm25Index, DocId};

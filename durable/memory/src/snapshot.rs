@@ -168,7 +168,7 @@ pub(crate) fn encode_snapshot(entries: &EntryTable, index: &Bm25Index, next_id: 
     w.buf.chunks(SNAPSHOT_CHUNK_BYTES).map(<[u8]>::to_vec).collect()
 }
 
-fn encode_index(w: &mut Writer, index: &Bm25Index) {
+pub(crate) fn encode_index(w: &mut Writer, index: &Bm25Index) {
     // Only live slots and used terms are written: the snapshot is also a purge.
     let mut slot_remap = vec![u32::MAX; index.slots.len()];
     let live = index.slots.iter().filter(|s| s.live).count();
@@ -335,7 +335,7 @@ fn entry_has_name(bytes: &[u8], frozen: &[FrozenEntry], id: EntryId, name: &str)
     EntryView::read_names(&mut Reader::new(record)).is_ok_and(|view| view.names().any(|n| n == name))
 }
 
-fn decode_index(
+pub(crate) fn decode_index(
     r: &mut Reader<'_>,
     buffer: &Rc<Vec<u8>>,
     tokenizer: Tokenizer,

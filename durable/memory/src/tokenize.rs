@@ -38,7 +38,18 @@ pub enum Tokenizer {
     Unicode,
     /// The Cranfield README's reference: lowercase ASCII alphanumerics, English stop words out.
     Reference,
+    /// For conversation text ([`crate::conversation`]): each [`Tokenizer::Unicode`] word
+    /// becomes its first [`PREFIX_CHARS`] characters, plus the whole word marked with
+    /// [`EXACT_MARK`] when it is longer. A prefix is a crude, language-blind stem ("paint",
+    /// "painting", "paintings" meet); the exact form keeps a whole-word match worth more.
+    Prefixed,
 }
+
+/// Characters of a word that form its prefix term ([`Tokenizer::Prefixed`]).
+pub const PREFIX_CHARS: usize = 5;
+/// Marks a whole-word term ([`Tokenizer::Prefixed`]): no word starts with it, because
+/// the word tokenizers never emit punctuation.
+pub const EXACT_MARK: char = '=';
 
 impl Tokenizer {
     /// Calls `emit` with every token of `text`, in order (repeats included).
@@ -46,6 +57,7 @@ impl Tokenizer {
         match self {
             Tokenizer::Unicode => unicode_tokens(text, emit),
             Tokenizer::Reference => reference_tokens(text, emit),
+            Tokenizer::Prefixed => prefixed_tokens(text, emit),
         }
     }
 
@@ -75,6 +87,7 @@ impl Tokenizer {
         match self {
             Tokenizer::Unicode => 1,
             Tokenizer::Reference => 2,
+            Tokenizer::Prefixed => 3,
         }
     }
 
@@ -82,6 +95,7 @@ impl Tokenizer {
         match code {
             1 => Some(Tokenizer::Unicode),
             2 => Some(Tokenizer::Reference),
+            3 => Some(Tokenizer::Prefixed),
             _ => None,
         }
     }
@@ -92,6 +106,20 @@ fn unicode_tokens(text: &str, emit: &mut dyn FnMut(&str)) {
         return ascii_words(text, emit);
     }
     uax29_tokens(text, emit);
+}
+
+fn prefixed_tokens(text: &str, emit: &mut dyn FnMut(&str)) {
+    let mut exact = String::new();
+    unicode_tokens(text, &mut |word| match word.char_indices().nth(PREFIX_CHARS) {
+        None => emit(word),
+        Some((cut, _)) => {
+            emit(&word[..cut]);
+            exact.clear();
+            exact.push(EXACT_MARK);
+            exact.push_str(word);
+            emit(&exact);
+        }
+    });
 }
 
 fn uax29_tokens(text: &str, emit: &mut dyn FnMut(&str)) {
@@ -272,6 +300,17 @@ mod tests {
             uax29_tokens(text, &mut |t| slow.push(t.to_owned()));
             assert_eq!(fast, slow, "{text:?}");
         }
+    }
+
+    #[test]
+    fn prefixed_words_meet_on_their_first_letters_and_keep_their_whole_form() {
+        let t = Tokenizer::Prefixed;
+        assert_eq!(t.tokens("I painted paintings"), vec!["i", "paint", "=painted", "paint", "=paintings"]);
+        // Characters, not bytes: a prefix never cuts a letter in two.
+        assert_eq!(t.tokens("Müllerin"), vec!["mülle", "=müllerin"]);
+        assert_eq!(t.tokens("東京"), vec!["東", "京"]);
+        assert_eq!(t.query_terms("paint painting"), vec!["paint", "=painting"]);
+        assert_eq!(Tokenizer::from_code(t.code()), Some(t));
     }
 
     #[test]

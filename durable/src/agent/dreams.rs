@@ -75,7 +75,12 @@ impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
     async fn complete(&self, system: &str, user: &str, max_tokens: u32) -> Result<Completion, String> {
         let cfg = LlmConfig { max_tokens: self.llm.max_tokens.min(max_tokens), ..self.llm.clone() };
         let now = self.host.runtime().now_ms();
-        let messages = [Message::User { content: UserContent::Text(user.to_owned()), timestamp: now }];
+        let messages = [Message::User {
+            content: UserContent::Text(user.to_owned()),
+            timestamp: now,
+            sender: None,
+            channel: None,
+        }];
         let media = llm::Hydrated::default();
         let req =
             ChatRequest { system, messages: &messages, tools: &[], media: &media, appended_user: None, memo: None };

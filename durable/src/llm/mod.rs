@@ -402,7 +402,8 @@ mod tests {
     }
 
     fn call(p: &TestPlatform) -> Result<LlmReply, LlmError> {
-        let messages = [Message::User { content: UserContent::Text("hi".into()), timestamp: 0 }];
+        let messages =
+            [Message::User { content: UserContent::Text("hi".into()), sender: None, channel: None, timestamp: 0 }];
         let media = Hydrated::new();
         let req = ChatRequest {
             system: "s",
@@ -540,6 +541,8 @@ mod tests {
                     r2_layout::UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/a.png".into() },
                     r2_layout::UserBlock::Text { text: "what is this?".into() },
                 ]),
+                sender: None,
+                channel: None,
                 timestamp: 1,
             },
             Message::user_text("and now?", 2),

@@ -182,7 +182,12 @@ mod tests {
     #[test]
     fn encodes_a_tool_round_as_chat_completions() {
         let messages = vec![
-            Message::User { content: UserContent::Text("read TOOLS.md".into()), timestamp: 0 },
+            Message::User {
+                content: UserContent::Text("read TOOLS.md".into()),
+                sender: None,
+                channel: None,
+                timestamp: 0,
+            },
             assistant(vec![AssistantBlock::ToolCall {
                 id: "call_1".into(),
                 name: "read_file".into(),
@@ -244,6 +249,8 @@ mod tests {
                 UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/gone.png".into() },
                 UserBlock::Text { text: "what is this?".into() },
             ]),
+            sender: None,
+            channel: None,
             timestamp: 0,
         }];
         let mut media = Hydrated::new();

@@ -160,8 +160,13 @@ fn well_formed(m: &Message) -> bool {
 /// `m` repaired to follow every per-message rule (see the module docs).
 fn repaired(m: &Message) -> Message {
     match m {
-        Message::User { content: UserContent::Text(_), timestamp } => Message::user_text(EMPTY_USER_TEXT, *timestamp),
-        Message::User { content: UserContent::Blocks(blocks), timestamp } => {
+        Message::User { content: UserContent::Text(_), timestamp, sender, channel } => Message::User {
+            content: UserContent::Text(EMPTY_USER_TEXT.into()),
+            timestamp: *timestamp,
+            sender: sender.clone(),
+            channel: channel.clone(),
+        },
+        Message::User { content: UserContent::Blocks(blocks), timestamp, sender, channel } => {
             let mut blocks: Vec<UserBlock> = blocks
                 .iter()
                 .map(|b| if user_block_ok(b) { b.clone() } else { UserBlock::Text { text: EMPTY_USER_TEXT.into() } })
@@ -169,7 +174,12 @@ fn repaired(m: &Message) -> Message {
             if blocks.is_empty() {
                 blocks.push(UserBlock::Text { text: EMPTY_USER_TEXT.into() });
             }
-            Message::User { content: UserContent::Blocks(blocks), timestamp: *timestamp }
+            Message::User {
+                content: UserContent::Blocks(blocks),
+                timestamp: *timestamp,
+                sender: sender.clone(),
+                channel: channel.clone(),
+            }
         }
         Message::Assistant { content, timestamp, model, stop_reason, usage } => {
             let mut ids = call_ids(content, *timestamp).into_iter();
@@ -344,7 +354,7 @@ pub fn strict_form(m: &Message) -> Message {
     let cut = |s: &str| crate::text::truncate_chars(s, STRICT_NOTE_MAX_CHARS);
     let strict = match m {
         Message::User { content: UserContent::Text(_), .. } => m.clone(),
-        Message::User { content: UserContent::Blocks(blocks), timestamp } => {
+        Message::User { content: UserContent::Blocks(blocks), timestamp, sender, channel } => {
             let texts = blocks
                 .iter()
                 .map(|b| match b {
@@ -358,7 +368,12 @@ pub fn strict_form(m: &Message) -> Message {
                 })
                 .map(|text| UserBlock::Text { text })
                 .collect();
-            Message::User { content: UserContent::Blocks(texts), timestamp: *timestamp }
+            Message::User {
+                content: UserContent::Blocks(texts),
+                timestamp: *timestamp,
+                sender: sender.clone(),
+                channel: channel.clone(),
+            }
         }
         Message::Assistant { content, timestamp, model, stop_reason, usage } => Message::Assistant {
             content: content

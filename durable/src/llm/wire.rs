@@ -125,6 +125,8 @@ mod tests {
         let mut memo = WireMemo::default();
         let img = Message::User {
             content: UserContent::Blocks(vec![UserBlock::Image { mime_type: "image/png".into(), r2_key: "k".into() }]),
+            sender: None,
+            channel: None,
             timestamp: 1,
         };
         memo.fragments(Provider::Anthropic, std::slice::from_ref(&img), frag);

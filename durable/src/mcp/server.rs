@@ -195,12 +195,16 @@ memory and tools, and remembers the thread. {thread_note}"
         ToolSpec {
             name: "search_memory".into(),
             description: format!(
-                "Search the agent {agent:?}'s memory (notes and summaries of past conversations) by keywords."
+                "Search the agent {agent:?}'s memory by keywords: its notes and summaries of past conversations \
+(`hits`), and what was said in them (`conversations`: who said what, when, with the exchanges around it). \
+`since`/`until` limit the conversations to a time: YYYY-MM-DD, YYYY-MM, today, last week, 3 days ago..."
             )
             .into(),
             input_schema: json!({"type": "object", "properties": {
                 "query": {"type": "string", "description": "Keywords"},
-                "k": {"type": "integer", "description": "How many results (default 5, max 50)"}
+                "k": {"type": "integer", "description": "How many results of each kind (default 5)"},
+                "since": {"type": "string", "description": "Only conversations from then on"},
+                "until": {"type": "string", "description": "Only conversations up to then"}
             }, "required": ["query"]}),
             native: None,
         },
@@ -244,6 +248,7 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
                     model: &cfg.llm.model,
                     workspace: &Workspace::default(),
                     now_ms: b.now_ms(),
+                    timezone: &cfg.timezone,
                     // The owner's searches, not the agent's use of its memory.
                     records_use: false,
                 };

@@ -183,31 +183,37 @@ fn rewrite_unshown<'h>(
     let rewritten = history
         .iter()
         .map(|m| match m {
-            Message::User { content: UserContent::Blocks(bs), timestamp } if bs.iter().any(unshown) => Message::User {
-                content: UserContent::Blocks(
-                    bs.iter()
-                        .map(|b| match b {
-                            UserBlock::Image { r2_key, mime_type } if media.contains_key(r2_key) => {
-                                let real = media.get(r2_key).and_then(|bytes| real_image_type(mime_type, bytes));
-                                UserBlock::Image {
-                                    mime_type: real.map_or_else(|| mime_type.clone(), str::to_owned),
-                                    r2_key: r2_key.clone(),
+            Message::User { content: UserContent::Blocks(bs), timestamp, sender, channel }
+                if bs.iter().any(unshown) =>
+            {
+                Message::User {
+                    content: UserContent::Blocks(
+                        bs.iter()
+                            .map(|b| match b {
+                                UserBlock::Image { r2_key, mime_type } if media.contains_key(r2_key) => {
+                                    let real = media.get(r2_key).and_then(|bytes| real_image_type(mime_type, bytes));
+                                    UserBlock::Image {
+                                        mime_type: real.map_or_else(|| mime_type.clone(), str::to_owned),
+                                        r2_key: r2_key.clone(),
+                                    }
                                 }
-                            }
-                            UserBlock::Image { r2_key, .. } => {
-                                let why = if !cfg.media.vision {
-                                    "the model in use cannot see images"
-                                } else {
-                                    notes.get(r2_key).map(String::as_str).unwrap_or("it could not be loaded")
-                                };
-                                UserBlock::Text { text: not_shown_note(why) }
-                            }
-                            other => other.clone(),
-                        })
-                        .collect(),
-                ),
-                timestamp: *timestamp,
-            },
+                                UserBlock::Image { r2_key, .. } => {
+                                    let why = if !cfg.media.vision {
+                                        "the model in use cannot see images"
+                                    } else {
+                                        notes.get(r2_key).map(String::as_str).unwrap_or("it could not be loaded")
+                                    };
+                                    UserBlock::Text { text: not_shown_note(why) }
+                                }
+                                other => other.clone(),
+                            })
+                            .collect(),
+                    ),
+                    timestamp: *timestamp,
+                    sender: sender.clone(),
+                    channel: channel.clone(),
+                }
+            }
             other => other.clone(),
         })
         .collect();

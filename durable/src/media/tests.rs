@@ -479,7 +479,9 @@ fn a_model_without_vision_gets_a_note_instead_of_the_image() {
 
 #[test]
 fn hydration_loads_only_what_the_encoder_uses() {
-    let history = |blocks: Vec<UserBlock>| vec![Message::User { content: UserContent::Blocks(blocks), timestamp: 0 }];
+    let history = |blocks: Vec<UserBlock>| {
+        vec![Message::User { content: UserContent::Blocks(blocks), sender: None, channel: None, timestamp: 0 }]
+    };
     let img = UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/i.png".into() };
     let doc = UserBlock::File { mime_type: "application/pdf".into(), r2_key: "media/k/d.pdf".into(), filename: None };
     let ogg = UserBlock::File { mime_type: "audio/ogg".into(), r2_key: "media/k/v.ogg".into(), filename: None };
@@ -533,6 +535,8 @@ fn image_bytes_are_checked_against_their_declared_type() {
             UserBlock::Image { mime_type: "image/jpeg".into(), r2_key: "media/k/real.jpg".into() },
             UserBlock::File { mime_type: "application/pdf".into(), r2_key: "media/k/fake.pdf".into(), filename: None },
         ]),
+        sender: None,
+        channel: None,
         timestamp: 0,
     }];
     let cache = RefCell::new(MediaCache::default());
@@ -571,6 +575,8 @@ fn per_call_budget_keeps_the_newest_media() {
         block_on(p.store.put(&key, jpeg(3 * 1024 * 1024), PutOptions::default())).unwrap();
         h.push(Message::User {
             content: UserContent::Blocks(vec![UserBlock::Image { mime_type: "image/jpeg".into(), r2_key: key }]),
+            sender: None,
+            channel: None,
             timestamp: i,
         });
     }

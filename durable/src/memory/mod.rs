@@ -16,6 +16,7 @@
 //!   with a relevance floor.
 
 pub mod backend;
+pub mod conversation;
 pub mod evidence;
 pub mod recall;
 pub mod tools;
@@ -33,7 +34,7 @@ use crate::protocol::memory::{
 use backend::SqlMemoryBackend;
 use evidence::EvidenceBook;
 use hearth_memory::evidence::{normalised, query_key, score_ceiling, Use};
-use hearth_memory::{EntryId, Kind, MemoryConfig, MemoryStore, Op};
+use hearth_memory::{ConversationQuery, EntryId, Kind, MemoryConfig, MemoryStore, Op};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -96,6 +97,8 @@ pub struct MemoryHub<S: Sql> {
     uses: u64,
     host: Option<Box<dyn HubHost>>,
     evidence: EvidenceBook,
+    /// What was said: one conversation index per store ([`conversation`]).
+    conversations: conversation::shelf::Shelf<S>,
 }
 
 impl<S: Sql> MemoryHub<S> {
@@ -106,13 +109,14 @@ impl<S: Sql> MemoryHub<S> {
 
     pub fn with_config(sql: Rc<S>, config: MemoryConfig) -> Self {
         MemoryHub {
-            sql,
+            sql: sql.clone(),
             config,
             schema_ready: false,
             stores: HashMap::new(),
             uses: 0,
             host: None,
             evidence: EvidenceBook::default(),
+            conversations: conversation::shelf::Shelf::new(sql.clone()),
         }
     }
 
@@ -209,7 +213,13 @@ impl<S: Sql> MemoryHub<S> {
                 }
                 Ok(MemoryReply::Hits { hits })
             }
-            MemoryCall::Recall { store, query, k } => {
+            MemoryCall::Recall { store, query, k, conversations } => {
+                // Conversations first: a store without any must not fail the notes' recall.
+                let said = if conversations > 0 {
+                    self.conversations.recall(&store, &query, conversations).unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
                 let s = self.store(&store)?;
                 let (found, ceiling) = recall::relevant_with_ceiling(s, &query, k.min(MAX_K));
                 let hits: Vec<MemoryHit> =
@@ -220,7 +230,7 @@ impl<S: Sql> MemoryHub<S> {
                     let _ = backend::count_recall(&*self.sql, &store, host.now_ms());
                 }
                 self.record(&store, &hits, key, ceiling);
-                Ok(MemoryReply::Hits { hits })
+                Ok(MemoryReply::Recalled { hits, conversations: said })
             }
             MemoryCall::Get { store, name, record } => {
                 let s = self.store(&store)?;
@@ -275,6 +285,15 @@ impl<S: Sql> MemoryHub<S> {
                         store,
                     },
                 })
+            }
+            MemoryCall::AddConversation { store, from, exchanges } => {
+                let now = self.host.as_ref().map_or(0, |h| h.now_ms());
+                let added = self.conversations.add(&store, &from, &exchanges, now)?;
+                Ok(MemoryReply::Added { added })
+            }
+            MemoryCall::SearchConversations { store, query, k, since, until, every_store } => {
+                let q = ConversationQuery { text: &query, k, since, until };
+                Ok(MemoryReply::Conversations { hits: self.conversations.search(&store, &q, every_store)? })
             }
             MemoryCall::AddArchive { store, name, summary, created_at } => {
                 let s = self.store(&store)?;
@@ -350,11 +369,19 @@ impl<S: Sql> MemoryHub<S> {
         if let (true, Some(host)) = (self.schema_ready, &self.host) {
             let _ = backend::prune_recalls(&*self.sql, host.now_ms());
         }
+        let written = self.conversations.maintenance().map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
+        done.extend(written.into_iter().map(|name| format!("{name} (conversations)")));
         Ok(done)
     }
 
     /// Drops a store from RAM (tests: simulate eviction of one store).
     pub fn unload(&mut self, name: &str) {
         self.stores.remove(name);
+        self.conversations.unload(name);
+    }
+
+    /// The conversation indexes (the backfill adds to them).
+    pub fn conversations(&mut self) -> &mut conversation::shelf::Shelf<S> {
+        &mut self.conversations
     }
 }

@@ -31,6 +31,8 @@ use hearth_memory::{bm25, MemoryBackend, MemoryStore, SearchHit};
 pub const RECALL_K: usize = 3;
 /// Characters of each recalled note put in the prompt.
 pub const RECALL_CHARS: usize = 400;
+/// Exchanges of earlier conversations recalled into a turn (at most).
+pub const RECALL_CONVERSATIONS: usize = 1;
 /// Rule 1: a term in more than this share of the notes is common...
 pub const COMMON_TERM_SHARE: f64 = 0.25;
 /// ...when it is also in more than this many notes (tiny stores have no common words).
@@ -87,23 +89,37 @@ pub fn relevant_with_ceiling<'s, B: MemoryBackend>(
 }
 
 /// The recall block for a turn: the notes of the `main` store that are about the
-/// user's text, as a `<system-reminder>`. Only for the owner's own messages in the main
-/// session (not groups, other DMs, heartbeats or jobs); None when nothing is relevant
-/// or the memory is unavailable (a turn never fails for recall).
-pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str) -> Option<String> {
+/// user's text, and at most [`RECALL_CONVERSATIONS`] exchange of an earlier conversation
+/// that clearly is (see `conversation::shelf::RECALL_MIN_MATCH`), as a
+/// `<system-reminder>`. Only for the owner's own messages in the main session (not
+/// groups, other DMs, heartbeats or jobs); None when nothing is relevant or the memory
+/// is unavailable (a turn never fails for recall). `tz` dates the exchange.
+pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str, tz: &str) -> Option<String> {
     if !matches!(key, SessionKey::Main(_)) || text.trim().is_empty() {
         return None;
     }
-    let call = MemoryCall::Recall { store: MAIN_STORE.to_owned(), query: text.to_owned(), k: RECALL_K };
-    let Ok(MemoryReply::Hits { hits }) = memory.call(&call).await else { return None };
-    if hits.is_empty() {
+    let call = MemoryCall::Recall {
+        store: MAIN_STORE.to_owned(),
+        query: text.to_owned(),
+        k: RECALL_K,
+        conversations: RECALL_CONVERSATIONS,
+    };
+    let Ok(MemoryReply::Recalled { hits, conversations }) = memory.call(&call).await else { return None };
+    if hits.is_empty() && conversations.is_empty() {
         return None;
     }
-    let mut out =
-        String::from("<system-reminder>Possibly relevant, from your memory (memory_get for the whole entry):");
+    let mut out = String::from(
+        "<system-reminder>Possibly relevant, from your memory (memory_get for a whole entry, memory_search for more):",
+    );
     for h in hits {
         let content = crate::text::truncate_chars(&h.entry.content, RECALL_CHARS);
         out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
+    }
+    for c in conversations {
+        let e = &c.exchange;
+        let said = crate::text::truncate_chars(&e.text, RECALL_CHARS).replace('\n', " ");
+        let when = crate::clock::datetime_string(e.at, tz);
+        out.push_str(&format!("\n- [said {when} by {}] {said}", e.speaker));
     }
     out.push_str("</system-reminder>");
     Some(out)

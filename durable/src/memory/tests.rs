@@ -303,7 +303,16 @@ fn maintenance_checkpoints_stores_with_a_log() {
 }
 
 fn ctx<'a>(agent: &'a AgentId, store: &str, scope: Scope, ws: &'a Workspace) -> MemoryToolContext<'a> {
-    MemoryToolContext { agent, store: store.into(), scope, model: "m", workspace: ws, now_ms: 42, records_use: true }
+    MemoryToolContext {
+        agent,
+        store: store.into(),
+        scope,
+        model: "m",
+        workspace: ws,
+        now_ms: 42,
+        timezone: "UTC",
+        records_use: true,
+    }
 }
 
 fn run(m: &InProcessMemory, c: &MemoryToolContext<'_>, tool: &str, args: Value) -> (Value, bool) {
@@ -434,12 +443,12 @@ fn recall_is_main_scope_only() {
     block_on(m.call(&MemoryCall::Op { store: "main".into(), op: add("vault", "The vault code is 7781") })).unwrap();
     let main = SessionKey::parse("agent:main:main").unwrap();
     let group = SessionKey::parse("agent:main:telegram:group:-5").unwrap();
-    let r = block_on(recall(&m, &main, "what is the vault code?")).unwrap();
+    let r = block_on(recall(&m, &main, "what is the vault code?", "UTC")).unwrap();
     assert!(r.starts_with("<system-reminder>") && r.contains("[vault] The vault code is 7781"), "{r}");
     let calls = m.calls.borrow().len();
-    assert!(block_on(recall(&m, &group, "what is the vault code?")).is_none());
+    assert!(block_on(recall(&m, &group, "what is the vault code?", "UTC")).is_none());
     assert_eq!(m.calls.borrow().len(), calls, "a group session does not even ask");
-    assert!(block_on(recall(&m, &main, "nothing matches")).is_none());
+    assert!(block_on(recall(&m, &main, "nothing matches", "UTC")).is_none());
 }
 
 /// A store where a few words are in most notes, as "the" and "what" are in real ones.
@@ -463,7 +472,7 @@ fn everyday_store() -> InProcessMemory {
 
 fn recalled(m: &InProcessMemory, text: &str) -> Vec<String> {
     let main = crate::inbound::SessionKey::parse("agent:main:main").unwrap();
-    let Some(block) = block_on(recall(m, &main, text)) else { return Vec::new() };
+    let Some(block) = block_on(recall(m, &main, text, "UTC")) else { return Vec::new() };
     block
         .lines()
         .filter_map(|l| l.strip_prefix("- ["))
@@ -510,7 +519,7 @@ fn scheduled_turns_recall_nothing() {
     let calls = m.calls.borrow().len();
     for key in ["agent:main:heartbeat", "agent:main:job:morning"] {
         let key = SessionKey::parse(key).unwrap();
-        assert!(block_on(recall(&m, &key, "Olga's coffee order")).is_none());
+        assert!(block_on(recall(&m, &key, "Olga's coffee order", "UTC")).is_none());
     }
     assert_eq!(m.calls.borrow().len(), calls, "scheduled sessions do not even ask");
 }
@@ -662,13 +671,13 @@ fn my_stats_reports_seed_fields_honestly() {
     // Two recalls with a hit ten days ago, three today, one that found nothing.
     now.set(10 * day);
     for _ in 0..2 {
-        assert!(block_on(recall(&m, &main, "vault code")).is_some());
+        assert!(block_on(recall(&m, &main, "vault code", "UTC")).is_some());
     }
     now.set(20 * day + 5);
     for _ in 0..3 {
-        assert!(block_on(recall(&m, &main, "vault code")).is_some());
+        assert!(block_on(recall(&m, &main, "vault code", "UTC")).is_some());
     }
-    assert!(block_on(recall(&m, &main, "nothing here")).is_none());
+    assert!(block_on(recall(&m, &main, "nothing here", "UTC")).is_none());
 
     let agent = AgentId::parse("main").unwrap();
     let ws = Workspace::default();
@@ -760,7 +769,7 @@ fn searches_reads_and_recalls_are_evidence_per_store() {
     now.set(101 * day);
     run(&m, &main, "memory_search", json!({"query": "Bogota"}));
     let key = crate::inbound::SessionKey::parse("agent:main:main").unwrap();
-    assert!(block_on(recall(&m, &key, "what time is it in bogota?")).is_some());
+    assert!(block_on(recall(&m, &key, "what time is it in bogota?", "UTC")).is_some());
     // The owner's searches (admin API, MCP) are not the agent's use.
     block_on(m.call(&MemoryCall::Search {
         store: "main".into(),

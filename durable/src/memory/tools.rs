@@ -30,6 +30,8 @@ pub struct MemoryToolContext<'a> {
     pub model: &'a str,
     pub workspace: &'a Workspace,
     pub now_ms: i64,
+    /// The agent's time zone (IANA): conversation hits say when, date ranges resolve in it.
+    pub timezone: &'a str,
     /// Whether the session's `memory_search` / `memory_get` count as recall
     /// evidence: a conversation's do; a heartbeat's or a job's (the agent's
     /// own routine, in the owner's store for a heartbeat) do not, or every
@@ -55,11 +57,16 @@ pub fn specs(scope: Scope) -> Vec<ToolSpec> {
     let mut v = vec![
         ToolSpec {
             name: "memory_search".into(),
-            description: "Search your memory (notes you stored and summaries of earlier conversations) by keywords. \
-Returns the best entries with scores; content is shortened, use memory_get for a whole entry.".into(),
+            description: "Search your memory by keywords: `hits` are notes you stored and summaries of earlier \
+conversations (content shortened: memory_get gives a whole entry); `conversations` are the exchanges of earlier \
+conversations that match (what was said, by whom, when, with the exchanges before and after). To find what was \
+said at some time, pass `since`/`until`: YYYY-MM-DD, YYYY-MM, YYYY, an ISO time, today, yesterday, \
+this/last week|month|year, or N days|weeks|months|years ago (in your time zone; `until` includes its day).".into(),
             input_schema: obj(
                 json!({"query": {"type": "string", "description": "Keywords"},
-                       "k": {"type": "integer", "description": "How many results (default 5, max 50)"}}),
+                       "k": {"type": "integer", "description": "How many results of each kind (default 5, max 20 conversations, 50 notes)"},
+                       "since": {"type": "string", "description": "Only conversations from then on, e.g. \"last month\" or \"2026-10-01\""},
+                       "until": {"type": "string", "description": "Only conversations up to then, e.g. \"yesterday\""}}),
                 &["query"],
             ), native: None },
         ToolSpec {
@@ -203,11 +210,70 @@ pub async fn search<M: MemoryService>(
         Err(e) => return e,
     };
     let k = args.get("k").and_then(Value::as_u64).map(|k| k as usize).unwrap_or(DEFAULT_SEARCH_K).clamp(1, MAX_K);
-    match memory.call(&MemoryCall::Search { store: ctx.store.clone(), query, k, kind: None, record }).await {
-        Ok(MemoryReply::Hits { hits }) => ok(json!({"hits": hits.iter().map(hit_json).collect::<Vec<_>>()})),
-        Ok(other) => err(format!("unexpected memory reply {other:?}")),
-        Err(e) => call_error(e),
+    let range = |name: &str, end: bool| -> Result<Option<i64>, ToolOutcome> {
+        let Some(value) = args.get(name).and_then(Value::as_str).filter(|v| !v.trim().is_empty()) else {
+            return Ok(None);
+        };
+        let r =
+            crate::clock::resolve_range(value, ctx.now_ms, ctx.timezone).map_err(|e| err(format!("{name}: {e}")))?;
+        Ok(Some(if end { r.end } else { r.start }))
+    };
+    let (since, until) = match (range("since", false), range("until", true)) {
+        (Ok(s), Ok(u)) => (s, u),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let notes = match memory
+        .call(&MemoryCall::Search { store: ctx.store.clone(), query: query.clone(), k, kind: None, record })
+        .await
+    {
+        Ok(MemoryReply::Hits { hits }) => hits,
+        Ok(other) => return err(format!("unexpected memory reply {other:?}")),
+        Err(e) => return call_error(e),
+    };
+    let mut out = json!({"hits": notes.iter().map(hit_json).collect::<Vec<_>>()});
+    let call = MemoryCall::SearchConversations {
+        store: ctx.store.clone(),
+        query,
+        k: k.min(crate::memory::conversation::shelf::MAX_K),
+        since,
+        until,
+        every_store: false,
+    };
+    match memory.call(&call).await {
+        Ok(MemoryReply::Conversations { hits }) => {
+            out["conversations"] = json!(hits.iter().map(|h| conversation_json(h, ctx.timezone)).collect::<Vec<_>>());
+        }
+        Ok(other) => out["conversations_error"] = json!(format!("unexpected memory reply {other:?}")),
+        // The notes are still an answer: say what is missing rather than fail the search.
+        Err(e) => out["conversations_error"] = json!(e.to_string()),
     }
+    ok(out)
+}
+
+/// One exchange as the model reads it: when (in the agent's zone), who, what was said,
+/// the answer.
+fn exchange_json(e: &crate::protocol::memory::Exchange, tz: &str) -> Value {
+    let mut v = json!({"when": crate::clock::datetime_string(e.at, tz), "speaker": e.speaker, "said": e.text});
+    if !e.reply.is_empty() {
+        v["reply"] = json!(e.reply);
+    }
+    v
+}
+
+/// A conversation hit: the exchange, where it was said, and the exchanges around it.
+pub fn conversation_json(h: &crate::protocol::memory::ConversationHitView, tz: &str) -> Value {
+    let mut v = exchange_json(&h.exchange, tz);
+    let channel = if h.exchange.channel.is_empty() { &h.channel } else { &h.exchange.channel };
+    v["channel"] = json!(channel);
+    v["session"] = json!(h.session_id);
+    v["score"] = json!(h.score);
+    if let Some(b) = &h.before {
+        v["before"] = exchange_json(b, tz);
+    }
+    if let Some(a) = &h.after {
+        v["after"] = exchange_json(a, tz);
+    }
+    v
 }
 
 async fn get<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {

@@ -53,11 +53,14 @@ pub enum MemoryCall {
         record: bool,
     },
     /// The few entries worth recalling into a turn (see `crate::memory::recall`): like a search,
-    /// without common words and with a relevance floor.
+    /// without common words and with a relevance floor. Answered by `recalled`.
     Recall {
         store: String,
         query: String,
         k: usize,
+        /// Exchanges of earlier conversations to consider too (their own floor).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        conversations: usize,
     },
     Get {
         store: String,
@@ -91,6 +94,77 @@ pub enum MemoryCall {
         #[serde(default = "default_list_limit")]
         limit: usize,
     },
+    /// Exchanges that left a session (a reset, a compaction, an archive found in
+    /// R2) into the store's conversation index; once per source.
+    AddConversation {
+        store: String,
+        from: ConversationSource,
+        exchanges: Vec<Exchange>,
+    },
+    /// The exchanges of the store's conversations that best answer `query`.
+    SearchConversations {
+        store: String,
+        query: String,
+        k: usize,
+        /// Only what was said at or after this time (ms).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<i64>,
+        /// Only what was said before this time (ms).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        until: Option<i64>,
+        /// Every store of the agent, not `store` alone: only the owner's
+        /// `session_logs` asks this (it reads every transcript already).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        every_store: bool,
+    },
+}
+
+/// Where a batch of exchanges comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSource {
+    /// What makes the batch once-only: the archive's R2 key (a reset's, or a
+    /// compaction part's).
+    pub source: String,
+    pub session_id: String,
+    pub session_key: String,
+    pub channel: String,
+}
+
+/// One exchange of a conversation: what someone said and the agent's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exchange {
+    /// When it was said (ms).
+    pub at: i64,
+    /// Who said it (a display name, or "user" when the channel gave none).
+    pub speaker: String,
+    /// The channel it came by (empty: the session's).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub channel: String,
+    pub text: String,
+    /// What the agent answered (empty: nothing, or not addressed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reply: String,
+}
+
+/// A conversation search result: the exchange, its session, and the exchanges
+/// just before and after it (the context a reader needs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationHitView {
+    pub store: String,
+    pub session_id: String,
+    pub session_key: String,
+    pub channel: String,
+    /// Comparable within one search only.
+    pub score: f32,
+    /// How clearly the exchange itself is about the query (0–1).
+    pub match_share: f32,
+    pub exchange: Exchange,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Exchange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Exchange>,
 }
 
 /// The largest page a `list` call answers.
@@ -123,9 +197,15 @@ impl MemoryCall {
             | MemoryCall::Stats { store }
             | MemoryCall::Evidence { store, .. }
             | MemoryCall::AddArchive { store, .. }
-            | MemoryCall::List { store, .. } => store,
+            | MemoryCall::List { store, .. }
+            | MemoryCall::AddConversation { store, .. }
+            | MemoryCall::SearchConversations { store, .. } => store,
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn default_evidence_limit() -> usize {
@@ -205,6 +285,19 @@ pub enum MemoryReply {
         offset: usize,
         notes: Vec<NoteSummary>,
     },
+    /// Exchanges added by an `add_conversation` (0: the source was done before).
+    Added {
+        added: usize,
+    },
+    Conversations {
+        hits: Vec<ConversationHitView>,
+    },
+    /// A `recall`'s notes and exchanges.
+    Recalled {
+        hits: Vec<MemoryHit>,
+        #[serde(default)]
+        conversations: Vec<ConversationHitView>,
+    },
 }
 
 /// [`MemoryCall`]'s externally tagged twin (`r2_layout::read_tagged`).
@@ -228,6 +321,8 @@ enum MemoryCallDe {
         store: String,
         query: String,
         k: usize,
+        #[serde(default)]
+        conversations: usize,
     },
     Get {
         store: String,
@@ -256,6 +351,22 @@ enum MemoryCallDe {
         #[serde(default = "default_list_limit")]
         limit: usize,
     },
+    AddConversation {
+        store: String,
+        from: ConversationSource,
+        exchanges: Vec<Exchange>,
+    },
+    SearchConversations {
+        store: String,
+        query: String,
+        k: usize,
+        #[serde(default)]
+        since: Option<i64>,
+        #[serde(default)]
+        until: Option<i64>,
+        #[serde(default)]
+        every_store: bool,
+    },
 }
 r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an object with a call)");
 
@@ -263,11 +374,33 @@ r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an obj
 #[derive(Deserialize)]
 #[serde(remote = "MemoryReply", rename_all = "snake_case")]
 enum MemoryReplyDe {
-    Applied { id: u64, name: Option<String> },
-    Hits { hits: Vec<MemoryHit> },
-    Entry { entry: Option<Entry> },
-    Stats { stats: StoreStats },
-    Evidence { entries: Vec<EvidenceView> },
+    Applied {
+        id: u64,
+        name: Option<String>,
+    },
+    Hits {
+        hits: Vec<MemoryHit>,
+    },
+    Entry {
+        entry: Option<Entry>,
+    },
+    Stats {
+        stats: StoreStats,
+    },
+    Evidence {
+        entries: Vec<EvidenceView>,
+    },
+    Added {
+        added: usize,
+    },
+    Conversations {
+        hits: Vec<ConversationHitView>,
+    },
+    Recalled {
+        hits: Vec<MemoryHit>,
+        #[serde(default)]
+        conversations: Vec<ConversationHitView>,
+    },
     // No `notes`: only the admin API asks for a listing, and the Worker
     // passes the object's JSON on unread (a reader would be WASM for nothing).
 }

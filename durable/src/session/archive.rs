@@ -117,6 +117,40 @@ pub async fn add_archive_entry<P: Platform>(
     }
 }
 
+/// Adds the exchanges of `messages` (archived as `archive_key`) to the conversation
+/// memory of the session's scope, so what was said stays searchable. Returns whether
+/// the memory has them: true also when there is nothing to add. A failure is logged
+/// and leaves the archive to the memory's daily look at archives not yet indexed.
+pub async fn index_conversation<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    archive_key: &str,
+    session_id: &str,
+    messages: &[r2_layout::Message],
+) -> bool {
+    use crate::memory::conversation::{exchanges, is_indexed, source_of};
+    use crate::protocol::memory::{store_for, MemoryCall};
+    if !is_indexed(deps.key) {
+        return true;
+    }
+    let found = exchanges(messages);
+    if found.is_empty() {
+        return true;
+    }
+    let call = MemoryCall::AddConversation {
+        store: store_for(deps.key),
+        from: source_of(deps.key, session_id, archive_key),
+        exchanges: found,
+    };
+    match p.memory().call(&call).await {
+        Ok(_) => true,
+        Err(e) => {
+            p.log(LogLevel::Warn, &format!("conversation of {archive_key} not indexed yet (retried daily): {e}"));
+            false
+        }
+    }
+}
+
 /// The `- ` lines of a model's answer (NONE or nothing gives none).
 pub fn bullet_lines(text: &str) -> Vec<String> {
     text.lines()

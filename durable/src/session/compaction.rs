@@ -3,7 +3,8 @@
 //! and replaced by a marker the next turn replays from.
 
 use super::archive::{
-    add_archive_entry, archive_entry_name, note_in_daily_file, put_confirmed, split_compaction, ARCHIVE_SUFFIX,
+    add_archive_entry, archive_entry_name, index_conversation, note_in_daily_file, put_confirmed, split_compaction,
+    ARCHIVE_SUFFIX,
 };
 use super::context::message_tokens;
 use super::deps::SessionDeps;
@@ -139,6 +140,8 @@ pub async fn compact<P: Platform>(
         p.log(LogLevel::Error, &format!("compaction part not written, history kept: {e}"));
         return Ok(None);
     }
+    // The compacted messages leave the live history: what was said stays searchable.
+    index_conversation(p, deps, &part_key, session_id, &prefix).await;
     let file = part_key.rsplit('/').next().unwrap_or(&part_key).to_owned();
     let stem = file.strip_suffix(ARCHIVE_SUFFIX).unwrap_or(&file);
     // The summary stays searchable in the memory of the session's own scope;

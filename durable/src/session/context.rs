@@ -201,6 +201,8 @@ mod tests {
                 UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/a.png".into() },
                 UserBlock::File { mime_type: "application/pdf".into(), r2_key: "media/k/b.pdf".into(), filename: None },
             ]),
+            sender: None,
+            channel: None,
             timestamp: 0,
         };
         let none = Hydrated::new();
@@ -277,6 +279,8 @@ mod tests {
                 UserBlock::Image { mime_type: "image/png".into(), r2_key: "media/k/a.png".into() },
                 UserBlock::Text { text: "what is this?".into() },
             ]),
+            sender: None,
+            channel: None,
             timestamp: 0,
         }];
         let out = trim_to_fit(&msgs, "", 0, 1_000, &media);

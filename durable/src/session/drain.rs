@@ -137,7 +137,11 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
-        let recall = if item.active { None } else { memory::recall(p.memory(), deps.key, &inbound.text).await };
+        let recall = if item.active {
+            None
+        } else {
+            memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
+        };
         // Attachments are fetched and stored once, before the message is started.
         let attached = if item.active {
             Vec::new()
@@ -297,6 +301,11 @@ fn begin<P: Platform, S: crate::ports::Sql>(
     if !only_media {
         blocks.push(UserBlock::Text { text });
     }
-    let message = Message::User { content: UserContent::Blocks(blocks), timestamp: now };
+    let message = Message::User {
+        content: UserContent::Blocks(blocks),
+        timestamp: now,
+        sender: inbound.sender(),
+        channel: Some(inbound.channel.clone()),
+    };
     store.start(item.seq, session_id, Some(&message))
 }

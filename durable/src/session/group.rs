@@ -37,6 +37,8 @@ pub fn listen<P: Platform, S: Sql>(
         Some(Message::User {
             content: UserContent::Blocks(vec![UserBlock::Text { text: inbound.user_text() }]),
             timestamp: p.now_ms(),
+            sender: inbound.sender(),
+            channel: Some(inbound.channel.clone()),
         })
     };
     store.start(item.seq, &session_id, message.as_ref())?;

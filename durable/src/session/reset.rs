@@ -26,7 +26,9 @@
 //! (groups, other DMs) keep them in their own memory store, as part of the
 //! Archive entry every compaction and reset leaves there.
 
-use super::archive::{add_archive_entry, archive_entry_name, note_in_daily_file, put_confirmed, split_extraction};
+use super::archive::{
+    add_archive_entry, archive_entry_name, index_conversation, note_in_daily_file, put_confirmed, split_extraction,
+};
 use super::deps::SessionDeps;
 use super::meter;
 use super::prefix::Prepared;
@@ -79,6 +81,9 @@ struct ResetProgress {
     /// Messages archived; progress recorded for another history is stale.
     messages: usize,
     archive_key: Option<String>,
+    /// The archived exchanges are in the conversation memory.
+    #[serde(default)]
+    indexed: bool,
     /// The pre-reset extraction, saved before it is written anywhere (None:
     /// not asked for yet).
     extraction: Option<Extraction>,
@@ -174,6 +179,11 @@ pub async fn reset<P: Platform>(
             p.log(LogLevel::Info, &format!("reset resumed: {key} is already written"));
         }
         outcome.archive_key = Some(key.clone());
+        // What was said, searchable (before the extraction: it needs no LLM call).
+        if !progress.indexed && index_conversation(p, deps, &key, &session_id, &archived).await {
+            progress.indexed = true;
+            progress.save(&store)?;
+        }
         if progress.extraction.is_none() {
             progress.extraction = Some(extract_before_reset(p, deps, prepared, &store, &session_id, now).await?);
             progress.save(&store)?;

@@ -50,6 +50,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         model: &cfg.llm.model,
         workspace: &workspace,
         now_ms: p.now_ms(),
+        timezone: &cfg.timezone,
         records_use: memory::tools::MemoryToolContext::records_use_of(key),
     };
     let mut history = conversation(store, deps.history, session_id)?;

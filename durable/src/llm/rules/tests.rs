@@ -54,15 +54,19 @@ fn blank_user_text_becomes_a_visible_placeholder() {
             UserBlock::Text { text: "<system-reminder>now</system-reminder>".into() },
             UserBlock::Text { text: "".into() },
         ]),
+        sender: None,
+        channel: None,
         timestamp: 1,
     };
     let fixed = conform(m);
     assert_eq!(fixed.text(), format!("<system-reminder>now</system-reminder>\n{EMPTY_USER_TEXT}"));
-    let none = Message::User { content: UserContent::Blocks(vec![]), timestamp: 1 };
+    let none = Message::User { content: UserContent::Blocks(vec![]), sender: None, channel: None, timestamp: 1 };
     assert_eq!(conform(none).text(), EMPTY_USER_TEXT);
     // Media blocks are left to hydration.
     let photo = Message::User {
         content: UserContent::Blocks(vec![UserBlock::Image { mime_type: "image/png".into(), r2_key: "k".into() }]),
+        sender: None,
+        channel: None,
         timestamp: 1,
     };
     assert!(matches!(wire_form(&photo), Cow::Borrowed(_)));
@@ -196,6 +200,8 @@ fn the_strict_form_is_text_only() {
                 },
                 UserBlock::Text { text: "look".into() },
             ]),
+            sender: None,
+            channel: None,
             timestamp: 1,
         },
         assistant(

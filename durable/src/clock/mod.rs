@@ -2,6 +2,10 @@
 //! for daily notes, the time reminder and daily resets. Zones come from the
 //! schedule crate's table ([`hearth_schedule::time_zone`]), shared with cron.
 
+pub mod ranges;
+
+pub use ranges::{resolve_range, RangeError, TimeRange};
+
 use hearth_schedule::time_zone::parse_time_zone;
 use jiff::{tz::TimeZone, Timestamp, ToSpan, Zoned};
 
