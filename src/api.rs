@@ -245,13 +245,16 @@ async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Respons
             return json_error(
                 400,
                 &format!(
-                "not a memory call ({{\"call\": \"search\"|\"get\"|\"stats\"|\"list\"|\"op\", \"store\", ...}}): {e}"
+                "not a memory call ({{\"call\": \"search\"|\"search_conversations\"|\"get\"|\"stats\"|\"list\"|\"op\", \"store\", ...}}): {e}"
             ),
             )
         }
     };
-    if matches!(call, MemoryCall::Recall { .. } | MemoryCall::AddArchive { .. }) {
-        return json_error(400, "recall and add_archive are the sessions' calls: use search, get, stats, list or op");
+    if matches!(call, MemoryCall::Recall { .. } | MemoryCall::AddArchive { .. } | MemoryCall::AddConversation { .. }) {
+        return json_error(
+            400,
+            "recall, add_archive and add_conversation are the sessions' calls: use search, search_conversations, get, stats, list or op",
+        );
     }
     if !valid_store_name(call.store()) {
         return json_error(400, "store must be 1-300 characters without control characters");

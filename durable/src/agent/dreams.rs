@@ -153,6 +153,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         if let Err(e) = self.dream_at(&agent, now).await {
             self.runtime().log(LogLevel::Error, &format!("dreaming of agent {agent}: {e}"));
         }
+
         // The admin view says which tick dreaming looked at last (run or not).
         let dreams = DreamStore::new(&**self.runtime().sql());
         if let Err(e) = dreams.init().and_then(|_| dreams.set("checked_tick", &now.to_string())) {

@@ -381,8 +381,9 @@ where
     }
 
     /// The alarm: memory checkpoints, then the pending ticks, then what
-    /// dreaming does with time (tonight's sweep, proposals). A failed tick
-    /// fails the alarm (the runtime retries; claims keep runs exactly once).
+    /// dreaming does with time (tonight's sweep, proposals), then archives the
+    /// conversation memory lacks. A failed tick fails the alarm (the runtime
+    /// retries; claims keep runs exactly once).
     pub async fn alarm(&self) -> Result<TicksRun, StorageError> {
         self.memory_maintenance();
         let r2 = self.runtime.store()?;
@@ -394,6 +395,14 @@ where
                 self.after_ticks().await;
             }
             if more {
+                self.runtime.wake().await?;
+            }
+        }
+        // Archives the conversation memory lacks, a few per alarm (one SQLite read
+        // when there are none); another alarm soon while some remain.
+        let agent = crate::scheduled::store::ScheduleStore::new(sql).get("agent").ok().flatten();
+        if let Some(agent) = agent {
+            if self.backfill_conversations(&agent).await {
                 self.runtime.wake().await?;
             }
         }

@@ -2,8 +2,10 @@
 //! [`registry`] of the agent's sessions and the [`strangers`] told their
 //! id are its own small tables; [`notifications`] is the feed of what its
 //! heartbeats and jobs said; [`dreams`] is what it does for dreaming (the
-//! nightly sweep, proposals, the view).
+//! nightly sweep, proposals, the view); [`conversations`] indexes archived
+//! conversations the memory does not have yet.
 
+pub mod conversations;
 pub mod dreams;
 pub mod host;
 #[cfg(test)]

@@ -292,7 +292,7 @@ impl<S: Sql> MemoryHub<S> {
                 Ok(MemoryReply::Added { added })
             }
             MemoryCall::SearchConversations { store, query, k, since, until, every_store } => {
-                let q = ConversationQuery { text: &query, k, since, until };
+                let q = ConversationQuery { text: &query, k, since, until, specific_only: false };
                 Ok(MemoryReply::Conversations { hits: self.conversations.search(&store, &q, every_store)? })
             }
             MemoryCall::AddArchive { store, name, summary, created_at } => {

@@ -210,17 +210,9 @@ pub async fn search<M: MemoryService>(
         Err(e) => return e,
     };
     let k = args.get("k").and_then(Value::as_u64).map(|k| k as usize).unwrap_or(DEFAULT_SEARCH_K).clamp(1, MAX_K);
-    let range = |name: &str, end: bool| -> Result<Option<i64>, ToolOutcome> {
-        let Some(value) = args.get(name).and_then(Value::as_str).filter(|v| !v.trim().is_empty()) else {
-            return Ok(None);
-        };
-        let r =
-            crate::clock::resolve_range(value, ctx.now_ms, ctx.timezone).map_err(|e| err(format!("{name}: {e}")))?;
-        Ok(Some(if end { r.end } else { r.start }))
-    };
-    let (since, until) = match (range("since", false), range("until", true)) {
-        (Ok(s), Ok(u)) => (s, u),
-        (Err(e), _) | (_, Err(e)) => return e,
+    let (since, until) = match time_window(ctx, args) {
+        Ok(w) => w,
+        Err(e) => return e,
     };
     let notes = match memory
         .call(&MemoryCall::Search { store: ctx.store.clone(), query: query.clone(), k, kind: None, record })
@@ -248,6 +240,66 @@ pub async fn search<M: MemoryService>(
         Err(e) => out["conversations_error"] = json!(e.to_string()),
     }
     ok(out)
+}
+
+/// A search's `since` and `until` (ms), resolved in the agent's zone.
+fn time_window(ctx: &MemoryToolContext<'_>, args: &Value) -> Result<(Option<i64>, Option<i64>), ToolOutcome> {
+    let bound = |name: &str, end: bool| -> Result<Option<i64>, ToolOutcome> {
+        let Some(value) = args.get(name).and_then(Value::as_str).filter(|v| !v.trim().is_empty()) else {
+            return Ok(None);
+        };
+        let r =
+            crate::clock::resolve_range(value, ctx.now_ms, ctx.timezone).map_err(|e| err(format!("{name}: {e}")))?;
+        Ok(Some(if end { r.end } else { r.start }))
+    };
+    Ok((bound("since", false)?, bound("until", true)?))
+}
+
+/// Results `session_logs` `search` gives by default, and at most.
+pub const TRANSCRIPT_HITS: usize = 10;
+
+/// `session_logs` `search` (seed 000), ranked over every archived conversation of the
+/// agent: the conversation memory of every store, not a scan of transcript files. Only
+/// the owner's main session has `session_logs` (it reads every transcript already).
+pub async fn search_transcripts<M: MemoryService>(
+    memory: &M,
+    ctx: &MemoryToolContext<'_>,
+    args: &Value,
+) -> ToolOutcome {
+    if ctx.scope != Scope::Main {
+        return err("session_logs is private to your owner's main session");
+    }
+    let Some(query) = args.get("query").and_then(Value::as_str).filter(|q| !q.trim().is_empty()) else {
+        return err("search needs a non-empty 'query'");
+    };
+    let k = args.get("limit").and_then(Value::as_u64).map_or(TRANSCRIPT_HITS, |n| n as usize).clamp(1, TRANSCRIPT_HITS);
+    let (since, until) = match time_window(ctx, args) {
+        Ok(w) => w,
+        Err(e) => return e,
+    };
+    let call = MemoryCall::SearchConversations {
+        store: ctx.store.clone(),
+        query: query.to_owned(),
+        k,
+        since,
+        until,
+        every_store: true,
+    };
+    match memory.call(&call).await {
+        Ok(MemoryReply::Conversations { hits }) => {
+            let hits: Vec<Value> = hits
+                .iter()
+                .map(|h| {
+                    let mut v = conversation_json(h, ctx.timezone);
+                    v["session_key"] = json!(h.session_key);
+                    v
+                })
+                .collect();
+            ok(json!({"ok": true, "hits": hits}))
+        }
+        Ok(other) => err(format!("unexpected memory reply {other:?}")),
+        Err(e) => call_error(e),
+    }
 }
 
 /// One exchange as the model reads it: when (in the agent's zone), who, what was said,

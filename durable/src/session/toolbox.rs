@@ -95,6 +95,11 @@ pub async fn run<P: Platform>(
     if let Some(outcome) = memory_tools::run(p.memory(), memory, name, args).await {
         return outcome;
     }
+    // `session_logs` reads transcripts from R2, but its search is ranked by the
+    // conversation memory.
+    if name == "session_logs" && args.get("action").and_then(Value::as_str) == Some("search") {
+        return memory_tools::search_transcripts(p.memory(), memory, args).await;
+    }
     let scope = McpScope::of(deps.key);
     if let Some(outcome) = toolset::call(p, deps.mcp, scope, &deps.config.mcp, name, args).await {
         return outcome;

@@ -5,7 +5,9 @@
 //!
 //! Defaults and caps per the seed: 50 entries per call (max 500), 200
 //! characters per preview (max 4,000); `recent` without `session_id` is the
-//! current session.
+//! current session. `search` is ranked by the conversation memory over every
+//! archived conversation (`crate::memory::tools::search_transcripts`; the session's
+//! toolbox sends it there), not scanned here.
 
 use super::{ToolContext, ToolOutcome};
 use crate::ports::ObjectStore;
@@ -28,12 +30,14 @@ pub fn spec() -> crate::toolkit::ToolSpec {
         name: "session_logs".into(),
         description:
             "Read your own conversation transcripts: action list_sessions, read_session (session_id, offset), \
-search (query), or recent (session_id optional: defaults to this session). Optional limit (default 50, max 500) \
-and max_chars per entry preview (default 200, max 4000)."
+search (query, ranked over every archived conversation; optional since/until as in memory_search, limit up to 10), \
+or recent (session_id optional: defaults to this session). Optional limit (default 50, max 500) and max_chars per \
+entry preview (default 200, max 4000)."
                 .into(),
         input_schema: json!({"type": "object", "properties": {
             "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
             "session_id": {"type": "string"}, "query": {"type": "string"},
+            "since": {"type": "string"}, "until": {"type": "string"},
             "offset": {"type": "integer"}, "limit": {"type": "integer"}, "max_chars": {"type": "integer"}},
             "required": ["action"]}),
         native: None,
@@ -119,43 +123,7 @@ pub async fn session_logs<S: ObjectStore>(ctx: &ToolContext<'_, S>, args: &Value
                 Err(e) => Err(e),
             }
         }
-        Some("search") => {
-            let Some(query) =
-                args.get("query").and_then(Value::as_str).map(str::to_lowercase).filter(|q| !q.trim().is_empty())
-            else {
-                return ToolOutcome::err("search needs a non-empty 'query'");
-            };
-            let mut hits = Vec::new();
-            let mut ids = vec![ctx.session_id.to_owned()];
-            match archive_ids(ctx).await {
-                // An archive whose gzip alone is over the cap cannot fit decoded: not downloaded.
-                Ok(a) => ids.extend(
-                    a.into_iter()
-                        .filter(|(_, size, _)| *size <= MAX_ARCHIVE_BYTES as u64)
-                        .take(SEARCH_ARCHIVES)
-                        .map(|(id, _, _)| id),
-                ),
-                Err(e) => return ToolOutcome::err(e),
-            }
-            for id in ids {
-                if hits.len() >= limit {
-                    // Full: no more archives are downloaded.
-                    break;
-                }
-                let Ok(msgs) = messages_of(ctx, &id).await else { continue };
-                for (i, m) in msgs.iter().enumerate() {
-                    if hits.len() >= limit {
-                        break;
-                    }
-                    if m.text().to_lowercase().contains(&query) {
-                        let mut e = entry(i, m, max);
-                        e["session_id"] = json!(id);
-                        hits.push(e);
-                    }
-                }
-            }
-            Ok(json!({"ok": true, "hits": hits}))
-        }
+        Some("search") => Err("search is answered by the conversation memory (ask again through the session)".into()),
         _ => Err("action must be list_sessions, read_session, search or recent".into()),
     };
     match result {
@@ -193,22 +161,6 @@ mod tests {
     fn put_archive(store: &MemStore, id: &str, messages: &[Message]) {
         let key = format!("agents/main/sessions/{id}.jsonl.gz");
         block_on(store.put(&key, archive::encode(messages), PutOptions::default())).unwrap();
-    }
-
-    #[test]
-    fn search_stops_downloading_archives_once_the_hits_are_in() {
-        let store = MemStore::default();
-        for i in 0..5 {
-            put_archive(&store, &format!("s{i}"), &[Message::user_text(format!("green tea {i}"), i)]);
-        }
-        let live = [Message::user_text("more green tea", 9)];
-        let v = run(&store, &live, json!({"action": "search", "query": "green tea", "limit": 2}));
-        assert_eq!(v["hits"].as_array().map(Vec::len), Some(2), "{v}");
-        assert_eq!(
-            store.ops_matching("get agents/main/sessions/"),
-            1,
-            "the live session and one archive filled the limit"
-        );
     }
 
     #[test]

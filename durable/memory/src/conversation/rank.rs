@@ -62,6 +62,9 @@ pub struct ConversationQuery<'a> {
     pub since: Option<i64>,
     /// Only exchanges before this time (ms).
     pub until: Option<i64>,
+    /// A query made only of common words finds nothing (per-turn recall: "good
+    /// morning" is not a question about the past), instead of keeping them (step 1).
+    pub specific_only: bool,
 }
 
 /// One result.
@@ -79,7 +82,7 @@ pub struct ConversationHit {
 }
 
 /// The kept query terms with their weights (step 1).
-fn weighted_terms(ix: &ConversationIndex, text: &str) -> Vec<(String, f32)> {
+fn weighted_terms(ix: &ConversationIndex, text: &str, specific_only: bool) -> Vec<(String, f32)> {
     let n = ix.index.doc_count();
     let present: Vec<(String, u64)> = ix
         .index
@@ -94,7 +97,8 @@ fn weighted_terms(ix: &ConversationIndex, text: &str) -> Vec<(String, f32)> {
         .collect();
     let common = |df: u64| df > COMMON_TERM_MIN_DOCS && df as f64 > COMMON_TERM_SHARE * n as f64;
     let specific: Vec<&(String, u64)> = present.iter().filter(|(_, df)| !common(*df)).collect();
-    let kept: Vec<&(String, u64)> = if specific.is_empty() { present.iter().collect() } else { specific };
+    let kept: Vec<&(String, u64)> =
+        if specific.is_empty() && !specific_only { present.iter().collect() } else { specific };
     kept.into_iter()
         .map(|(t, _)| {
             let w = if t.starts_with(EXACT_MARK) { EXACT_WEIGHT } else { 1.0 };
@@ -110,7 +114,7 @@ impl ConversationIndex {
         if q.k == 0 || n == 0 {
             return Vec::new();
         }
-        let terms = weighted_terms(self, q.text);
+        let terms = weighted_terms(self, q.text, q.specific_only);
         if terms.is_empty() {
             return Vec::new();
         }

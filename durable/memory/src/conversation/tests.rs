@@ -48,6 +48,10 @@ fn words_in_most_exchanges_do_not_decide() {
     let ix = index_of(&[FILLER, &["Ana: the dentist is on Tuesday"], FILLER]);
     let hits = search(&ix, "what did Ana say about the dentist you know", 3);
     assert_eq!(hits.first().map(|h| h.id), Some(5));
+    // Only common words: a search keeps them, per-turn recall finds nothing.
+    assert!(!search(&ix, "Ana, you?", 3).is_empty());
+    let recall = ConversationQuery { text: "Ana, you?", k: 3, specific_only: true, ..Default::default() };
+    assert!(ix.search(&recall).is_empty());
 }
 
 #[test]
@@ -100,9 +104,15 @@ fn results_spread_over_sessions() {
 fn a_date_window_keeps_what_was_said_then() {
     let ix = index_of(&[&["Ana: flights to Lisbon"], &["Ana: Lisbon hotel booked"], &["Ana: back from Lisbon"]]);
     // Exchange n is at n hours.
-    let q = ConversationQuery { text: "lisbon", k: 5, since: Some(2 * 3_600_000), until: Some(3 * 3_600_000) };
+    let q = ConversationQuery {
+        text: "lisbon",
+        k: 5,
+        since: Some(2 * 3_600_000),
+        until: Some(3 * 3_600_000),
+        ..Default::default()
+    };
     assert_eq!(ids(&ix.search(&q)), [2]);
-    let q = ConversationQuery { text: "lisbon", k: 5, since: Some(10 * 3_600_000), until: None };
+    let q = ConversationQuery { text: "lisbon", k: 5, since: Some(10 * 3_600_000), until: None, ..Default::default() };
     assert!(ix.search(&q).is_empty());
 }
 

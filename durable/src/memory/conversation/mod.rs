@@ -42,3 +42,6 @@ pub fn source_of(key: &SessionKey, session_id: &str, archive_key: &str) -> Conve
         channel,
     }
 }
+
+#[cfg(test)]
+mod tests;

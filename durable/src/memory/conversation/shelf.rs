@@ -115,7 +115,7 @@ impl<S: Sql> Shelf<S> {
             // No conversation yet: nothing to load.
             return Ok(Vec::new());
         }
-        let q = ConversationQuery { text, k, ..Default::default() };
+        let q = ConversationQuery { text, k, specific_only: true, ..Default::default() };
         let mut hits = self.get(store)?.search(&q).map_err(unavailable)?;
         hits.retain(|h| h.match_share >= RECALL_MIN_MATCH);
         Ok(hits)

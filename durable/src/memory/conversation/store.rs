@@ -167,9 +167,10 @@ impl<S: Sql> Conversations<S> {
         {
             Some(row) => int(row.first()) as SessionOrd,
             None => {
-                let next = self
-                    .sql
-                    .exec("SELECT COALESCE(MAX(ord) + 1, 0) FROM conv_session WHERE store = ?", &[store.clone()])?;
+                let next = self.sql.exec(
+                    "SELECT COALESCE(MAX(ord) + 1, 0) FROM conv_session WHERE store = ?",
+                    std::slice::from_ref(&store),
+                )?;
                 let ord = int(next.first().and_then(|r| r.first())) as SessionOrd;
                 if !exchanges.is_empty() {
                     statements.push((
