@@ -43,6 +43,8 @@ pub mod voice;
 pub mod watch;
 
 #[cfg(test)]
+mod conversation_tests;
+#[cfg(test)]
 mod host_tests;
 #[cfg(test)]
 mod tests;

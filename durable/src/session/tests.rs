@@ -14,7 +14,7 @@ use serde_json::json;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
-fn config() -> AgentConfig {
+pub(super) fn config() -> AgentConfig {
     let vars: HashMap<String, String> =
         // Chat previews have tests of their own (preview_tests.rs).
         [
@@ -30,7 +30,7 @@ fn config() -> AgentConfig {
     AgentConfig::load(&vars, "main").unwrap()
 }
 
-fn inbound(n: u32, text: &str) -> Inbound {
+pub(super) fn inbound(n: u32, text: &str) -> Inbound {
     Inbound {
         dedupe_key: format!("telegram:update:{n}"),
         channel: "telegram".into(),
@@ -50,27 +50,27 @@ fn inbound(n: u32, text: &str) -> Inbound {
     }
 }
 
-fn anthropic_text(text: &str) -> serde_json::Value {
+pub(super) fn anthropic_text(text: &str) -> serde_json::Value {
     json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "model": "m",
            "usage": {"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 2}})
 }
 
-struct Fixture {
-    p: TestPlatform,
-    cfg: AgentConfig,
-    key: SessionKey,
-    cache: RefCell<WorkspaceCache>,
-    load_ops: Cell<Option<u32>>,
-    media_cache: RefCell<crate::media::MediaCache>,
-    history: RefCell<super::history::HistoryCache>,
-    wire_memo: RefCell<crate::llm::wire::WireMemo>,
-    mcp: RefCell<crate::mcp::toolset::McpState>,
-    meter: RefCell<crate::session::meter::MeterState>,
-    watch: crate::session::watch::Watch,
+pub(super) struct Fixture {
+    pub(super) p: TestPlatform,
+    pub(super) cfg: AgentConfig,
+    pub(super) key: SessionKey,
+    pub(super) cache: RefCell<WorkspaceCache>,
+    pub(super) load_ops: Cell<Option<u32>>,
+    pub(super) media_cache: RefCell<crate::media::MediaCache>,
+    pub(super) history: RefCell<super::history::HistoryCache>,
+    pub(super) wire_memo: RefCell<crate::llm::wire::WireMemo>,
+    pub(super) mcp: RefCell<crate::mcp::toolset::McpState>,
+    pub(super) meter: RefCell<crate::session::meter::MeterState>,
+    pub(super) watch: crate::session::watch::Watch,
 }
 
 impl Fixture {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let p = TestPlatform::default();
         SessionStore::new(&p.sql).init().unwrap();
         Fixture {
@@ -87,19 +87,19 @@ impl Fixture {
             watch: Default::default(),
         }
     }
-    fn enqueue(&self, m: &Inbound) -> bool {
+    pub(super) fn enqueue(&self, m: &Inbound) -> bool {
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), 0).unwrap()
     }
-    fn drain(&self) -> DrainReport {
+    pub(super) fn drain(&self) -> DrainReport {
         self.try_drain().unwrap()
     }
     /// Scripts the model's answer, queues a message and runs the queue.
-    fn say(&self, n: u32, text: &str, answer: &str) {
+    pub(super) fn say(&self, n: u32, text: &str, answer: &str) {
         self.p.http.push_json(200, anthropic_text(answer));
         self.enqueue(&inbound(n, text));
         self.drain();
     }
-    fn deps(&self) -> SessionDeps<'_> {
+    pub(super) fn deps(&self) -> SessionDeps<'_> {
         SessionDeps {
             config: &self.cfg,
             key: &self.key,
@@ -113,20 +113,20 @@ impl Fixture {
             watch: &self.watch,
         }
     }
-    fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
+    pub(super) fn try_drain(&self) -> Result<DrainReport, crate::ports::StorageError> {
         block_on(drain(&self.p, &self.deps()))
     }
-    fn session_id(&self) -> Option<String> {
+    pub(super) fn session_id(&self) -> Option<String> {
         SessionStore::new(&self.p.sql).meta("session_id").unwrap()
     }
-    fn object(&self, key: &str) -> Option<String> {
+    pub(super) fn object(&self, key: &str) -> Option<String> {
         self.p.store.objects.borrow().get(key).map(|o| String::from_utf8_lossy(&o.body).into_owned())
     }
-    fn requests(&self) -> usize {
+    pub(super) fn requests(&self) -> usize {
         self.p.http.requests.borrow().len()
     }
     /// The Archive entries of a memory store: (name, content).
-    fn archive_entries(&self, store: &str) -> Vec<(String, String)> {
+    pub(super) fn archive_entries(&self, store: &str) -> Vec<(String, String)> {
         use crate::protocol::memory::{MemoryCall, MemoryReply};
         let call = MemoryCall::Search {
             store: store.into(),
@@ -142,7 +142,7 @@ impl Fixture {
     }
     /// Fills the history with six long exchanges, then shrinks the window so
     /// the next request no longer fits.
-    fn long_history(&mut self) {
+    pub(super) fn long_history(&mut self) {
         for i in 0..6 {
             self.p.http.push_json(200, anthropic_text(&"answer ".repeat(120)));
             self.enqueue(&inbound(10 + i, &format!("question {i} {}", "words ".repeat(120))));
@@ -151,12 +151,12 @@ impl Fixture {
         self.cfg.lifecycle.context_window = 4_000;
         self.cfg.lifecycle.context_reserve = 200;
     }
-    fn history(&self) -> Vec<Message> {
+    pub(super) fn history(&self) -> Vec<Message> {
         let store = SessionStore::new(&self.p.sql);
         let sid = store.meta("session_id").unwrap().unwrap();
         store.history(&sid).unwrap()
     }
-    fn sent(&self) -> Vec<String> {
+    pub(super) fn sent(&self) -> Vec<String> {
         self.p.channel.sent.borrow().iter().map(|(_, t)| t.clone()).collect()
     }
 }
@@ -301,7 +301,7 @@ fn openai_encoding_round_trips_tools() {
     assert_eq!((totals.input, totals.cache_read, totals.output), (10, 4, 3));
 }
 
-fn sent_last(f: &Fixture) -> String {
+pub(super) fn sent_last(f: &Fixture) -> String {
     f.sent().last().cloned().unwrap_or_default()
 }
 
