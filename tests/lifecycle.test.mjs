@@ -105,7 +105,8 @@ describe("reset", () => {
     const archived = results[0].sessions.filter((s) => !s.live);
     assert.equal(archived.length, 1, JSON.stringify(results[0]));
     assert.equal(results[0].sessions[0].live, true);
-    assert.ok(results[1].hits.some((hit) => hit.session_id === archived[0].session_id && /green tea/.test(hit.content)), JSON.stringify(results[1]));
+    // Ranked by the conversation memory: what was said, with its session.
+    assert.ok(results[1].hits.some((hit) => hit.session === archived[0].session_id && /green tea/i.test(`${hit.said} ${hit.reply ?? ""}`)), JSON.stringify(results[1]));
     assert.equal(results[2].entries.length, 1);
     assert.equal(results[2].session_id, results[0].sessions[0].session_id);
   });

@@ -75,7 +75,7 @@ describe("memory", () => {
     const tools = reqs[0].body.tools.map((t) => t.name);
     assert.ok(tools.includes("memory_search") && !tools.includes("what_do_i_know"));
     const results = toolResults(reqs[2]).slice(-2);
-    assert.deepEqual(JSON.parse(results[0].text), { hits: [] });
+    assert.deepEqual(JSON.parse(results[0].text), { hits: [], conversations: [] });
     assert.equal(results[1].isError, true);
     for (const r of reqs) assert.ok(!r.raw.includes("ZEBRA-7781"), "a private note reached a group request");
 

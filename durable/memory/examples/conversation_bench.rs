@@ -268,6 +268,6 @@ fn main() {
         return;
     }
     let q = quality(&dir);
-    let s = scale(&dir, target);
+    let s = if target > 0 { scale(&dir, target) } else { None };
     println!("BENCH_JSON {}", serde_json::json!({"quality": q, "scale": s}));
 }

@@ -282,6 +282,7 @@ impl<S: Sql> MemoryHub<S> {
                         sessions_total: self.host.as_ref().and_then(|h| h.sessions_total()),
                         memories_promoted: self.host.as_ref().and_then(|h| h.dreams().0),
                         last_dream_ts: self.host.as_ref().and_then(|h| h.dreams().1),
+                        conversations: self.conversations.count(&store).ok(),
                         store,
                     },
                 })

@@ -553,6 +553,7 @@ async fn my_stats<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>) -> 
             "notes": stats.notes,
             "archives": stats.archives,
             "distinct_terms": stats.vocabulary,
+            "conversation_exchanges": stats.conversations,
         })),
         Ok(other) => err(format!("unexpected memory reply {other:?}")),
         Err(e) => call_error(e),

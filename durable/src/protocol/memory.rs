@@ -255,6 +255,9 @@ pub struct StoreStats {
     /// When the last dreaming sweep ran (ms), if one has.
     #[serde(default)]
     pub last_dream_ts: Option<i64>,
+    /// Exchanges of earlier conversations in the store's conversation memory.
+    #[serde(default)]
+    pub conversations: Option<usize>,
 }
 
 /// (Read tag-first through [`MemoryReplyDe`].)

@@ -104,13 +104,7 @@ fn a_reset_retried_after_a_storage_error_indexes_once() {
     *f.p.sql.fail_writes_containing.borrow_mut() = None;
     f.drain();
     assert_eq!(found(&f, "main", "vet elm").len(), 1);
-    let added: usize = f
-        .p
-        .memory
-        .calls
-        .borrow()
-        .iter()
-        .filter(|c| matches!(c, MemoryCall::AddConversation { .. }))
-        .count();
+    let added: usize =
+        f.p.memory.calls.borrow().iter().filter(|c| matches!(c, MemoryCall::AddConversation { .. })).count();
     assert_eq!(added, 1, "the retry knew the exchanges were in");
 }

@@ -110,8 +110,7 @@ impl<S: Sql> Shelf<S> {
     /// The exchanges clearly about `text`, for per-turn recall: the best `k` whose own
     /// match is at least [`RECALL_MIN_MATCH`] (see [`hearth_memory::ConversationHit::match_share`]).
     pub fn recall(&mut self, store: &str, text: &str, k: usize) -> Result<Vec<ConversationHitView>, MemoryCallError> {
-        self.schema()?;
-        if store::stores(&*self.sql).map_err(unavailable)?.iter().all(|s| s != store) {
+        if self.count(store)? == 0 {
             // No conversation yet: nothing to load.
             return Ok(Vec::new());
         }
@@ -119,6 +118,18 @@ impl<S: Sql> Shelf<S> {
         let mut hits = self.get(store)?.search(&q).map_err(unavailable)?;
         hits.retain(|h| h.match_share >= RECALL_MIN_MATCH);
         Ok(hits)
+    }
+
+    /// Exchanges in the store's conversation memory (0 without loading a store that has none).
+    pub fn count(&mut self, store: &str) -> Result<usize, MemoryCallError> {
+        if let Some((c, _)) = self.loaded.get(store) {
+            return Ok(c.len());
+        }
+        self.schema()?;
+        if !store::has_conversations(&*self.sql, store).map_err(unavailable)? {
+            return Ok(0);
+        }
+        Ok(self.get(store)?.len())
     }
 
     /// Whether `source` was added to any store (the backfill skips it).

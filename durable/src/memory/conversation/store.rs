@@ -47,6 +47,11 @@ pub fn stores<S: Sql + ?Sized>(sql: &S) -> Result<Vec<String>, StorageError> {
     Ok(rows.into_iter().filter_map(|r| r.first().and_then(SqlValue::as_str).map(str::to_owned)).collect())
 }
 
+/// Whether `store` has any conversation (without loading it).
+pub fn has_conversations<S: Sql + ?Sized>(sql: &S, store: &str) -> Result<bool, StorageError> {
+    Ok(!sql.exec("SELECT 1 FROM conv_session WHERE store = ? LIMIT 1", &[store.into()])?.is_empty())
+}
+
 /// Whether `source` was added to any store.
 pub fn source_done<S: Sql + ?Sized>(sql: &S, source: &str) -> Result<bool, StorageError> {
     Ok(!sql.exec("SELECT 1 FROM conv_source WHERE source = ? LIMIT 1", &[source.into()])?.is_empty())
