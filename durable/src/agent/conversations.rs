@@ -16,10 +16,6 @@ struct HubIndexer<'h, R: AgentRuntime + 'static> {
 }
 
 impl<R: AgentRuntime + 'static> Indexer for HubIndexer<'_, R> {
-    fn done(&mut self, source: &str) -> Result<bool, MemoryCallError> {
-        self.host.with_hub(|hub| hub.conversations().source_done(source))
-    }
-
     fn add(
         &mut self,
         store: &str,

@@ -37,8 +37,6 @@ const SCHEMA: &str =
 
 /// Where a run adds what it reads (the Agent object's memory).
 pub trait Indexer {
-    /// Whether `source` was added already (to any store).
-    fn done(&mut self, source: &str) -> Result<bool, MemoryCallError>;
     fn add(&mut self, store: &str, from: &ConversationSource, exchanges: &[Exchange])
         -> Result<usize, MemoryCallError>;
 }
@@ -81,13 +79,26 @@ pub async fn run<O: ObjectStore, S: Sql + ?Sized>(
     if state.first().and_then(|r| r.first()).and_then(SqlValue::as_i64).is_some_and(|until| now < until) {
         return Ok(BackfillReport { idle: true, ..Default::default() });
     }
+    for stmt in super::store::SCHEMA {
+        sql.exec(stmt, &[])?;
+    }
     let prefix = keys::sessions_prefix(agent);
     let (objects, _) = list_all(r2, &prefix, None).await?;
+    // Every source already added, in one read (an agent may have thousands of archives).
+    let upper = format!("{prefix}\u{10ffff}");
+    let done: std::collections::HashSet<String> = sql
+        .exec(
+            "SELECT source FROM conv_source WHERE source >= ? AND source < ?",
+            &[prefix.as_str().into(), upper.as_str().into()],
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().and_then(SqlValue::into_string))
+        .collect();
     let mut report = BackfillReport::default();
     let unavailable = |e: MemoryCallError| StorageError(e.to_string());
     for object in objects {
         let Some(name) = object.key.strip_prefix(&prefix) else { continue };
-        if name.contains('/') || !name.ends_with(".jsonl.gz") || indexer.done(&object.key).map_err(unavailable)? {
+        if name.contains('/') || !name.ends_with(".jsonl.gz") || done.contains(&object.key) {
             continue;
         }
         if report.archives + report.skipped >= ARCHIVES_PER_RUN || report.exchanges >= EXCHANGES_PER_RUN {

@@ -132,12 +132,6 @@ impl<S: Sql> Shelf<S> {
         Ok(self.get(store)?.len())
     }
 
-    /// Whether `source` was added to any store (the backfill skips it).
-    pub fn source_done(&mut self, source: &str) -> Result<bool, MemoryCallError> {
-        self.schema()?;
-        store::source_done(&*self.sql, source).map_err(unavailable)
-    }
-
     /// Checkpoints loaded indexes with many exchanges since their last checkpoint.
     /// Returns the stores written.
     pub fn maintenance(&mut self) -> Result<Vec<String>, StorageError> {

@@ -52,11 +52,6 @@ pub fn has_conversations<S: Sql + ?Sized>(sql: &S, store: &str) -> Result<bool, 
     Ok(!sql.exec("SELECT 1 FROM conv_session WHERE store = ? LIMIT 1", &[store.into()])?.is_empty())
 }
 
-/// Whether `source` was added to any store.
-pub fn source_done<S: Sql + ?Sized>(sql: &S, source: &str) -> Result<bool, StorageError> {
-    Ok(!sql.exec("SELECT 1 FROM conv_source WHERE source = ? LIMIT 1", &[source.into()])?.is_empty())
-}
-
 /// One store's conversations: the index in RAM, the text in SQLite.
 pub struct Conversations<S: Sql> {
     sql: Rc<S>,

@@ -236,9 +236,6 @@ fn recall_brings_an_exchange_that_is_clearly_about_the_message() {
 struct HubIndexer<'h>(&'h mut MemoryHub<MemSql>, i64);
 
 impl Indexer for HubIndexer<'_> {
-    fn done(&mut self, source: &str) -> Result<bool, MemoryCallError> {
-        self.0.conversations().source_done(source)
-    }
     fn add(&mut self, store: &str, from: &ConversationSource, e: &[Exchange]) -> Result<usize, MemoryCallError> {
         let now = self.1;
         self.0.conversations().add(store, from, e, now)
