@@ -27,7 +27,7 @@
 //    frequencies from `fts5vocab` for the common-word rule.
 //
 // BENCH_LOCOMO_CONVERSATIONS=42,43 narrows part 1; BENCH_CONVERSATION_SCALE=20000
-// shrinks parts 2 and 3.
+// shrinks parts 2 and 3; BENCH_CONVERSATION_PARTS=scale,fts5 picks parts.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -297,9 +297,10 @@ async function fts5Part(rows) {
 
 export async function bench() {
   const rows = [];
-  await locomoPart(rows);
-  await scalePart(rows);
-  await fts5Part(rows);
+  const parts = (process.env.BENCH_CONVERSATION_PARTS || "locomo,scale,fts5").split(",");
+  if (parts.includes("locomo")) await locomoPart(rows);
+  if (parts.includes("scale")) await scalePart(rows);
+  if (parts.includes("fts5")) await fts5Part(rows);
   return rows;
 }
 

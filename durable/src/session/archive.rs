@@ -133,7 +133,13 @@ pub async fn index_conversation<P: Platform>(
     if !is_indexed(deps.key) {
         return true;
     }
-    let found = exchanges(messages);
+    let (found, left_out) = crate::memory::conversation::exchanges::within_batch(exchanges(messages));
+    if left_out > 0 {
+        p.log(
+            LogLevel::Warn,
+            &format!("conversation of {archive_key}: {left_out} exchanges over the batch's size left out"),
+        );
+    }
     if found.is_empty() {
         return true;
     }

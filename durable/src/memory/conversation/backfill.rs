@@ -132,7 +132,13 @@ pub async fn run<O: ObjectStore, S: Sql + ?Sized>(
             .map(str::to_owned)
             .unwrap_or_else(|| file_id.split("-part").next().unwrap_or(file_id).to_owned());
         let from = super::source_of(&session_key, &session_id, &object.key);
-        let found = exchanges(&messages);
+        let (found, left_out) = super::exchanges::within_batch(exchanges(&messages));
+        if left_out > 0 {
+            log(
+                LogLevel::Warn,
+                &format!("conversation backfill: {}: {left_out} exchanges over the batch's size left out", object.key),
+            );
+        }
         let added = indexer.add(&store_for(&session_key), &from, &found).map_err(unavailable)?;
         report.archives += 1;
         report.exchanges += added;

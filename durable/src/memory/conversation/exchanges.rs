@@ -17,6 +17,10 @@ pub const UNNAMED_SPEAKER: &str = "user";
 /// Characters of an exchange's text, and of its reply, that are kept (a pasted
 /// document is a long message; its start is what anyone would search for).
 pub const MAX_EXCHANGE_CHARS: usize = 8_000;
+/// Characters of one batch (an archive's exchanges) sent to the Agent object at most:
+/// a day's conversation is far less (sessions reset daily), and a pathological one
+/// must not fill the object's 128 MB. What is over is left out, with a log line.
+pub const MAX_BATCH_CHARS: usize = 4_000_000;
 /// How a replayed compaction summary starts (`session::replay::summary_message`).
 pub const SUMMARY_PREFIX: &str = "[Summary of our earlier conversation";
 const REMINDER_PREFIX: &str = "<system-reminder>";
@@ -52,6 +56,21 @@ pub fn exchanges(messages: &[Message]) -> Vec<Exchange> {
         }
     }
     out
+}
+
+/// The first exchanges of `found` that fit [`MAX_BATCH_CHARS`], and how many were left out.
+pub fn within_batch(mut found: Vec<Exchange>) -> (Vec<Exchange>, usize) {
+    let mut total = 0;
+    let fits = found
+        .iter()
+        .take_while(|e| {
+            total += e.text.len() + e.reply.len() + e.speaker.len();
+            total <= MAX_BATCH_CHARS
+        })
+        .count();
+    let left_out = found.len() - fits;
+    found.truncate(fits);
+    (found, left_out)
 }
 
 /// What a person said in a user message: its text blocks without reminders, media as
@@ -195,6 +214,21 @@ mod tests {
         ]);
         let who: Vec<(&str, &str)> = got.iter().map(|e| (e.speaker.as_str(), e.text.as_str())).collect();
         assert_eq!(who, [("Bo", "who is bringing the cake?"), ("Ana", "me!"), ("Cy", "[not a name]: [x]: y")]);
+    }
+
+    #[test]
+    fn a_batch_stays_within_its_budget() {
+        let big = |i: i64| Exchange {
+            at: i,
+            speaker: "A".into(),
+            channel: String::new(),
+            text: "x".repeat(MAX_EXCHANGE_CHARS),
+            reply: String::new(),
+        };
+        let n = MAX_BATCH_CHARS / MAX_EXCHANGE_CHARS + 10;
+        let (kept, left_out) = within_batch((0..n as i64).map(big).collect());
+        assert!(kept.len() < n && left_out == n - kept.len(), "{} kept, {left_out} left out", kept.len());
+        assert_eq!(within_batch(vec![big(1)]), (vec![big(1)], 0));
     }
 
     #[test]
