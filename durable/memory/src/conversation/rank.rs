@@ -79,6 +79,11 @@ pub struct ConversationHit {
     /// for the kept terms: how clearly this exchange itself is about the query (0–1).
     /// Per-turn recall uses it as a floor.
     pub match_share: f32,
+    /// The exchanges indexed just before and after it in the same batch of its session
+    /// (the context the host shows; None at a batch's edge, where the host asks its
+    /// storage).
+    pub before: Option<TurnId>,
+    pub after: Option<TurnId>,
 }
 
 /// The kept query terms with their weights (step 1).
@@ -240,12 +245,19 @@ impl ConversationIndex {
                 None => per_session.push((meta.session, 1)),
             }
             taken.push(s);
+            let neighbour = |nb: Option<u32>| {
+                let nb = nb? as usize;
+                let same = self.turns.get(nb)?.session == meta.session && slots.get(nb)?.live;
+                same.then(|| slots[nb].doc)
+            };
             out.push(ConversationHit {
                 id: slots[s as usize].doc,
                 session: meta.session,
                 at: meta.at,
                 score: f,
                 match_share: if ceiling > 0.0 { (own[s as usize] / ceiling).min(1.0) } else { 0.0 },
+                before: neighbour(s.checked_sub(1)),
+                after: neighbour(s.checked_add(1)),
             });
         }
         out

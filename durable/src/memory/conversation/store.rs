@@ -19,6 +19,7 @@ use crate::ports::{Sql, SqlValue, StorageError};
 use crate::protocol::memory::{ConversationHitView, ConversationSource, Exchange};
 use hearth_memory::conversation::{SessionOrd, TurnId};
 use hearth_memory::{ConversationIndex, ConversationQuery, TurnDoc};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 pub const SCHEMA: &[&str] = &[
@@ -227,39 +228,74 @@ impl<S: Sql> Conversations<S> {
         Ok(exchanges.len())
     }
 
-    /// The best `q.k` exchanges, each with its session and neighbours.
+    /// The best `q.k` exchanges, each with its session and neighbours: the rows in one
+    /// read (the index knows each hit's neighbours), the sessions in another; only a
+    /// hit at the edge of a batch asks for its neighbour on its own.
     pub fn search(&self, q: &ConversationQuery<'_>) -> Result<Vec<ConversationHitView>, StorageError> {
+        const COLUMNS: &str = "SELECT id, ord, at, speaker, channel, text, reply FROM conv_turn";
+        let hits = self.index.search(q);
+        if hits.is_empty() {
+            return Ok(Vec::new());
+        }
         let store: SqlValue = self.store.as_str().into();
-        let mut out = Vec::new();
-        for hit in self.index.search(q) {
-            let columns = "SELECT id, ord, at, speaker, channel, text, reply FROM conv_turn";
-            let row = self.sql.exec(&format!("{columns} WHERE id = ?"), &[SqlValue::Int(hit.id as i64)])?;
-            let Some(row) = row.first() else { continue };
-            let ord = SqlValue::Int(i64::from(hit.session));
-            let id = SqlValue::Int(hit.id as i64);
-            let before = self.sql.exec(
-                &format!("{columns} WHERE store = ? AND ord = ? AND id < ? ORDER BY id DESC LIMIT 1"),
-                &[store.clone(), ord.clone(), id.clone()],
+        let mut ids: Vec<TurnId> = hits.iter().flat_map(|h| [Some(h.id), h.before, h.after]).flatten().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let marks = vec!["?"; ids.len()].join(",");
+        let params: Vec<SqlValue> = ids.iter().map(|&id| SqlValue::Int(id as i64)).collect();
+        let rows: HashMap<TurnId, Exchange> = self
+            .sql
+            .exec(&format!("{COLUMNS} WHERE id IN ({marks})"), &params)?
+            .iter()
+            .map(|r| (int(r.first()) as TurnId, exchange_of(r)))
+            .collect();
+        let mut ords: Vec<SessionOrd> = hits.iter().map(|h| h.session).collect();
+        ords.sort_unstable();
+        ords.dedup();
+        let marks = vec!["?"; ords.len()].join(",");
+        let mut params = vec![store.clone()];
+        params.extend(ords.iter().map(|&o| SqlValue::Int(i64::from(o))));
+        let sessions: HashMap<SessionOrd, (String, String, String)> = self
+            .sql
+            .exec(
+                &format!("SELECT ord, session_id, session_key, channel FROM conv_session WHERE store = ? AND ord IN ({marks})"),
+                &params,
+            )?
+            .iter()
+            .map(|r| (int(r.first()) as SessionOrd, (text(r.get(1)), text(r.get(2)), text(r.get(3)))))
+            .collect();
+        // A neighbour across a batch edge (a compaction's part, then the reset) is in
+        // the same session but not beside it in the index.
+        let edge = |hit: &hearth_memory::ConversationHit, after: bool| -> Result<Option<Exchange>, StorageError> {
+            let order = if after { "id > ? ORDER BY id" } else { "id < ? ORDER BY id DESC" };
+            let row = self.sql.exec(
+                &format!("{COLUMNS} WHERE store = ? AND ord = ? AND {order} LIMIT 1"),
+                &[store.clone(), SqlValue::Int(i64::from(hit.session)), SqlValue::Int(hit.id as i64)],
             )?;
-            let after = self.sql.exec(
-                &format!("{columns} WHERE store = ? AND ord = ? AND id > ? ORDER BY id LIMIT 1"),
-                &[store.clone(), ord.clone(), id],
-            )?;
-            let session = self.sql.exec(
-                "SELECT session_id, session_key, channel FROM conv_session WHERE store = ? AND ord = ?",
-                &[store.clone(), ord],
-            )?;
-            let session = session.first();
+            Ok(row.first().map(|r| exchange_of(r)))
+        };
+        let mut out = Vec::with_capacity(hits.len());
+        for hit in &hits {
+            let Some(exchange) = rows.get(&hit.id).cloned() else { continue };
+            let before = match hit.before {
+                Some(id) => rows.get(&id).cloned(),
+                None => edge(hit, false)?,
+            };
+            let after = match hit.after {
+                Some(id) => rows.get(&id).cloned(),
+                None => edge(hit, true)?,
+            };
+            let (session_id, session_key, channel) = sessions.get(&hit.session).cloned().unwrap_or_default();
             out.push(ConversationHitView {
                 store: self.store.clone(),
-                session_id: text(session.and_then(|r| r.first())),
-                session_key: text(session.and_then(|r| r.get(1))),
-                channel: text(session.and_then(|r| r.get(2))),
+                session_id,
+                session_key,
+                channel,
                 score: hit.score,
                 match_share: hit.match_share,
-                exchange: shortened(exchange_of(row), HIT_CHARS),
-                before: before.first().map(|r| shortened(exchange_of(r), CONTEXT_CHARS)),
-                after: after.first().map(|r| shortened(exchange_of(r), CONTEXT_CHARS)),
+                exchange: shortened(exchange, HIT_CHARS),
+                before: before.map(|e| shortened(e, CONTEXT_CHARS)),
+                after: after.map(|e| shortened(e, CONTEXT_CHARS)),
             });
         }
         Ok(out)
