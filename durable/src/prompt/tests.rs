@@ -140,6 +140,7 @@ fn a_main_session_gets_every_section_in_order() {
             "Guardrails",
             "Platform Rules",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "About Your Human",
             "Operating Instructions",
@@ -154,6 +155,11 @@ fn a_main_session_gets_every_section_in_order() {
     );
     assert!(section(&prompt, "Your Identity")
         .starts_with("name=Ada, creature=owl, vibe=patient, precise, emoji=🦉\n\n# Identity"));
+    assert_eq!(
+        section(&prompt, "Communication Style"),
+        "# Style\n\nAda writes in short sentences, British spelling, no emoji."
+    );
+    assert_eq!(ws.layers[&F::Style], Layer::Agent);
     assert!(!prompt.contains("a URL to a picture"), "IDENTITY placeholders are skipped");
     let user = section(&prompt, "About Your Human");
     assert!(user.contains("PRIVATE-USER") && user.contains("- **Name:** Grace"));
@@ -197,6 +203,7 @@ fn a_shared_session_gets_no_private_file_and_only_its_skills() {
             "Guardrails",
             "Platform Rules",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "Operating Instructions",
             "Tool Notes",
@@ -205,6 +212,7 @@ fn a_shared_session_gets_no_private_file_and_only_its_skills() {
             "Runtime"
         ]
     );
+    assert!(section(&prompt, "Communication Style").contains("British spelling"), "a group hears the same voice");
     for private in ["PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-NOTE", "PRIVATE-GARDEN"] {
         assert!(!prompt.contains(private), "{private} leaked");
     }
@@ -249,6 +257,7 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
             "Platform Rules",
             "Commissioning (BOOTSTRAP.md)",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "About Your Human",
             "Runtime"
@@ -262,10 +271,15 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
     // Overlay: SOUL and IDENTITY from the template with placeholders, the
     // guardrails pinned (not the live v2), PLATFORM from the defaults.
     assert_eq!(section(&prompt, "Your Soul"), "# Soul\n\nConci is a concierge: warm, brief, discreet.");
+    assert_eq!(
+        section(&prompt, "Communication Style"),
+        "# Style\n\nConci speaks formally and calls Ines by name.",
+        "the template's, placeholders filled, its unfilled hint left out"
+    );
     assert!(section(&prompt, "Your Identity").contains("- **Serves:** Ines"));
     assert_eq!(section(&prompt, "Guardrails"), "Never share the owner's secrets. (pinned v1)");
     assert!(!prompt.contains("live v2"));
-    let layers: Vec<(F, Layer)> = [F::Bootstrap, F::Soul, F::Identity, F::User, F::Guardrails, F::Platform]
+    let layers: Vec<(F, Layer)> = [F::Bootstrap, F::Soul, F::Style, F::Identity, F::User, F::Guardrails, F::Platform]
         .iter()
         .map(|f| (*f, ws.layers[f]))
         .collect();
@@ -274,6 +288,7 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
         [
             (F::Bootstrap, Layer::Agent),
             (F::Soul, Layer::Template),
+            (F::Style, Layer::Template),
             (F::Identity, Layer::Template),
             (F::User, Layer::Agent),
             (F::Guardrails, Layer::Pinned),
@@ -297,6 +312,7 @@ fn an_empty_heartbeat_and_an_inherited_bootstrap_are_left_out() {
             "Guardrails",
             "Platform Rules",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "Tool Notes",
             "Skills (Mandatory Scan)",
@@ -310,7 +326,7 @@ fn an_empty_heartbeat_and_an_inherited_bootstrap_are_left_out() {
 fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
     let big = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet. ".repeat(500)); // 14,000+ chars
     let mut ws = Workspace::default();
-    for f in [F::Guardrails, F::Soul, F::Identity, F::User, F::Agents, F::Memory, F::Tools, F::Heartbeat] {
+    for f in [F::Guardrails, F::Soul, F::Style, F::Identity, F::User, F::Agents, F::Memory, F::Tools, F::Heartbeat] {
         ws.files.insert(f, big(f.file_name()).into());
     }
     ws.today = Some(big("TODAY").into());
@@ -326,9 +342,10 @@ fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
         .0,
     ];
     let prompt = Load::ada(Scope::Main).prompt(&ws);
-    // Five files of 12,000 characters spend the 60,000: MEMORY.md, the
-    // notes, TOOLS.md and HEARTBEAT.md are left out.
-    let budgeted = ["Guardrails", "Your Soul", "Your Identity", "About Your Human", "Operating Instructions"];
+    // Five files of 12,000 characters spend the 60,000 (STYLE.md counts
+    // like the others): AGENTS.md, MEMORY.md, the notes, TOOLS.md and
+    // HEARTBEAT.md are left out.
+    let budgeted = ["Guardrails", "Your Soul", "Communication Style", "Your Identity", "About Your Human"];
     assert_eq!(
         titles(&prompt),
         [&["Core"][..], &budgeted, &["Skills (Mandatory Scan)", "Runtime"]].concat(),
@@ -430,6 +447,26 @@ fn r2_operations_per_turn_by_listing_age() {
 }
 
 #[test]
+fn the_commissioning_style_stays_out_until_the_ceremony_fills_it() {
+    let store = MemStore::default();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../r2-layout/commissioning");
+    for name in ["BOOTSTRAP.md", "STYLE.md"] {
+        store.put_text(&format!("agents/main/{name}"), &std::fs::read_to_string(dir.join(name)).unwrap());
+    }
+    let load = Load { agent: "main", ..Load::ada(Scope::Main) };
+    let ws = load.run(&store, &mut WorkspaceCache::default());
+    assert!(ws.bootstrap() && ws.files.contains_key(&F::Style));
+    let prompt = load.prompt(&ws);
+    assert!(!titles(&prompt).contains(&"Communication Style"), "only hints so far:\n{prompt}");
+    assert!(section(&prompt, "Commissioning (BOOTSTRAP.md)").contains("STYLE.md"), "the ceremony fills it in");
+    store
+        .put_text("agents/main/STYLE.md", "# Style\n\n- **Tone:** crisp and formal\n- **Words:** _(e.g. no jargon)_\n");
+    let prompt = load.prompt(&load.run(&store, &mut WorkspaceCache::default()));
+    assert_eq!(section(&prompt, "Communication Style"), "# Style\n\n- **Tone:** crisp and formal");
+    assert_eq!(titles(&prompt), ["Core", "Commissioning (BOOTSTRAP.md)", "Communication Style", "Runtime"]);
+}
+
+#[test]
 fn the_starter_workspace_renders_without_its_fill_in_hints() {
     let store = MemStore::default();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../r2-layout/starter");
@@ -448,6 +485,7 @@ fn the_starter_workspace_renders_without_its_fill_in_hints() {
     assert!(!prompt.contains("## Heartbeats"), "the starter HEARTBEAT.md is only a comment");
     assert!(section(&prompt, "Your Identity").starts_with("name=Hearth"));
     assert!(titles(&prompt).contains(&"Your Soul") && titles(&prompt).contains(&"Tool Notes"));
+    assert!(section(&prompt, "Communication Style").contains("Lead with the answer"), "the starter has a voice");
     assert!(!load.run(&store, &mut WorkspaceCache::default()).bootstrap(), "the starter is not in commissioning mode");
 }
 

@@ -9,7 +9,7 @@
 //! What `read_file` may read depends on the scope. The owner's main session
 //! reads the whole prefix. A shared session (a group, someone else's DM)
 //! reads only what its prompt already shows, the root files of
-//! [`WorkspaceFile::is_shared_readable`] (SOUL, IDENTITY, AGENTS, TOOLS,
+//! [`WorkspaceFile::is_shared_readable`] (SOUL, STYLE, IDENTITY, AGENTS, TOOLS,
 //! HEARTBEAT, the guardrail files), and `skills/`; anything else the owner
 //! had the agent write (notes, daily notes, cron.json, BOOTSTRAP.md, …) is
 //! refused with a message saying so.
@@ -62,7 +62,7 @@ pub enum PathError {
     #[error("path is too long: with your workspace prefix an R2 key is at most 1024 bytes")]
     TooLong,
     #[error(
-        "{0} cannot be read here: in a group or someone else's DM you can read only SOUL.md, IDENTITY.md, \
+        "{0} cannot be read here: in a group or someone else's DM you can read only SOUL.md, STYLE.md, IDENTITY.md, \
 AGENTS.md, TOOLS.md, HEARTBEAT.md, the guardrail files and skills/. The rest of your workspace belongs to your \
 owner's private session; do not guess its content"
     )]
