@@ -40,7 +40,6 @@ fn prompt_assembly_us() -> (f64, usize) {
     }
     ws.today = Some(para.clone().into());
     ws.yesterday = Some(para.clone().into());
-    let tools = ["read_file", "load_skill"];
     let info = RuntimeInfo {
         agent: "main",
         session_key: "agent:main:main",
@@ -48,7 +47,6 @@ fn prompt_assembly_us() -> (f64, usize) {
         model: "m",
         timezone: "UTC",
         scope: Scope::Main,
-        tool_names: &tools,
     };
     let mut len = 0;
     for _ in 0..50 {

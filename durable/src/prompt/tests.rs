@@ -71,7 +71,6 @@ impl Load<'_> {
     }
 
     fn prompt(&self, ws: &Workspace) -> String {
-        let tools: Vec<&str> = crate::session::toolbox::tool_names(self.scope);
         let key = format!("agent:{}:main", self.agent);
         build_system_prompt(
             ws,
@@ -82,7 +81,6 @@ impl Load<'_> {
                 model: "m",
                 timezone: self.timezone,
                 scope: self.scope,
-                tool_names: &tools,
             },
         )
     }
@@ -218,7 +216,11 @@ fn a_shared_session_gets_no_private_file_and_only_its_skills() {
     }
     let names: Vec<&str> =
         prompt.match_indices("<name>").map(|(i, _)| &prompt[i + 6..][..prompt[i + 6..].find('<').unwrap()]).collect();
-    assert_eq!(names, ["notes", "summarize"], "journal needs write_file, which a shared session lacks");
+    assert_eq!(
+        names,
+        ["journal", "notes", "summarize"],
+        "allowed-tools is a hint: journal names write_file, which a shared session lacks, and is listed anyway"
+    );
 }
 
 #[test]
@@ -235,7 +237,7 @@ fn skills_local_shadow_global_and_unrunnable_ones_are_left_out_once() {
     assert!(skills.find("<name>journal</name>").unwrap() < skills.find("<name>notes</name>").unwrap(), "alphabetical");
     assert_eq!(ws.warnings.len(), 2, "{:?}", ws.warnings);
     assert!(ws.warnings.iter().any(|w| w.contains("skills/broken/SKILL.md")));
-    assert!(ws.warnings.iter().any(|w| w.contains("skills/web-research/SKILL.md") && w.contains("WebSearch")));
+    assert!(ws.warnings.iter().any(|w| w.contains("skills/web-research/SKILL.md") && w.contains("web search")));
     // Parsed once per version: the next turn does not warn again.
     let again = Load { now: NOW + 10 * 60_000, ..Load::ada(Scope::Main) }.run(&store, &mut cache);
     assert!(again.warnings.is_empty(), "{:?}", again.warnings);
