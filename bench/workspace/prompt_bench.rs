@@ -7,7 +7,7 @@
 //!   loader (`load_workspace`) against an in-memory bucket holding the
 //!   starter workspace, the built-in skills and a daily note, with the clock
 //!   advanced between turns. The steady state (turns close together) is
-//!   measured in workerd by `tests/bench/workspace.mjs`.
+//!   measured in workerd by `bench/workspace.mjs`.
 //!
 //!   cargo run --release -p durable --example prompt_bench
 
