@@ -2,14 +2,46 @@
 # `npm run dev`: install what is missing, build, seed a starter workspace for
 # agent `main` (never overwriting your edits), and run Hearth locally in
 # workerd with persistent R2 and Durable Objects under .wrangler/state.
+#
+# Takes `wrangler dev`'s own flags after `--`: `npm run dev -- --port 9000
+# --ip 0.0.0.0` (also `--port=9000`; `PORT=9000` still works, the flag wins),
+# `--persist-to DIR` (the starter workspace is seeded there too), and passes
+# any other flag to wrangler dev as it is (`--inspector-port`, `--local-protocol`, ...).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$ROOT"
 PORT="${PORT:-8787}"
+IP="${IP:-127.0.0.1}"
+PERSIST=".wrangler/state"
+PASS=()
+# need_value EXAMPLE FLAG [VALUE...]: FLAG must be followed by a value.
+need_value() { [ $# -ge 3 ] && [ -n "$3" ] || { echo "[dev] $2 needs a value (e.g. $2 $1)" >&2; exit 2; }; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) need_value 9000 "$@"; PORT="$2"; shift 2 ;;
+    --port=*) PORT="${1#*=}"; shift ;;
+    --ip) need_value 0.0.0.0 "$@"; IP="$2"; shift 2 ;;
+    --ip=*) IP="${1#*=}"; shift ;;
+    --persist-to) need_value .wrangler/state "$@"; PERSIST="$2"; shift 2 ;;
+    --persist-to=*) PERSIST="${1#*=}"; shift ;;
+    *) PASS+=("$1"); shift ;;
+  esac
+done
+if ! [[ "$PORT" =~ ^[0-9]+$ ]] || [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; then
+  echo "[dev] --port (or PORT) must be a port number from 1 to 65535, not \"$PORT\"" >&2
+  exit 2
+fi
+[ -n "$IP" ] || { echo "[dev] --ip (or IP) must not be empty" >&2; exit 2; }
+# A host for the links below: 0.0.0.0 and :: listen everywhere, 127.0.0.1 reaches them.
+case "$IP" in
+  0.0.0.0 | "::" | "[::]") HOST=127.0.0.1 ;;
+  *:*) HOST="[${IP#[}"; HOST="${HOST%]}]" ;;
+  *) HOST="$IP" ;;
+esac
 bash scripts/setup.sh
 bash scripts/build.sh
-node scripts/seed.mjs --agent main --dir r2-layout/starter --persist .wrangler/state
-node scripts/seed.mjs --prefix skills/ --dir skills --persist .wrangler/state
+node scripts/seed.mjs --agent main --dir r2-layout/starter --persist "$PERSIST"
+node scripts/seed.mjs --prefix skills/ --dir skills --persist "$PERSIST"
 
 # The API (and npm run chat) needs a token: a local .dev.vars gets a random
 # ADMIN_TOKEN when it has none (a copy of .dev.vars.example when it is missing).
@@ -29,10 +61,10 @@ fi
 
 cat <<TXT
 
-  Hearth runs at http://127.0.0.1:$PORT   (GET /health)
-  Web console:  http://localhost:$PORT/console   (log in with ADMIN_TOKEN from .dev.vars)
+  Hearth runs at http://$HOST:$PORT   (GET /health; listening on $IP)
+  Web console:  http://$HOST:$PORT/console   (log in with ADMIN_TOKEN from .dev.vars)
 
-  Talk to it now, in a second terminal:   npm run chat
+  Talk to it now, in a second terminal:   npm run chat$([ "$HOST:$PORT" = "127.0.0.1:8787" ] || printf ' -- --url http://%s:%s' "$HOST" "$PORT")
   (it needs LLM_API_KEY in .dev.vars; the token comes from .dev.vars too)
 
   Next:
@@ -46,4 +78,4 @@ cat <<TXT
   4. Edit the workspace: npm run seed -- --agent main --dir <folder> [--force]
 TXT
 echo
-exec wrangler dev --ip 127.0.0.1 --port "$PORT" --persist-to .wrangler/state --test-scheduled
+exec wrangler dev --ip "$IP" --port "$PORT" --persist-to "$PERSIST" --test-scheduled ${PASS[@]+"${PASS[@]}"}

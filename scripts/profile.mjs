@@ -5,10 +5,11 @@
 // turns (and optionally a long history first), profiles the next turns, and
 // prints the functions with the most self time. Build with names kept for
 // readable WASM frames: `HEARTH_KEEP_NAMES=1 FORCE_BUILD=1 npm run build`.
-// The raw profile is written to .bench/turns.cpuprofile (open it in Chrome
+// The raw profile is written to bench/out/turns.cpuprofile (open it in Chrome
 // DevTools → Performance, or speedscope).
 //
-//   node scripts/profile.mjs [--turns 50] [--warmup 20] [--history 0] [--tools]
+//   npm run profile [-- --turns 50 --warmup 20 --history 0 --tools]
+// (`--tools`: each profiled turn makes a read_file call, then answers.)
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +25,7 @@ const opt = (name, dflt) => {
 const TURNS = opt("turns", 50);
 const WARMUP = opt("warmup", 20);
 const HISTORY = opt("history", 0);
+const TOOLS = args.includes("--tools");
 const PORT = 9229 + Math.floor(Math.random() * 500);
 
 async function connect() {
@@ -60,7 +62,8 @@ async function connect() {
   throw new Error("no inspector target");
 }
 
-async function turn(h, i) {
+async function turn(h, i, withTool = false) {
+  if (withTool) h.llm.push({ toolCall: { name: "read_file", input: { path: "SOUL.md" } } }, { text: `read it ${i}` });
   const before = h.telegram.sent().length;
   const res = await h.sendUpdate(tgUpdate({ from: OWNER, text: `profile turn ${i}: how are you today?` }));
   if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
@@ -78,13 +81,13 @@ try {
   await send("Profiler.setSamplingInterval", { interval: 50 });
   await send("Profiler.start");
   const t0 = performance.now();
-  for (let i = 0; i < TURNS; i++) await turn(h, i);
+  for (let i = 0; i < TURNS; i++) await turn(h, i, TOOLS);
   const wall = performance.now() - t0;
   const { result } = await send("Profiler.stop");
   ws.close();
   const profile = result.profile;
-  fs.mkdirSync(path.join(ROOT, ".bench"), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, ".bench/turns.cpuprofile"), JSON.stringify(profile));
+  fs.mkdirSync(path.join(ROOT, "bench/out"), { recursive: true });
+  fs.writeFileSync(path.join(ROOT, "bench/out/turns.cpuprofile"), JSON.stringify(profile));
   // Self time per function (samples × their time deltas).
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map();

@@ -14,6 +14,7 @@ use durable::protocol::session::{
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
 use durable::session::watch::Attach;
+use durable::settings::stream::{StreamConfig, DEFAULT_KEEPALIVE_MS};
 use durable::settings::AgentConfig;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
@@ -127,6 +128,7 @@ impl Session {
             return match self.0.api_turn(&body, how).await.map_err(failed)? {
                 ApiStart::Forgotten => forgotten(),
                 _ => {
+                    self.keep_streams_alive(body.session_key.agent().as_str());
                     let headers = api_headers(&body, "text/event-stream; charset=utf-8")?;
                     headers.set("cache-control", "no-cache")?;
                     Ok(Response::from_body(worker::ResponseBody::Stream(stream))?.with_headers(headers))
@@ -142,6 +144,28 @@ impl Session {
             ApiStart::Forgotten => forgotten(),
             ApiStart::Streaming => Response::error("a waiting request got a stream", 500),
         }
+    }
+}
+
+impl Session {
+    /// While a `/stream` client is attached, a loop sends an SSE comment to
+    /// the ones that heard nothing for `STREAM_KEEPALIVE_MS` (one loop per
+    /// object; it ends with the last client).
+    fn keep_streams_alive(&self, agent: &str) {
+        let watch = self.0.watch();
+        if !watch.claim_pinger() {
+            return;
+        }
+        // An invalid value is reported by the turn's own settings.
+        let every = StreamConfig::load(&self.0.runtime().vars, agent).map_or(DEFAULT_KEEPALIVE_MS, |c| c.keepalive_ms);
+        wasm_bindgen_futures::spawn_local(async move {
+            loop {
+                adapters::sleep(every).await;
+                if !watch.ping() {
+                    break;
+                }
+            }
+        });
     }
 }
 

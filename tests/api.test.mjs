@@ -219,8 +219,10 @@ describe("who may do what", () => {
     assert.equal(admin.status, 403, "admin routes need ADMIN_TOKEN");
     const agents = await h.fetch("/api/agents", { headers: auth(OTHER) });
     assert.deepEqual(await agents.json(), ["work"], "a key sees its agents only");
+    // The MCP server lets the key in (its threads are its own: tests/mcp-server.test.mjs).
     const mcp = await h.fetch("/mcp/main", { method: "POST", headers: { ...auth(SITE), "content-type": "application/json" }, body: "{}" });
-    assert.equal(mcp.status, 403, "the MCP server takes owner credentials only");
+    assert.equal(mcp.status, 400, "past the credentials: a JSON-RPC error for the empty message");
+    assert.equal((await mcp.json()).error.code, -32600);
   });
 
   test("bad input is a 400 or 413 naming the problem, never a 500", async () => {
@@ -290,5 +292,41 @@ describe("notifications", () => {
     assert.equal((await h.fetch("/api/agents/main/notifications/stream", { headers: auth(SITE) })).status, 403);
     const bad = await h.fetch("/api/agents/main/notifications/stream", { headers: { ...auth(ADMIN), "last-event-id": "x" } });
     assert.equal(bad.status, 400);
+  });
+});
+
+describe("a stream that has nothing to say yet", () => {
+  let quiet;
+  before(async () => {
+    quiet = await startHearth({ bindings: { ADMIN_TOKEN: ADMIN, STREAM_KEEPALIVE_MS: "200" } });
+  });
+  after(() => quiet.close());
+
+  test("gets keep-alive comments while the model is silent, then its events as usual", async () => {
+    quiet.llm.push({ text: "Finally, the answer.", delayMs: 1500 });
+    const r = await quiet.fetch("/api/agents/main/stream", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...auth(ADMIN) },
+      body: ask("take your time", { threadId: "slow" }),
+    });
+    assert.equal(r.status, 200);
+    const reader = r.body.getReader();
+    const decoder = new TextDecoder();
+    let raw = "";
+    while (!raw.includes("event: done")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      raw += decoder.decode(value, { stream: true });
+    }
+    const blocks = raw.split("\n\n").filter(Boolean);
+    const first = blocks.findIndex((b) => !b.startsWith(":"));
+    const silent = blocks.slice(0, first);
+    assert.ok(silent.length >= 3, `a comment every 200 ms of the 1.5 s the model was silent: ${JSON.stringify(raw.slice(0, 300))}`);
+    assert.ok(silent.every((b) => b === ": keep-alive"), "nothing but comments before the first event");
+    assert.match(blocks[first], /event: delta/);
+    // The events themselves are untouched (an SSE parser skips the comments).
+    const events = blocks.filter((b) => !b.startsWith(":"));
+    const done = events.find((b) => b.includes("event: done"));
+    assert.match(done, /"text":"Finally, the answer\."/);
   });
 });

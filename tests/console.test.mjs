@@ -74,7 +74,8 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await h.putFile("_catalog/concierge/workspace/IDENTITY.md", "- **Name:** Conci");
     await h.putFile("_catalog/concierge/workspace/GUARDRAILS.md", "Never share secrets. (v1)");
     await h.putFile("skills/weather/SKILL.md", "---\nname: weather\ndescription: Looks up the weather.\n---\nUse web_fetch.");
-    await h.putFile("skills/shell/SKILL.md", "---\nname: shell\ndescription: Runs commands.\nallowed-tools: Bash\n---\n");
+    await h.putFile("skills/shell/SKILL.md", "---\nname: shell\ndescription: Runs commands.\ncompatibility: Needs Bash in a terminal\n---\n");
+    await h.putFile("_catalog/defaults/workspace/STYLE.md", "Plain words, short sentences.");
     browser = await puppeteer.launch({
       executablePath: browserPath,
       headless: true,
@@ -136,7 +137,9 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector('li[data-path="SOUL.md"] [data-source="defaults"]');
     assert.equal(await (await h.bucket()).get("agents/main/SOUL.md"), null);
     const skill = await page.$eval('tr[data-skill="shell"]', (tr) => tr.textContent);
-    assert.match(skill, /left out: .*Bash/);
+    assert.match(skill, /left out: .*bash/);
+    // STYLE.md is listed with the other workspace files.
+    await page.waitForSelector('li[data-path="STYLE.md"] [data-source="defaults"]');
   });
 
   test("review a pinned update as a diff and accept it", async () => {

@@ -134,6 +134,21 @@ describe("recall evidence and the nightly sweep", () => {
     assert.equal((await get(h, "/api/agents/main/dreams")).lastDreamTs, t);
   });
 
+  test("/undo in the owner's chat takes the dreamed fact back out of MEMORY.md (the diary stays)", async () => {
+    const diary = await text(h, "agents/main/DREAMS.md");
+    const calls = h.llm.requests.length;
+    await turn(h, { text: "/undo", steps: [] });
+    assert.equal(h.llm.requests.length, calls, "no LLM call for /undo");
+    assert.equal(await text(h, "agents/main/MEMORY.md"), "## People\n- Luis prefers Spanish.\n");
+    const told = h.telegram.sent().filter((r) => Number(r.body.chat_id) === OWNER).at(-1).body.text;
+    assert.match(told, /Undone: took the facts my dreaming added back out of MEMORY\.md/);
+    assert.match(told, /dreaming \d{4}-\d\d-\d\d: 1 fact\(s\) promoted/);
+    assert.equal(await text(h, "agents/main/DREAMS.md"), diary, "the diary is a record, not undone");
+    const versions = await get(h, "/api/agents/main/history/MEMORY.md");
+    assert.deepEqual(versions.versions.slice(0, 2).map((v) => v.actor), ["owner", "dreaming"], "the undo is a version too");
+  });
+
+  // After the /undo above: the undone fact's memory stays settled, so it is not proposed again.
   test("a night with nothing new makes no LLM call and writes nothing", async () => {
     const calls = h.llm.requests.length;
     const diary = await text(h, "agents/main/DREAMS.md");

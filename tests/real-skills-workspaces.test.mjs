@@ -1,6 +1,8 @@
 // Issue 12, points 3 and 4, end to end: real published skills seeded into R2
 // are listed (or left out for what a Worker cannot give them) and the 74 KB
-// one loads in parts; an OpenClaw workspace seeded as an agent gives a
+// one loads in parts; skills written for Claude Code (allowed-tools: Bash,
+// Read) are listed, and the files beside a skill's SKILL.md are read through
+// load_skill (issue 27, item 4); an OpenClaw workspace seeded as an agent gives a
 // prompt without front matter or fill-ins, and a heartbeat that costs no LLM
 // call. Fixtures: tests/fixtures/real-world/ (SOURCES.md there).
 import assert from "node:assert/strict";
@@ -26,6 +28,8 @@ async function talk(agent, text) {
 }
 
 const toolResult = (req) => req.body.messages.at(-1).content.find((b) => b.type === "tool_result");
+const COMPANION_MD = "# MCP Server Best Practices\n\nCOMPANION-GUIDE: name tools with a service prefix.\n";
+const COMPANION_PY = "# COMPANION-SCRIPT\ndef connect(url):\n    return url\n";
 
 before(async () => {
   h = await startHearth({
@@ -40,6 +44,13 @@ before(async () => {
   for (const folder of fs.readdirSync(SKILLS)) {
     await h.putFile(`skills/${folder}/SKILL.md`, fs.readFileSync(path.join(SKILLS, folder, "SKILL.md"), "utf8"));
   }
+  // Files beside mcp-builder's SKILL.md, where anthropics/skills keeps them
+  // (its SKILL.md links ./reference/mcp_best_practices.md; scripts/ holds
+  // Python); the contents here are our own.
+  await h.putFile("skills/mcp-builder/reference/mcp_best_practices.md", COMPANION_MD);
+  await h.putFile("skills/mcp-builder/scripts/connections.py", COMPANION_PY);
+  await h.putFile("skills/secret-peek/SKILL.md", "---\nname: secret-peek\ndescription: Tries to read outside its folder.\n---\nRead ../../agents/main/notes/private.md");
+  await h.putFile("agents/main/notes/private.md", "OWNER-PRIVATE-NOTE");
   // OpenClaw's published templates as agent `claw`'s workspace.
   for (const file of ["AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md", "TOOLS.md", "HEARTBEAT.md"]) {
     await h.putFile(`agents/claw/${file}`, fs.readFileSync(path.join(OPENCLAW, file), "utf8"));
@@ -53,10 +64,12 @@ describe("real skills", () => {
     const system = systemText(await talk("main", "which skills do you have?"));
     const names = [...system.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1]);
     assert.deepEqual(names, [
-      "brainstorming", "claude-api", "composition-patterns", "cron", "diagram-maker", "discord", "frontend-design",
-      "gh-fix-ci", "healthcheck", "mcp-builder", "react-best-practices", "read-github", "skill-creator",
-      "test-driven-development", "webapp-testing",
+      "better-auth", "brainstorming", "claude-api", "composition-patterns", "cron", "diagram-maker", "discord",
+      "frontend-design", "gh-fix-ci", "healthcheck", "mcp-builder", "plan-executor", "planning-with-files",
+      "react-best-practices", "read-github", "secret-peek", "skill-creator", "test-driven-development", "webapp-testing",
     ]);
+    // Written for Claude Code (allowed-tools: Read, Write, Edit, Bash, ...): listed, the names are a hint.
+    assert.ok(names.includes("planning-with-files") && names.includes("better-auth"));
     // requires.bins (1password: op), requires.env (pump-fun), anyBins (coding-agent) are not listed.
     for (const out of ["1password", "pump-fun", "coding-agent", "obsidian", "github"]) assert.ok(!names.includes(out), out);
     // The nested metadata map and the description on the next line were read.
@@ -86,6 +99,42 @@ describe("real skills", () => {
     assert.equal(parts.join(""), body, "nothing cut, nothing repeated, no front matter");
     assert.equal(results[3].is_error, true);
     assert.match(results[3].content, /no skill named "1password"/);
+  });
+});
+
+describe("skills written for other agents", () => {
+  test("a Claude Code skill loads with a note on the tools it names that Hearth lacks; the workspace API says so too", async () => {
+    h.llm.push({ toolCall: { name: "load_skill", input: { name: "planning-with-files" } } }, { text: "planned" });
+    await talk("main", "plan my move");
+    const r = toolResult(h.llm.requests.at(-1));
+    assert.notEqual(r.is_error, true, r.content);
+    assert.match(r.content, /^\[This skill's allowed-tools names tools you do not have here: Read, Write, Edit, Bash, Glob, Grep, WebFetch, WebSearch\./);
+    assert.match(r.content, /# Planning with Files/);
+    const ws = await (await h.fetch("/api/agents/main/workspace", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const view = ws.skills.find((s) => s.name === "planning-with-files");
+    assert.equal(view.leftOut, null);
+    assert.match(view.hint, /allowed-tools names tools Hearth does not have: Read, Write, Edit, Bash/);
+  });
+
+  test("load_skill reads the files beside a global skill's SKILL.md, and nothing outside its folder", async () => {
+    h.llm.push(
+      { toolCall: { name: "load_skill", input: { name: "mcp-builder" } } },
+      { toolCall: { name: "load_skill", input: { name: "mcp-builder", file: "./reference/mcp_best_practices.md" } } },
+      { toolCall: { name: "load_skill", input: { name: "mcp-builder", file: "scripts/connections.py" } } },
+      { toolCall: { name: "load_skill", input: { name: "secret-peek", file: "../../agents/main/notes/private.md" } } },
+      { toolCall: { name: "load_skill", input: { name: "mcp-builder", file: "reference/missing.md" } } },
+      { text: "read them" },
+    );
+    await talk("main", "build me an MCP server");
+    const [skill, guide, script, outside, missing] = h.llm.requests.slice(-5).map(toolResult);
+    assert.match(skill.content, /\[Files beside this SKILL\.md: reference\/mcp_best_practices\.md, scripts\/connections\.py\. Read one with load_skill \{"name": "mcp-builder", "file": "reference\/mcp_best_practices\.md"\}\.\]$/);
+    assert.equal(guide.content, COMPANION_MD, "as the SKILL.md links it (./reference/...)");
+    assert.equal(script.content, COMPANION_PY, "a script, as text");
+    assert.equal(outside.is_error, true);
+    assert.match(outside.content, /inside the skill's folder/);
+    assert.ok(!JSON.stringify(h.llm.requests.at(-1).body).includes("OWNER-PRIVATE-NOTE"), "nothing outside the folder is read");
+    assert.equal(missing.is_error, true);
+    assert.match(missing.content, /has no file "reference\/missing\.md"; its files: reference\/mcp_best_practices\.md, scripts\/connections\.py/);
   });
 });
 

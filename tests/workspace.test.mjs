@@ -38,7 +38,8 @@ before(async () => {
     "skills/alpha/SKILL.md": "---\nname: alpha\ndescription: The global alpha.\n---\nGLOBAL ALPHA",
     "agents/main/skills/alpha/SKILL.md": "---\nname: alpha\ndescription: The agent's own alpha.\n---\nLOCAL ALPHA BODY",
     "skills/broken/SKILL.md": "---\nname: broken\ndescription: [unclosed\n---\n",
-    "skills/webby/SKILL.md": "---\nname: webby\ndescription: Needs web tools.\nallowed-tools: WebSearch\n---\n",
+    "skills/webby/SKILL.md": "---\nname: webby\ndescription: Names web tools.\nallowed-tools: WebSearch\n---\n",
+    "skills/crawler/SKILL.md": "---\nname: crawler\ndescription: Needs a browser.\ncompatibility: Requires a headless browser\n---\n",
   };
   for (const [k, v] of Object.entries(files)) await h.putFile(k, v);
 });
@@ -58,9 +59,10 @@ describe("prompt assembly", () => {
     assert.ok(!system.includes("pick one"));
     assert.ok(!system.includes("## Heartbeats"), "an empty HEARTBEAT.md is left out");
     for (const p of ["PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-YESTERDAY", "PRIVATE-TODAY"]) assert.ok(system.includes(p));
-    // Skills: alphabetical, local shadows global, broken and incompatible ones left out.
+    // Skills: alphabetical, local shadows global, broken and incompatible ones left out;
+    // allowed-tools naming a tool Hearth lacks (WebSearch) is a hint: listed.
     const names = [...system.matchAll(/<name>([^<]+)<\/name>/g)].map((m) => m[1]);
-    assert.deepEqual(names, ["alpha", "zeta-tool"]);
+    assert.deepEqual(names, ["alpha", "webby", "zeta-tool"]);
     assert.match(system, /The agent's own alpha/);
     assert.ok(!system.includes("The global alpha"));
     // The time is in the user message, not the system prompt.

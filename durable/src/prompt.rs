@@ -30,8 +30,6 @@ pub struct RuntimeInfo<'a> {
     pub model: &'a str,
     pub timezone: &'a str,
     pub scope: Scope,
-    /// Names of the session's tools (skills needing others are left out).
-    pub tool_names: &'a [&'a str],
 }
 
 const SCAFFOLD: &str = "You are a personal AI agent running on Hearth. Your workspace files below \
@@ -56,8 +54,8 @@ pub fn build_system_prompt(ws: &Workspace, runtime: &RuntimeInfo<'_>) -> String 
             Section::Yesterday => (ws.yesterday.as_ref().map(|t| t.to_string()), true),
             Section::Today => (ws.today.as_ref().map(|t| t.to_string()), true),
             Section::Skills => {
-                let eligible = skills::eligible(&ws.skills, runtime.tool_names);
-                ((!eligible.is_empty()).then(|| skills::render(&eligible, MAX_FILE_CHARS)), false)
+                let listed: Vec<&skills::Skill> = ws.skills.iter().collect();
+                ((!listed.is_empty()).then(|| skills::render(&listed, MAX_FILE_CHARS)), false)
             }
             Section::Runtime => (Some(render_runtime(runtime)), false),
         };

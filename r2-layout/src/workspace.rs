@@ -1,7 +1,8 @@
 //! Workspace files and the order in which they become the system prompt.
 //!
 //! The order is seed 003's table (normal and bootstrap), with the guardrail
-//! files of seed 001 right after the base scaffold, and the privacy rule of
+//! files of seed 001 right after the base scaffold, seed 004's optional
+//! STYLE.md (the agent's voice) right after SOUL.md, and the privacy rule of
 //! the architecture page: USER.md, MEMORY.md and the daily notes reach only the
 //! owner's main session. The prompt builder walks [`load_plan`] and nothing
 //! else decides what goes in, so the rule is enforced in one place.
@@ -23,6 +24,9 @@ pub enum WorkspaceFile {
     Capabilities,
     Bootstrap,
     Soul,
+    /// STYLE.md (seed 004): voice, tone and vocabulary. Optional: without it
+    /// the scaffold's neutral, helpful default holds.
+    Style,
     Identity,
     User,
     Agents,
@@ -32,12 +36,13 @@ pub enum WorkspaceFile {
 }
 
 impl WorkspaceFile {
-    pub const ALL: [WorkspaceFile; 11] = [
+    pub const ALL: [WorkspaceFile; 12] = [
         Self::Guardrails,
         Self::Platform,
         Self::Capabilities,
         Self::Bootstrap,
         Self::Soul,
+        Self::Style,
         Self::Identity,
         Self::User,
         Self::Agents,
@@ -53,6 +58,7 @@ impl WorkspaceFile {
             Self::Capabilities => "CAPABILITIES.md",
             Self::Bootstrap => "BOOTSTRAP.md",
             Self::Soul => "SOUL.md",
+            Self::Style => "STYLE.md",
             Self::Identity => "IDENTITY.md",
             Self::User => "USER.md",
             Self::Agents => "AGENTS.md",
@@ -74,6 +80,7 @@ impl WorkspaceFile {
             Self::Capabilities => "Capabilities",
             Self::Bootstrap => "Commissioning (BOOTSTRAP.md)",
             Self::Soul => "Your Soul",
+            Self::Style => "Communication Style",
             Self::Identity => "Your Identity",
             Self::User => "About Your Human",
             Self::Agents => "Operating Instructions",
@@ -161,12 +168,14 @@ pub fn load_plan(scope: Scope, bootstrap: bool) -> Vec<Section> {
         plan.extend([
             Section::File(F::Bootstrap),
             Section::File(F::Soul),
+            Section::File(F::Style),
             Section::File(F::Identity),
             Section::File(F::User),
         ]);
     } else {
         plan.extend([
             Section::File(F::Soul),
+            Section::File(F::Style),
             Section::File(F::Identity),
             Section::File(F::User),
             Section::File(F::Agents),
@@ -215,6 +224,7 @@ mod tests {
                 "Platform Rules",
                 "Capabilities",
                 "Your Soul",
+                "Communication Style",
                 "Your Identity",
                 "About Your Human",
                 "Operating Instructions",
@@ -238,6 +248,7 @@ mod tests {
             assert!(!plan.contains(&Section::Today));
             assert!(!plan.contains(&Section::Yesterday));
             assert!(plan.contains(&Section::File(F::Soul)));
+            assert!(plan.contains(&Section::File(F::Style)), "the voice is not private");
         }
     }
 
@@ -252,6 +263,7 @@ mod tests {
                 "Capabilities",
                 "Commissioning (BOOTSTRAP.md)",
                 "Your Soul",
+                "Communication Style",
                 "Your Identity",
                 "About Your Human",
                 "Runtime",
@@ -264,7 +276,17 @@ mod tests {
         let readable: Vec<_> = WorkspaceFile::ALL.into_iter().filter(|f| f.is_shared_readable()).collect();
         assert_eq!(
             readable,
-            [F::Guardrails, F::Platform, F::Capabilities, F::Soul, F::Identity, F::Agents, F::Tools, F::Heartbeat]
+            [
+                F::Guardrails,
+                F::Platform,
+                F::Capabilities,
+                F::Soul,
+                F::Style,
+                F::Identity,
+                F::Agents,
+                F::Tools,
+                F::Heartbeat
+            ]
         );
         assert!(F::Bootstrap.is_agent_only() && !F::Soul.is_agent_only());
     }

@@ -1,4 +1,4 @@
-// Small statistics for the bench pieces. Kept out of scripts/bench.mjs: a
+// Small statistics for the bench pieces. Kept out of bench/run.mjs: a
 // piece that imported the script it is run from would wait on that script's
 // own top-level await, and the bench would stop without a word.
 

@@ -73,7 +73,7 @@
 //! per-package profile in the root `Cargo.toml`: +10 kB of WASM, loads 1.45× faster
 //! than at `"z"`; `3` would be 1.7× for +24 kB).
 //! Measured at 10,000 notes of 100 tokens on a shared 2-core machine (`npm run bench`:
-//! `examples/memory_bench.rs` natively, `wasm-bench/` in node's V8 with the Worker's
+//! `bench/memory/memory_bench.rs` natively, `bench/memory/wasm-bench/` in node's V8 with the Worker's
 //! profile):
 //!
 //! | | native | V8 (WASM) |

@@ -32,8 +32,6 @@ use r2_layout::{Message, UserContent};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
-const DAY_MS: i64 = 86_400_000;
-
 /// The runtime as the LLM module wants it.
 struct Io<'a, R: AgentRuntime>(&'a R);
 
@@ -161,14 +159,14 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         }
     }
 
-    /// Once a day (UTC; claim `gc:{date}`): deletes the history's blobs no
-    /// kept change names ([`history::collect_garbage`]). Whether or not the
-    /// agent dreams. A clean-up that fails leaves its claim `running`: it is
+    /// Once a day, the agent's day (`TIMEZONE`; claim `gc:{local date}`):
+    /// deletes the history's blobs no kept change names
+    /// ([`history::collect_garbage`]). Whether or not the agent dreams. A clean-up that fails leaves its claim `running`: it is
     /// taken again after [`sweep::STALE_RUN_MS`].
     async fn clean_history(&self, agent: &str, now: i64) -> Result<(), String> {
         let agent_cfg = AgentConfig::load(self.runtime().vars(), agent).map_err(|e| e.to_string())?;
-        let slot_ms = now - now.rem_euclid(DAY_MS);
-        let date = crate::clock::date_string(slot_ms, "UTC");
+        let slot_ms = crate::clock::last_daily_boundary(now, &agent_cfg.timezone, 0, 0);
+        let date = crate::clock::date_string(slot_ms, &agent_cfg.timezone);
         let claim = Claim {
             slot_id: format!("{KIND_HISTORY_GC}:{date}"),
             kind: KIND_HISTORY_GC.into(),

@@ -400,3 +400,30 @@ fn the_history_is_cleaned_daily_even_when_the_agent_does_not_dream() {
         assert!(!has(&blob("orphan 2")), "the next day");
     }
 }
+
+#[test]
+fn the_history_clean_up_runs_once_per_day_of_the_agents_time_zone() {
+    // 23:30 in Tokyo on the 15th (14:30 UTC), then four more ticks.
+    let h = host(&[("DREAMING", "off"), ("HEARTBEAT_ENABLED", "false"), ("TIMEZONE", "Asia/Tokyo")]);
+    let store = h.runtime().store.clone();
+    let at = |iso: &str| iso.parse::<jiff::Timestamp>().unwrap().as_millisecond();
+    let blob = |text: &str| format!("history/main/blobs/{}", crate::text::sha256_hex(text.as_bytes()));
+    let has = |key: &str| store.objects.borrow().contains_key(key);
+    let tick = |iso: &str| {
+        let t = at(iso);
+        h.runtime().now.set(t);
+        block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: t })).unwrap();
+        block_on(h.alarm()).unwrap();
+    };
+    store.put_text(&blob("a"), "a");
+    tick("2026-03-15T14:30:00Z");
+    assert!(!has(&blob("a")), "the 15th in Tokyo: cleaned");
+    store.put_text(&blob("b"), "b");
+    tick("2026-03-15T15:10:00Z");
+    assert!(!has(&blob("b")), "00:10 on the 16th in Tokyo (still the 15th in UTC): a new day, cleaned");
+    store.put_text(&blob("c"), "c");
+    tick("2026-03-16T00:10:00Z");
+    assert!(has(&blob("c")), "09:10 on the 16th in Tokyo (a new UTC day): the same local day, left for tomorrow");
+    tick("2026-03-16T15:05:00Z");
+    assert!(!has(&blob("c")), "the 17th in Tokyo");
+}

@@ -7,7 +7,8 @@
 //! of `mcp__{server}__{tool}` tools and calls them; [`content`] turns a
 //! result into the text the model reads.
 //!
-//! Server side: [`server`] answers JSON-RPC for `POST /mcp/{agentId}`.
+//! Server side: [`server`] answers JSON-RPC for `POST /mcp/{agentId}`;
+//! [`transport`] makes and checks its session ids and says its CORS headers.
 
 pub mod catalog;
 pub mod client;
@@ -15,6 +16,7 @@ pub mod config;
 pub mod content;
 pub mod server;
 pub mod toolset;
+pub mod transport;
 
 #[cfg(test)]
 mod tests;

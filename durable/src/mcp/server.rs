@@ -3,42 +3,58 @@
 //! its memory and read its workspace.
 //!
 //! Each POST carries one JSON-RPC message (or a batch): requests get a
-//! JSON answer, notifications and responses a 202. The server keeps no MCP
-//! session (no `Mcp-Session-Id`: every request stands alone), so `GET` and
-//! `DELETE` are 405. Whatever the body, the answer is JSON-RPC: a body that
-//! is not JSON is a parse error, a message that is not JSON-RPC an invalid
-//! request, an unknown method "method not found"; never a 500.
+//! JSON answer, notifications and responses a 202. `initialize` is answered
+//! with an `Mcp-Session-Id` that later requests may bring back; the server
+//! keeps no state per session ([`super::transport`]: ids checked without
+//! storage, CORS), so `GET` (no server-initiated stream) and `DELETE` are
+//! 405. Whatever the body, the answer is JSON-RPC: a body that is not JSON
+//! is a parse error, a message that is not JSON-RPC an invalid request, an
+//! unknown method "method not found"; never a 500.
 //!
-//! What a caller may see depends on its credentials ([`Caller`]): only the
-//! owner's reach the owner's main session, its private memory and files.
+//! What a caller may see depends on its credentials ([`Caller`], as for the
+//! HTTP API, [`crate::api::thread_session`]): only the owner's reach the
+//! owner's main session, its private memory and files. A key of
+//! `API_TOKENS` without `owner` talks in threads of its own
+//! (`agent:{id}:api:key-{name}-{thread}`, by default `mcp`), in the shared
+//! scope, and searches only its default thread's memory.
 
 use super::client::SUPPORTED_VERSIONS;
+use super::transport;
+use crate::api::thread_session;
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, API_CHANNEL, MAIN_THREAD};
 use crate::memory::tools::{self as memory_tools, MemoryToolContext};
 use crate::ports::{MemoryService, ObjectStore};
 use crate::protocol::memory::store_for;
 use crate::protocol::session::{AnswerReply, AnswerState};
+use crate::settings::api::Caller;
 use crate::settings::AgentConfig;
 use crate::toolkit::{ToolOutcome, ToolSpec};
 use crate::tools::ToolContext;
 use crate::workspace::Workspace;
 use serde_json::{json, Value};
 
-/// Who is calling, as the Worker's authentication found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caller {
-    /// Owner credentials (`ADMIN_TOKEN`): the main thread, private memory
-    /// and files. Anyone else gets threads of their own and the shared scope.
-    pub owner: bool,
-}
-
-/// The thread a caller talks in unless it names one.
-pub fn default_thread(caller: Caller) -> &'static str {
-    if caller.owner {
+/// The thread a caller talks in unless it names one: the owner's main
+/// session for owner credentials, else the key's own `mcp` thread.
+pub fn default_thread(caller: &Caller) -> &'static str {
+    if caller.is_owner() {
         MAIN_THREAD
     } else {
         "mcp"
     }
+}
+
+/// The HTTP side of one request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Transport<'a> {
+    /// `MCP-Protocol-Version`.
+    pub version: Option<&'a str>,
+    /// `Mcp-Session-Id`.
+    pub session: Option<&'a str>,
+    /// The caller's own token, which keys its session ids.
+    pub secret: &'a str,
+    /// Fresh randomness for a new session id.
+    pub nonce: &'a str,
+    pub now_ms: i64,
 }
 
 /// What the server needs from the Worker.
@@ -57,12 +73,24 @@ pub trait Backend {
     fn new_uuid(&self) -> String;
 }
 
-/// What to send back: a status and a JSON body (`None`: 202, no body).
+/// What to send back: a status and a JSON body (`None`: 202, no body), and
+/// the session id of an `initialize`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     pub status: u16,
     pub body: Option<Value>,
+    pub session: Option<String>,
 }
+
+impl Reply {
+    fn of(status: u16, body: Option<Value>) -> Reply {
+        Reply { status, body, session: None }
+    }
+}
+
+/// Not a JSON-RPC code of the specification: the one MCP servers use for an
+/// unknown session (answered with HTTP 404).
+pub const SESSION_NOT_FOUND: i64 = -32001;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -73,27 +101,29 @@ fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
 }
 
-/// Answers one POST. `version_header`: the request's `MCP-Protocol-Version`.
-pub async fn handle<B: Backend>(
-    b: &B,
-    cfg: &AgentConfig,
-    caller: Caller,
-    version_header: Option<&str>,
-    body: &[u8],
-) -> Reply {
+/// Answers one POST.
+pub async fn handle<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, t: &Transport<'_>, body: &[u8]) -> Reply {
     let msg: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => {
-            return Reply { status: 400, body: Some(error(Value::Null, PARSE_ERROR, format!("Parse error: {e}"))) }
-        }
+        Err(e) => return Reply::of(400, Some(error(Value::Null, PARSE_ERROR, format!("Parse error: {e}")))),
     };
-    if let Some(v) = version_header.filter(|v| !SUPPORTED_VERSIONS.contains(v)) {
+    if let Some(v) = t.version.filter(|v| !SUPPORTED_VERSIONS.contains(v)) {
         let message = format!("Unsupported MCP-Protocol-Version {v:?}; supported: {}", SUPPORTED_VERSIONS.join(", "));
-        return Reply { status: 400, body: Some(error(Value::Null, INVALID_REQUEST, message)) };
+        return Reply::of(400, Some(error(Value::Null, INVALID_REQUEST, message)));
     }
-    match msg {
+    let agent = cfg.agent.as_str();
+    if let Some(id) = t.session.filter(|id| !transport::session_valid(id, t.secret, agent, caller.name())) {
+        let message = format!("Session not found: {id:?} is not a session of these credentials; initialize again");
+        return Reply::of(404, Some(error(Value::Null, SESSION_NOT_FOUND, message)));
+    }
+    let is_initialize = |m: &Value| m.get("method").and_then(Value::as_str) == Some("initialize");
+    let initializes = match &msg {
+        Value::Array(batch) => batch.iter().any(is_initialize),
+        m => is_initialize(m),
+    };
+    let mut reply = match msg {
         Value::Array(batch) if batch.is_empty() => {
-            Reply { status: 400, body: Some(error(Value::Null, INVALID_REQUEST, "Invalid Request: empty batch")) }
+            Reply::of(400, Some(error(Value::Null, INVALID_REQUEST, "Invalid Request: empty batch")))
         }
         Value::Array(batch) => {
             let mut answers = Vec::new();
@@ -103,24 +133,28 @@ pub async fn handle<B: Backend>(
                 }
             }
             if answers.is_empty() {
-                Reply { status: 202, body: None }
+                Reply::of(202, None)
             } else {
-                Reply { status: 200, body: Some(Value::Array(answers)) }
+                Reply::of(200, Some(Value::Array(answers)))
             }
         }
         m => match one(b, cfg, caller, &m).await {
             Some(a) if a.pointer("/error/code").and_then(Value::as_i64) == Some(INVALID_REQUEST) => {
-                Reply { status: 400, body: Some(a) }
+                Reply::of(400, Some(a))
             }
-            Some(a) => Reply { status: 200, body: Some(a) },
-            None => Reply { status: 202, body: None },
+            Some(a) => Reply::of(200, Some(a)),
+            None => Reply::of(202, None),
         },
+    };
+    if initializes && reply.status == 200 {
+        reply.session = Some(transport::new_session_id(t.secret, agent, caller.name(), t.now_ms, t.nonce));
     }
+    reply
 }
 
 /// One message: the response to a request, `None` for a notification or a
 /// client's response.
-async fn one<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, m: &Value) -> Option<Value> {
+async fn one<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, m: &Value) -> Option<Value> {
     let id = m.get("id").cloned();
     let valid_id = matches!(&id, None | Some(Value::String(_) | Value::Number(_)));
     let method = m.get("method").and_then(Value::as_str);
@@ -170,13 +204,13 @@ fn describe(t: &ToolSpec) -> Value {
 }
 
 /// The server's tools.
-pub fn tools(cfg: &AgentConfig, caller: Caller) -> Vec<ToolSpec> {
+pub fn tools(cfg: &AgentConfig, caller: &Caller) -> Vec<ToolSpec> {
     let agent = cfg.agent.as_str();
-    let thread_note = if caller.owner {
+    let thread_note = if caller.is_owner() {
         "Thread \"main\" (the default) is your main conversation with the agent, shared with your chats; \
 any other name starts a separate conversation."
     } else {
-        "Each thread name is a separate conversation."
+        "Each thread name is a separate conversation of your key (\"mcp\" by default)."
     };
     vec![
         ToolSpec {
@@ -188,7 +222,7 @@ memory and tools, and remembers the thread. {thread_note}"
             .into(),
             input_schema: json!({"type": "object", "properties": {
                 "message": {"type": "string", "description": "What to say to the agent"},
-                "thread": {"type": "string", "description": "Conversation thread (letters, digits, '-', '_')"}
+                "thread": {"type": "string", "description": "Conversation thread (1-64 letters, digits, '-', '_')"}
             }, "required": ["message"]}),
             native: None,
         },
@@ -225,7 +259,7 @@ in '/' (or empty) lists a folder."
 
 /// A `tools/call`: the tool's result, or a protocol error for an unknown
 /// tool or malformed params.
-async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Value) -> Result<Value, (i64, String)> {
+async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, params: &Value) -> Result<Value, (i64, String)> {
     let name = params.get("name").and_then(Value::as_str).ok_or((INVALID_PARAMS, "tools/call needs a name".into()))?;
     let args = match params.get("arguments") {
         None | Some(Value::Null) => json!({}),
@@ -235,9 +269,9 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
     let outcome = match name {
         "ask_agent" => ask(b, cfg, caller, &args).await,
         "search_memory" | "read_workspace_file" => {
-            let key = match SessionKey::api_thread(&cfg.agent, default_thread(caller)) {
-                Some(k) => k,
-                None => return Err((INVALID_PARAMS, "no thread".into())),
+            let key = match thread_session(&cfg.agent, caller, default_thread(caller)) {
+                Ok(k) => k,
+                Err(e) => return Err((INVALID_PARAMS, e.message)),
             };
             let scope = key.scope();
             if name == "search_memory" {
@@ -276,16 +310,19 @@ async fn call<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, params: &Val
 
 /// `ask_agent`: a turn in the caller's thread, its answer returned (or, past
 /// `MCP_ASK_TIMEOUT_MS`, word that the agent is still working).
-async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value) -> ToolOutcome {
+async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, args: &Value) -> ToolOutcome {
     let Some(message) = args.get("message").and_then(Value::as_str).filter(|m| !m.trim().is_empty()) else {
         return ToolOutcome::err("missing string argument 'message'");
     };
     let thread = args.get("thread").and_then(Value::as_str).unwrap_or(default_thread(caller));
-    if thread == MAIN_THREAD && !caller.owner {
+    if thread == MAIN_THREAD && !caller.is_owner() {
         return ToolOutcome::err("the main thread is the owner's private conversation: name another thread");
     }
-    let Some(key) = SessionKey::api_thread(&cfg.agent, thread) else {
-        return ToolOutcome::err(format!("{thread:?} is not a thread name: use 1-128 letters, digits, '-' or '_'"));
+    let key = match thread_session(&cfg.agent, caller, thread) {
+        Ok(k) => k,
+        Err(_) => {
+            return ToolOutcome::err(format!("{thread:?} is not a thread name: use 1-64 letters, digits, '-' or '_'"))
+        }
     };
     let request = format!("mcp:{}", b.new_uuid());
     let now = b.now_ms();
@@ -294,8 +331,8 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         channel: API_CHANNEL.into(),
         kind: ChatKind::Direct,
         chat_id: thread.to_owned(),
-        sender_id: "mcp".into(),
-        sender_name: "MCP client".into(),
+        sender_id: caller.name().to_owned(),
+        sender_name: format!("MCP client ({})", caller.name()),
         text: message.to_owned(),
         addressed: true,
         thread_id: None,
@@ -340,197 +377,5 @@ ask there again later (e.g. \"what was your answer?\").",
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::{InProcessMemory, MemStore};
-    use futures::executor::block_on;
-    use std::cell::{Cell, RefCell};
-
-    /// A Worker in miniature: the session answers after a few polls.
-    #[derive(Default)]
-    struct Fake {
-        store: MemStore,
-        memory: InProcessMemory,
-        queued: RefCell<Vec<(SessionKey, Inbound)>>,
-        polls_to_answer: Cell<u32>,
-        never_answers: Cell<bool>,
-        now: Cell<i64>,
-    }
-
-    impl Backend for Fake {
-        type Store = MemStore;
-        type Memory = InProcessMemory;
-        fn store(&self) -> &MemStore {
-            &self.store
-        }
-        fn memory(&self) -> &InProcessMemory {
-            &self.memory
-        }
-        async fn enqueue(&self, key: &SessionKey, inbound: &Inbound) -> Result<bool, String> {
-            self.queued.borrow_mut().push((key.clone(), inbound.clone()));
-            Ok(true)
-        }
-        async fn answer(&self, _key: &SessionKey, request: &str) -> Result<AnswerReply, String> {
-            let left = self.polls_to_answer.get();
-            if left > 0 || self.never_answers.get() {
-                self.polls_to_answer.set(left.saturating_sub(1));
-                return Ok(AnswerReply { state: AnswerState::Running, texts: vec![] });
-            }
-            let q = self.queued.borrow();
-            let (_, m) = q.iter().find(|(_, m)| m.dedupe_key == request).ok_or("unknown")?;
-            Ok(AnswerReply { state: AnswerState::Done, texts: vec![format!("echo: {}", m.text)] })
-        }
-        async fn sleep(&self, ms: u64) {
-            self.now.set(self.now.get() + ms as i64);
-        }
-        fn now_ms(&self) -> i64 {
-            self.now.get()
-        }
-        fn new_uuid(&self) -> String {
-            format!("u{}", self.queued.borrow().len())
-        }
-    }
-
-    fn cfg() -> AgentConfig {
-        let vars: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-        AgentConfig::load(&vars, "main").unwrap()
-    }
-
-    const OWNER: Caller = Caller { owner: true };
-    const GUEST: Caller = Caller { owner: false };
-
-    fn post(b: &Fake, caller: Caller, body: Value) -> Reply {
-        block_on(handle(b, &cfg(), caller, None, body.to_string().as_bytes()))
-    }
-
-    fn call_tool(b: &Fake, caller: Caller, name: &str, arguments: Value) -> (String, bool) {
-        let r = post(
-            b,
-            caller,
-            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}),
-        );
-        assert_eq!(r.status, 200, "{r:?}");
-        let result = &r.body.unwrap()["result"];
-        (result["content"][0]["text"].as_str().unwrap().to_owned(), result["isError"].as_bool().unwrap())
-    }
-
-    #[test]
-    fn initialize_and_list() {
-        let b = Fake::default();
-        let r = post(
-            &b,
-            OWNER,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}),
-        );
-        let result = &r.body.unwrap()["result"];
-        assert_eq!(result["protocolVersion"], "2025-06-18");
-        assert_eq!(result["capabilities"]["tools"]["listChanged"], false);
-        let r = post(
-            &b,
-            OWNER,
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2099-01-01"}}),
-        );
-        assert_eq!(r.body.unwrap()["result"]["protocolVersion"], SUPPORTED_VERSIONS[0], "an unknown version gets ours");
-        let r = post(&b, OWNER, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        assert_eq!(r, Reply { status: 202, body: None });
-        let r = post(&b, OWNER, json!({"jsonrpc": "2.0", "id": "a", "method": "tools/list"}));
-        let body = r.body.unwrap();
-        assert_eq!(body["id"], "a");
-        let names: Vec<&str> =
-            body["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["ask_agent", "search_memory", "read_workspace_file"]);
-        assert_eq!(body["result"]["tools"][0]["inputSchema"]["required"], json!(["message"]));
-    }
-
-    #[test]
-    fn ask_agent_runs_a_turn_in_the_thread_and_returns_the_answer() {
-        let b = Fake::default();
-        b.polls_to_answer.set(3);
-        assert_eq!(call_tool(&b, OWNER, "ask_agent", json!({"message": "hello"})), ("echo: hello".to_owned(), false));
-        let (key, inbound) = b.queued.borrow()[0].clone();
-        assert_eq!(key.render(), "agent:main:main", "the owner's default thread is the main session");
-        assert_eq!(
-            (inbound.channel.as_str(), inbound.reply_target.extra.as_deref()),
-            ("api", Some(inbound.dedupe_key.as_str()))
-        );
-        call_tool(&b, OWNER, "ask_agent", json!({"message": "hi", "thread": "work"}));
-        assert_eq!(b.queued.borrow()[1].0.render(), "agent:main:api:work");
-
-        // Privacy: only the owner's credentials reach the main session.
-        let (text, is_error) = call_tool(&b, GUEST, "ask_agent", json!({"message": "hi", "thread": "main"}));
-        assert!(is_error && text.contains("owner's private conversation"), "{text}");
-        call_tool(&b, GUEST, "ask_agent", json!({"message": "hi"}));
-        assert_eq!(b.queued.borrow().last().unwrap().0.render(), "agent:main:api:mcp");
-        let (text, is_error) = call_tool(&b, OWNER, "ask_agent", json!({"message": "hi", "thread": "a/b"}));
-        assert!(is_error && text.contains("not a thread name"), "{text}");
-        let (text, is_error) = call_tool(&b, OWNER, "ask_agent", json!({}));
-        assert!(is_error && text.contains("message"), "{text}");
-
-        // A turn longer than the caller can wait.
-        b.never_answers.set(true);
-        let (text, is_error) = call_tool(&b, OWNER, "ask_agent", json!({"message": "slow"}));
-        assert!(is_error && text.contains("still working") && text.contains("\"main\""), "{text}");
-        assert!(b.now.get() <= 55_000 + 1000, "gave up at the timeout: {}", b.now.get());
-    }
-
-    #[test]
-    fn memory_and_files_by_scope() {
-        let b = Fake::default();
-        b.store.put_text("agents/main/SOUL.md", "kind");
-        b.store.put_text("agents/main/MEMORY.md", "the owner's secret");
-        assert_eq!(
-            call_tool(&b, OWNER, "read_workspace_file", json!({"path": "MEMORY.md"})),
-            ("the owner's secret".into(), false)
-        );
-        let (text, is_error) = call_tool(&b, GUEST, "read_workspace_file", json!({"path": "MEMORY.md"}));
-        assert!(is_error && !text.contains("secret"), "{text}");
-        assert_eq!(call_tool(&b, GUEST, "read_workspace_file", json!({"path": "SOUL.md"})).0, "kind");
-
-        let add = crate::protocol::memory::MemoryCall::Op {
-            store: "main".into(),
-            op: hearth_memory::Op::Add {
-                name: "coffee".into(),
-                content: "Olga drinks flat whites".into(),
-                kind: hearth_memory::Kind::Note,
-                created_at: 0,
-            },
-        };
-        block_on(b.memory.call(&add)).unwrap();
-        let (text, _) = call_tool(&b, OWNER, "search_memory", json!({"query": "coffee flat white"}));
-        assert!(text.contains("flat whites"), "{text}");
-        let (text, _) = call_tool(&b, GUEST, "search_memory", json!({"query": "coffee flat white"}));
-        assert!(!text.contains("flat whites"), "a guest searches its own thread's store: {text}");
-    }
-
-    #[test]
-    fn bad_json_rpc_gets_json_rpc_errors() {
-        let b = Fake::default();
-        let raw = |body: &[u8], header: Option<&str>| block_on(handle(&b, &cfg(), OWNER, header, body));
-        let code = |r: &Reply| r.body.as_ref().and_then(|b| b.pointer("/error/code")).and_then(Value::as_i64);
-        let r = raw(b"{not json", None);
-        assert_eq!((r.status, code(&r)), (400, Some(PARSE_ERROR)));
-        let r = raw(br#"{"id": 1, "method": "ping"}"#, None);
-        assert_eq!((r.status, code(&r)), (400, Some(INVALID_REQUEST)));
-        let r = raw(br#"{"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}"#, None);
-        assert_eq!(code(&r), Some(INVALID_REQUEST));
-        let r = raw(br#"[]"#, None);
-        assert_eq!((r.status, code(&r)), (400, Some(INVALID_REQUEST)));
-        let r = raw(br#"42"#, None);
-        assert_eq!((r.status, code(&r)), (400, Some(INVALID_REQUEST)));
-        let r = raw(br#"{"jsonrpc": "2.0", "id": 1, "method": "resources/list"}"#, None);
-        assert_eq!((r.status, code(&r)), (200, Some(METHOD_NOT_FOUND)));
-        let r = raw(br#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "rm_rf"}}"#, None);
-        assert_eq!(code(&r), Some(INVALID_PARAMS));
-        let r = raw(br#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_agent", "arguments": [1]}}"#, None);
-        assert_eq!(code(&r), Some(INVALID_PARAMS));
-        let r = raw(br#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#, Some("1999-01-01"));
-        assert_eq!((r.status, code(&r)), (400, Some(INVALID_REQUEST)));
-        let r = raw(br#"{"jsonrpc": "2.0", "id": 1, "result": {}}"#, None);
-        assert_eq!(r.status, 202, "a client's response is accepted");
-        let r = raw(br#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/x"}, {"jsonrpc": "2.0", "id": 2, "method": "nope"}]"#, None);
-        let answers = r.body.unwrap();
-        assert_eq!(answers.as_array().unwrap().len(), 2, "{answers}");
-        assert_eq!(answers[0]["result"], json!({}));
-        assert_eq!(answers[1]["error"]["code"], METHOD_NOT_FOUND);
-    }
-}
+#[path = "server_tests.rs"]
+mod tests;

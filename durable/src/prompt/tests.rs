@@ -71,7 +71,6 @@ impl Load<'_> {
     }
 
     fn prompt(&self, ws: &Workspace) -> String {
-        let tools: Vec<&str> = crate::session::toolbox::tool_names(self.scope);
         let key = format!("agent:{}:main", self.agent);
         build_system_prompt(
             ws,
@@ -82,7 +81,6 @@ impl Load<'_> {
                 model: "m",
                 timezone: self.timezone,
                 scope: self.scope,
-                tool_names: &tools,
             },
         )
     }
@@ -140,6 +138,7 @@ fn a_main_session_gets_every_section_in_order() {
             "Guardrails",
             "Platform Rules",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "About Your Human",
             "Operating Instructions",
@@ -154,6 +153,11 @@ fn a_main_session_gets_every_section_in_order() {
     );
     assert!(section(&prompt, "Your Identity")
         .starts_with("name=Ada, creature=owl, vibe=patient, precise, emoji=🦉\n\n# Identity"));
+    assert_eq!(
+        section(&prompt, "Communication Style"),
+        "# Style\n\nAda writes in short sentences, British spelling, no emoji."
+    );
+    assert_eq!(ws.layers[&F::Style], Layer::Agent);
     assert!(!prompt.contains("a URL to a picture"), "IDENTITY placeholders are skipped");
     let user = section(&prompt, "About Your Human");
     assert!(user.contains("PRIVATE-USER") && user.contains("- **Name:** Grace"));
@@ -197,6 +201,7 @@ fn a_shared_session_gets_no_private_file_and_only_its_skills() {
             "Guardrails",
             "Platform Rules",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "Operating Instructions",
             "Tool Notes",
@@ -205,12 +210,17 @@ fn a_shared_session_gets_no_private_file_and_only_its_skills() {
             "Runtime"
         ]
     );
+    assert!(section(&prompt, "Communication Style").contains("British spelling"), "a group hears the same voice");
     for private in ["PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-NOTE", "PRIVATE-GARDEN"] {
         assert!(!prompt.contains(private), "{private} leaked");
     }
     let names: Vec<&str> =
         prompt.match_indices("<name>").map(|(i, _)| &prompt[i + 6..][..prompt[i + 6..].find('<').unwrap()]).collect();
-    assert_eq!(names, ["notes", "summarize"], "journal needs write_file, which a shared session lacks");
+    assert_eq!(
+        names,
+        ["journal", "notes", "summarize"],
+        "allowed-tools is a hint: journal names write_file, which a shared session lacks, and is listed anyway"
+    );
 }
 
 #[test]
@@ -227,7 +237,7 @@ fn skills_local_shadow_global_and_unrunnable_ones_are_left_out_once() {
     assert!(skills.find("<name>journal</name>").unwrap() < skills.find("<name>notes</name>").unwrap(), "alphabetical");
     assert_eq!(ws.warnings.len(), 2, "{:?}", ws.warnings);
     assert!(ws.warnings.iter().any(|w| w.contains("skills/broken/SKILL.md")));
-    assert!(ws.warnings.iter().any(|w| w.contains("skills/web-research/SKILL.md") && w.contains("WebSearch")));
+    assert!(ws.warnings.iter().any(|w| w.contains("skills/web-research/SKILL.md") && w.contains("web search")));
     // Parsed once per version: the next turn does not warn again.
     let again = Load { now: NOW + 10 * 60_000, ..Load::ada(Scope::Main) }.run(&store, &mut cache);
     assert!(again.warnings.is_empty(), "{:?}", again.warnings);
@@ -249,6 +259,7 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
             "Platform Rules",
             "Commissioning (BOOTSTRAP.md)",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "About Your Human",
             "Runtime"
@@ -262,10 +273,15 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
     // Overlay: SOUL and IDENTITY from the template with placeholders, the
     // guardrails pinned (not the live v2), PLATFORM from the defaults.
     assert_eq!(section(&prompt, "Your Soul"), "# Soul\n\nConci is a concierge: warm, brief, discreet.");
+    assert_eq!(
+        section(&prompt, "Communication Style"),
+        "# Style\n\nConci speaks formally and calls Ines by name.",
+        "the template's, placeholders filled, its unfilled hint left out"
+    );
     assert!(section(&prompt, "Your Identity").contains("- **Serves:** Ines"));
     assert_eq!(section(&prompt, "Guardrails"), "Never share the owner's secrets. (pinned v1)");
     assert!(!prompt.contains("live v2"));
-    let layers: Vec<(F, Layer)> = [F::Bootstrap, F::Soul, F::Identity, F::User, F::Guardrails, F::Platform]
+    let layers: Vec<(F, Layer)> = [F::Bootstrap, F::Soul, F::Style, F::Identity, F::User, F::Guardrails, F::Platform]
         .iter()
         .map(|f| (*f, ws.layers[f]))
         .collect();
@@ -274,6 +290,7 @@ fn a_commissioning_agent_on_a_template_gets_the_bootstrap_order() {
         [
             (F::Bootstrap, Layer::Agent),
             (F::Soul, Layer::Template),
+            (F::Style, Layer::Template),
             (F::Identity, Layer::Template),
             (F::User, Layer::Agent),
             (F::Guardrails, Layer::Pinned),
@@ -297,6 +314,7 @@ fn an_empty_heartbeat_and_an_inherited_bootstrap_are_left_out() {
             "Guardrails",
             "Platform Rules",
             "Your Soul",
+            "Communication Style",
             "Your Identity",
             "Tool Notes",
             "Skills (Mandatory Scan)",
@@ -310,7 +328,7 @@ fn an_empty_heartbeat_and_an_inherited_bootstrap_are_left_out() {
 fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
     let big = |tag: &str| format!("{tag} {}", "lorem ipsum dolor sit amet. ".repeat(500)); // 14,000+ chars
     let mut ws = Workspace::default();
-    for f in [F::Guardrails, F::Soul, F::Identity, F::User, F::Agents, F::Memory, F::Tools, F::Heartbeat] {
+    for f in [F::Guardrails, F::Soul, F::Style, F::Identity, F::User, F::Agents, F::Memory, F::Tools, F::Heartbeat] {
         ws.files.insert(f, big(f.file_name()).into());
     }
     ws.today = Some(big("TODAY").into());
@@ -326,9 +344,10 @@ fn the_60k_budget_counts_workspace_files_and_always_keeps_skills_and_runtime() {
         .0,
     ];
     let prompt = Load::ada(Scope::Main).prompt(&ws);
-    // Five files of 12,000 characters spend the 60,000: MEMORY.md, the
-    // notes, TOOLS.md and HEARTBEAT.md are left out.
-    let budgeted = ["Guardrails", "Your Soul", "Your Identity", "About Your Human", "Operating Instructions"];
+    // Five files of 12,000 characters spend the 60,000 (STYLE.md counts
+    // like the others): AGENTS.md, MEMORY.md, the notes, TOOLS.md and
+    // HEARTBEAT.md are left out.
+    let budgeted = ["Guardrails", "Your Soul", "Communication Style", "Your Identity", "About Your Human"];
     assert_eq!(
         titles(&prompt),
         [&["Core"][..], &budgeted, &["Skills (Mandatory Scan)", "Runtime"]].concat(),
@@ -430,6 +449,26 @@ fn r2_operations_per_turn_by_listing_age() {
 }
 
 #[test]
+fn the_commissioning_style_stays_out_until_the_ceremony_fills_it() {
+    let store = MemStore::default();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../r2-layout/commissioning");
+    for name in ["BOOTSTRAP.md", "STYLE.md"] {
+        store.put_text(&format!("agents/main/{name}"), &std::fs::read_to_string(dir.join(name)).unwrap());
+    }
+    let load = Load { agent: "main", ..Load::ada(Scope::Main) };
+    let ws = load.run(&store, &mut WorkspaceCache::default());
+    assert!(ws.bootstrap() && ws.files.contains_key(&F::Style));
+    let prompt = load.prompt(&ws);
+    assert!(!titles(&prompt).contains(&"Communication Style"), "only hints so far:\n{prompt}");
+    assert!(section(&prompt, "Commissioning (BOOTSTRAP.md)").contains("STYLE.md"), "the ceremony fills it in");
+    store
+        .put_text("agents/main/STYLE.md", "# Style\n\n- **Tone:** crisp and formal\n- **Words:** _(e.g. no jargon)_\n");
+    let prompt = load.prompt(&load.run(&store, &mut WorkspaceCache::default()));
+    assert_eq!(section(&prompt, "Communication Style"), "# Style\n\n- **Tone:** crisp and formal");
+    assert_eq!(titles(&prompt), ["Core", "Commissioning (BOOTSTRAP.md)", "Communication Style", "Runtime"]);
+}
+
+#[test]
 fn the_starter_workspace_renders_without_its_fill_in_hints() {
     let store = MemStore::default();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../r2-layout/starter");
@@ -448,6 +487,7 @@ fn the_starter_workspace_renders_without_its_fill_in_hints() {
     assert!(!prompt.contains("## Heartbeats"), "the starter HEARTBEAT.md is only a comment");
     assert!(section(&prompt, "Your Identity").starts_with("name=Hearth"));
     assert!(titles(&prompt).contains(&"Your Soul") && titles(&prompt).contains(&"Tool Notes"));
+    assert!(section(&prompt, "Communication Style").contains("Lead with the answer"), "the starter has a voice");
     assert!(!load.run(&store, &mut WorkspaceCache::default()).bootstrap(), "the starter is not in commissioning mode");
 }
 

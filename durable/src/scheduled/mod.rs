@@ -84,7 +84,7 @@ pub const KIND_HEARTBEAT: &str = "heartbeat";
 pub const KIND_JOB: &str = "job";
 /// Dreaming's nightly sweep (`dream:{local date}`), run by the Agent object itself.
 pub const KIND_DREAM: &str = "dream";
-/// The workspace history's daily clean-up (`gc:{UTC date}`), run by the Agent object itself.
+/// The workspace history's daily clean-up (`gc:{local date}`), run by the Agent object itself.
 pub const KIND_HISTORY_GC: &str = "gc";
 
 /// The agent's scheduling settings, from vars (`{NAME}__{AGENT}` or `{NAME}`).

@@ -24,6 +24,7 @@ use crate::protocol::session::{
 use crate::settings::{AgentConfig, Vars};
 use crate::workspace::WorkspaceCache;
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 /// How stale the session registry's `updatedAt` may get before a drain
 /// tells the Agent object again.
@@ -104,7 +105,7 @@ pub struct SessionHost<R: SessionRuntime> {
     mcp: RefCell<McpState>,
     meter: RefCell<super::meter::MeterState>,
     /// Who follows the messages' turns (API clients, previews, notices).
-    watch: Watch,
+    watch: Rc<Watch>,
     schema_ready: Cell<bool>,
 }
 
@@ -122,7 +123,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             wire_memo: RefCell::default(),
             mcp: RefCell::default(),
             meter: RefCell::default(),
-            watch: Watch::default(),
+            watch: Rc::default(),
             schema_ready: Cell::new(false),
         }
     }
@@ -201,6 +202,12 @@ impl<R: SessionRuntime> SessionHost<R> {
             self.enqueue(&enqueue).await?;
         }
         Ok(rx.map(ApiStart::Waiting).unwrap_or(ApiStart::Streaming))
+    }
+
+    /// The object's watchers, for a keep-alive loop of its stream clients
+    /// ([`Watch::ping`]).
+    pub fn watch(&self) -> Rc<Watch> {
+        self.watch.clone()
     }
 
     /// Runs the queue soon (a message a budget held may go on now).

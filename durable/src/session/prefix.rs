@@ -67,7 +67,6 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
         }
         _ => tools,
     };
-    let tool_names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     let session_key = deps.key.render();
     let mut system = prompt::build_system_prompt(
         &workspace,
@@ -78,7 +77,6 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
             model: &cfg.llm.model,
             timezone: &cfg.timezone,
             scope,
-            tool_names: &tool_names,
         },
     );
     if let Some(group) = super::group::group_of(deps) {

@@ -38,7 +38,13 @@ const SCHEMA: &str =
 pub struct Watch {
     inner: RefCell<Inner>,
     schema_ready: Cell<bool>,
+    /// A keep-alive loop runs for the stream clients ([`Watch::ping`]).
+    pinging: Cell<bool>,
 }
+
+/// What a silent stream client gets now and then: an SSE comment, which
+/// clients ignore and proxies count as traffic.
+pub const KEEPALIVE: &[u8] = b": keep-alive\n\n";
 
 #[derive(Default)]
 struct Inner {
@@ -78,7 +84,13 @@ struct Listener {
 }
 
 enum Kind {
-    Stream { sink: Box<dyn EventSink>, at: Cursor, open: bool },
+    /// `spoke`: sent something since the last [`Watch::ping`].
+    Stream {
+        sink: Box<dyn EventSink>,
+        at: Cursor,
+        open: bool,
+        spoke: bool,
+    },
     Wait(oneshot::Sender<ApiOutcome>),
 }
 
@@ -121,7 +133,7 @@ impl Watch {
         let (kind, rx) = match how {
             Attach::Stream(sink, last) => {
                 let at = last.as_deref().map(Cursor::parse).unwrap_or_default();
-                (Kind::Stream { sink, at, open: true }, None)
+                (Kind::Stream { sink, at, open: true, spoke: false }, None)
             }
             Attach::Wait => {
                 let (tx, rx) = oneshot::channel();
@@ -307,6 +319,38 @@ impl Watch {
         }
     }
 
+    /// Keeps silent `/stream` answers open: a message still queued behind
+    /// others, or a model slow to start, sends nothing for a while, and a
+    /// proxy or browser may drop a response that says nothing. Each stream
+    /// client sent nothing since the last call gets [`KEEPALIVE`]. `false`
+    /// once no stream client is left (the keep-alive loop then ends).
+    pub fn ping(&self) -> bool {
+        let mut inner = self.inner.borrow_mut();
+        let Inner { current, waiting, .. } = &mut *inner;
+        let listeners = current.iter_mut().flat_map(|c| c.listeners.iter_mut()).chain(waiting.values_mut().flatten());
+        let mut any = false;
+        for l in listeners {
+            let Kind::Stream { sink, open, spoke, .. } = &mut l.kind else { continue };
+            if !*open {
+                continue;
+            }
+            if !std::mem::take(spoke) && !sink.send(KEEPALIVE) {
+                *open = false;
+                continue;
+            }
+            any = true;
+        }
+        if !any {
+            self.pinging.set(false);
+        }
+        any
+    }
+
+    /// Whether the caller should start the keep-alive loop (none runs yet).
+    pub fn claim_pinger(&self) -> bool {
+        !self.pinging.replace(true)
+    }
+
     /// What heartbeats and jobs said since the last call.
     pub fn take_notices(&self) -> Vec<String> {
         std::mem::take(&mut self.inner.borrow_mut().notices)
@@ -325,13 +369,16 @@ impl Current {
     /// Sends each stream client what it has not seen yet, in one write.
     fn flush(&mut self) {
         for l in &mut self.listeners {
-            let Kind::Stream { sink, at, open } = &mut l.kind else { continue };
+            let Kind::Stream { sink, at, open, spoke } = &mut l.kind else { continue };
             if !*open {
                 continue;
             }
             let out = catch_up(&self.steps, at);
-            if !out.is_empty() && !sink.send(out.as_bytes()) {
-                *open = false;
+            if !out.is_empty() {
+                *spoke = true;
+                if !sink.send(out.as_bytes()) {
+                    *open = false;
+                }
             }
         }
     }

@@ -240,3 +240,38 @@ fn clients_of_a_message_that_did_not_finish_keep_following_it() {
     assert_eq!(c.shown(), "first try, then more");
     assert!(c.closed.get());
 }
+
+#[test]
+fn a_silent_stream_gets_keep_alive_comments_and_a_talking_one_does_not() {
+    let w = Watch::default();
+    let sql = MemSql::default();
+    assert!(w.claim_pinger() && !w.claim_pinger(), "one keep-alive loop at a time");
+    // Queued behind another message: nothing to say yet.
+    let queued = stream(&w, "api:2", None);
+    w.begin(&api_message("api:1"));
+    let busy = stream(&w, "api:1", None);
+    assert!(w.ping());
+    assert_eq!(*queued.written.borrow(), ": keep-alive\n\n");
+    assert_eq!(*busy.written.borrow(), ": keep-alive\n\n", "the model has not started either");
+    w.step(0);
+    w.delta(Delta::Text("Hello"));
+    assert!(w.ping());
+    assert_eq!(busy.written.borrow().matches(": keep-alive").count(), 1, "it spoke since: no comment");
+    assert_eq!(queued.written.borrow().matches(": keep-alive").count(), 2);
+    assert!(w.ping());
+    assert_eq!(busy.written.borrow().matches(": keep-alive").count(), 2, "silent again");
+    // A client that left is dropped; the events still parse around the comments.
+    queued.gone.set(true);
+    w.finish(&sql, 1).unwrap();
+    assert!(busy.closed.get());
+    let events: Vec<String> = busy
+        .written
+        .borrow()
+        .split("\n\n")
+        .filter(|e| !e.is_empty() && !e.starts_with(':'))
+        .map(str::to_owned)
+        .collect();
+    assert!(events.iter().any(|e| e.contains("event: delta")), "{events:?}");
+    assert!(!w.ping(), "no stream client left: the loop ends");
+    assert!(w.claim_pinger(), "and the next stream starts one again");
+}

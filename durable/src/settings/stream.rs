@@ -1,5 +1,7 @@
 //! How chats see an answer while the model writes it (`STREAM_REPLIES`,
-//! `STREAM_REPLIES_GROUPS`, `STREAM_REPLIES_INTERVAL_MS`).
+//! `STREAM_REPLIES_GROUPS`, `STREAM_REPLIES_INTERVAL_MS`), and how often a
+//! silent `/stream` answer of the HTTP API gets a keep-alive comment
+//! (`STREAM_KEEPALIVE_MS`).
 //!
 //! Telegram private chats get a draft (`sendMessageDraft`, Bot API 9.5:
 //! an animated preview that is no message, replaced by the answer), or one
@@ -28,7 +30,13 @@ pub struct StreamConfig {
     /// Least time between two updates of one preview
     /// (`STREAM_REPLIES_INTERVAL_MS`; default 500 for drafts, 1000 for edits).
     pub interval_ms: Option<u64>,
+    /// `STREAM_KEEPALIVE_MS`: a `/stream` client sent nothing for this long
+    /// gets an SSE comment (default [`DEFAULT_KEEPALIVE_MS`], at least 50).
+    pub keepalive_ms: u64,
 }
+
+/// 15 s: well inside the idle limits of proxies (Cloudflare's is 100 s).
+pub const DEFAULT_KEEPALIVE_MS: u64 = 15_000;
 
 impl StreamConfig {
     pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
@@ -46,7 +54,15 @@ impl StreamConfig {
                 why: format!("{raw:?} is not a number of milliseconds"),
             })?),
         };
+        let keepalive_ms = match setting(vars, agent, "STREAM_KEEPALIVE_MS") {
+            None => DEFAULT_KEEPALIVE_MS,
+            Some(raw) => raw.parse::<u64>().ok().filter(|ms| *ms >= 50).ok_or_else(|| ConfigError::Invalid {
+                name: "STREAM_KEEPALIVE_MS".into(),
+                why: format!("{raw:?} is not a number of milliseconds from 50"),
+            })?,
+        };
         Ok(StreamConfig {
+            keepalive_ms,
             private: mode(
                 "STREAM_REPLIES",
                 StreamMode::Draft,
@@ -95,9 +111,15 @@ mod tests {
             load(&[("STREAM_REPLIES", "Edit"), ("STREAM_REPLIES_GROUPS", "off"), ("STREAM_REPLIES_INTERVAL_MS", "50")])
                 .unwrap();
         assert_eq!((c.private, c.groups, c.interval(StreamMode::Draft)), (StreamMode::Edit, StreamMode::Off, 50));
-        for (name, bad) in
-            [("STREAM_REPLIES", "yes"), ("STREAM_REPLIES_GROUPS", "draft"), ("STREAM_REPLIES_INTERVAL_MS", "1s")]
-        {
+        assert_eq!(load(&[]).unwrap().keepalive_ms, 15_000);
+        assert_eq!(load(&[("STREAM_KEEPALIVE_MS", "200")]).unwrap().keepalive_ms, 200);
+        for (name, bad) in [
+            ("STREAM_REPLIES", "yes"),
+            ("STREAM_REPLIES_GROUPS", "draft"),
+            ("STREAM_REPLIES_INTERVAL_MS", "1s"),
+            ("STREAM_KEEPALIVE_MS", "10"),
+            ("STREAM_KEEPALIVE_MS", "soon"),
+        ] {
             let e = load(&[(name, bad)]).unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name: n, .. } if n == name), "{name}={bad}: {e}");
         }

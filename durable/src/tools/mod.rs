@@ -9,7 +9,7 @@
 //! What `read_file` may read depends on the scope. The owner's main session
 //! reads the whole prefix. A shared session (a group, someone else's DM)
 //! reads only what its prompt already shows, the root files of
-//! [`WorkspaceFile::is_shared_readable`] (SOUL, IDENTITY, AGENTS, TOOLS,
+//! [`WorkspaceFile::is_shared_readable`] (SOUL, STYLE, IDENTITY, AGENTS, TOOLS,
 //! HEARTBEAT, the guardrail files), and `skills/`; anything else the owner
 //! had the agent write (notes, daily notes, cron.json, BOOTSTRAP.md, …) is
 //! refused with a message saying so.
@@ -62,7 +62,7 @@ pub enum PathError {
     #[error("path is too long: with your workspace prefix an R2 key is at most 1024 bytes")]
     TooLong,
     #[error(
-        "{0} cannot be read here: in a group or someone else's DM you can read only SOUL.md, IDENTITY.md, \
+        "{0} cannot be read here: in a group or someone else's DM you can read only SOUL.md, STYLE.md, IDENTITY.md, \
 AGENTS.md, TOOLS.md, HEARTBEAT.md, the guardrail files and skills/. The rest of your workspace belongs to your \
 owner's private session; do not guess its content"
     )]
@@ -359,20 +359,97 @@ mod tests {
     }
 
     #[test]
-    fn load_skill_loads_only_skills_of_this_session() {
+    fn load_skill_loads_every_listed_skill_and_says_which_named_tools_are_missing() {
         let s = MemStore::default();
         s.put_text("skills/notes/SKILL.md", "NOTES BODY");
         s.put_text("skills/journal/SKILL.md", "JOURNAL BODY");
+        s.put_text("skills/planner/SKILL.md", "---\ndescription: d\nallowed-tools: Read, Bash\n---\nPLAN BODY");
         let ws = Workspace {
-            skills: vec![skill("journal", &["write_file"]), skill("notes", &["read_file"])],
+            skills: vec![
+                skill("journal", &["write_file"]),
+                skill("notes", &["read_file"]),
+                skill("planner", &["Read", "Bash", "read_file"]),
+            ],
             ..Default::default()
         };
         let load = |scope, name: &str| run(&s, &ws, scope, "load_skill", json!({ "name": name }));
         assert_eq!(load(Scope::Main, "journal").text, "JOURNAL BODY");
         let r = load(Scope::Shared, "journal");
-        assert!(r.is_error && !r.text.contains("JOURNAL BODY"), "{r:?}");
-        assert!(r.text.contains("available: notes"), "{}", r.text);
+        assert!(!r.is_error && r.text.ends_with("JOURNAL BODY"), "allowed-tools is a hint: {r:?}");
+        assert!(
+            r.text.starts_with("[This skill's allowed-tools names tools you do not have here: write_file."),
+            "{}",
+            r.text
+        );
         assert_eq!(load(Scope::Shared, "notes").text, "NOTES BODY");
+        let claude_code = load(Scope::Main, "planner");
+        assert!(
+            claude_code.text.contains("you do not have here: Read, Bash.") && claude_code.text.ends_with("PLAN BODY")
+        );
+        let r = load(Scope::Main, "nope");
+        assert!(r.is_error && r.text.contains("available: journal, notes, planner"), "{}", r.text);
+    }
+
+    #[test]
+    fn load_skill_reads_the_files_beside_a_skill_and_nothing_outside_its_folder() {
+        let s = MemStore::default();
+        s.put_text("skills/mcp-builder/SKILL.md", "---\ndescription: d\n---\nSee [guide](./reference/guide.md).");
+        s.put_text("skills/mcp-builder/reference/guide.md", "# Guide\nGUIDE TEXT");
+        s.put_text("skills/mcp-builder/scripts/check.py", "print('CHECK')\n");
+        let png = vec![0x89, b'P', b'N', b'G', 0, 0, 0xff];
+        block_on(s.put("skills/mcp-builder/logo.png", png, crate::ports::PutOptions::default())).unwrap();
+        s.put_text("skills/other/SKILL.md", "OTHER SKILL");
+        s.put_text("agents/main/MEMORY.md", "PRIVATE");
+        s.put_text("agents/main/skills/mine/SKILL.md", "MINE");
+        s.put_text("agents/main/skills/mine/notes.md", "MY NOTES");
+        let local = Skill { local: true, key: "agents/main/skills/mine/SKILL.md".into(), ..skill("mine", &[]) };
+        let ws = Workspace { skills: vec![skill("mcp-builder", &[]), local], ..Default::default() };
+        let load = |scope, args: Value| run(&s, &ws, scope, "load_skill", args);
+
+        // The instructions end with the other files and how to read one.
+        let body = load(Scope::Main, json!({"name": "mcp-builder"}));
+        assert!(
+            body.text.ends_with(
+                "[Files beside this SKILL.md: logo.png, reference/guide.md, scripts/check.py. Read one with load_skill {\"name\": \"mcp-builder\", \"file\": \"logo.png\"}.]"
+            ),
+            "{}",
+            body.text
+        );
+        let file = |scope, f: &str| load(scope, json!({"name": "mcp-builder", "file": f}));
+        assert_eq!(file(Scope::Main, "reference/guide.md").text, "# Guide\nGUIDE TEXT");
+        assert_eq!(file(Scope::Shared, "./reference/guide.md").text, "# Guide\nGUIDE TEXT", "as the skill links it");
+        assert_eq!(file(Scope::Shared, "scripts/check.py").text, "print('CHECK')\n", "a script, as text");
+        let png = file(Scope::Main, "logo.png");
+        assert!(png.is_error && png.text.contains("not a text file (7 bytes"), "{png:?}");
+        let missing = file(Scope::Main, "reference/nope.md");
+        assert!(missing.is_error && missing.text.contains("its files: logo.png, reference/guide.md"), "{missing:?}");
+        for outside in
+            ["../other/SKILL.md", "reference/../../other/SKILL.md", "/agents/main/MEMORY.md", "..\\x", "a//b", "."]
+        {
+            let r = file(Scope::Main, outside);
+            assert!(r.is_error && r.text.contains("inside the skill's folder"), "{outside}: {r:?}");
+            assert!(!r.text.contains("OTHER SKILL") && !r.text.contains("PRIVATE"), "{outside}");
+        }
+        assert!(file(Scope::Main, "  ").text.contains("'file' is empty"));
+        assert!(load(Scope::Main, json!({"name": "mcp-builder", "file": 3})).is_error);
+        // An agent's own skill: its own folder under agents/{id}/skills/.
+        assert_eq!(load(Scope::Main, json!({"name": "mine", "file": "notes.md"})).text, "MY NOTES");
+        assert!(load(Scope::Main, json!({"name": "mine", "file": "../../MEMORY.md"})).is_error);
+
+        // A long file comes in parts, like a long skill.
+        let long: String = (0..3_000).map(|i| format!("line {i} of the reference\n")).collect();
+        s.put_text("skills/mcp-builder/reference/long.md", &long);
+        let first = file(Scope::Main, "reference/long.md");
+        assert!(first.text.starts_with(
+            "[File reference/long.md of skill mcp-builder, part 1 of 3. Call load_skill with {\"name\": \"mcp-builder\", \"file\": \"reference/long.md\", \"part\": 2} for the next part.]"
+        ), "{}", &first.text[..200]);
+        let joined: String = (1..=3)
+            .map(|p| {
+                let r = load(Scope::Main, json!({"name": "mcp-builder", "file": "reference/long.md", "part": p}));
+                r.text.split_once("\n\n").unwrap().1.to_owned()
+            })
+            .collect();
+        assert_eq!(joined, long);
     }
 
     #[test]

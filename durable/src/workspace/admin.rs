@@ -351,6 +351,10 @@ pub struct SkillView {
     pub shadowed: bool,
     /// Why the agent does not get it (malformed, or needs what a Worker lacks).
     pub left_out: Option<String>,
+    /// Listed, but its `allowed-tools` names tools Hearth does not have (a
+    /// hint, e.g. Claude Code's `Bash`): which ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// Every SKILL.md of the agent and the global skills, read and judged as a
@@ -380,11 +384,14 @@ pub async fn skills_view<S: ObjectStore>(
     for ((key, dir, local), got) in found.into_iter().zip(reads) {
         let Some(obj) = got? else { continue };
         let text = String::from_utf8_lossy(&obj.body);
-        let (description, left_out) = match skills::parse_skill(&dir, &key, local, &text) {
-            Ok((skill, _)) => (skill.description.clone(), skills::unavailable(&skill, hearth_tools)),
-            Err(e) => (String::new(), Some(e.to_string())),
+        let (description, left_out, hint) = match skills::parse_skill(&dir, &key, local, &text) {
+            Ok((skill, _)) => match skills::unavailable(&skill, hearth_tools) {
+                None => (skill.description.clone(), None, skills::allowed_tools_hint(&skill, hearth_tools)),
+                out => (skill.description.clone(), out, None),
+            },
+            Err(e) => (String::new(), Some(e.to_string()), None),
         };
-        out.push(SkillView { name: dir, key, local, description, shadowed: false, left_out });
+        out.push(SkillView { name: dir, key, local, description, shadowed: false, left_out, hint });
     }
     let local_names: Vec<String> =
         out.iter().filter(|s| s.local && s.left_out.is_none()).map(|s| s.name.clone()).collect();
@@ -514,8 +521,14 @@ mod tests {
     fn skills_are_listed_with_why_any_is_left_out() {
         let store = MemStore::default();
         store.put_text("skills/ok/SKILL.md", "---\nname: ok\ndescription: Does things.\n---\nbody");
-        store
-            .put_text("skills/shell/SKILL.md", "---\nname: shell\ndescription: Runs bash.\nallowed-tools: Bash\n---\n");
+        store.put_text(
+            "skills/shell/SKILL.md",
+            "---\nname: shell\ndescription: Runs bash.\ncompatibility: Needs a shell\n---\n",
+        );
+        store.put_text(
+            "skills/claude/SKILL.md",
+            "---\nname: claude\ndescription: For Claude Code.\nallowed-tools: Bash Read\n---\n",
+        );
         store.put_text("skills/broken/SKILL.md", "no front matter");
         store.put_text("agents/main/skills/ok/SKILL.md", "---\nname: ok\ndescription: Mine.\n---\n");
         let agent = AgentId::parse("main").unwrap();
@@ -523,7 +536,10 @@ mod tests {
         let find = |name: &str, local: bool| view.iter().find(|s| s.name == name && s.local == local).unwrap();
         assert!(find("ok", true).left_out.is_none());
         assert!(find("ok", false).shadowed);
-        assert!(find("shell", false).left_out.as_deref().unwrap().contains("Bash"));
+        assert!(find("shell", false).left_out.as_deref().unwrap().contains("shell"));
+        let claude = find("claude", false);
+        assert!(claude.left_out.is_none(), "allowed-tools is a hint");
+        assert!(claude.hint.as_deref().unwrap().contains("Bash, Read"), "{claude:?}");
         assert!(find("broken", false).left_out.as_deref().unwrap().contains("front matter"));
     }
 }

@@ -51,7 +51,7 @@ pub struct Workspace {
     pub yesterday: Option<Rc<str>>,
     pub today: Option<Rc<str>>,
     /// Every readable skill Hearth can run, local shadowing global, sorted
-    /// by name (a session shows those its tools allow: [`skills::eligible`]).
+    /// by name; every session lists them all (`allowed-tools` is a hint).
     pub skills: Vec<Skill>,
     /// Problems worth a log line (e.g. a malformed skill that was skipped).
     pub warnings: Vec<String>,
@@ -177,7 +177,12 @@ async fn load_skills<S: ObjectStore>(
                 Ok((skill, notes)) => {
                     warnings.extend(notes.into_iter().map(|n| format!("skill {}: {n}", info.key)));
                     match skills::unavailable(&skill, hearth_tools) {
-                        None => Some(skill),
+                        None => {
+                            if let Some(hint) = skills::allowed_tools_hint(&skill, hearth_tools) {
+                                warnings.push(format!("skill {}: {hint}", info.key));
+                            }
+                            Some(skill)
+                        }
                         Some(why) => {
                             warnings.push(format!("leaving out skill {}: {why}", info.key));
                             None

@@ -21,8 +21,8 @@
 //!   checkpoint are re-indexed from their text at the next load (the host's log is its
 //!   table of exchanges, so nothing is written twice).
 //!
-//! Measured at 100,000 LoCoMo-like exchanges (`examples/conversation_bench.rs`): see the
-//! crate README's table and `npm run bench`.
+//! Measured natively by `bench/memory/conversation_bench.rs` and in workerd by
+//! `bench/conversations.mjs` (`npm run bench`): LoCoMo recall, and 100,000 exchanges.
 
 pub mod rank;
 pub mod snapshot;

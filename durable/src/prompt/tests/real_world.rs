@@ -134,6 +134,7 @@ fn real_skills_are_listed_or_left_out_and_the_big_one_is_loadable() {
     assert_eq!(
         listed,
         [
+            "better-auth",
             "brainstorming",
             "claude-api",
             "composition-patterns",
@@ -144,6 +145,8 @@ fn real_skills_are_listed_or_left_out_and_the_big_one_is_loadable() {
             "gh-fix-ci",
             "healthcheck",
             "mcp-builder",
+            "plan-executor",
+            "planning-with-files",
             "react-best-practices",
             "read-github",
             "skill-creator",
@@ -155,6 +158,9 @@ fn real_skills_are_listed_or_left_out_and_the_big_one_is_loadable() {
     assert!(skills.contains("<name>claude-api</name>") && !skills.contains("<name>1password</name>"));
     let left_out = |key: &str| ws.warnings.iter().find(|w| w.starts_with(&format!("leaving out skill skills/{key}/")));
     assert!(left_out("1password").unwrap().contains("needs the programs op"), "{:?}", ws.warnings);
+    // Written for Claude Code: listed, its foreign tool names logged once.
+    assert!(ws.warnings.iter().any(|w| w
+        == "skill skills/planning-with-files/SKILL.md: allowed-tools names tools Hearth does not have: Read, Write, Edit, Bash, Glob, Grep, WebFetch, WebSearch (a hint for other agents, not a requirement: listed all the same)"));
     assert!(ws
         .warnings
         .iter()

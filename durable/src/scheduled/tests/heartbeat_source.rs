@@ -30,7 +30,6 @@ fn prompt_shows(text: &str) -> bool {
         model: "m",
         timezone: "UTC",
         scope: r2_layout::Scope::Main,
-        tool_names: &[],
     };
     build_system_prompt(&ws, &runtime).contains("## Heartbeats")
 }

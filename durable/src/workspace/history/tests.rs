@@ -124,6 +124,31 @@ fn undo_reverts_the_agents_last_change_and_walks_back() {
 }
 
 #[test]
+fn undo_takes_back_what_dreaming_wrote_to_memory_md_but_not_its_diary() {
+    let s = MemStore::default();
+    s.put_text("agents/main/MEMORY.md", "## People\n- Luis prefers Spanish.\n");
+    write(&s, "notes/x.md", "x\n", Actor::Agent, "write_file", 10).unwrap();
+    let dreamed =
+        "## People\n- Luis prefers Spanish.\n\n## Dreamed 2026-04-23 03:00 UTC\n- Olga's zone is America/Bogota\n";
+    write(&s, "MEMORY.md", dreamed, Actor::Dreaming, "dreaming 2026-04-23: 1 fact(s) promoted", 20).unwrap();
+    write(&s, "DREAMS.md", "## 2026-04-23\n- promoted 1\n", Actor::Dreaming, "dreaming 2026-04-23: diary", 21).unwrap();
+    // The newest change is the diary: passed over; the facts go.
+    let u = block_on(view::undo(&s, &agent(), 30, 50)).unwrap();
+    let Undo::Reverted { undone, change } = &u else { panic!("{u:?}") };
+    assert_eq!((undone.path.as_str(), undone.actor, change.actor), ("MEMORY.md", Actor::Dreaming, Actor::Owner));
+    assert_eq!(text(&s, "agents/main/MEMORY.md").as_deref(), Some("## People\n- Luis prefers Spanish.\n"));
+    assert!(text(&s, "agents/main/DREAMS.md").is_some(), "the diary stays");
+    assert!(change.why.starts_with("/undo of dreaming 2026-04-23: 1 fact(s) promoted ("), "{}", change.why);
+    let said = view::describe(&u, "UTC");
+    assert!(said.contains("took the facts my dreaming added back out of MEMORY.md"), "{said}");
+    assert!(said.contains("dreaming 2026-04-23: 1 fact(s) promoted"), "{said}");
+    // Then the agent's own change before it.
+    let u = block_on(view::undo(&s, &agent(), 40, 50)).unwrap();
+    assert!(matches!(&u, Undo::Reverted { undone, .. } if undone.path == "notes/x.md"), "{u:?}");
+    assert_eq!(block_on(view::undo(&s, &agent(), 50, 50)).unwrap(), Undo::Nothing);
+}
+
+#[test]
 fn retention_keeps_the_last_versions_and_the_clean_up_drops_orphan_blobs() {
     let s = MemStore::default();
     let keep = 3;

@@ -1,6 +1,7 @@
 //! Reading the history: a file's versions, the latest changes, one
 //! version's content, a diff of two, a restore (itself a new change), and
-//! `/undo` of the agent's last change.
+//! `/undo` of the agent's last change (its own edits, and the facts its
+//! nightly dreaming wrote to MEMORY.md).
 
 use super::{apply, diff, file_prefix, record_keys, Actor, Change, Edit, HistoryError};
 use crate::ports::ObjectStore;
@@ -174,8 +175,20 @@ pub enum Undo {
     AlreadyAsBefore { undone: Change },
 }
 
-/// Reverts the agent's last change that was not undone yet: the file gets
-/// the content it had before (or is deleted again, or restored).
+/// Whether `/undo` takes `c` back: what the agent wrote with its tools, and
+/// what its dreaming added to MEMORY.md (facts, by night or by the owner's
+/// approval). Dreaming's diary (DREAMS.md) is a record of what a sweep
+/// judged, not knowledge: it is passed over, as are the owner's own changes.
+fn undoable(c: &Change) -> bool {
+    match c.actor {
+        Actor::Agent => true,
+        Actor::Dreaming => c.path == r2_layout::WorkspaceFile::Memory.file_name(),
+        _ => false,
+    }
+}
+
+/// Reverts the agent's last change that was not undone yet ([`undoable`]):
+/// the file gets the content it had before (or is deleted again, or restored).
 pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: usize) -> Result<Undo, HistoryError> {
     // Records are read one by one, newest first, up to the agent's last
     // change not undone (usually the first): not the whole scan up front.
@@ -188,7 +201,7 @@ pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: us
         if let Some(r) = &c.undoes {
             undone.insert(r.clone());
         }
-        if c.actor != Actor::Agent || undone.contains(&c.rev) {
+        if !undoable(c) || undone.contains(&c.rev) {
             continue;
         }
         // The file must still be what this change made it (a later change that
@@ -206,7 +219,11 @@ pub async fn undo<S: ObjectStore>(store: &S, agent: &AgentId, now: i64, keep: us
             path: &c.path,
             content: before,
             actor: Actor::Owner,
-            why: format!("/undo of the agent's {} ({})", c.why, c.rev),
+            // Dreaming's reasons name it already ("dreaming 2026-04-23: 2 fact(s) promoted").
+            why: match c.actor {
+                Actor::Dreaming => format!("/undo of {} ({})", c.why, c.rev),
+                _ => format!("/undo of the agent's {} ({})", c.why, c.rev),
+            },
             undoes: Some(c.rev.clone()),
             content_type: None,
         };
@@ -225,10 +242,15 @@ pub fn describe(undo: &Undo, timezone: &str) -> String {
     match undo {
         Undo::Nothing => "↩️ Nothing to undo: I have made no workspace change that is still kept.".into(),
         Undo::Reverted { undone, change } => {
-            let what = match (&undone.previous, &undone.sha256) {
-                (None, _) => format!("deleted {} again: I had created it", undone.path),
-                (Some(_), None) => format!("restored {}: I had deleted it", undone.path),
-                (Some(_), Some(_)) => format!("put {} back as it was: I had changed it", undone.path),
+            let what = match (&undone.previous, &undone.sha256, undone.actor) {
+                (None, _, Actor::Dreaming) => format!("deleted {} again: my dreaming had created it", undone.path),
+                (Some(_), _, Actor::Dreaming) => format!(
+                    "took the facts my dreaming added back out of {}; that memory is not proposed again while it stays as it is",
+                    undone.path
+                ),
+                (None, _, _) => format!("deleted {} again: I had created it", undone.path),
+                (Some(_), None, _) => format!("restored {}: I had deleted it", undone.path),
+                (Some(_), Some(_), _) => format!("put {} back as it was: I had changed it", undone.path),
             };
             format!(
                 "↩️ Undone: {what} ({}, {}). The undo is version {} in the history.",

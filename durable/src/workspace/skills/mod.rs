@@ -20,23 +20,25 @@
 //! - A SKILL.md may be up to [`MAX_SKILL_BYTES`] (256 KiB: the largest public
 //!   skills are ~128 KB). `load_skill` returns a large one in parts.
 //!
-//! Compatibility, in two steps:
+//! Compatibility: when a SKILL.md is read ([`unavailable`], see [`needs`]),
+//! a skill Hearth can never run is left out, with one warning per version of
+//! the file: a `command-tool` Hearth lacks, programs, environment variables
+//! or an operating system its metadata requires, or `compatibility` text
+//! asking for what a Worker cannot offer. `allowed-tools` is a hint, not a
+//! requirement ([`allowed_tools_hint`]): every session lists every skill
+//! Hearth can run, and `load_skill` says which of the tools it names the
+//! session does not have (`Bash`, or `write_file` in a group).
 //!
-//! 1. When a SKILL.md is read ([`unavailable`], see [`needs`]), a skill
-//!    Hearth can never run is left out, with one warning per version of the
-//!    file: tools it names that Hearth lacks, programs, environment
-//!    variables or an operating system its metadata requires, or
-//!    `compatibility` text asking for what a Worker cannot offer.
-//! 2. Per session ([`eligible`]): a skill whose `allowed-tools` this
-//!    session lacks (e.g. `write_file` in a group) is not listed there, and
-//!    `load_skill` refuses it there too.
+//! Companion files (`skills/{name}/reference.md`, `scripts/x.py`) are read
+//! as text through `load_skill`'s `file` argument, confined to the skill's
+//! folder ([`companion_key`]).
 
 mod lenient;
 pub mod needs;
 
 use super::front_matter;
 use super::yaml::{self, Yaml};
-pub use needs::{unavailable, Needs, UNAVAILABLE_NEEDS};
+pub use needs::{allowed_tools_hint, tools_missing, unavailable, Needs, UNAVAILABLE_NEEDS};
 
 /// Largest SKILL.md read (front matter and body): twice the largest skill
 /// seen in public collections (128 KB). `load_skill` hands out larger than
@@ -180,12 +182,51 @@ pub fn merge(local: Vec<Skill>, global: Vec<Skill>) -> Vec<Skill> {
     all
 }
 
-/// Skills whose `allowed-tools` this session has.
-pub fn eligible<'a>(skills: &'a [Skill], tool_names: &[&str]) -> Vec<&'a Skill> {
-    skills
-        .iter()
-        .filter(|s| s.allowed_tools.iter().all(|t| tool_names.iter().any(|n| n.eq_ignore_ascii_case(t))))
-        .collect()
+impl Skill {
+    /// The skill's folder, `…/skills/{name}/` (its SKILL.md's key without the file name).
+    pub fn folder(&self) -> &str {
+        self.key.strip_suffix("SKILL.md").unwrap_or(&self.key)
+    }
+}
+
+/// Why a companion file path is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompanionError {
+    #[error("'file' is empty: name a file of the skill's folder, e.g. \"reference.md\"")]
+    Empty,
+    #[error(
+        "'file' must be a path inside the skill's folder (like \"reference.md\" or \"scripts/run.py\"): no leading '/', no '..', '\\' or control characters"
+    )]
+    OutsideFolder,
+    #[error("'file' is too long: with the skill's folder an R2 key is at most 1024 bytes")]
+    TooLong,
+}
+
+/// The R2 key of `file` in `skill`'s folder. `file` is relative to the
+/// folder (a leading `./`, as skills write their links, is dropped); it can
+/// never leave it: absolute paths, `..` and `.` segments, backslashes and
+/// control characters are refused.
+pub fn companion_key(skill: &Skill, file: &str) -> Result<String, CompanionError> {
+    let mut path = file.trim();
+    while let Some(rest) = path.strip_prefix("./") {
+        path = rest;
+    }
+    if path.is_empty() {
+        return Err(CompanionError::Empty);
+    }
+    let bad_segment = |seg: &str| seg.is_empty() || seg == "." || seg == "..";
+    if path.starts_with('/')
+        || path.contains('\\')
+        || path.chars().any(char::is_control)
+        || path.split('/').any(bad_segment)
+    {
+        return Err(CompanionError::OutsideFolder);
+    }
+    let key = format!("{}{path}", skill.folder());
+    if key.len() > 1024 {
+        return Err(CompanionError::TooLong);
+    }
+    Ok(key)
 }
 
 fn xml_escape(s: &str) -> String {

@@ -4,8 +4,14 @@
 //!
 //! Three places say what a skill needs:
 //!
-//! 1. `allowed-tools`, and `command-tool` (the tool an OpenClaw skill routes
-//!    its work to): every tool named must be one of Hearth's.
+//! 1. `command-tool` (the tool an OpenClaw skill routes its work to) must be
+//!    one of Hearth's. `allowed-tools` is not a requirement: in the Agent
+//!    Skills format (and Claude Code, which most skills are written for) it
+//!    lists tools the skill may use without asking, named as that agent
+//!    names them (`Bash`, `Read`, `WebFetch`). A skill naming tools Hearth
+//!    lacks is still listed, with one log line per version
+//!    ([`allowed_tools_hint`]); `load_skill` tells the model which of them
+//!    it does not have in that session.
 //! 2. Requirements in the metadata other agents' skills carry
 //!    ([`Needs::read`]): a `requires` map under any namespace of `metadata`
 //!    (seen: `clawdbot`, `openclaw`, `moltbot`, `clawdis`, `nanobot`,
@@ -134,17 +140,31 @@ pub const UNAVAILABLE_NEEDS: &[&str] = &[
     "network access",
 ];
 
-/// Why Hearth can never run `skill`, if it cannot (see the module docs).
-pub fn unavailable(skill: &super::Skill, hearth_tools: &[&str]) -> Option<String> {
-    let missing: Vec<&str> = skill
+/// The tools of `allowed-tools` that are not among `tools` (compared
+/// case-insensitively), as written.
+pub fn tools_missing<'a>(skill: &'a super::Skill, tools: &[&str]) -> Vec<&'a str> {
+    skill
         .allowed_tools
         .iter()
-        .filter(|t| !hearth_tools.iter().any(|h| h.eq_ignore_ascii_case(t)))
+        .filter(|t| !tools.iter().any(|h| h.eq_ignore_ascii_case(t)))
         .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        return Some(format!("allowed-tools names tools Hearth does not have: {}", missing.join(", ")));
-    }
+        .collect()
+}
+
+/// A log line when `allowed-tools` names tools Hearth does not have: a hint
+/// from the skill's author, so the skill is listed all the same.
+pub fn allowed_tools_hint(skill: &super::Skill, hearth_tools: &[&str]) -> Option<String> {
+    let missing = tools_missing(skill, hearth_tools);
+    (!missing.is_empty()).then(|| {
+        format!(
+            "allowed-tools names tools Hearth does not have: {} (a hint for other agents, not a requirement: listed all the same)",
+            missing.join(", ")
+        )
+    })
+}
+
+/// Why Hearth can never run `skill`, if it cannot (see the module docs).
+pub fn unavailable(skill: &super::Skill, hearth_tools: &[&str]) -> Option<String> {
     if let Some(tool) =
         skill.command_tool.as_deref().filter(|t| !hearth_tools.iter().any(|h| h.eq_ignore_ascii_case(t)))
     {
@@ -213,9 +233,18 @@ mod tests {
     }
 
     #[test]
+    fn allowed_tools_is_a_hint_never_a_reason_to_leave_a_skill_out() {
+        let claude_code = with(&["Bash", "Read", "read_file"], None);
+        assert_eq!(unavailable(&claude_code, &HEARTH), None);
+        let hint = allowed_tools_hint(&claude_code, &HEARTH).unwrap();
+        assert!(hint.starts_with("allowed-tools names tools Hearth does not have: Bash, Read ("), "{hint}");
+        assert_eq!(allowed_tools_hint(&with(&["READ_FILE"], None), &HEARTH), None, "case does not matter");
+        assert_eq!(tools_missing(&with(&["write_file", "read_file"], None), &["read_file"]), ["write_file"]);
+    }
+
+    #[test]
     fn skills_hearth_can_never_run_are_named() {
         assert_eq!(unavailable(&with(&["read_file"], None), &HEARTH), None);
-        assert!(unavailable(&with(&["WebSearch", "read_file"], None), &HEARTH).unwrap().contains("WebSearch"));
         for needs in [
             "Requires Python 3.11",
             "Needs a shell and git.",

@@ -1,12 +1,12 @@
 // Benchmark: time from a signed Discord `/ask` request to Hearth's deferred
 // response (type 5), in Miniflare with the built worker. Discord allows 3 s.
 //
-//   import { benchDiscordDeferred } from "./tests/bench/discord.mjs";
+//   import { benchDiscordDeferred } from "./bench/discord.mjs";
 //   const { p50, p99 } = await benchDiscordDeferred({ n: 200 });
-// or run it: `node tests/bench/discord.mjs [n]` (prints JSON).
+// or run it: `node bench/discord.mjs [n]` (prints JSON).
 import { fileURLToPath } from "node:url";
-import { startHearth } from "../helpers/hearth.mjs";
-import { discordKeys, snowflake, startDiscord } from "../helpers/discord-standin.mjs";
+import { startHearth } from "../tests/helpers/hearth.mjs";
+import { discordKeys, snowflake, startDiscord } from "../tests/helpers/discord-standin.mjs";
 
 const OWNER = "100000000000000001";
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use hearth_memory::{Bm25Index, Bm25Params, Tokenizer};
 
-#[path = "../tests/common/cranfield.rs"]
+#[path = "../../durable/memory/tests/common/cranfield.rs"]
 mod cranfield;
 
 use cranfield::LUCENE;

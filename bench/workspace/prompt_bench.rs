@@ -7,7 +7,7 @@
 //!   loader (`load_workspace`) against an in-memory bucket holding the
 //!   starter workspace, the built-in skills and a daily note, with the clock
 //!   advanced between turns. The steady state (turns close together) is
-//!   measured in workerd by `tests/bench/workspace.mjs`.
+//!   measured in workerd by `bench/workspace.mjs`.
 //!
 //!   cargo run --release -p durable --example prompt_bench
 
@@ -40,7 +40,6 @@ fn prompt_assembly_us() -> (f64, usize) {
     }
     ws.today = Some(para.clone().into());
     ws.yesterday = Some(para.clone().into());
-    let tools = ["read_file", "load_skill"];
     let info = RuntimeInfo {
         agent: "main",
         session_key: "agent:main:main",
@@ -48,7 +47,6 @@ fn prompt_assembly_us() -> (f64, usize) {
         model: "m",
         timezone: "UTC",
         scope: Scope::Main,
-        tool_names: &tools,
     };
     let mut len = 0;
     for _ in 0..50 {

@@ -13,7 +13,7 @@
 //    "shown" counts the evidence turns among those three, "hit" among the hits
 //    alone; "session" is the evidence session among the sessions of the first 5
 //    hits. The floor, plain BM25 over one entry per turn, is Hearth's own BM25
-//    natively (durable/memory/examples/conversation_bench.rs), printed beside.
+//    natively (bench/memory/conversation_bench.rs), printed beside.
 //    Conversations 26, 30 and 41 are never read: they are kept for checks.
 // 2. Scale: 100,000 archived exchanges (LoCoMo turns repeated into 500 archives
 //    of 200) indexed by the Agent object's background indexing; its workerd CPU
@@ -35,11 +35,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
-import { startHearth } from "../helpers/hearth.mjs";
-import { percentile } from "../helpers/stats.mjs";
-import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../helpers/workerd-cpu.mjs";
+import { startHearth } from "../tests/helpers/hearth.mjs";
+import { percentile } from "../tests/helpers/stats.mjs";
+import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../tests/helpers/workerd-cpu.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LOCOMO = process.env.LOCOMO_DIR || path.join(ROOT, ".bench/locomo/locomo10_v2");
 const CONVERSATIONS = (process.env.BENCH_LOCOMO_CONVERSATIONS || "42,43,44,47,48,49,50").split(",").map(Number);
 const SCALE = Number(process.env.BENCH_CONVERSATION_SCALE || 100_000);
@@ -304,7 +304,7 @@ export async function bench() {
   return rows;
 }
 
-// Run alone: `node tests/bench/conversations.mjs`.
+// Run alone: `node bench/conversations.mjs`.
 if (import.meta.url === `file://${process.argv[1]}`) {
   for (const r of await bench()) console.log(`${r.name}: ${r.value}${r.target ? ` (target ${r.target})` : ""}`);
 }

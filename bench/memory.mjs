@@ -1,17 +1,17 @@
-// Memory bench pieces (wired into `npm run bench` by scripts/bench.sh):
+// Memory bench pieces (a piece of `npm run bench`, bench/run.mjs):
 // Cranfield quality at (1.2, 0.75) and (0.9, 0.4) next to Lucene's figures,
 // queries/s natively (Rust, release) and in V8 (hearth-memory built to bare
 // wasm32 with the Worker's release profile), bm25s on the same machine
 // (in a virtualenv this script makes), add/write/remove latency, cold load and
 // bytes per note at 10,000 notes (native and in V8).
 //
-//   node tests/bench/memory.mjs [--no-bm25s] [--json]
+//   node bench/memory.mjs [--no-bm25s] [--json]
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DATA = process.env.CRANFIELD_DIR || path.resolve(ROOT, "../shared/data/cranfield");
 // The collection is not in the repository (a plain clone has no ../shared): the
 // Cranfield parts are skipped then, the store figures still run.
@@ -37,7 +37,7 @@ console.log(storeOut.split("\n").filter((l) => !l.startsWith("BENCH_JSON")).join
 results.store_native = benchJson(storeOut);
 
 // 2. V8: the crate as bare wasm32.
-const wasmDir = path.join(ROOT, "durable/memory/wasm-bench");
+const wasmDir = path.join(ROOT, "bench/memory/wasm-bench");
 run("cargo", ["build", "--quiet", "--release", "--target", "wasm32-unknown-unknown"], { cwd: wasmDir });
 const wasmPath = path.join(wasmDir, "target/wasm32-unknown-unknown/release/hearth_memory_wasm_bench.wasm");
 const { instance } = await WebAssembly.instantiate(readFileSync(wasmPath), {});
@@ -147,7 +147,7 @@ if (!args.has("--no-bm25s") && HAS_DATA) {
   } catch {
     run(py, ["-m", "pip", "install", "--quiet", "bm25s", "numpy"]);
   }
-  const out = run(py, [path.join(ROOT, "durable/memory/bench/bm25s_cranfield.py"), DATA]);
+  const out = run(py, [path.join(ROOT, "bench/memory/bm25s_cranfield.py"), DATA]);
   console.log("\n" + out.split("\n").filter((l) => !l.startsWith("BENCH_JSON")).join("\n"));
   results.bm25s = benchJson(out);
 }

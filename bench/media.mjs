@@ -1,5 +1,5 @@
 // Media bench: hydration time per MB in WASM, and the media cache's hit rate
-// over a scripted conversation. `node tests/bench/media.mjs` prints JSON;
+// over a scripted conversation. `node bench/media.mjs` prints JSON;
 // `benchMedia()` returns the same figures for a bench runner.
 //
 // What is timed: webhook POST → the LLM stand-in having read (and parsed) the
@@ -13,8 +13,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "../helpers/hearth.mjs";
-import { jpegBytes, photoUpdate, serveFile, sessionStatus } from "../helpers/media.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { jpegBytes, photoUpdate, serveFile, sessionStatus } from "../tests/helpers/media.mjs";
 
 const MB = 1024 * 1024;
 // The minimum of the repetitions: the machine is shared, so noise only adds time.
@@ -119,7 +119,7 @@ export async function benchMedia({ sizesMb = [1, 3], reps = 5 } = {}) {
   return { hydration, lru: await hitRate() };
 }
 
-/** Rows for `npm run bench` (scripts/bench.mjs). */
+/** Rows for `npm run bench` (bench/run.mjs). */
 export async function bench() {
   const { hydration, lru } = await benchMedia();
   const rows = [];

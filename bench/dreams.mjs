@@ -3,19 +3,19 @@
 //   their hits (what memory_search and recall do in a turn) minus the same
 //   searches that do not (the owner's searches), per call and per turn.
 // - Selecting a sweep's candidates over 10,000 notes in V8 (hearth-memory
-//   as bare wasm32, as tests/bench/memory.mjs builds it): every note with
+//   as bare wasm32, as bench/memory.mjs builds it): every note with
 //   evidence past the count gates (the worst case) and a full MEMORY.md.
 // - An idle night (nothing new): LLM calls and tokens of a sweep in workerd.
 //
-//   node tests/bench/dreams.mjs
+//   node bench/dreams.mjs
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startHearth } from "../helpers/hearth.mjs";
-import { cpuMeasurable, workerdCpuMeter } from "../helpers/workerd-cpu.mjs";
+import { startHearth } from "../tests/helpers/hearth.mjs";
+import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const mark = (ok) => (ok ? " ✓" : " ✗");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,7 +60,7 @@ export async function recordingCost({ calls = 1500, notes = 400 } = {}) {
 
 /** The V8 selection over 10,000 notes. */
 export function selectionInV8({ notes = 10000 } = {}) {
-  const dir = path.join(ROOT, "durable/memory/wasm-bench");
+  const dir = path.join(ROOT, "bench/memory/wasm-bench");
   execFileSync("cargo", ["build", "--quiet", "--release", "--target", "wasm32-unknown-unknown"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
   const wasm = readFileSync(path.join(dir, "target/wasm32-unknown-unknown/release/hearth_memory_wasm_bench.wasm"));
   const w = new WebAssembly.Instance(new WebAssembly.Module(wasm), {}).exports;

@@ -1,32 +1,15 @@
-#!/usr/bin/env node
-// Collects the bench rows: upload size (from `wrangler deploy --dry-run`),
-// per-turn workerd CPU and wall time in Miniflare with an instant LLM stand-in
-// (short and long sessions, tool rounds, the first turn after a boot), and whatever
-// each feature's module in tests/bench/ adds (`export async function bench()`
-// returning rows {name, value, target?}).
-import fs from "node:fs";
+// Bench piece: what one turn costs in workerd (Miniflare, instant LLM and
+// Telegram stand-ins): workerd CPU per turn in a short and a ~400-message
+// session and per tool round, per-turn wall time, webhook ack latency, and the
+// first turn after a fresh boot. `BENCH_ONLY=turns npm run bench` runs only
+// this (quick, while optimising).
 import os from "node:os";
-import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
 import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
 import { percentile } from "../tests/helpers/stats.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
 const row = (name, value, target = "") => rows.push({ name, value: String(value), target });
-
-
-function sizes(dryRunFile) {
-  const text = fs.readFileSync(dryRunFile, "utf8");
-  const m = text.match(/Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/);
-  if (m) {
-    row("upload gzip (wrangler deploy --dry-run)", `${m[2]} KiB`, `≤ 600 KiB${mark(Number(m[2]) <= 600)}`);
-    row("upload raw (wrangler deploy --dry-run)", `${m[1]} KiB`);
-  }
-  const wasm = fs.statSync(path.join(ROOT, "build/index_bg.wasm")).size;
-  row("build/index_bg.wasm", `${(wasm / 1024).toFixed(1)} KiB`);
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SESSION = "agent:main:main";
@@ -195,37 +178,11 @@ async function turnCosts() {
   await toolTurns();
 }
 
-async function featureBenches() {
-  const dir = path.join(ROOT, "tests/bench");
-  if (!fs.existsSync(dir)) return;
-  for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".mjs")).sort()) {
-    // Scripts without a bench() export run on their own (scripts/bench.sh).
-    if (!/export async function bench\(/.test(fs.readFileSync(path.join(dir, f), "utf8"))) continue;
-    process.stderr.write(`[bench] ${f}\n`);
-    try {
-      const mod = await import(pathToFileURL(path.join(dir, f)));
-      if (typeof mod.bench !== "function") continue;
-      for (const r of (await mod.bench()) || []) row(r.name, r.value, r.target || "");
-    } catch (e) {
-      row(`${f}`, `failed: ${e.message}`);
-    }
-  }
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dry = process.argv[2];
-  if (dry && fs.existsSync(dry)) sizes(dry);
+export async function bench() {
+  rows.length = 0;
   // Wall times (not CPU times) grow with whatever else the machine runs: say how busy it was.
   const load0 = os.loadavg()[0];
   await turnCosts();
   row(`machine load during the turn rows (1-min average, start → end; ${os.cpus().length} CPUs)`, `${load0.toFixed(1)} → ${os.loadavg()[0].toFixed(1)}`);
-  // BENCH_ONLY=turns: only the turn rows (quick, while optimising).
-  if (process.env.BENCH_ONLY !== "turns") await featureBenches();
-  const w = Math.max(...rows.map((r) => r.name.length), 6);
-  const v = Math.max(...rows.map((r) => r.value.length), 5);
-  console.log(`\n| ${"metric".padEnd(w)} | ${"value".padEnd(v)} | target |`);
-  console.log(`|${"-".repeat(w + 2)}|${"-".repeat(v + 2)}|--------|`);
-  for (const r of rows) console.log(`| ${r.name.padEnd(w)} | ${r.value.padEnd(v)} | ${r.target} |`);
-  fs.mkdirSync(path.join(ROOT, ".bench"), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, ".bench/results.json"), JSON.stringify(rows, null, 2));
+  return rows;
 }

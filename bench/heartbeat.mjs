@@ -6,13 +6,13 @@
 // `npm run bench`. Tokens are estimated from the request the stand-in
 // received (characters / 4 of the system prompt, messages and tool
 // definitions), the stand-in's own count; how much of it the prompt cache
-// serves is in tests/bench/usage.mjs.
+// serves is in bench/usage.mjs.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startHearth } from "../helpers/hearth.mjs";
+import { startHearth } from "../tests/helpers/hearth.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTER = path.join(ROOT, "r2-layout/starter");
 const OPEN_ITEM = "\n- [ ] Remind me to drink water between 10:00 and 18:00\n";
 

@@ -3,14 +3,14 @@
 // starter workspace + skills + daily notes, main session), and R2 operations
 // per turn for turns spaced past the listing TTLs. workerd's clock cannot be
 // advanced from a test, so that last row runs the same loader natively
-// (durable/examples/prompt_bench.rs) on the same files with the clock moved.
+// (bench/workspace/prompt_bench.rs) on the same files with the clock moved.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { OWNER, startHearth, tgUpdate } from "../helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 async function steadyR2Ops() {
   const h = await startHearth({ bindings: { ADMIN_TOKEN: "bench" } });

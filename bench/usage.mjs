@@ -7,10 +7,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { OWNER, startHearth, tgUpdate } from "../helpers/hearth.mjs";
-import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../helpers/workerd-cpu.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../tests/helpers/workerd-cpu.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTER = path.join(ROOT, "r2-layout/starter");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const hit = (u) => u.cacheRead / (u.input + u.cacheRead + u.cacheWrite);
