@@ -105,6 +105,21 @@ pub struct SessionStatus {
     /// The history, unless the brief status was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
+    /// What the session told the user that is not in the history (a model
+    /// that failed, an answer stopped before a word), with the history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<SessionNote>,
+}
+
+/// Something the session said beside the conversation (`crate::session::notes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionNote {
+    /// When (ms): the notes sit between the history's messages by time.
+    pub at: i64,
+    /// `error` (the model could not answer) or `stopped`.
+    pub kind: String,
+    pub text: String,
 }
 
 /// The session's outbox: what it still has to deliver, and what it gave up.

@@ -17,7 +17,7 @@ use crate::llm::wire::WireMemo;
 use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
-use crate::protocol::api::{ApiOutcome, ApiTurnRequest};
+use crate::protocol::api::{ApiOutcome, ApiTurnRequest, StopReply, StopRequest};
 use crate::protocol::session::{
     AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
@@ -275,6 +275,10 @@ impl<R: SessionRuntime> SessionHost<R> {
             (false, Some(id)) => Some(store.history(id)?),
             (false, None) => Some(Vec::new()),
         };
+        let notes = match (brief, &session_id) {
+            (false, Some(id)) => super::notes::list(self.runtime.sql(), id)?,
+            _ => Vec::new(),
+        };
         let cache = self.media_cache.borrow();
         Ok(SessionStatus {
             session_key: self.session_key(&store)?,
@@ -296,7 +300,20 @@ impl<R: SessionRuntime> SessionHost<R> {
             usage_all: store.usage_totals_all()?,
             outbox: crate::delivery::status::status(self.runtime.sql())?,
             messages,
+            notes,
         })
+    }
+
+    /// Stops the answer being written (to message `request`, when named).
+    pub fn stop(&self, req: &StopRequest) -> StopReply {
+        if self.watch.stop(req.request.as_deref()) {
+            return StopReply { stopped: true, reason: None };
+        }
+        let why = match &req.request {
+            Some(_) => "that message is not being answered (it is done, or still queued)",
+            None => "no answer is being written in this thread",
+        };
+        StopReply { stopped: false, reason: Some(why.to_owned()) }
     }
 
     /// Whether the registry needs telling: a new session id, or activity more

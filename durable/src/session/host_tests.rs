@@ -193,3 +193,6 @@ fn broken_settings_keep_the_messages_queued() {
 
 #[path = "host_api_tests.rs"]
 mod api;
+
+#[path = "host_stop_tests.rs"]
+mod stop;

@@ -15,6 +15,10 @@
 //! is sent whole once with `replace`. A client that reconnects with
 //! `Last-Event-ID` (its last position) gets what comes after it, also after
 //! an eviction, when the turn resumes from its stored steps.
+//!
+//! A client may also stop the answer being written ([`Watch::stop`]): the
+//! model call in flight is dropped (see [`Watch::unless_stopped`]), and the
+//! turn keeps what was written (`super::stop`).
 
 use crate::inbound::{Inbound, ReplyTarget, API_CHANNEL, NOTIFY_CHANNEL};
 use crate::llm::Delta;
@@ -62,6 +66,10 @@ struct Current {
     failed: Option<String>,
     usage: Usage,
     listeners: Vec<Listener>,
+    /// Someone asked to stop this answer.
+    stop_asked: bool,
+    /// Wakes the model call in flight when a stop comes.
+    stop_wake: Option<oneshot::Sender<()>>,
 }
 
 #[derive(Default)]
@@ -104,6 +112,15 @@ impl Cursor {
     fn id(&self) -> String {
         format!("{}-{}-{}", self.step, self.bytes, self.tools)
     }
+}
+
+/// How a model call run by [`Watch::unless_stopped`] ended.
+pub enum Run<T> {
+    Done(T),
+    /// Stopped before it began: nothing was asked of the model.
+    NotStarted,
+    /// Stopped while the model wrote: the call was dropped.
+    Stopped,
 }
 
 /// What a new listener gets (see [`Watch::attach`]).
@@ -159,7 +176,63 @@ impl Watch {
             failed: None,
             usage: Usage::default(),
             listeners,
+            stop_asked: false,
+            stop_wake: None,
         });
+    }
+
+    /// Stops the answer being written: the one to message `request` (a
+    /// dedupe key), or whichever is, for `None`. Whether one was stopped.
+    pub fn stop(&self, request: Option<&str>) -> bool {
+        let mut inner = self.inner.borrow_mut();
+        let Some(c) = inner.current.as_mut().filter(|c| request.is_none_or(|r| r == c.key)) else { return false };
+        c.stop_asked = true;
+        if let Some(wake) = c.stop_wake.take() {
+            let _ = wake.send(());
+        }
+        true
+    }
+
+    /// Whether the answer being written was asked to stop.
+    pub fn stop_asked(&self) -> bool {
+        self.inner.borrow().current.as_ref().is_some_and(|c| c.stop_asked)
+    }
+
+    /// Runs `work` (a model call) unless the answer is stopped first: then
+    /// `work` is dropped where it stands (a streamed call's connection with
+    /// it), or never started.
+    pub async fn unless_stopped<F: std::future::Future>(&self, work: F) -> Run<F::Output> {
+        let stop = {
+            let mut inner = self.inner.borrow_mut();
+            match inner.current.as_mut() {
+                Some(c) if c.stop_asked => return Run::NotStarted,
+                Some(c) => {
+                    let (tx, rx) = oneshot::channel();
+                    c.stop_wake = Some(tx);
+                    Some(rx)
+                }
+                None => None,
+            }
+        };
+        let Some(stop) = stop else { return Run::Done(work.await) };
+        let work = std::pin::pin!(work);
+        let out = match futures::future::select(work, stop).await {
+            futures::future::Either::Left((out, _)) => Run::Done(out),
+            futures::future::Either::Right((Ok(()), _)) => Run::Stopped,
+            // The waker went with its message (cannot happen mid-call): go on.
+            futures::future::Either::Right((Err(_), work)) => Run::Done(work.await),
+        };
+        if let Some(c) = self.inner.borrow_mut().current.as_mut() {
+            c.stop_wake = None;
+        }
+        out
+    }
+
+    /// The text the current model call has written so far (what a client
+    /// following it was shown).
+    pub fn written(&self) -> String {
+        let inner = self.inner.borrow();
+        inner.current.as_ref().and_then(|c| c.steps.get(c.step)).map(|s| s.text.clone()).unwrap_or_default()
     }
 
     /// Whether someone reads the current message's answer as it is written
@@ -267,7 +340,11 @@ impl Watch {
         }
         let outcome = match &current.failed {
             Some(message) => ApiOutcome::Failed { message: message.clone() },
-            None => ApiOutcome::Done { text: current.replies.join("\n\n"), usage: ApiUsage::from(&current.usage) },
+            None => ApiOutcome::Done {
+                text: current.replies.join("\n\n"),
+                usage: ApiUsage::from(&current.usage),
+                stopped: current.stop_asked,
+            },
         };
         self.ensure_schema(sql)?;
         let stored = serde_json::to_string(&outcome).map_err(|e| StorageError(e.to_string()))?;
