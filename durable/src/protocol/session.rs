@@ -184,4 +184,25 @@ pub struct SessionTouch {
     pub session_key: SessionKey,
     pub session_id: Option<String>,
     pub updated_at: Option<i64>,
+    /// Who the session talks with, when a chat says (a person's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its last message, shortened (for listings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<LastMessage>,
+}
+
+/// A session's last message as a listing shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LastMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// Its text, cut to [`LastMessage::MAX_CHARS`] characters.
+    pub text: String,
+    pub at: i64,
+}
+
+impl LastMessage {
+    pub const MAX_CHARS: usize = 160;
 }

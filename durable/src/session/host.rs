@@ -325,6 +325,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             None => true,
             Some(last) => {
                 last.session_id != touch.session_id
+                    || (touch.title.is_some() && last.title != touch.title)
                     || touch.updated_at.unwrap_or(0) - last.updated_at.unwrap_or(0) > REGISTRY_REFRESH_MS
             }
         }
@@ -386,10 +387,17 @@ impl<R: SessionRuntime> SessionHost<R> {
         // the budget allows again (waking now would only hold it again).
         let held = super::meter::held(&deps);
         self.rearm(&store, held).await?;
+        let session_id = store.meta("session_id").ok().flatten();
+        let last = match &session_id {
+            Some(id) => super::label::last_message(&store, id).ok().flatten(),
+            None => None,
+        };
         let touch = SessionTouch {
             session_key: key,
-            session_id: store.meta("session_id").ok().flatten(),
+            session_id,
             updated_at: store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
+            title: self.watch.speaker(),
+            last,
         };
         if self.worth_registering(&touch) {
             match self.runtime.register(&touch).await {

@@ -32,6 +32,7 @@ pub mod history;
 pub mod host;
 #[cfg(test)]
 mod host_alarm_tests;
+pub mod label;
 pub mod meter;
 pub mod notes;
 pub mod prefix;

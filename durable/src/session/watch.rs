@@ -20,7 +20,7 @@
 //! model call in flight is dropped (see [`Watch::unless_stopped`]), and the
 //! turn keeps what was written (`super::stop`).
 
-use crate::inbound::{Inbound, ReplyTarget, API_CHANNEL, NOTIFY_CHANNEL};
+use crate::inbound::{ChatKind, Inbound, ReplyTarget, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use crate::llm::Delta;
 use crate::ports::{EventSink, Sql, SqlValue, StorageError};
 use crate::protocol::api::{sse_event, ApiOutcome, ApiUsage};
@@ -52,6 +52,8 @@ struct Inner {
     waiting: HashMap<String, Vec<Listener>>,
     /// What heartbeats and jobs said, for the agent's notification feed.
     notices: Vec<String>,
+    /// The name of the person who wrote last in a one-to-one chat.
+    speaker: Option<String>,
 }
 
 struct Current {
@@ -166,6 +168,10 @@ impl Watch {
             inner.waiting.entry(unfinished.key).or_default().extend(unfinished.listeners);
         }
         let listeners = inner.waiting.remove(&inbound.dedupe_key).unwrap_or_default();
+        let person = !matches!(inbound.channel.as_str(), SYSTEM_CHANNEL | ADMIN_CHANNEL | API_CHANNEL);
+        if person && inbound.kind == ChatKind::Direct && !inbound.sender_name.trim().is_empty() {
+            inner.speaker = Some(inbound.sender_name.clone());
+        }
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),
             api: inbound.reply_target.channel == API_CHANNEL,
@@ -382,6 +388,11 @@ impl Watch {
                 l.close(&outcome);
             }
         }
+    }
+
+    /// The name of the person who wrote last in this one-to-one chat.
+    pub fn speaker(&self) -> Option<String> {
+        self.inner.borrow().speaker.clone()
     }
 
     /// What heartbeats and jobs said since the last call.
