@@ -202,6 +202,38 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.ok(await page.$("#stop[hidden]"));
   });
 
+  test("chat: with a model that answers at once, the first words show soon after Enter (measured)", async () => {
+    const runs = [];
+    for (let i = 0; i < 7; i++) {
+      h.llm.push({ text: `Answer number ${i}.` });
+      await page.evaluate(() => {
+        window.__shown = null;
+        window.__enter = null;
+        document.getElementById("message").addEventListener("keydown", (e) => e.key === "Enter" && window.__enter === null && (window.__enter = performance.now()), { capture: true });
+        const log = document.querySelector(".chat-log");
+        const before = log.querySelectorAll(".bubble.assistant").length;
+        const seen = new MutationObserver(() => {
+          const b = log.querySelectorAll(".bubble.assistant")[before];
+          if (!b?.querySelector(".md")?.textContent.trim()) return;
+          seen.disconnect();
+          // Shown: the next frame after the words are in the page.
+          requestAnimationFrame(() => (window.__shown = performance.now() - window.__enter));
+        });
+        seen.observe(log, { subtree: true, childList: true, characterData: true });
+      });
+      const done = await page.$$eval(".bubble.assistant[data-done=true]", (els) => els.length);
+      await page.type("#message", `Question ${i}`);
+      await page.keyboard.press("Enter");
+      await page.waitForFunction(() => window.__shown !== null);
+      runs.push(await page.evaluate(() => window.__shown));
+      await page.waitForFunction((n) => document.querySelectorAll(".bubble.assistant[data-done=true]").length > n, {}, done);
+    }
+    const sorted = [...runs].sort((a, b) => a - b);
+    figures.enterToFirstWordsMs = { median: Math.round(sorted[3]), min: Math.round(sorted[0]), max: Math.round(sorted[6]), runs: runs.map(Math.round) };
+    // The target is 100 ms (README); the bound here leaves room for a busy test machine.
+    assert.ok(sorted[3] < 400, `median ${sorted[3]} ms`);
+  });
+
   test("chat: markdown is rendered and nothing the model writes runs; code has its language and Copy; a wide table scrolls in its bubble", async () => {
     const wide = `| ${Array.from({ length: 12 }, (_, i) => `column${i}`).join(" | ")} |\n|${"---|".repeat(12)}\n| ${Array.from({ length: 12 }, (_, i) => `value-number-${i}`).join(" | ")} |`;
     const code = `const answer = 42; // ${"long ".repeat(60)}`;
@@ -548,7 +580,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     const kinds = await page.$$eval('svg[data-chart="Tokens by kind"] rect', (rs) => rs.map((r) => [r.dataset.label, Number(r.dataset.value), Number(r.getAttribute("width"))]));
     assert.equal(kinds.reduce((a, k) => a + k[1], 0), report.totalTokens);
     const [a, b] = kinds;
-    assert.ok(Math.abs(a[2] / b[2] - a[1] / b[1]) < 0.02 || a[1] === 0 || b[1] === 0, `drawn to scale: ${a} ${b}`);
+    assert.ok(Math.abs((a[2] / b[2]) / (a[1] / b[1]) - 1) < 0.02, `drawn to scale: ${a} ${b}`);
     const today = new Intl.DateTimeFormat("en-CA", { timeZone: report.timezone }).format(new Date());
     const days = await page.$$eval('svg[data-chart="Cost by day (USD)"] rect', (rs) => rs.map((r) => r.dataset.label));
     assert.equal(days.at(-1), today);

@@ -91,6 +91,7 @@ export async function chatPage(state, threadArg) {
     get(agentPath(agent, `/sessions/${encodeURIComponent(key)}`)).catch(() => ({ messages: [], notes: [] })),
   ]);
   const known = thread === "main" || threads.some((t) => t.id === thread);
+  let titled = known || (status.messages ?? []).length > 0;
 
   const log = h("div", { class: "chat-log", role: "log", tabindex: "0", "aria-label": `Conversation with ${agent}` });
   const input = h("textarea", { id: "message", rows: 1, placeholder: `Message ${agent}`, enterkeyhint: touch() ? "enter" : "send", "aria-describedby": "composer-hint" });
@@ -147,9 +148,11 @@ export async function chatPage(state, threadArg) {
       sessionStorage.removeItem(pendingKey);
     };
     try {
-      if (!rejoin && !known && !log.querySelector(".bubble.user ~ .bubble.user")) {
-        // A new chat is titled by its first message (409: it exists already, fine).
-        await post(agentPath(agent, "/memory/threads"), { threadId: thread, title: titleOf(text) }).catch(() => {});
+      if (!rejoin && !titled) {
+        // A new chat is titled by its first message, alongside (not before) the
+        // message: the thread is made long before the turn registers it.
+        titled = true;
+        post(agentPath(agent, "/memory/threads"), { threadId: thread, title: titleOf(text) }).catch(() => {});
       }
       await stream(
         agentPath(agent, "/stream"),

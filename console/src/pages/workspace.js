@@ -155,8 +155,8 @@ export async function workspacePage(state, layerArg, openArg) {
 
   /** Where the file comes from, and what saving and deleting do, in words. */
   function explain(f) {
-    const lower = f.inheritsOnDelete && data.template ? `the template ${data.template} or the defaults` : "the defaults";
-    if (f.source === "agent" && f.inheritsOnDelete) return `The agent's own version, overriding the one from ${lower}. Saving keeps a version in the history; removing the override brings back the inherited one.`;
+    const lower = data.template ? `the template ${data.template} or the defaults` : "the defaults";
+    if (f.source === "agent" && f.inheritsOnDelete) return `The agent's own version of a file it would otherwise inherit (from ${lower}). Saving keeps a version in the history; removing the override brings back the inherited one.`;
     if (f.source === "agent") return "The agent's own file (no template or default has one). Every save keeps a version in the history.";
     if (f.source === "pinned") return `A guardrail pinned from the template ${data.template}: the agent serves this version until you accept an update.`;
     return `Inherited from ${f.source === "template" ? `the template ${data.template}` : "the defaults"}. Saving makes the agent's own copy (an override); the inherited file stays as it is.`;
