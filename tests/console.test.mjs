@@ -203,6 +203,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
   });
 
   test("chat: with a model that answers at once, the first words show soon after Enter (measured)", async () => {
+    await go(page, "#/chat/latency", "#message");
     const runs = [];
     for (let i = 0; i < 7; i++) {
       h.llm.push({ text: `Answer number ${i}.` });
@@ -254,6 +255,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
       '<img src="x" onerror="window.__pwned=1"><script>window.__pwned=3</script><iframe src="https://example.com"></iframe>',
     ].join("\n");
     h.llm.push({ text: reply, pieceDelayMs: 2 });
+    await go(page, "#/chat/main", "#message");
     await chat(page, "Show me what you can format");
     const bubble = ".bubble.assistant[data-done=true]:last-of-type";
     const found = await page.$eval(bubble, (b) => ({
@@ -310,6 +312,22 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.waitForSelector("body[data-ready=chat]");
     const kept = await page.$$eval(".bubble.assistant.stopped", (els) => els.map((e) => [e.querySelector(".md").textContent.trim(), e.querySelector(".badge")?.textContent]));
     assert.deepEqual(kept, [[written.trim(), "Stopped"]]);
+  });
+
+  test("chat: a reload while an answer is written follows it again to its end", async () => {
+    h.llm.push({ text: words(30), pieceDelayMs: 50 });
+    await page.type("#message", "Count to thirty");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector(".bubble.assistant.streaming .md")?.textContent.includes("word3"));
+    await page.reload();
+    await page.waitForSelector("body[data-ready=chat]");
+    await page.waitForSelector(".bubble.assistant.streaming");
+    await page.waitForSelector(".bubble.assistant[data-done=true]:last-of-type:not(.stopped)", { timeout: 20000 });
+    assert.equal(await page.$$eval(".bubble.assistant .md", (els) => els.at(-1).textContent.trim()), words(30).trim());
+    assert.equal(await page.$$eval(".bubble.user .plain", (els) => els.filter((e) => e.textContent === "Count to thirty").length), 1, "the question once");
+    await page.reload();
+    await page.waitForSelector("body[data-ready=chat]");
+    assert.equal(await page.$$eval(".bubble.assistant .md", (els) => els.at(-1).textContent.trim()), words(30).trim(), "and kept");
   });
 
   test("chat: a failed answer is said, and still there after a reload, after the question", async () => {
