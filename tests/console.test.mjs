@@ -98,7 +98,11 @@ async function sideways(p, what) {
 
 async function go(p, hash, ready) {
   step = hash;
-  await p.evaluate((x) => (location.hash = x), hash);
+  // The page drawn before says it is ready until the new one starts: forget it first.
+  await p.evaluate((x) => {
+    if (location.hash !== x) delete document.body.dataset.ready;
+    location.hash = x;
+  }, hash);
   if (ready) await p.waitForSelector(ready, { timeout: 15000 });
   // The page has loaded all it shows (tests wait for this).
   await p.waitForSelector(`body[data-ready="${hash.slice(2).split("/")[0]}"]`, { timeout: 15000 });
@@ -279,6 +283,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.ok(found.shownAsText, "raw HTML is shown as text");
     assert.equal(found.lang, "js");
     assert.equal(await page.evaluate(() => window.__pwned ?? null), null, "nothing ran");
+    await shot(page, "chat");
     // Copy puts the code on the clipboard.
     await page.click(`${bubble} .code button.copy`);
     await page.waitForFunction((b) => document.querySelector(`${b} .code button.copy`).textContent === "Copied", {}, bubble);
@@ -292,7 +297,6 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     });
     assert.deepEqual(fit, { inside: true, table: true, code: true });
     await axe(page, "chat 1366");
-    await shot(page, "chat");
   });
 
   test("chat: Stop cuts the answer being written; what was written stays, marked, after a reload", async () => {
@@ -345,6 +349,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
   });
 
   test("chat: New chat starts a thread titled by its first message; Shift+Enter adds a line and the composer grows", async () => {
+    await page.$eval("body", (b) => delete b.dataset.ready);
     await page.click("#new-chat");
     await page.waitForFunction(() => /^#\/chat\/c-[0-9a-f]{20}$/.test(location.hash) && document.body.dataset.ready === "chat");
     const id = await page.evaluate(() => location.hash.split("/").pop());
@@ -545,6 +550,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.click("#note-save");
     await page.waitForSelector('ul[aria-label="Notes"] li[data-note="bike"]');
     await page.waitForFunction((n) => document.querySelector("#memory-stats").textContent.startsWith(`${n + 1} entries`), {}, before);
+    await page.waitForSelector("#note-name[readonly]");
     // The same name again: refused (422), said beside the form, the text kept.
     await page.click("#new-note");
     await page.type("#note-name", "bike");
@@ -638,7 +644,10 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.ok(dark(await bg()), await bg());
     assert.equal(await page.$eval("#theme", (b) => b.getAttribute("aria-pressed")), "true");
     await axe(page, "chat dark 1366");
-    await go(page, "#/workspace", 'li[data-path="SOUL.md"]');
+    await go(page, "#/workspace", 'li[data-path="USER.md"]');
+    await page.click('li[data-path="USER.md"] button');
+    await page.waitForSelector("pierce/.cm-content");
+    await page.waitForSelector(".versions li[data-rev]");
     await axe(page, "workspace dark 1366");
     await shot(page, "workspace-dark");
     await page.click("#theme");

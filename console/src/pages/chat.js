@@ -4,7 +4,7 @@
 // markdown; Stop cuts it short (POST /threads/{id}/stop); what failed or
 // was stopped stays in the thread after a reload (the session's notes).
 import { agentPath, get, post, stream } from "../api.js";
-import { busy, fmtAgo, h, page, say } from "../dom.js";
+import { fmtAgo, h, page, say } from "../dom.js";
 import { markdownInto } from "../markdown.js";
 import { bubble, timeline, userParts } from "./messages.js";
 
@@ -249,9 +249,10 @@ export async function chatPage(state, threadArg) {
     const last = [...(status.messages ?? [])].reverse().find((m) => m.role === "user");
     if (!last || userParts(last).text !== pending.text.trim()) log.append(bubble("user", h("p", { class: "plain" }, pending.text)));
     log.querySelector(".empty")?.remove();
-    busy(log, () => follow(pending.text, pending.key, { rejoin: true }));
+    follow(pending.text, pending.key, { rejoin: true });
   } else if (pending) {
     sessionStorage.removeItem(`hearth-pending:${agent}:${thread}`);
   }
-  input.focus({ preventScroll: true });
+  // (Not on a phone: the keyboard would cover the page each time it opens.)
+  if (!touch()) input.focus({ preventScroll: true });
 }

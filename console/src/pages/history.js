@@ -77,7 +77,7 @@ export function historyPanel(agent, path, timeZone, after) {
         return h(
           "li",
           { "data-rev": c.rev },
-          h("div", {}, h("strong", {}, changeWords(c)), ` by ${who(c.actor)}`, c.why ? h("span", { class: "muted" }, ` · ${c.why}`) : null),
+          h("div", {}, h("strong", {}, changeWords(c)), ` by ${who(c.actor)}`, c.why ? h("span", { class: "muted", title: c.why }, ` · ${c.why.replace(/sha256:([0-9a-f]{8})[0-9a-f]{56}/g, "sha256:$1…")}`) : null),
           h("div", { class: "muted small" }, h("time", { datetime: new Date(c.at).toISOString() }, fmtLocal(c.at, timeZone)), ` (${fmtAgo(c.at)})`, i === 0 ? " · current" : ""),
           h(
             "div",

@@ -55,7 +55,11 @@ export async function memoryPage(state) {
   /** Reads the list and the count again (after a save or a delete). */
   const refresh = () => Promise.all([showStats(), search()]);
 
+  // What the detail pane shows is the user's latest choice: a note read late
+  // (a slow network) does not replace a form opened since.
+  let showing = 0;
   function editor(name, content, meta) {
+    showing++;
     const isNew = !name;
     const nameInput = h("input", { id: "note-name", value: name ?? "", readonly: !isNew, required: true, placeholder: isNew ? "a short name, e.g. tea" : undefined });
     const text = h("textarea", { id: "note-content", rows: 12, value: content ?? "" });
@@ -107,10 +111,12 @@ export async function memoryPage(state) {
     (isNew ? nameInput : text).focus();
   }
   async function open(name) {
+    const ticket = ++showing;
     detail.replaceChildren(loading());
     await busy(detail, async () => {
       try {
         const r = await call({ call: "get", store: store.value, name });
+        if (ticket !== showing) return;
         const entry = r.entry;
         if (!entry) {
           detail.replaceChildren(problem(`${name} is gone.`));
@@ -118,7 +124,7 @@ export async function memoryPage(state) {
         }
         editor(entry.name, entry.content, `${entry.kind} · ${fmtTime(entry.created_at)}${entry.aliases?.length ? ` · also ${entry.aliases.join(", ")}` : ""}`);
       } catch (err) {
-        detail.replaceChildren(problem(`${name} could not be read: ${err.message}`));
+        if (ticket === showing) detail.replaceChildren(problem(`${name} could not be read: ${err.message}`));
       }
     });
   }

@@ -79,13 +79,11 @@ export function noteView(n) {
 /** Messages and notes in time order (a note goes after the messages of its time). */
 export function timeline(messages = [], notes = []) {
   const out = [];
-  let i = 0;
   const rest = [...notes].sort((a, b) => a.at - b.at);
   for (const m of messages) {
     while (rest.length && rest[0].at < (m.timestamp ?? 0)) out.push(noteView(rest.shift()));
     const v = messageView(m);
     if (v) out.push(v);
-    i++;
   }
   for (const n of rest) out.push(noteView(n));
   return out;

@@ -37,7 +37,10 @@ export async function sessionsPage(state) {
     btn?.setAttribute("aria-current", "true");
   };
 
+  // The conversation shown is the last one asked for (a slow read does not win).
+  let reading = 0;
   async function openLive(key, btn) {
+    const ticket = ++reading;
     select(btn);
     const d = describe(key);
     view.replaceChildren(h("h2", {}, d.title), loading());
@@ -46,9 +49,10 @@ export async function sessionsPage(state) {
       try {
         s = await get(agentPath(agent, `/sessions/${encodeURIComponent(key)}`));
       } catch (err) {
-        view.replaceChildren(h("h2", {}, d.title), problem(err.message));
+        if (ticket === reading) view.replaceChildren(h("h2", {}, d.title), problem(err.message));
         return;
       }
+      if (ticket !== reading) return;
       view.replaceChildren(
         h("h2", {}, d.title),
         h("p", { class: "muted small" }, `${s.messageCount} messages${s.compactions ? `, ${s.compactions} compacted parts archived` : ""}${s.open ? `, ${s.open} waiting to be answered` : ""} · ${key}`),
@@ -58,15 +62,17 @@ export async function sessionsPage(state) {
     });
   }
   async function openArchive(id, title, btn) {
+    const ticket = ++reading;
     select(btn);
     view.replaceChildren(h("h2", {}, title), loading());
     await busy(view, async () => {
       try {
         const a = await get(agentPath(agent, `/archives/${encodeURIComponent(id)}`));
+        if (ticket !== reading) return;
         const m = a.metadata ?? {};
         view.replaceChildren(h("h2", {}, title), h("p", { class: "muted small" }, `${m.messageCount ?? a.messages?.length ?? 0} messages, archived ${fmtTime(Number(m.archivedAt))} · ${a.key}`), conversation(a.messages ?? [], [], `Archived conversation: ${title}`));
       } catch (err) {
-        view.replaceChildren(h("h2", {}, title), problem(err.message));
+        if (ticket === reading) view.replaceChildren(h("h2", {}, title), problem(err.message));
       }
     });
   }

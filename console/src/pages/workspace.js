@@ -112,8 +112,11 @@ export async function workspacePage(state, layerArg, openArg) {
     }
   }
 
+  // The file shown is the last one asked for (a slow read does not win).
+  let opening = 0;
   async function openFile(f) {
     if (current && current.file.path !== f.path && !mayLeave()) return;
+    const ticket = ++opening;
     for (const b of tree.querySelectorAll("button")) b.removeAttribute("aria-current");
     tree.querySelector(`li[data-path="${CSS.escape(f.path)}"] button`)?.setAttribute("aria-current", "true");
     current?.editor?.destroy();
@@ -124,9 +127,10 @@ export async function workspacePage(state, layerArg, openArg) {
       try {
         file = f.new ? { content: "", ...f } : await get(filePath(base, f.path));
       } catch (err) {
-        pane.replaceChildren(h("h2", { id: "file-title" }, f.path), problem(`${f.path} could not be read: ${err.message}`));
+        if (ticket === opening) pane.replaceChildren(h("h2", { id: "file-title" }, f.path), problem(`${f.path} could not be read: ${err.message}`));
         return;
       }
+      if (ticket !== opening) return;
       const host = h("div", { class: "editor" });
       const actions = h("div", { class: "row actions" });
       const inherited = kind === "agent" && f.source !== "agent";
@@ -146,6 +150,7 @@ export async function workspacePage(state, layerArg, openArg) {
         kind === "agent" && !f.new ? historyPanel(state.agent, f.path, undefined, () => redraw(f.path)) : null,
       );
       const { createEditor } = await import("../editor.js");
+      if (ticket !== opening) return;
       current.saved = file.content;
       current.editor = createEditor(host, file.content, { label: `Content of ${f.path}`, onChange: markDirty });
       pane.dataset.open = f.path;
