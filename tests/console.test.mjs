@@ -537,7 +537,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
 
   test("memory: the new-note form is empty, the list and count follow saves and deletes, a refused save is said", async () => {
     await go(page, "#/memory", "#new-note");
-    const count = async () => Number((await text(page, "#memory-stats")).match(/^(\d+) entries/)?.[1] ?? 0);
+    const count = async () => Number((await text(page, "#memory-stats")).match(/^(\d+) entr/)?.[1] ?? 0);
     await page.waitForFunction(() => document.querySelector("#memory-stats").textContent !== "");
     const before = await count();
     await page.click("#new-note");
@@ -549,7 +549,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.type("#note-content", "The bike is in the shed.\nThe lock code is on the fridge.");
     await page.click("#note-save");
     await page.waitForSelector('ul[aria-label="Notes"] li[data-note="bike"]');
-    await page.waitForFunction((n) => document.querySelector("#memory-stats").textContent.startsWith(`${n + 1} entries`), {}, before);
+    await page.waitForFunction((n) => document.querySelector("#memory-stats").textContent.startsWith(`${n + 1} entr`), {}, before);
     await page.waitForSelector("#note-name[readonly]");
     // The same name again: refused (422), said beside the form, the text kept.
     await page.click("#new-note");
@@ -565,7 +565,7 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await shot(page, "memory");
     await page.click("#note-delete");
     await page.waitForFunction(() => !document.querySelector('ul[aria-label="Notes"] li[data-note="bike"]'));
-    await page.waitForFunction((n) => document.querySelector("#memory-stats").textContent.startsWith(`${n} entries`), {}, before);
+    await page.waitForFunction((n) => document.querySelector("#memory-stats").textContent.startsWith(`${n} entr`), {}, before);
   });
 
   test("schedule: the next heartbeat and the jobs in the agent's local time, with what they last said", async () => {

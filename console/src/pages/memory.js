@@ -20,7 +20,8 @@ export async function memoryPage(state) {
 
   async function showStats() {
     const s = await call({ call: "stats", store: store.value }).catch(() => null);
-    stats.textContent = s?.stats ? `${s.stats.entries} entries: ${s.stats.notes} notes, ${s.stats.archives} archived summaries` : "";
+    const n = (k, one, many) => `${k} ${k === 1 ? one : many}`;
+    stats.textContent = s?.stats ? `${n(s.stats.entries, "entry", "entries")}: ${n(s.stats.notes, "note", "notes")}, ${n(s.stats.archives, "archived summary", "archived summaries")}` : "";
   }
   const PAGE = 50;
   /** The store's entries newest first; "More" appends the next page. */

@@ -10,10 +10,11 @@ use crate::storage::{col_i64, col_string};
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
     session_key TEXT PRIMARY KEY, session_id TEXT, updated_at INTEGER)";
-
-/// Columns added later: added to older tables on first use (an "already
-/// there" error is the expected answer for newer ones).
-const COLUMNS: &[&str] = &["ALTER TABLE sessions ADD COLUMN title TEXT", "ALTER TABLE sessions ADD COLUMN last TEXT"];
+/// Who each session talks with and its last message: a table of its own, so
+/// registries made before it need no migration (an `ALTER TABLE` that fails
+/// on every call for the tables that have the column).
+const LABELS: &str = "CREATE TABLE IF NOT EXISTS session_labels (
+    session_key TEXT PRIMARY KEY, title TEXT, last TEXT)";
 
 pub struct Registry<'a, S: Sql> {
     sql: &'a S,
@@ -30,14 +31,7 @@ impl<'a, S: Sql> Registry<'a, S> {
 
     pub fn init(&self) -> Result<(), StorageError> {
         self.sql.exec(SCHEMA, &[])?;
-        for stmt in COLUMNS {
-            if let Err(e) = self.sql.exec(stmt, &[]) {
-                if !e.0.contains("duplicate column") {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
+        self.sql.exec(LABELS, &[]).map(|_| ())
     }
 
     /// Records (or refreshes) a session. A touch without a title or last
@@ -45,21 +39,31 @@ impl<'a, S: Sql> Registry<'a, S> {
     pub fn touch(&self, t: &SessionTouch) -> Result<(), StorageError> {
         let sid = text_or_null(t.session_id.clone());
         let at = t.updated_at.map(SqlValue::Int).unwrap_or(SqlValue::Null);
-        let last = text_or_null(t.last.as_ref().and_then(|l| serde_json::to_string(l).ok()));
-        self.sql.exec(
-            "INSERT INTO sessions (session_key, session_id, updated_at, title, last) VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT(session_key) DO UPDATE SET session_id = excluded.session_id,
-               updated_at = excluded.updated_at, title = COALESCE(excluded.title, sessions.title),
-               last = COALESCE(excluded.last, sessions.last)",
-            &[t.session_key.render().into(), sid, at, text_or_null(t.title.clone()), last],
-        )?;
-        Ok(())
+        let key = t.session_key.render();
+        let mut statements = vec![(
+            "INSERT INTO sessions (session_key, session_id, updated_at) VALUES (?, ?, ?)
+             ON CONFLICT(session_key) DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at"
+                .to_owned(),
+            vec![key.as_str().into(), sid, at],
+        )];
+        if t.title.is_some() || t.last.is_some() {
+            let last = text_or_null(t.last.as_ref().and_then(|l| serde_json::to_string(l).ok()));
+            statements.push((
+                "INSERT INTO session_labels (session_key, title, last) VALUES (?, ?, ?)
+                 ON CONFLICT(session_key) DO UPDATE SET title = COALESCE(excluded.title, session_labels.title),
+                   last = COALESCE(excluded.last, session_labels.last)"
+                    .to_owned(),
+                vec![key.into(), text_or_null(t.title.clone()), last],
+            ));
+        }
+        self.sql.exec_atomic(statements)
     }
 
     /// Every session, most recently active first.
     pub fn list(&self) -> Result<Vec<SessionEntry>, StorageError> {
         let rows = self.sql.exec(
-            "SELECT session_key, session_id, updated_at, title, last FROM sessions ORDER BY updated_at DESC",
+            "SELECT s.session_key, s.session_id, s.updated_at, l.title, l.last FROM sessions s
+             LEFT JOIN session_labels l ON l.session_key = s.session_key ORDER BY s.updated_at DESC",
             &[],
         )?;
         let take = |r: &mut Vec<SqlValue>, i: usize| {
@@ -116,7 +120,7 @@ mod tests {
     #[test]
     fn a_title_and_last_message_are_kept_until_a_touch_brings_new_ones() {
         let sql = MemSql::default();
-        // A registry made before the columns existed.
+        // A registry made before labels existed.
         sql.exec(SCHEMA, &[]).unwrap();
         sql.exec("INSERT INTO sessions VALUES ('agent:main:telegram:dm:7', 'old', 1)", &[]).unwrap();
         let r = Registry::new(&sql);
