@@ -45,21 +45,27 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
     match (req.method(), segments) {
         (Method::Post, ["agents", agent, "generate"]) => turns::turn(req, env, agent, &caller, false).await,
         (Method::Post, ["agents", agent, "stream"]) => turns::turn(req, env, agent, &caller, true).await,
+        (Method::Post, ["agents", agent, "threads", thread, "stop"]) => {
+            turns::stop(req, env, agent, &caller, thread).await
+        }
         (Method::Get, ["agents", agent, "memory", "threads"]) => threads::list(env, agent, &caller).await,
         (Method::Post, ["agents", agent, "memory", "threads"]) => threads::create(req, env, agent, &caller).await,
         (Method::Get, ["agents", agent, "notifications", "stream"]) => {
             threads::notifications(&req, env, agent, &caller).await
         }
-        (_, ["agents", _, "generate" | "stream" | "notifications"]) | (_, ["agents", _, "memory", "threads"]) => {
-            json_error(405, "method not allowed (generate and stream: POST; threads: GET or POST; notifications: GET)")
-        }
+        (_, ["agents", _, "generate" | "stream" | "notifications"])
+        | (_, ["agents", _, "memory", "threads"])
+        | (_, ["agents", _, "threads", _, "stop"]) => json_error(
+            405,
+            "method not allowed (generate, stream and threads/{id}/stop: POST; threads: GET or POST; notifications: GET)",
+        ),
         (Method::Get, ["agents"]) => {
             let visible: Vec<&String> = agents.iter().filter(|a| caller.allows(a)).collect();
             Response::from_json(&visible)
         }
         _ if caller != Caller::Admin => json_error(
             403,
-            "this key may use generate, stream, memory/threads and notifications; the rest needs ADMIN_TOKEN",
+            "this key may use generate, stream, threads/{id}/stop, memory/threads and notifications; the rest needs ADMIN_TOKEN",
         ),
         (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
         (Method::Get, ["agents", agent, "sessions", key]) => {

@@ -7,7 +7,7 @@ use crate::platform::DoPlatform;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
-use durable::protocol::api::{ApiOutcome, ApiTurnRequest, TURN_PATH};
+use durable::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
     EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
 };
@@ -199,6 +199,13 @@ impl DurableObject for Session {
                     Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
                 };
                 self.api_turn(body).await
+            }
+            (Method::Post, STOP_PATH) => {
+                let body: StopRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad stop body: {e}"), 400),
+                };
+                Response::from_json(&self.0.stop(&body))
             }
             (Method::Post, WAKE_PATH) => {
                 self.0.wake().await.map_err(failed)?;

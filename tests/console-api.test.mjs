@@ -5,7 +5,7 @@
 // get, put, delete; bad input named; pinned writes refused, seed 001).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startHearth } from "./helpers/hearth.mjs";
+import { FRIEND, startHearth, tgUpdate } from "./helpers/hearth.mjs";
 
 const ADMIN = "console-admin-token-0123";
 const ORIGIN = "http://hearth.test";
@@ -260,5 +260,25 @@ describe("workspace routes by layer", () => {
     assert.equal(other.status, 403);
     assert.doesNotMatch(await other.text(), /tea/);
     assert.equal((await h.fetch("/api/agents/main/memory/notes")).status, 401);
+  });
+});
+
+describe("what the console's pages read", () => {
+  test("sessions are listed with who each chat is with and its last message", async () => {
+    const r = await h.sendUpdate(tgUpdate({ from: FRIEND, text: "Is the shop open on Sunday?" }));
+    assert.equal(r.status, 200);
+    const key = `agent:main:telegram:dm:${FRIEND}`;
+    const entry = await h.until(async () => {
+      const list = await (await h.fetch("/api/agents/main/sessions", { headers: bearer })).json();
+      return list.live.find((s) => s.sessionKey === key && s.last);
+    }, { what: "the session in the registry" });
+    assert.equal(entry.title, "Pat", "the person's name, not the chat id");
+    assert.equal(entry.last.role, "assistant");
+    assert.equal(entry.last.text, "echo: Is the shop open on Sunday?");
+    assert.ok(entry.last.at > 0 && entry.last.at <= Date.now());
+    // The session's own status: the history, and no notes when nothing failed.
+    const status = await (await h.fetch(`/api/agents/main/sessions/${encodeURIComponent(key)}`, { headers: bearer })).json();
+    assert.equal(status.messages.at(-1).role, "assistant");
+    assert.equal(status.notes, undefined);
   });
 });

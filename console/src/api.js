@@ -13,7 +13,8 @@ async function errorOf(res) {
   const text = await res.text();
   try {
     const j = JSON.parse(text);
-    return new ApiError(res.status, j.error ?? j.message ?? text);
+    // A memory call's refusal is {error: kind, message}; the rest {error: message}.
+    return new ApiError(res.status, j.message ?? j.error ?? text);
   } catch {
     return new ApiError(res.status, text || res.statusText);
   }
@@ -38,6 +39,8 @@ export async function request(method, path, { json, body, headers = {}, raw = fa
 }
 
 export const get = (path) => request("GET", path);
+/** A GET whose body is wanted as text, whatever its type (a file, a diff). */
+export const getText = async (path) => (await request("GET", path, { raw: true })).text();
 export const post = (path, json) => request("POST", path, { json });
 export const put = (path, text) => request("PUT", path, { body: text, headers: { "content-type": "text/plain; charset=utf-8" } });
 export const del = (path) => request("DELETE", path);
@@ -45,7 +48,7 @@ export const del = (path) => request("DELETE", path);
 /** `/api/agents/{id}` + rest, the id encoded. */
 export const agentPath = (agent, rest = "") => `/api/agents/${encodeURIComponent(agent)}${rest}`;
 
-/** Server-sent events of a streamed POST: calls onEvent(name, data) for each. */
+/** Server-sent events of a streamed POST: calls onEvent(name, data, id) for each. */
 export async function stream(path, json, onEvent, { idempotencyKey } = {}) {
   const headers = { accept: "text/event-stream" };
   if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
@@ -61,9 +64,11 @@ export async function stream(path, json, onEvent, { idempotencyKey } = {}) {
       const block = buf.slice(0, cut);
       buf = buf.slice(cut + 2);
       let event = "message";
+      let id = null;
       const data = [];
       for (const line of block.split("\n")) {
         if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("id:")) id = line.slice(3).trim();
         else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
       }
       if (data.length) {
@@ -73,7 +78,7 @@ export async function stream(path, json, onEvent, { idempotencyKey } = {}) {
         } catch {
           parsed = { text: data.join("\n") };
         }
-        onEvent(event, parsed);
+        onEvent(event, parsed, id);
       }
     }
   }

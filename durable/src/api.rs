@@ -10,7 +10,7 @@
 //! owner may open a key's thread as `key-{name}-{thread}`).
 
 use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, API_CHANNEL, MAIN_THREAD};
-use crate::protocol::api::ApiTurnRequest;
+use crate::protocol::api::{ApiTurnRequest, StopRequest};
 use crate::settings::api::{ApiKey, Caller};
 use r2_layout::AgentId;
 use serde_json::Value;
@@ -214,7 +214,7 @@ pub fn turn_request(
     now: i64,
 ) -> ApiTurnRequest {
     let speaker = ask.resource_id.clone().unwrap_or_else(|| caller.name().to_owned());
-    let request = format!("api:{}:{idempotency_key}", caller.name());
+    let request = request_id(caller, idempotency_key);
     ApiTurnRequest {
         session_key: key,
         inbound: Inbound {
@@ -244,6 +244,33 @@ pub fn turn_request(
         thread_id: thread.to_owned(),
         stream,
         last_event_id,
+    }
+}
+
+/// The dedupe key of `caller`'s message sent with `idempotency_key`.
+pub fn request_id(caller: &Caller, idempotency_key: &str) -> String {
+    format!("api:{}:{idempotency_key}", caller.name())
+}
+
+/// What a stop request (`POST /api/agents/{id}/threads/{threadId}/stop`)
+/// asks: `{}` or no body (whatever answer the thread is writing), or
+/// `{"idempotencyKey": "..."}` (only the answer to that message).
+pub fn parse_stop(body: &[u8], caller: &Caller) -> Result<StopRequest, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(StopRequest::default());
+    }
+    let v: Value = serde_json::from_slice(body).map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
+    let Some(obj) = v.as_object() else { return Err(refuse(400, "the body must be a JSON object")) };
+    match obj.get("idempotencyKey") {
+        None | Some(Value::Null) => Ok(StopRequest::default()),
+        Some(Value::String(k)) => {
+            let key = idempotency_key(Some(k), String::new)?;
+            if key.is_empty() {
+                return Err(refuse(400, "idempotencyKey must not be empty"));
+            }
+            Ok(StopRequest { request: Some(request_id(caller, &key)) })
+        }
+        Some(_) => Err(refuse(400, "idempotencyKey must be the Idempotency-Key the message was sent with")),
     }
 }
 
@@ -337,5 +364,25 @@ mod tests {
         assert_eq!(req.inbound.dedupe_key, "api:admin:k:1");
         assert_eq!(idempotency_of(&req.inbound.dedupe_key), "k:1");
         assert_eq!((req.inbound.reply_target.channel.as_str(), req.inbound.sender_name.as_str()), ("api", "user-7"));
+    }
+
+    #[test]
+    fn a_stop_names_the_callers_message_or_none() {
+        let site = Caller::Key(keys()[1].clone());
+        assert_eq!(parse_stop(b"", &Caller::Admin).unwrap(), StopRequest::default());
+        assert_eq!(parse_stop(b"{}", &Caller::Admin).unwrap(), StopRequest::default());
+        let mine = parse_stop(br#"{"idempotencyKey":"k:1"}"#, &site).unwrap();
+        assert_eq!(mine.request.as_deref(), Some("api:site:k:1"), "the same key as the message's");
+        for (body, says) in [
+            (&b"nope"[..], "not JSON"),
+            (b"[1]", "JSON object"),
+            (br#"{"idempotencyKey":5}"#, "idempotencyKey"),
+            (br#"{"idempotencyKey":"a b"}"#, "Idempotency-Key"),
+            (br#"{"idempotencyKey":""}"#, "empty"),
+        ] {
+            let e = parse_stop(body, &Caller::Admin).unwrap_err();
+            assert_eq!(e.status, 400);
+            assert!(e.message.contains(says), "{}: {}", String::from_utf8_lossy(body), e.message);
+        }
     }
 }

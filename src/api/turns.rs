@@ -73,6 +73,43 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
     )
 }
 
+/// `POST /api/agents/{id}/threads/{threadId}/stop` (`{"idempotencyKey"}`
+/// optional): stops the answer the thread's session is writing. 200
+/// `{"stopped": true}`, or `{"stopped": false, "reason"}` when none was.
+pub async fn stop(mut req: Request, env: &Env, agent: &str, caller: &Caller, thread: &str) -> Result<Response> {
+    let body = match read_body_limited(&mut req, 4096).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    let stop = match durable::api::parse_stop(&body, caller) {
+        Ok(s) => s,
+        Err(e) => return api_error(e),
+    };
+    let agent_id = match r2_layout::AgentId::parse(agent) {
+        Ok(a) => a,
+        Err(e) => return json_error(404, &e.to_string()),
+    };
+    let thread = crate::http::percent_decode(thread);
+    let key = match thread_session(&agent_id, caller, &thread) {
+        Ok(k) => k,
+        Err(e) => return api_error(e),
+    };
+    let path = durable::protocol::api::STOP_PATH;
+    let body = serde_json::to_string(&stop)?;
+    let (status, reply) =
+        crate::objects::call_raw(env, SESSION_BINDING, &key.render(), worker::Method::Post, path, Some(body)).await?;
+    match status {
+        200 => Ok(Response::ok(reply)?.with_headers(json_headers()?)),
+        _ => json_error(503, &format!("the thread's session could not be reached: {reply}")),
+    }
+}
+
+fn json_headers() -> Result<worker::Headers> {
+    let headers = worker::Headers::new();
+    headers.set("content-type", "application/json")?;
+    Ok(headers)
+}
+
 /// A Session object's JSON answer as a response of known length.
 async fn whole(resp: &worker::worker_sys::web_sys::Response) -> Result<Response> {
     let body = crate::js::body_bytes(resp).await?;

@@ -486,7 +486,8 @@ export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
  * `pieceDelayMs` apart; `breakAfter: n` drops the connection after n pieces,
  * `errorAfter: n` ends with Anthropic's in-stream `error` event (overloaded)
  * after n pieces; `sse: "..."` sends a recorded transcript as it is. Each
- * request records `firstPieceAt` and `lastByteAt` (ms, for the bench).
+ * request records `firstPieceAt` and `lastByteAt` (ms, for the bench), and
+ * `aborted` (ms) when the client hung up before the answer's end.
  *
  * Usage is computed as the providers would report it ([promptCache]: the
  * cache reads and writes of the request's prefix, 4 characters a token),
@@ -784,9 +785,16 @@ const hrNow = () => Number(process.hrtime.bigint()) / 1e6;
 /** The answer as the provider streams it (server-sent events). */
 async function streamAnswer(res, provider, body, step, text, entry, { prompt, output }) {
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" });
+  // A client that hangs up mid-answer (a stopped answer) is recorded, and
+  // nothing more is written to it.
+  res.on("close", () => {
+    if (!res.writableEnded) entry.aborted = Date.now();
+  });
   const write = (chunk) => {
+    if (res.destroyed) return;
     res.write(chunk);
     entry.lastByteAt = hrNow();
+    entry.written = (entry.written ?? 0) + 1;
   };
   if (step.sse) {
     entry.firstPieceAt = hrNow();
@@ -844,6 +852,7 @@ async function streamAnswer(res, provider, body, step, text, entry, { prompt, ou
       ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
       for (const [i, piece] of pieces.entries()) {
         await pause(i);
+        if (entry.aborted) return;
         if (step.breakAfter === i) return res.destroy();
         if (step.errorAfter === i) {
           ev("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
@@ -870,6 +879,7 @@ async function streamAnswer(res, provider, body, step, text, entry, { prompt, ou
   } else {
     for (const [i, piece] of pieces.entries()) {
       await pause(i);
+      if (entry.aborted) return;
       if (step.breakAfter === i) return res.destroy();
       if (i === 0) entry.firstPieceAt = hrNow();
       choice({ content: piece });

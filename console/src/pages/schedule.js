@@ -1,33 +1,118 @@
-// Schedule: heartbeat and jobs, next and recent runs, their tokens/cost,
-// warnings. The status is shown as the object gives it, in tables.
+// Schedule, said plainly: when the next heartbeat is (in the agent's local
+// time), what the last one did and said; each cron.json job with its next
+// and last run and what it last said; problems first; tokens last.
 import { agentPath, get } from "../api.js";
-import { fmtTime, h, page } from "../dom.js";
+import { fmtAgo, fmtInt, fmtLocal, h, page } from "../dom.js";
 
-const isTime = (k, v) => typeof v === "number" && v > 1e12 && /(at|At|next|last|Run|time)/.test(k);
+// The heartbeat's last outcome (`HeartbeatOutcome::label`) in words.
+const OUTCOMES = {
+  queued: "ran",
+  disabled: "off",
+  inactive: "not run: outside the active hours",
+  not_due: "not due yet",
+  busy: "not run: the heartbeat was still busy with the last one",
+  skipped: "no model call needed",
+  misconfigured: "not run: a setting is wrong",
+  retrying: "waiting to run: the heartbeat's session could not be reached",
+};
+const SKIPPED = { absent: "there is no HEARTBEAT.md", empty: "HEARTBEAT.md is empty", all_done: "every item of HEARTBEAT.md is checked", no_open_item: "HEARTBEAT.md has no unchecked item" };
 
-function value(k, v) {
-  if (v === null || v === undefined) return "—";
-  if (isTime(k, v)) return fmtTime(v);
-  if (Array.isArray(v)) {
-    if (!v.length) return "none";
-    if (typeof v[0] !== "object") return v.join(", ");
-    const cols = [...new Set(v.flatMap((o) => Object.keys(o)))];
-    return h("table", {}, h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)))), h("tbody", {}, v.map((o) => h("tr", {}, cols.map((c) => h("td", {}, value(c, o[c])))))));
-  }
-  if (typeof v === "object") return table(v);
-  return String(v);
+function outcomeWords(last) {
+  if (!last || typeof last !== "object" || !last.outcome) return "has not run yet";
+  const [kind, ...rest] = String(last.outcome).split(": ");
+  const detail = rest.join(": ");
+  const words = OUTCOMES[kind] ?? kind;
+  if (!detail) return words;
+  return `${words} (${SKIPPED[detail] ?? detail})`;
 }
 
-function table(obj) {
-  return h("table", {}, h("tbody", {}, Object.entries(obj).map(([k, v]) => h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, value(k, v))))));
+const said = (entry) => (entry?.last ? h("blockquote", { class: "said" }, entry.last.text, h("footer", { class: "muted small" }, fmtAgo(entry.last.at))) : h("p", { class: "muted" }, "Nothing said yet."));
+
+function tokensTable(t) {
+  const row = (name, x) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, fmtInt(x?.runs)), h("td", {}, fmtInt(x?.totalTokens)));
+  return h(
+    "div",
+    { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Tokens of scheduled work" },
+    h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Work"), h("th", { scope: "col" }, "Runs"), h("th", { scope: "col" }, "Tokens"))), h("tbody", {}, row("Heartbeats", t?.heartbeat), Object.entries(t?.byJob ?? {}).map(([n, x]) => row(`Job ${n}`, x)), row("Dreaming (nightly memory sweep)", t?.dreaming))),
+  );
 }
 
 export async function schedulePage(state) {
-  const s = await get(agentPath(state.agent, "/schedule"));
-  const { warnings, ...rest } = s;
+  const agent = state.agent;
+  const [s, sessions] = await Promise.all([get(agentPath(agent, "/schedule")), get(agentPath(agent, "/sessions")).catch(() => ({ live: [] }))]);
+  const bySession = new Map((sessions.live ?? []).map((e) => [e.sessionKey, e]));
+  if (!s.heartbeat) {
+    // No cron trigger reached this agent yet: nothing is planned to show.
+    return page(
+      "Schedule",
+      h("section", { class: "card", "data-fact": "not-started" }, h("h2", {}, "Not started yet"), h("p", {}, "The scheduler has not run for this agent yet. The cron trigger runs every 5 minutes once deployed; then the next heartbeat and the jobs of cron.json show here, in the agent's local time."), h("p", { class: "muted" }, "Locally (npm run dev): curl \"http://127.0.0.1:8787/__scheduled?cron=*/5+*+*+*+*\" runs it now.")),
+    );
+  }
+  const hb = s.heartbeat ?? {};
+  const set = hb.settings ?? {};
+  const tz = set.timezone || "UTC";
+  const problems = [...(s.errors ?? []), ...(s.warnings ?? []), ...(set.error ? [set.error] : [])];
+  const heartbeat = h(
+    "section",
+    { class: "card", "aria-labelledby": "hb-title" },
+    h("h2", { id: "hb-title" }, "Heartbeat"),
+    set.enabled
+      ? h(
+          "dl",
+          { class: "facts" },
+          h("dt", {}, "Next check-in"),
+          h("dd", { "data-fact": "next-heartbeat" }, hb.nextSlot ? `${fmtLocal(hb.nextSlot, tz)} (${fmtAgo(hb.nextSlot)})` : "not planned"),
+          h("dt", {}, "How often"),
+          h("dd", {}, `every ${set.intervalMinutes ?? 30} minutes${set.activeHours ? `, between ${set.activeHours}` : ", all day"} (${tz})`),
+          h("dt", {}, "What it does"),
+          h("dd", {}, set.runProse ? "reads HEARTBEAT.md and acts on it" : "reads HEARTBEAT.md; runs only when it has an unchecked item (- [ ] …)"),
+          h("dt", {}, "Last check-in"),
+          h("dd", { "data-fact": "last-heartbeat" }, hb.lastRunTick ? `${fmtLocal(hb.lastRunTick, tz)} (${fmtAgo(hb.lastRunTick)}): ${outcomeWords(hb.last)}` : "none yet"),
+        )
+      : h("p", {}, "The heartbeat is off (HEARTBEAT_ENABLED=false)."),
+    h("h3", {}, "What it last said"),
+    said(bySession.get(`agent:${agent}:heartbeat`)),
+  );
+  const jobs = h(
+    "section",
+    { class: "card", "aria-labelledby": "jobs-title" },
+    h("h2", { id: "jobs-title" }, "Jobs (cron.json)"),
+    (s.jobs ?? []).length
+      ? h(
+          "ul",
+          { class: "jobs" },
+          s.jobs.map((j) =>
+            h(
+              "li",
+              { "data-job": j.name },
+              h("h3", {}, j.name),
+              h(
+                "dl",
+                { class: "facts" },
+                h("dt", {}, "Next run"),
+                h("dd", {}, j.nextRun ? `${fmtLocal(j.nextRun, j.timezone || tz)} (${fmtAgo(j.nextRun)})` : "not planned"),
+                h("dt", {}, "When"),
+                h("dd", {}, h("code", {}, j.cron), ` in ${j.timezone || tz}`),
+                h("dt", {}, "Last run"),
+                h("dd", {}, j.lastSlot ? `${fmtLocal(j.lastSlot, j.timezone || tz)} (${fmtAgo(j.lastSlot)})` : "not yet"),
+                h("dt", {}, "Asks"),
+                h("dd", {}, j.message),
+              ),
+              h("h4", {}, "What it last said"),
+              said(bySession.get(`agent:${agent}:job:${j.name}`)),
+            ),
+          ),
+        )
+      : h("p", { class: "muted" }, "No jobs. Add them to the agent's cron.json (see README, Heartbeats and jobs)."),
+    (s.failedRuns ?? []).length ? h("p", { class: "error" }, `Failed runs: ${s.failedRuns.join(", ")}`) : null,
+    (s.pendingRuns ?? []).length ? h("p", { class: "muted" }, `Waiting to run: ${s.pendingRuns.join(", ")}`) : null,
+  );
   page(
     "Schedule",
-    warnings?.length ? h("ul", { class: "error", "aria-label": "Warnings" }, warnings.map((w) => h("li", {}, typeof w === "string" ? w : JSON.stringify(w)))) : null,
-    h("div", { class: "card" }, table(rest)),
+    h("p", { class: "muted" }, `Times are the agent's local time (${tz}).${s.lastTick ? ` The scheduler last ran ${fmtAgo(s.lastTick)}.` : " The scheduler has not run yet (the cron trigger runs every 5 minutes)."}`),
+    problems.length ? h("section", { class: "card problems", "aria-labelledby": "problems-title" }, h("h2", { id: "problems-title" }, "Needs your attention"), h("ul", { class: "error" }, problems.map((w) => h("li", {}, typeof w === "string" ? w : JSON.stringify(w))))) : null,
+    h("div", { class: "grid2" }, heartbeat, jobs),
+    h("h2", {}, "Tokens of scheduled work"),
+    tokensTable(s.tokens),
   );
 }

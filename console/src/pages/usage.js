@@ -1,7 +1,7 @@
 // Usage: figures, cache hit rate, budget left, and bar charts (inline SVG)
 // by model, by kind and by day, all from one report (its byDay).
 import { agentPath, get } from "../api.js";
-import { fmtInt, fmtUsd, h, page, pct, s } from "../dom.js";
+import { busy, fmtInt, fmtUsd, h, page, pct, s } from "../dom.js";
 
 /** A horizontal bar chart; each bar carries data-label / data-value. */
 export function barChart(title, rows, format) {
@@ -17,7 +17,7 @@ export function barChart(title, rows, format) {
     const w = max > 0 ? Math.max(1, ((width - labelW - 70) * r.value) / max) : 1;
     svg.append(
       s("text", { x: 4, y: y + 15 }, r.label.length > 17 ? `${r.label.slice(0, 16)}…` : r.label),
-      s("rect", { x: labelW, y, width: w.toFixed(1), height: barH, fill: "#7a3ea8", rx: 3, "data-label": r.label, "data-value": r.value }, s("title", {}, `${r.label}: ${format(r.value)}`)),
+      s("rect", { x: labelW, y, width: w.toFixed(1), height: barH, rx: 3, "data-label": r.label, "data-value": r.value }, s("title", {}, `${r.label}: ${format(r.value)}`)),
       s("text", { x: labelW + w + 6, y: y + 15 }, format(r.value)),
     );
   });
@@ -43,10 +43,12 @@ function budgetRow(name, b) {
 export async function usagePage(state, period = sessionStorage.getItem("hearth-period") || "month") {
   const agent = state.agent;
   const r = await get(agentPath(agent, `/usage?period=${encodeURIComponent(period)}`));
-  const select = h("select", { id: "period" }, ["today", "month", "all"].map((p) => h("option", { value: p, selected: p === period }, p)));
+  const asOf = new Date();
+  const redraw = (p) => busy(document.getElementById("main"), () => usagePage(state, p));
+  const select = h("select", { id: "period" }, [["today", "Today"], ["month", "This month"], ["all", "All time"]].map(([p, label]) => h("option", { value: p, selected: p === period }, label)));
   select.addEventListener("change", () => {
     sessionStorage.setItem("hearth-period", select.value);
-    usagePage(state, select.value);
+    redraw(select.value);
   });
   const byModel = Object.entries(r.byModel ?? {}).map(([label, f]) => ({ label, value: f.cost ?? 0, tokens: f.tokens }));
   const byKind = Object.entries(r.byKind ?? {}).map(([label, f]) => ({ label, value: f.tokens }));
@@ -55,18 +57,24 @@ export async function usagePage(state, period = sessionStorage.getItem("hearth-p
   const dayRows = localDays(r.timezone || "UTC", 7, r.from).map((d) => ({ label: d, value: cost.get(d) ?? 0 }));
   page(
     "Usage",
-    h("div", { class: "row" }, h("label", { for: "period" }, "Period"), select, h("span", { class: "muted" }, `${r.timezone}`)),
+    h("div", { class: "row" }, h("label", { for: "period" }, "Period"), select, h("span", { class: "muted" }, `days in ${r.timezone}`)),
+    h(
+      "p",
+      { class: "muted as-of", "data-as-of": asOf.toISOString() },
+      `As of ${asOf.toLocaleTimeString()}. A conversation reports its calls within about a minute, so the last minute may be missing. `,
+      h("button", { type: "button", class: "secondary small", id: "refresh", onclick: () => redraw(period) }, "Refresh"),
+    ),
     h(
       "div",
-      { class: "figures", "aria-label": "Totals" },
+      { class: "figures", role: "group", "aria-label": "Totals" },
       h("div", { "data-figure": "cost" }, "Cost", h("b", {}, fmtUsd(r.totalCost))),
       h("div", { "data-figure": "calls" }, "Calls", h("b", {}, fmtInt(r.calls))),
       h("div", { "data-figure": "tokens" }, "Tokens", h("b", {}, fmtInt(r.totalTokens))),
       h("div", { "data-figure": "cache" }, "Cache hit rate", h("b", {}, pct(r.cacheHitRate))),
     ),
-    r.unpricedModels?.length ? h("p", { class: "muted" }, `No price for: ${r.unpricedModels.join(", ")}`) : null,
+    r.unpricedModels?.length ? h("p", { class: "muted" }, `No price for: ${r.unpricedModels.join(", ")} (add it to LLM_PRICES to see its cost)`) : null,
     h("div", { class: "grid3" }, barChart("Cost by model (USD)", byModel, fmtUsd), barChart("Tokens by kind", byKind, fmtInt), barChart("Cost by day (USD)", dayRows, fmtUsd)),
     h("h2", {}, "Budget"),
-    h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Period"), h("th", {}, "Limit"), h("th", {}, "Left"), h("th", {}, "Used"))), h("tbody", {}, budgetRow("Daily", r.budget?.daily), budgetRow("Monthly", r.budget?.monthly))),
+    h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Budget" }, h("table", {}, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Period"), h("th", { scope: "col" }, "Limit"), h("th", { scope: "col" }, "Left"), h("th", { scope: "col" }, "Used"))), h("tbody", {}, budgetRow("Daily", r.budget?.daily), budgetRow("Monthly", r.budget?.monthly)))),
   );
 }

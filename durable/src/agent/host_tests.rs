@@ -147,6 +147,8 @@ fn sessions_register_and_list() {
         session_key: SessionKey::parse("agent:main:main").unwrap(),
         session_id: Some("s1".into()),
         updated_at: Some(5),
+        title: None,
+        last: None,
     };
     h.touch(&touch).unwrap();
     h.touch(&touch).unwrap();

@@ -96,7 +96,15 @@ mod tests {
         assert!(!create_ok(&sql, &create("agent:main:api:plans", 2)), "exists");
         let registry = Registry::new(&sql);
         for (k, at) in [("agent:main:api:plans", 50), ("agent:main:api:used", 40), ("agent:main:telegram:dm:7", 60)] {
-            registry.touch(&SessionTouch { session_key: key(k), session_id: None, updated_at: Some(at) }).unwrap();
+            registry
+                .touch(&SessionTouch {
+                    session_key: key(k),
+                    session_id: None,
+                    updated_at: Some(at),
+                    title: None,
+                    last: None,
+                })
+                .unwrap();
         }
         assert!(!create_ok(&sql, &create("agent:main:api:used", 3)), "used threads exist too");
         let rows = list(&sql).unwrap();

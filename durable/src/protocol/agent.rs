@@ -79,6 +79,12 @@ pub struct SessionEntry {
     pub session_key: String,
     pub session_id: Option<String>,
     pub updated_at: Option<i64>,
+    /// Who the session talks with, when its chat said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its last message as of `updated_at` (the registry may lag a minute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<super::session::LastMessage>,
 }
 
 impl SessionEntry {

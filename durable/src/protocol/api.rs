@@ -5,7 +5,8 @@
 //! Events: `delta` (`{"text"}`: more of the answer; with `"replace": true`
 //! the text of this step so far is replaced, after the model was asked
 //! again), `tool` (`{"name", "status"}`: `running`, then `done` or
-//! `error`), `done` (a [`GenerateReply`]), `error` (`{"message"}`). Each
+//! `error`), `done` (a [`GenerateReply`]; `"stopped": true` when the answer
+//! was stopped, see [`STOP_PATH`]), `error` (`{"message"}`). Each
 //! `delta` and `tool` carries an id `{step}-{bytes}-{tools}` (how far into
 //! the answer it is): a client that reconnects with `Last-Event-ID` is sent
 //! only what comes after it.
@@ -17,6 +18,33 @@ use serde::{Deserialize, Serialize};
 /// `POST` [`ApiTurnRequest`] → `text/event-stream` (`stream`), or the
 /// [`GenerateReply`] once the turn is done (200), or [`ApiFailure`] (502).
 pub const TURN_PATH: &str = "/api/turn";
+
+/// `POST` [`StopRequest`] → [`StopReply`]: stops the answer the session is
+/// writing (`POST /api/agents/{id}/threads/{threadId}/stop`). The model
+/// call in flight is dropped (its stream aborted); what was written stays
+/// in the history, marked `stopReason: "stopped"`, and is the answer's
+/// text (`"stopped": true` in the `done` event and `/generate`'s reply).
+pub const STOP_PATH: &str = "/api/stop";
+
+/// Which answer to stop.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StopRequest {
+    /// Only the answer to this message (its dedupe key, `api:{caller}:{Idempotency-Key}`),
+    /// so a stop sent as the answer ends never stops the next message. `None`: whatever is
+    /// being answered.
+    pub request: Option<String>,
+}
+
+/// Whether an answer was being written and is now stopped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StopReply {
+    pub stopped: bool,
+    /// Why nothing was stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
 
 /// An API message for a session, and how its answer is wanted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +93,10 @@ pub struct GenerateReply {
     pub text: String,
     pub thread_id: String,
     pub usage: ApiUsage,
+    /// The answer was stopped while it was written (see [`STOP_PATH`]):
+    /// `text` is what had been written by then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
 }
 
 /// A turn that could not answer (the model failed after its retries): the
@@ -82,8 +114,15 @@ pub struct ApiFailure {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApiOutcome {
-    Done { text: String, usage: ApiUsage },
-    Failed { message: String },
+    Done {
+        text: String,
+        usage: ApiUsage,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        stopped: bool,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 impl ApiOutcome {
@@ -91,8 +130,8 @@ impl ApiOutcome {
     pub fn http(&self, thread_id: &str) -> (u16, String) {
         let thread_id = thread_id.to_owned();
         match self {
-            ApiOutcome::Done { text, usage } => {
-                let reply = GenerateReply { text: text.clone(), thread_id, usage: *usage };
+            ApiOutcome::Done { text, usage, stopped } => {
+                let reply = GenerateReply { text: text.clone(), thread_id, usage: *usage, stopped: *stopped };
                 (200, serde_json::to_string(&reply).unwrap_or_default())
             }
             ApiOutcome::Failed { message } => {
@@ -131,13 +170,18 @@ mod tests {
 
     #[test]
     fn outcomes_as_http_and_as_events() {
-        let done = ApiOutcome::Done { text: "hi\nthere".into(), usage: ApiUsage::from(&Usage::new(10, 5, 40, 2)) };
+        let done = ApiOutcome::Done {
+            text: "hi\nthere".into(),
+            usage: ApiUsage::from(&Usage::new(10, 5, 40, 2)),
+            stopped: false,
+        };
         let (status, body) = done.http("t1");
         assert_eq!(status, 200);
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["threadId"], "t1");
         assert_eq!(v["usage"]["promptTokens"], 52, "every input token, cached or not");
         assert_eq!(v["usage"]["cacheReadTokens"], 40);
+        assert_eq!(v.get("stopped"), None, "said only of a stopped answer");
         let ev = done.event("t1");
         assert!(
             ev.starts_with("event: done\ndata: {") && ev.ends_with("}\n\n") && ev.matches('\n').count() == 3,

@@ -105,6 +105,21 @@ pub struct SessionStatus {
     /// The history, unless the brief status was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<Vec<Message>>,
+    /// What the session told the user that is not in the history (a model
+    /// that failed, an answer stopped before a word), with the history.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<SessionNote>,
+}
+
+/// Something the session said beside the conversation (`crate::session::notes`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionNote {
+    /// When (ms): the notes sit between the history's messages by time.
+    pub at: i64,
+    /// `error` (the model could not answer) or `stopped`.
+    pub kind: String,
+    pub text: String,
 }
 
 /// The session's outbox: what it still has to deliver, and what it gave up.
@@ -169,4 +184,25 @@ pub struct SessionTouch {
     pub session_key: SessionKey,
     pub session_id: Option<String>,
     pub updated_at: Option<i64>,
+    /// Who the session talks with, when a chat says (a person's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Its last message, shortened (for listings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<LastMessage>,
+}
+
+/// A session's last message as a listing shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LastMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// Its text, cut to [`LastMessage::MAX_CHARS`] characters.
+    pub text: String,
+    pub at: i64,
+}
+
+impl LastMessage {
+    pub const MAX_CHARS: usize = 160;
 }

@@ -49,6 +49,9 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
             deps.watch.failed(GAVE_UP);
+            if let Some(id) = store.meta("session_id")? {
+                super::notes::record(p.sql(), &id, p.now_ms(), super::notes::ERROR, GAVE_UP)?;
+            }
             send(p, deps, &inbound.reply_target, GAVE_UP).await?;
             finish(p, deps, &store, item.seq)?;
             continue;

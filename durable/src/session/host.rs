@@ -17,7 +17,7 @@ use crate::llm::wire::WireMemo;
 use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
-use crate::protocol::api::{ApiOutcome, ApiTurnRequest};
+use crate::protocol::api::{ApiOutcome, ApiTurnRequest, StopReply, StopRequest};
 use crate::protocol::session::{
     AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
 };
@@ -282,6 +282,10 @@ impl<R: SessionRuntime> SessionHost<R> {
             (false, Some(id)) => Some(store.history(id)?),
             (false, None) => Some(Vec::new()),
         };
+        let notes = match (brief, &session_id) {
+            (false, Some(id)) => super::notes::list(self.runtime.sql(), id)?,
+            _ => Vec::new(),
+        };
         let cache = self.media_cache.borrow();
         Ok(SessionStatus {
             session_key: self.session_key(&store)?,
@@ -303,7 +307,20 @@ impl<R: SessionRuntime> SessionHost<R> {
             usage_all: store.usage_totals_all()?,
             outbox: crate::delivery::status::status(self.runtime.sql())?,
             messages,
+            notes,
         })
+    }
+
+    /// Stops the answer being written (to message `request`, when named).
+    pub fn stop(&self, req: &StopRequest) -> StopReply {
+        if self.watch.stop(req.request.as_deref()) {
+            return StopReply { stopped: true, reason: None };
+        }
+        let why = match &req.request {
+            Some(_) => "that message is not being answered (it is done, or still queued)",
+            None => "no answer is being written in this thread",
+        };
+        StopReply { stopped: false, reason: Some(why.to_owned()) }
     }
 
     /// Whether the registry needs telling: a new session id, or activity more
@@ -315,6 +332,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             None => true,
             Some(last) => {
                 last.session_id != touch.session_id
+                    || (touch.title.is_some() && last.title != touch.title)
                     || touch.updated_at.unwrap_or(0) - last.updated_at.unwrap_or(0) > REGISTRY_REFRESH_MS
             }
         }
@@ -376,10 +394,17 @@ impl<R: SessionRuntime> SessionHost<R> {
         // the budget allows again (waking now would only hold it again).
         let held = super::meter::held(&deps);
         self.rearm(&store, held).await?;
+        let session_id = store.meta("session_id").ok().flatten();
+        let last = match &session_id {
+            Some(id) => super::label::last_message(&store, id).ok().flatten(),
+            None => None,
+        };
         let touch = SessionTouch {
             session_key: key,
-            session_id: store.meta("session_id").ok().flatten(),
+            session_id,
             updated_at: store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
+            title: self.watch.speaker(),
+            last,
         };
         if self.worth_registering(&touch) {
             match self.runtime.register(&touch).await {

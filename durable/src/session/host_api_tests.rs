@@ -9,7 +9,7 @@ use crate::session::host::ApiStart;
 use crate::session::watch::Attach;
 
 /// An Anthropic stream writing `pieces` as text deltas.
-fn sse(pieces: &[&str]) -> String {
+pub(super) fn sse(pieces: &[&str]) -> String {
     let mut out = String::from(
         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"content\":[],\
          \"usage\":{\"input_tokens\":10,\"output_tokens\":1,\"cache_read_input_tokens\":40}}}\n\n\
@@ -29,9 +29,9 @@ fn sse(pieces: &[&str]) -> String {
 
 /// The events of an SSE response piece by piece, and whether it ended.
 #[derive(Default)]
-struct Client {
-    written: RefCell<String>,
-    closed: Cell<bool>,
+pub(super) struct Client {
+    pub(super) written: RefCell<String>,
+    pub(super) closed: Cell<bool>,
     gone: Cell<bool>,
 }
 
@@ -51,7 +51,7 @@ impl EventSink for Sink {
 }
 
 impl Client {
-    fn events(&self) -> Vec<(String, serde_json::Value)> {
+    pub(super) fn events(&self) -> Vec<(String, serde_json::Value)> {
         self.written
             .borrow()
             .split("\n\n")
@@ -62,7 +62,7 @@ impl Client {
             })
             .collect()
     }
-    fn deltas(&self) -> String {
+    pub(super) fn deltas(&self) -> String {
         self.events()
             .iter()
             .filter(|(e, _)| e == "delta")
@@ -71,7 +71,7 @@ impl Client {
     }
 }
 
-fn api_request(key: &str, text: &str) -> ApiTurnRequest {
+pub(super) fn api_request(key: &str, text: &str) -> ApiTurnRequest {
     ApiTurnRequest {
         session_key: SessionKey::parse("agent:main:api:notes").unwrap(),
         inbound: Inbound {
@@ -97,7 +97,7 @@ fn api_request(key: &str, text: &str) -> ApiTurnRequest {
     }
 }
 
-fn stream(h: &SessionHost<TestRuntime>, req: &ApiTurnRequest) -> Rc<Client> {
+pub(super) fn stream(h: &SessionHost<TestRuntime>, req: &ApiTurnRequest) -> Rc<Client> {
     let c = Rc::new(Client::default());
     let start = block_on(h.api_turn(req, Attach::Stream(Box::new(Sink(c.clone())), None))).unwrap();
     assert!(matches!(start, ApiStart::Streaming));

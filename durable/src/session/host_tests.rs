@@ -178,6 +178,11 @@ fn the_registry_is_told_of_a_session_once_then_when_it_moves_on() {
     answer(&p, "hello again");
     block_on(h.alarm()).unwrap();
     assert_eq!(h.runtime().registered.borrow().len(), 2, "activity past the refresh time is reported");
+    // Who the chat is with, and its last message, for the console's listing.
+    let touch = h.runtime().registered.borrow().last().cloned().unwrap();
+    assert_eq!(touch.title.as_deref(), Some("Ana"));
+    let last = touch.last.unwrap();
+    assert_eq!((last.role.as_str(), last.text.as_str()), ("assistant", "hello again"));
 }
 
 #[test]
@@ -193,3 +198,6 @@ fn broken_settings_keep_the_messages_queued() {
 
 #[path = "host_api_tests.rs"]
 mod api;
+
+#[path = "host_stop_tests.rs"]
+mod stop;

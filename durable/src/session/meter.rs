@@ -265,36 +265,8 @@ pub fn after_call<P: Platform, S: Sql>(
 ) -> Result<(), StorageError> {
     let model = if reply.model.is_empty() { deps.config.llm.model.as_str() } else { reply.model.as_str() };
     let now = p.now_ms();
-    let seq = store.record_call(now, session_id, model, kind.as_str(), &reply.usage)?;
+    write_down(deps, store, session_id, kind, model, &reply.usage, now)?;
     let mut m = deps.meter.borrow_mut();
-    if m.loaded {
-        let u = &reply.usage;
-        m.pending.push(CallRecord {
-            thread: deps.key.render(),
-            session_id: session_id.to_owned(),
-            seq,
-            at: now,
-            kind,
-            model: model.to_owned(),
-            input: u.input,
-            output: u.output,
-            cache_read: u.cache_read,
-            cache_write: u.cache_write,
-        });
-    }
-    if let Some(r) = m.open.take() {
-        m.release.push(r);
-        m.release_since.get_or_insert(now);
-    }
-    if deps.config.usage.footer {
-        let price = m.prices.get_or_insert_with(|| prices::PriceBook::new(&deps.config.usage.prices)).price(model);
-        m.turn.add(&reply.usage);
-        match price {
-            Some(price) => m.turn_cost = Some(m.turn_cost.unwrap_or(0.0) + prices::cost(&price, &reply.usage)),
-            None => m.turn_unpriced = true,
-        }
-        m.turn_model = model.to_owned();
-    }
     let index = match &m.last_call {
         Some(last) if last.session_id == session_id => last.index + 1,
         _ => 0,
@@ -322,6 +294,63 @@ pub fn after_call<P: Platform, S: Sql>(
         );
     }
     m.last_call = Some(shape);
+    Ok(())
+}
+
+/// A call stopped while the model wrote (`super::stop`): its figures went
+/// with the dropped stream, so `usage` is an estimate; written down and
+/// priced like any call, its reservation released.
+pub fn cut_call<P: Platform, S: Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    session_id: &str,
+    kind: UsageKind,
+    usage: &Usage,
+) -> Result<(), StorageError> {
+    write_down(deps, store, session_id, kind, &deps.config.llm.model, usage, p.now_ms())
+}
+
+/// Writes a call down (to settle with the next request), releases its
+/// reservation and adds it to the turn's footer.
+fn write_down<S: Sql>(
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    session_id: &str,
+    kind: UsageKind,
+    model: &str,
+    usage: &Usage,
+    now: i64,
+) -> Result<(), StorageError> {
+    let seq = store.record_call(now, session_id, model, kind.as_str(), usage)?;
+    let mut m = deps.meter.borrow_mut();
+    if m.loaded {
+        m.pending.push(CallRecord {
+            thread: deps.key.render(),
+            session_id: session_id.to_owned(),
+            seq,
+            at: now,
+            kind,
+            model: model.to_owned(),
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+        });
+    }
+    if let Some(r) = m.open.take() {
+        m.release.push(r);
+        m.release_since.get_or_insert(now);
+    }
+    if deps.config.usage.footer {
+        let price = m.prices.get_or_insert_with(|| prices::PriceBook::new(&deps.config.usage.prices)).price(model);
+        m.turn.add(usage);
+        match price {
+            Some(price) => m.turn_cost = Some(m.turn_cost.unwrap_or(0.0) + prices::cost(&price, usage)),
+            None => m.turn_unpriced = true,
+        }
+        m.turn_model = model.to_owned();
+    }
     Ok(())
 }
 

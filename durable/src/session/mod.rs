@@ -17,6 +17,8 @@
 //! over HTTP.
 //! [`group`] is a session's part in a group of agents (listening, relays).
 //! [`meter`] records what each LLM call cost and keeps to the budget.
+//! [`stop`] ends an answer a client stopped; [`notes`] keeps what the user
+//! was told beside the conversation (failures, early stops).
 
 pub mod answer;
 pub mod answers;
@@ -30,12 +32,15 @@ pub mod history;
 pub mod host;
 #[cfg(test)]
 mod host_alarm_tests;
+pub mod label;
 pub mod meter;
+pub mod notes;
 pub mod prefix;
 pub mod preview;
 pub mod replay;
 pub mod reply;
 pub mod reset;
+pub mod stop;
 pub mod store;
 pub mod toolbox;
 pub mod turn;

@@ -11,6 +11,7 @@ use super::replay::{conversation, keep_strict_form};
 use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
+use super::watch::Run;
 use crate::inbound::{Inbound, ADMIN_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
@@ -74,8 +75,13 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             send(p, deps, target, TURN_PAST_DEADLINE).await?;
             return Ok(calls);
         }
+        if deps.watch.stop_asked() {
+            // Stopped while a tool ran: no further call.
+            super::stop::stopped(p, deps, store, session_id, inbound, seq, None).await?;
+            return Ok(calls);
+        }
         let kind = meter::kind_for(deps.key, if round == 0 { UsageKind::Conversation } else { UsageKind::ToolRound });
-        let result = {
+        let (result, prompt_tokens) = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
             if !compacted && estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
                 // Once per turn: compaction never loops.
@@ -130,11 +136,22 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             // Streamed only when someone follows the answer as it is written.
             let sink = |d: llm::Delta<'_>| deps.watch.delta(d);
             let sink: llm::DeltaSink<'_> = (deps.watch.streaming() || preview.active()).then_some(&sink);
-            let call = llm::complete_repairing_with(p, &cfg.llm, &req, sink);
-            with_typing(p, inbound, preview.during(p, deps, target, call)).await
+            let call = deps.watch.unless_stopped(llm::complete_repairing_with(p, &cfg.llm, &req, sink));
+            (with_typing(p, inbound, preview.during(p, deps, target, call)).await, size.min(budget))
         };
         let reply: LlmReply = match result {
-            Ok(done) => {
+            Run::NotStarted => {
+                calls -= 1;
+                meter::call_failed(deps, p.now_ms());
+                super::stop::stopped(p, deps, store, session_id, inbound, seq, None).await?;
+                return Ok(calls);
+            }
+            Run::Stopped => {
+                let cut = super::stop::CutCall { kind, prompt_tokens };
+                super::stop::stopped(p, deps, store, session_id, inbound, seq, Some(cut)).await?;
+                return Ok(calls);
+            }
+            Run::Done(Ok(done)) => {
                 if done.strict {
                     // The provider took the history only as plain text: keep
                     // it so, or every later turn is refused first.
@@ -144,10 +161,11 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 }
                 done.reply
             }
-            Err(e) => {
+            Run::Done(Err(e)) => {
                 meter::call_failed(deps, p.now_ms());
                 p.log(LogLevel::Error, &format!("turn failed: {e}"));
                 deps.watch.failed(&e.user_message());
+                super::notes::record(p.sql(), session_id, p.now_ms(), super::notes::ERROR, &e.user_message())?;
                 send(p, deps, target, &e.user_message()).await?;
                 return Ok(calls);
             }

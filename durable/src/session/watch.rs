@@ -15,8 +15,12 @@
 //! is sent whole once with `replace`. A client that reconnects with
 //! `Last-Event-ID` (its last position) gets what comes after it, also after
 //! an eviction, when the turn resumes from its stored steps.
+//!
+//! A client may also stop the answer being written ([`Watch::stop`]): the
+//! model call in flight is dropped (see [`Watch::unless_stopped`]), and the
+//! turn keeps what was written (`super::stop`).
 
-use crate::inbound::{Inbound, ReplyTarget, API_CHANNEL, NOTIFY_CHANNEL};
+use crate::inbound::{ChatKind, Inbound, ReplyTarget, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
 use crate::llm::Delta;
 use crate::ports::{EventSink, Sql, SqlValue, StorageError};
 use crate::protocol::api::{sse_event, ApiOutcome, ApiUsage};
@@ -54,6 +58,8 @@ struct Inner {
     waiting: HashMap<String, Vec<Listener>>,
     /// What heartbeats and jobs said, for the agent's notification feed.
     notices: Vec<String>,
+    /// The name of the person who wrote last in a one-to-one chat.
+    speaker: Option<String>,
 }
 
 struct Current {
@@ -68,6 +74,10 @@ struct Current {
     failed: Option<String>,
     usage: Usage,
     listeners: Vec<Listener>,
+    /// Someone asked to stop this answer.
+    stop_asked: bool,
+    /// Wakes the model call in flight when a stop comes.
+    stop_wake: Option<oneshot::Sender<()>>,
 }
 
 #[derive(Default)]
@@ -118,6 +128,15 @@ impl Cursor {
     }
 }
 
+/// How a model call run by [`Watch::unless_stopped`] ended.
+pub enum Run<T> {
+    Done(T),
+    /// Stopped before it began: nothing was asked of the model.
+    NotStarted,
+    /// Stopped while the model wrote: the call was dropped.
+    Stopped,
+}
+
 /// What a new listener gets (see [`Watch::attach`]).
 pub enum Attach {
     /// A `/stream` client: its sink, and its `Last-Event-ID`.
@@ -161,6 +180,10 @@ impl Watch {
             inner.waiting.entry(unfinished.key).or_default().extend(unfinished.listeners);
         }
         let listeners = inner.waiting.remove(&inbound.dedupe_key).unwrap_or_default();
+        let person = !matches!(inbound.channel.as_str(), SYSTEM_CHANNEL | ADMIN_CHANNEL | API_CHANNEL);
+        if person && inbound.kind == ChatKind::Direct && !inbound.sender_name.trim().is_empty() {
+            inner.speaker = Some(inbound.sender_name.clone());
+        }
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),
             api: inbound.reply_target.channel == API_CHANNEL,
@@ -171,7 +194,63 @@ impl Watch {
             failed: None,
             usage: Usage::default(),
             listeners,
+            stop_asked: false,
+            stop_wake: None,
         });
+    }
+
+    /// Stops the answer being written: the one to message `request` (a
+    /// dedupe key), or whichever is, for `None`. Whether one was stopped.
+    pub fn stop(&self, request: Option<&str>) -> bool {
+        let mut inner = self.inner.borrow_mut();
+        let Some(c) = inner.current.as_mut().filter(|c| request.is_none_or(|r| r == c.key)) else { return false };
+        c.stop_asked = true;
+        if let Some(wake) = c.stop_wake.take() {
+            let _ = wake.send(());
+        }
+        true
+    }
+
+    /// Whether the answer being written was asked to stop.
+    pub fn stop_asked(&self) -> bool {
+        self.inner.borrow().current.as_ref().is_some_and(|c| c.stop_asked)
+    }
+
+    /// Runs `work` (a model call) unless the answer is stopped first: then
+    /// `work` is dropped where it stands (a streamed call's connection with
+    /// it), or never started.
+    pub async fn unless_stopped<F: std::future::Future>(&self, work: F) -> Run<F::Output> {
+        let stop = {
+            let mut inner = self.inner.borrow_mut();
+            match inner.current.as_mut() {
+                Some(c) if c.stop_asked => return Run::NotStarted,
+                Some(c) => {
+                    let (tx, rx) = oneshot::channel();
+                    c.stop_wake = Some(tx);
+                    Some(rx)
+                }
+                None => None,
+            }
+        };
+        let Some(stop) = stop else { return Run::Done(work.await) };
+        let work = std::pin::pin!(work);
+        let out = match futures::future::select(work, stop).await {
+            futures::future::Either::Left((out, _)) => Run::Done(out),
+            futures::future::Either::Right((Ok(()), _)) => Run::Stopped,
+            // The waker went with its message (cannot happen mid-call): go on.
+            futures::future::Either::Right((Err(_), work)) => Run::Done(work.await),
+        };
+        if let Some(c) = self.inner.borrow_mut().current.as_mut() {
+            c.stop_wake = None;
+        }
+        out
+    }
+
+    /// The text the current model call has written so far (what a client
+    /// following it was shown).
+    pub fn written(&self) -> String {
+        let inner = self.inner.borrow();
+        inner.current.as_ref().and_then(|c| c.steps.get(c.step)).map(|s| s.text.clone()).unwrap_or_default()
     }
 
     /// Whether someone reads the current message's answer as it is written
@@ -279,7 +358,11 @@ impl Watch {
         }
         let outcome = match &current.failed {
             Some(message) => ApiOutcome::Failed { message: message.clone() },
-            None => ApiOutcome::Done { text: current.replies.join("\n\n"), usage: ApiUsage::from(&current.usage) },
+            None => ApiOutcome::Done {
+                text: current.replies.join("\n\n"),
+                usage: ApiUsage::from(&current.usage),
+                stopped: current.stop_asked,
+            },
         };
         self.ensure_schema(sql)?;
         let stored = serde_json::to_string(&outcome).map_err(|e| StorageError(e.to_string()))?;
@@ -349,6 +432,11 @@ impl Watch {
     /// Whether the caller should start the keep-alive loop (none runs yet).
     pub fn claim_pinger(&self) -> bool {
         !self.pinging.replace(true)
+    }
+
+    /// The name of the person who wrote last in this one-to-one chat.
+    pub fn speaker(&self) -> Option<String> {
+        self.inner.borrow().speaker.clone()
     }
 
     /// What heartbeats and jobs said since the last call.
