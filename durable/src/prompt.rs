@@ -123,7 +123,7 @@ fn render_runtime(r: &RuntimeInfo<'_>) -> String {
 
 /// The `<system-reminder>` put before the user's text: what changes each turn.
 pub fn system_reminder(now_local: &str) -> String {
-    format!("<system-reminder>Current time: {now_local}</system-reminder>")
+    crate::text::reminder(&format!("Current time: {now_local}"))
 }
 
 #[cfg(test)]

@@ -12,6 +12,22 @@ use sha2::{Digest, Sha256};
 /// Appended where [`truncate_chars`] cut a text.
 pub const TRUNCATED_MARKER: &str = "\n[truncated]";
 
+/// How the runtime's notes to the model start and end, inside a user message: the
+/// time (`prompt`), recalled memory (`memory::recall`). Nobody said them: listings
+/// and conversation memory leave them out ([`is_reminder`]).
+pub const REMINDER_OPEN: &str = "<system-reminder>";
+pub const REMINDER_CLOSE: &str = "</system-reminder>";
+
+/// Whether a user message's text block is one of the runtime's reminders.
+pub fn is_reminder(text: &str) -> bool {
+    text.trim_start().starts_with(REMINDER_OPEN)
+}
+
+/// `body` as a reminder block.
+pub fn reminder(body: &str) -> String {
+    format!("{REMINDER_OPEN}{body}{REMINDER_CLOSE}")
+}
+
 /// How a transcript block starts (it follows the audio's reference block).
 pub const TRANSCRIPT_PREFIX: &str = "[Transcript of the ";
 

@@ -108,9 +108,8 @@ pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str, 
     if hits.is_empty() && conversations.is_empty() {
         return None;
     }
-    let mut out = String::from(
-        "<system-reminder>Possibly relevant, from your memory (memory_get for a whole entry, memory_search for more):",
-    );
+    let mut out =
+        String::from("Possibly relevant, from your memory (memory_get for a whole entry, memory_search for more):");
     for h in hits {
         let content = crate::text::truncate_chars(&h.entry.content, RECALL_CHARS);
         out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
@@ -121,6 +120,5 @@ pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str, 
         let when = crate::clock::datetime_string(e.at, tz);
         out.push_str(&format!("\n- [said {when} by {}] {said}", e.speaker));
     }
-    out.push_str("</system-reminder>");
-    Some(out)
+    Some(crate::text::reminder(&out))
 }

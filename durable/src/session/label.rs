@@ -18,7 +18,7 @@ pub fn shown_text(m: &Message) -> Option<(&'static str, String)> {
         Message::User { content: UserContent::Text(t), .. } => ("user", t.clone()),
         Message::User { content: UserContent::Blocks(blocks), .. } => {
             let said = blocks.iter().rev().find_map(|b| match b {
-                UserBlock::Text { text } if !text.trim_start().starts_with("<system-reminder>") => Some(text.clone()),
+                UserBlock::Text { text } if !crate::text::is_reminder(text) => Some(text.clone()),
                 _ => None,
             });
             ("user", said.unwrap_or_default())

@@ -23,7 +23,6 @@ pub const MAX_EXCHANGE_CHARS: usize = 8_000;
 pub const MAX_BATCH_CHARS: usize = 4_000_000;
 /// How a replayed compaction summary starts (`session::replay::summary_message`).
 pub const SUMMARY_PREFIX: &str = "[Summary of our earlier conversation";
-const REMINDER_PREFIX: &str = "<system-reminder>";
 
 /// The exchanges of `messages`, in order.
 pub fn exchanges(messages: &[Message]) -> Vec<Exchange> {
@@ -81,7 +80,7 @@ fn said(content: &UserContent) -> String {
         UserContent::Blocks(blocks) => blocks
             .iter()
             .filter_map(|b| match b {
-                UserBlock::Text { text } if text.trim_start().starts_with(REMINDER_PREFIX) => None,
+                UserBlock::Text { text } if crate::text::is_reminder(text) => None,
                 UserBlock::Text { text } => Some(text.trim().to_owned()),
                 UserBlock::Image { .. } => Some("[image]".to_owned()),
                 UserBlock::File { filename: Some(name), .. } => Some(format!("[file {name}]")),
