@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./helpers/hearth.mjs";
 
 const ADMIN = "conversations-admin-token";
 const DAY = 86_400_000;
@@ -22,28 +22,8 @@ after(() => h.close());
 
 const sentTo = (chatId) => h.telegram.sent().filter((r) => Number(r.body.chat_id) === chatId);
 
-/** The tool results the LLM stand-in received in request `req` (Anthropic shape). */
-function toolResults(req) {
-  const out = [];
-  for (const m of req.body.messages || []) {
-    if (!Array.isArray(m.content)) continue;
-    for (const b of m.content) {
-      if (b.type !== "tool_result") continue;
-      const text = typeof b.content === "string" ? b.content : (b.content || []).map((c) => c.text || "").join("");
-      out.push({ text, isError: !!b.is_error });
-    }
-  }
-  return out;
-}
 
-/** Sends a Telegram update and waits for the reply to `chat`; returns the turn's LLM requests. */
-async function turn(update, chat) {
-  const before = sentTo(chat).length;
-  const first = h.llm.requests.length;
-  assert.equal((await h.sendUpdate(update)).status, 200);
-  await h.until(() => sentTo(chat).length > before, { what: "reply" });
-  return h.llm.requests.slice(first);
-}
+const turn = (update, chat) => telegramTurn(h, update, chat);
 
 const auth = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
 async function generate(text, extra = {}) {

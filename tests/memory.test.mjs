@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./helpers/hearth.mjs";
 
 const SECRET_NOTE = "The vault code is ZEBRA-7781";
 let h;
@@ -22,29 +22,8 @@ after(async () => {
 
 const sentTo = (chatId) => h.telegram.sent().filter((r) => Number(r.body.chat_id) === chatId);
 
-/** The tool results the LLM stand-in received in request `req` (Anthropic shape). */
-function toolResults(req) {
-  const out = [];
-  for (const m of req.body.messages || []) {
-    if (!Array.isArray(m.content)) continue;
-    for (const b of m.content) {
-      if (b.type !== "tool_result") continue;
-      const text = typeof b.content === "string" ? b.content : (b.content || []).map((c) => c.text || "").join("");
-      out.push({ text, isError: !!b.is_error });
-    }
-  }
-  return out;
-}
 
-/** Sends a message and waits for the reply to `chat`; returns the LLM requests of that turn. */
-async function turn(update, chat) {
-  const before = sentTo(chat).length;
-  const first = h.llm.requests.length;
-  const res = await h.sendUpdate(update);
-  assert.equal(res.status, 200);
-  await h.until(() => sentTo(chat).length > before, { what: "reply" });
-  return h.llm.requests.slice(first);
-}
+const turn = (update, chat) => telegramTurn(h, update, chat);
 
 const mention = (text) => tgUpdate({ from: FRIEND, chat: GROUP, text: `@hearth_bot ${text}`, entities: [{ type: "mention", offset: 0, length: 11 }] });
 

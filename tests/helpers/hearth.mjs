@@ -169,3 +169,31 @@ export function systemText(req) {
   if (req.provider === "openai") return req.body.messages[0].content;
   return req.body.system.map((b) => b.text).join("\n");
 }
+
+/** The tool results an LLM request carries (Anthropic `tool_result` blocks), in order: `{text, isError}`. */
+export function toolResults(req) {
+  const out = [];
+  for (const m of req.body.messages || []) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (b.type !== "tool_result") continue;
+      const text = typeof b.content === "string" ? b.content : (b.content || []).map((c) => c.text || "").join("");
+      out.push({ text, isError: !!b.is_error });
+    }
+  }
+  return out;
+}
+
+/**
+ * Sends a Telegram update and waits for the bot's next message to `chat`;
+ * returns the LLM requests that turn made.
+ */
+export async function telegramTurn(h, update, chat) {
+  const sentTo = () => h.telegram.sent().filter((r) => Number(r.body.chat_id) === chat).length;
+  const before = sentTo();
+  const first = h.llm.requests.length;
+  const res = await h.sendUpdate(update);
+  if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
+  await h.until(() => sentTo() > before, { what: "reply" });
+  return h.llm.requests.slice(first);
+}
