@@ -4,6 +4,7 @@
 
 use crate::adapters::{self, EnvVars};
 use crate::http::error_response;
+use durable::inbound::ChannelKind;
 use durable::ports::LogLevel;
 use durable::protocol::agent::{StrangerNoticeReply, StrangerNoticeRequest, STRANGER_NOTICE_PATH};
 use durable::protocol::AGENT_BINDING;
@@ -57,7 +58,7 @@ thread_local! {
 /// What a person who may not talk to the agent is told: their id, in the
 /// form `OWNER_IDS`/`ALLOW_FROM` take. With no owner configured yet this is
 /// the first-contact step of the quick start, so it says exactly what to set.
-pub fn stranger_text(channel: &str, user_id: &str, has_owner: bool) -> String {
+pub fn stranger_text(channel: ChannelKind, user_id: &str, has_owner: bool) -> String {
     if has_owner {
         format!(
             "I'm a private assistant and only talk to people my owner allows. \
@@ -108,7 +109,7 @@ thread_local! {
 /// the agent's object across isolates (see `durable::agent::strangers`).
 /// If the object cannot be reached the stranger is told, and this isolate
 /// stays quiet for the cooldown, so an outage cannot turn a flood into sends.
-pub async fn may_tell_stranger(env: &Env, cfg: &AgentConfig, channel: &str, sender: &str) -> bool {
+pub async fn may_tell_stranger(env: &Env, cfg: &AgentConfig, channel: ChannelKind, sender: &str) -> bool {
     if cfg.stranger_cooldown_ms <= 0 {
         return true;
     }
@@ -117,11 +118,7 @@ pub async fn may_tell_stranger(env: &Env, cfg: &AgentConfig, channel: &str, send
     if QUIET.with(|q| q.borrow().is_quiet(&key, now)) {
         return false;
     }
-    let req = StrangerNoticeRequest {
-        channel: channel.to_owned(),
-        sender: sender.to_owned(),
-        cooldown_ms: cfg.stranger_cooldown_ms,
-    };
+    let req = StrangerNoticeRequest { channel, sender: sender.to_owned(), cooldown_ms: cfg.stranger_cooldown_ms };
     let agent = cfg.agent.as_str();
     let reply: Result<StrangerNoticeReply> =
         crate::objects::call(env, AGENT_BINDING, agent, Method::Post, STRANGER_NOTICE_PATH, Some(&req)).await;
@@ -162,9 +159,9 @@ mod tests {
 
     #[test]
     fn strangers_learn_their_id_in_config_form() {
-        let owned = stranger_text("telegram", "31337", true);
+        let owned = stranger_text(ChannelKind::Telegram, "31337", true);
         assert!(owned.contains("Your id is telegram:31337") && owned.contains("ALLOW_FROM"), "{owned}");
-        let first = stranger_text("discord", "42", false);
+        let first = stranger_text(ChannelKind::Discord, "42", false);
         assert!(first.contains("Your id is discord:42") && first.contains("OWNER_IDS=discord:42"), "{first}");
     }
 }

@@ -12,7 +12,7 @@
 //! and each Discord bot's user id (the first part of its token).
 
 use crate::adapters::{self, EnvVars};
-use durable::inbound::{ChatKind, Inbound};
+use durable::inbound::{ChannelKind, ChatKind, Inbound};
 use durable::ports::LogLevel;
 use durable::routing::group;
 use durable::settings::{groups as groups_cfg, setting, AgentConfig};
@@ -33,10 +33,10 @@ pub async fn route_group(
     if inbound.kind != ChatKind::Group {
         return None;
     }
-    let g = groups_cfg::find(&cfg.groups, &inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
+    let g = groups_cfg::find(&cfg.groups, inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
     let mut extra: Vec<(String, Vec<String>)> = Vec::new();
     for a in &g.agents {
-        extra.push((a.clone(), handles_of(vars, &inbound.channel, a).await));
+        extra.push((a.clone(), handles_of(vars, inbound.channel, a).await));
     }
     let members =
         group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
@@ -59,13 +59,13 @@ pub async fn route_group(
 
 /// What else `agent` is @mentioned by on `channel`: its Telegram bot's
 /// username, or its Discord bot's user id (a mention reads `<@id>`).
-async fn handles_of(vars: &EnvVars, channel: &str, agent: &str) -> Vec<String> {
+async fn handles_of(vars: &EnvVars, channel: ChannelKind, agent: &str) -> Vec<String> {
     match channel {
-        "telegram" => {
+        ChannelKind::Telegram => {
             let Ok(cfg) = crate::access::config_after_auth(vars, agent, true) else { return vec![] };
             crate::telegram::username::bot_username(&cfg).await.into_iter().collect()
         }
-        "discord" => setting(vars, agent, "DISCORD_BOT_TOKEN")
+        ChannelKind::Discord => setting(vars, agent, "DISCORD_BOT_TOKEN")
             .and_then(|t| durable::channels::discord::bot_id_of_token(&t))
             .into_iter()
             .collect(),

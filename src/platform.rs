@@ -4,7 +4,7 @@
 use crate::adapters::{self, DoSql, FetchHttp, R2};
 use crate::discord::client::DiscordApi;
 use crate::telegram::client::TelegramApi;
-use durable::inbound::ReplyTarget;
+use durable::inbound::{ChannelKind, ReplyTarget};
 use durable::ports::{
     Channel, ChannelError, LogLevel, MemoryService, OutgoingChunk, Platform, Preview, PreviewOutcome, SendOutcome,
 };
@@ -23,51 +23,51 @@ pub struct Channels {
 
 impl Channel for Channels {
     async fn send_chunk(&self, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
-        match (target.channel.as_str(), &self.telegram, &self.discord) {
-            (durable::routing::group::RELAY_CHANNEL, _, _) => self.relay(target, piece).await,
-            ("telegram", Some(api), _) => api.send_chunk(target, piece).await,
-            ("telegram", None, _) => SendOutcome::Unreachable("TELEGRAM_BOT_TOKEN is not set".into()),
-            ("discord", _, Some(api)) => api.send_chunk(target, piece).await,
-            ("discord", _, None) => SendOutcome::Unreachable("discord is not configured".into()),
+        match (target.channel, &self.telegram, &self.discord) {
+            (ChannelKind::Relay, _, _) => self.relay(target, piece).await,
+            (ChannelKind::Telegram, Some(api), _) => api.send_chunk(target, piece).await,
+            (ChannelKind::Telegram, None, _) => SendOutcome::Unreachable("TELEGRAM_BOT_TOKEN is not set".into()),
+            (ChannelKind::Discord, _, Some(api)) => api.send_chunk(target, piece).await,
+            (ChannelKind::Discord, _, None) => SendOutcome::Unreachable("discord is not configured".into()),
             (other, _, _) => SendOutcome::Unreachable(format!("no channel {other:?}")),
         }
     }
 
     async fn preview(&self, target: &ReplyTarget, preview: &Preview<'_>) -> PreviewOutcome {
-        match (target.channel.as_str(), &self.telegram, &self.discord) {
-            ("telegram", Some(api), _) => api.preview(target, preview).await,
-            ("discord", _, Some(api)) => api.preview(target, preview).await,
+        match (target.channel, &self.telegram, &self.discord) {
+            (ChannelKind::Telegram, Some(api), _) => api.preview(target, preview).await,
+            (ChannelKind::Discord, _, Some(api)) => api.preview(target, preview).await,
             (other, _, _) => PreviewOutcome::Unsupported(format!("no previews on {other:?}")),
         }
     }
 
     async fn end_preview(&self, target: &ReplyTarget, handle: &str) {
-        if let ("telegram", Some(api)) = (target.channel.as_str(), &self.telegram) {
+        if let (ChannelKind::Telegram, Some(api)) = (target.channel, &self.telegram) {
             api.end_preview(target, handle).await;
         }
     }
 
     async fn typing(&self, target: &ReplyTarget) {
-        match (target.channel.as_str(), &self.telegram, &self.discord) {
-            ("telegram", Some(api), _) => api.typing(target).await,
-            ("discord", _, Some(api)) => api.typing(target).await,
+        match (target.channel, &self.telegram, &self.discord) {
+            (ChannelKind::Telegram, Some(api), _) => api.typing(target).await,
+            (ChannelKind::Discord, _, Some(api)) => api.typing(target).await,
             _ => {}
         }
     }
 
     async fn send_voice(&self, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
-        match (target.channel.as_str(), &self.telegram, &self.discord) {
-            ("telegram", Some(api), _) => api.send_voice(target, audio).await,
-            ("discord", _, Some(api)) => api.send_voice(target, audio).await,
+        match (target.channel, &self.telegram, &self.discord) {
+            (ChannelKind::Telegram, Some(api), _) => api.send_voice(target, audio).await,
+            (ChannelKind::Discord, _, Some(api)) => api.send_voice(target, audio).await,
             (other, _, _) => SendOutcome::Unreachable(format!("no voice notes on {other:?}")),
         }
     }
 
-    async fn fetch_media(&self, channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+    async fn fetch_media(&self, channel: ChannelKind, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
         match (channel, &self.telegram) {
-            ("telegram", Some(api)) => api.download_file(handle, max_bytes).await,
-            ("telegram", None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
-            ("discord", _) => match &self.discord {
+            (ChannelKind::Telegram, Some(api)) => api.download_file(handle, max_bytes).await,
+            (ChannelKind::Telegram, None) => Err(ChannelError::Failed("TELEGRAM_BOT_TOKEN is not set".into())),
+            (ChannelKind::Discord, _) => match &self.discord {
                 Some(api) => api.download_attachment(handle, max_bytes).await,
                 None => Err(ChannelError::Failed("discord is not configured".into())),
             },

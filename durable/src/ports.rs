@@ -372,7 +372,12 @@ pub trait Channel {
     /// Downloads an inbound attachment by its channel handle (a Telegram
     /// `file_id`: getFile, then the file URL). More than `max_bytes` is
     /// [`ChannelError::TooLarge`], ideally known before downloading.
-    async fn fetch_media(&self, channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+    async fn fetch_media(
+        &self,
+        channel: crate::inbound::ChannelKind,
+        handle: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, ChannelError> {
         let _ = (handle, max_bytes);
         Err(ChannelError::Failed(format!("channel {channel:?} cannot fetch media")))
     }

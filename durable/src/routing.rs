@@ -30,19 +30,19 @@ pub enum Route {
 
 pub fn route(cfg: &AgentConfig, msg: &Inbound) -> Route {
     let agent = cfg.agent.clone();
-    let channel = msg.channel.clone();
+    let channel = msg.channel;
     match msg.kind {
         ChatKind::Direct => {
-            if cfg.is_owner(&channel, &msg.sender_id) {
+            if cfg.is_owner(channel, &msg.sender_id) {
                 Route::Turn(SessionKey::Main(agent))
-            } else if cfg.is_allowed(&channel, &msg.sender_id) {
+            } else if cfg.is_allowed(channel, &msg.sender_id) {
                 Route::Turn(SessionKey::Direct { agent, channel, peer: msg.sender_id.clone() })
             } else {
                 Route::Stranger
             }
         }
         ChatKind::Group => {
-            let group_ok = cfg.is_allowed(&channel, &msg.chat_id) || cfg.is_owner(&channel, &msg.sender_id);
+            let group_ok = cfg.is_allowed(channel, &msg.chat_id) || cfg.is_owner(channel, &msg.sender_id);
             if !group_ok {
                 Route::GroupNotAllowed
             } else if !msg.addressed {
@@ -62,7 +62,7 @@ pub fn route(cfg: &AgentConfig, msg: &Inbound) -> Route {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbound::ReplyTarget;
+    use crate::inbound::{ChannelKind, ReplyTarget};
     use r2_layout::Scope;
     use std::collections::HashMap;
 
@@ -78,7 +78,7 @@ mod tests {
     fn msg(kind: ChatKind, chat: &str, sender: &str, addressed: bool) -> Inbound {
         Inbound {
             dedupe_key: "k".into(),
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             kind,
             chat_id: chat.into(),
             sender_id: sender.into(),

@@ -509,7 +509,12 @@ impl Channel for RecordingChannel {
     async fn typing(&self, _target: &ReplyTarget) {
         self.typing.set(self.typing.get() + 1);
     }
-    async fn fetch_media(&self, _channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+    async fn fetch_media(
+        &self,
+        _channel: crate::inbound::ChannelKind,
+        handle: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, ChannelError> {
         self.fetched.borrow_mut().push(handle.to_owned());
         match self.media.borrow().get(handle) {
             Some(b) if b.len() as u64 > max_bytes => Err(ChannelError::TooLarge(b.len() as u64)),

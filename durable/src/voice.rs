@@ -14,7 +14,7 @@
 //! `/voice off`; otherwise an answer to a voice note is spoken when
 //! `VOICE_REPLY_TO_VOICE` is on (the default).
 
-use crate::inbound::Inbound;
+use crate::inbound::{ChannelKind, Inbound};
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::settings::voice::VoiceConfig;
 
@@ -50,7 +50,7 @@ pub fn parse_command(text: &str) -> Option<VoiceCommand> {
 /// Whether the answer to `inbound` is spoken, given the chat's `/voice`
 /// choice (`chosen`: the stored `on`/`off`, if any).
 pub fn wanted(cfg: &VoiceConfig, chosen: Option<&str>, inbound: &Inbound) -> bool {
-    if cfg.base_url.is_none() || !matches!(inbound.reply_target.channel.as_str(), "telegram" | "discord") {
+    if cfg.base_url.is_none() || !matches!(inbound.reply_target.channel, ChannelKind::Telegram | ChannelKind::Discord) {
         return false;
     }
     match chosen {
@@ -165,7 +165,7 @@ mod tests {
     fn msg(voice: bool) -> Inbound {
         Inbound {
             dedupe_key: "k".into(),
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             kind: ChatKind::Direct,
             chat_id: "1".into(),
             sender_id: "1".into(),
@@ -173,7 +173,7 @@ mod tests {
             text: String::new(),
             addressed: true,
             thread_id: None,
-            reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: if voice {
                 vec![InboundMedia {

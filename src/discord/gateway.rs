@@ -9,7 +9,7 @@
 use crate::access;
 use crate::adapters::{self, EnvVars};
 use durable::channels::discord::message::{to_inbound, without_mention, GatewayMessage};
-use durable::inbound::{Inbound, ReplyTarget};
+use durable::inbound::{ChannelKind, Inbound, ReplyTarget};
 use durable::ports::LogLevel;
 use durable::routing::{route, Route};
 use durable::settings::AgentConfig;
@@ -46,7 +46,7 @@ pub async fn handle_message(env: &Env, agent: &str, bot_id: Option<&str>, msg: &
 
 /// A DM from someone not allowed: their id, once per cooldown.
 async fn tell_stranger(env: &Env, cfg: &AgentConfig, inbound: &Inbound) {
-    if !access::may_tell_stranger(env, cfg, "discord", &inbound.sender_id).await {
+    if !access::may_tell_stranger(env, cfg, ChannelKind::Discord, &inbound.sender_id).await {
         return;
     }
     adapters::log(
@@ -54,8 +54,8 @@ async fn tell_stranger(env: &Env, cfg: &AgentConfig, inbound: &Inbound) {
         &format!("stranger discord:{} wrote to agent {}: told their id", inbound.sender_id, cfg.agent),
     );
     let api = super::client::DiscordApi::for_agent(&EnvVars::of(env), cfg);
-    let text = access::stranger_text("discord", &inbound.sender_id, !cfg.owners.is_empty());
-    let target = ReplyTarget { channel: "discord".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
+    let text = access::stranger_text(ChannelKind::Discord, &inbound.sender_id, !cfg.owners.is_empty());
+    let target = ReplyTarget { channel: ChannelKind::Discord, chat_id: inbound.chat_id.clone(), ..Default::default() };
     let piece = durable::ports::OutgoingChunk { text, html: None, first: true, opens: true };
     let _ = api.send_chunk(&target, &piece).await;
 }

@@ -3,7 +3,7 @@
 //! we answer with, and the interaction-token lifetime. Pure, tested natively.
 
 use durable::inbound::ReplyTarget;
-use durable::inbound::{ChatKind, Inbound, InboundMedia, MessageContext};
+use durable::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -322,7 +322,7 @@ pub fn to_inbound(
     };
     Ok(Inbound {
         dedupe_key: format!("discord:interaction:{}", i.id),
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         kind: i.chat_kind(),
         chat_id: chat.to_owned(),
         sender_id: user.id.clone(),
@@ -331,7 +331,7 @@ pub fn to_inbound(
         addressed: true,
         thread_id: thread,
         reply_target: ReplyTarget {
-            channel: "discord".into(),
+            channel: ChannelKind::Discord,
             // Where a late answer is posted with the bot token: the thread itself.
             chat_id: channel_id.to_owned(),
             extra: serde_json::to_string(&extra).ok(),
@@ -463,7 +463,7 @@ mod tests {
         );
         assert_eq!(inbound.dedupe_key, "discord:interaction:1180000000000000000");
         assert!(inbound.addressed);
-        assert_eq!(inbound.reply_target.channel, "discord");
+        assert_eq!(inbound.reply_target.channel, ChannelKind::Discord);
         let extra = ReplyExtra::from_target(&inbound.reply_target).unwrap();
         assert_eq!(extra.token, "tok-1");
         assert_eq!(extra.app.as_deref(), Some("99"));

@@ -30,7 +30,7 @@ pub mod verify;
 use crate::access;
 use crate::adapters::{self, EnvVars};
 use crate::http::{json_response, read_body_limited};
-use durable::inbound::SessionKey;
+use durable::inbound::{ChannelKind, SessionKey};
 use durable::ports::LogLevel;
 use durable::routing::{route, Route};
 use durable::settings::{setting, AgentConfig};
@@ -128,7 +128,7 @@ async fn command(env: &Env, vars: &EnvVars, cfg: &AgentConfig, i: &Interaction) 
                 LogLevel::Info,
                 &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent),
             );
-            let text = access::stranger_text("discord", &inbound.sender_id, !cfg.owners.is_empty());
+            let text = access::stranger_text(ChannelKind::Discord, &inbound.sender_id, !cfg.owners.is_empty());
             return json_response(&ephemeral(&text), 200);
         }
         Route::GroupNotAllowed | Route::NotAddressed => {
@@ -194,7 +194,7 @@ async fn memory_answer(env: &Env, key: &SessionKey, query: &str) -> String {
 /// from the agent's usage ledger, shown only to the owner who asked. No LLM
 /// call; the same words as Telegram's `/usage`.
 async fn usage_answer(env: &Env, cfg: &AgentConfig, user: &str) -> String {
-    if !cfg.is_owner("discord", user) {
+    if !cfg.is_owner(ChannelKind::Discord, user) {
         return "Only my owner can see what I cost.".into();
     }
     let req =

@@ -134,7 +134,7 @@ impl TelegramApi {
     /// Sends a short text outside any session (the note to a stranger):
     /// retried in the call, not kept if it still fails.
     pub async fn send_reply(&self, target: &ReplyTarget, text: &str) -> Result<(), TgError> {
-        for (i, piece) in chunk::pieces("telegram", text).iter().enumerate() {
+        for (i, piece) in chunk::pieces(durable::inbound::ChannelKind::Telegram, text).iter().enumerate() {
             let rendered = chunk::render(piece, true, i == 0, false);
             let mut body = Self::message_body(target, &rendered);
             match self.call("sendMessage", &body).await {

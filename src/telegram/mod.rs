@@ -9,7 +9,7 @@ use crate::adapters::{self, EnvVars};
 use crate::http::read_body_limited;
 use client::TelegramApi;
 use durable::channels::telegram::{self as update, BotIdentity, Ignored, Update};
-use durable::inbound::ReplyTarget;
+use durable::inbound::{ChannelKind, ReplyTarget};
 use durable::ports::LogLevel;
 use durable::protocol::dreams::{Tap, TapOutcome, DREAMS_TAP_PATH};
 use durable::protocol::AGENT_BINDING;
@@ -137,13 +137,13 @@ pub async fn handle_webhook(mut req: Request, env: &Env, ctx: &Context, agent: &
         },
         Route::Stranger => {
             let target =
-                ReplyTarget { channel: "telegram".into(), chat_id: inbound.chat_id.clone(), ..Default::default() };
-            let text = access::stranger_text("telegram", &inbound.sender_id, !cfg.owners.is_empty());
+                ReplyTarget { channel: ChannelKind::Telegram, chat_id: inbound.chat_id.clone(), ..Default::default() };
+            let text = access::stranger_text(ChannelKind::Telegram, &inbound.sender_id, !cfg.owners.is_empty());
             let env = env.clone();
             // Each notice is a send from the bot's budget: at most one per
             // stranger per STRANGER_COOLDOWN_MINUTES.
             ctx.wait_until(async move {
-                if access::may_tell_stranger(&env, &cfg, "telegram", &inbound.sender_id).await {
+                if access::may_tell_stranger(&env, &cfg, ChannelKind::Telegram, &inbound.sender_id).await {
                     let who = format!("telegram:{}", inbound.sender_id);
                     adapters::log(
                         LogLevel::Info,

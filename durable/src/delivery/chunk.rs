@@ -6,6 +6,7 @@
 //! other character is escaped, so the markup almost never fails; when Telegram
 //! still rejects it, the outbox sends the piece again as plain text.
 
+use crate::inbound::ChannelKind;
 use crate::ports::OutgoingChunk;
 
 /// Telegram's limit, counted in UTF-16 code units (what Telegram counts).
@@ -17,23 +18,23 @@ pub const DISCORD_MAX_CHARS: usize = 2000;
 pub const RELAY_MAX_CHARS: usize = 200_000;
 
 /// The longest piece `channel` takes.
-pub fn limit_for(channel: &str) -> usize {
+pub fn limit_for(channel: ChannelKind) -> usize {
     match channel {
-        "discord" => DISCORD_MAX_CHARS,
+        ChannelKind::Discord => DISCORD_MAX_CHARS,
         // A relay to another agent's session is one message, whole.
-        "relay" => RELAY_MAX_CHARS,
+        ChannelKind::Relay => RELAY_MAX_CHARS,
         _ => TELEGRAM_MAX_CHARS,
     }
 }
 
 /// Whether `channel` gets its pieces as HTML (Telegram; Discord renders the
 /// model's Markdown itself).
-pub fn uses_html(channel: &str) -> bool {
-    channel == "telegram"
+pub fn uses_html(channel: ChannelKind) -> bool {
+    channel == ChannelKind::Telegram
 }
 
 /// The pieces of `text` for `channel`, in order.
-pub fn pieces(channel: &str, text: &str) -> Vec<String> {
+pub fn pieces(channel: ChannelKind, text: &str) -> Vec<String> {
     split_message(text, limit_for(channel))
 }
 
@@ -182,9 +183,9 @@ mod tests {
     #[test]
     fn each_channel_gets_its_limit_and_only_telegram_html() {
         let text = format!("{}\n\n{}", "a".repeat(1500), "b".repeat(1500));
-        assert_eq!(pieces("telegram", &text).len(), 1);
-        assert_eq!(pieces("discord", &text).len(), 2);
-        assert!(uses_html("telegram") && !uses_html("discord"));
+        assert_eq!(pieces(ChannelKind::Telegram, &text).len(), 1);
+        assert_eq!(pieces(ChannelKind::Discord, &text).len(), 2);
+        assert!(uses_html(ChannelKind::Telegram) && !uses_html(ChannelKind::Discord));
         let c = render("a < **b**", true, true, false);
         assert_eq!(c.html.as_deref(), Some("a &lt; <b>b</b>"));
         assert_eq!(render("x", false, false, false).html, None);

@@ -4,7 +4,7 @@
 
 use super::outbox::{GaveUp, Outbox, Row};
 use super::{chunk, enqueue, Kind, MAX_BACKOFF_MS};
-use crate::inbound::ReplyTarget;
+use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Channel, LogLevel, Platform, SendOutcome, Sql, StorageError};
 use crate::settings::delivery::DeliveryConfig;
 
@@ -148,8 +148,8 @@ fn describe(row: &Row) -> String {
     format!("{} {} part {}/{}", row.kind, row.reply, row.part + 1, row.parts)
 }
 
-fn channel_name(channel: &str) -> String {
-    let mut c = channel.chars();
+fn channel_name(channel: &ChannelKind) -> String {
+    let mut c = channel.as_str().chars();
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => "the channel".into(),

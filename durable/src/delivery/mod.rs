@@ -95,7 +95,7 @@ pub fn enqueue<S: Sql>(
     if outbox.has_reply(id)? {
         return Ok(false);
     }
-    let pieces = chunk::pieces(&target.channel, text);
+    let pieces = chunk::pieces(target.channel, text);
     if pieces.is_empty() {
         return Ok(false);
     }
@@ -106,7 +106,7 @@ pub fn enqueue<S: Sql>(
             chat: &chat_key(target),
             target,
             pieces: &pieces,
-            markup: chunk::uses_html(&target.channel),
+            markup: chunk::uses_html(target.channel),
         },
         now,
     )?;

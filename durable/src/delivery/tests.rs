@@ -5,6 +5,7 @@ use super::flush::Policy;
 use super::outbox::Outbox;
 use super::status::status;
 use super::*;
+use crate::inbound::ChannelKind;
 use crate::ports::SendOutcome;
 use crate::settings::delivery::DeliveryConfig;
 use crate::testing::TestPlatform;
@@ -17,12 +18,12 @@ fn settings(give_up_ms: i64, max_wait_ms: Option<u64>) -> DeliveryConfig {
 }
 
 fn tg(chat: &str) -> ReplyTarget {
-    ReplyTarget { channel: "telegram".into(), chat_id: chat.into(), ..Default::default() }
+    ReplyTarget { channel: ChannelKind::Telegram, chat_id: chat.into(), ..Default::default() }
 }
 
 fn discord(token: &str) -> ReplyTarget {
     ReplyTarget {
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         chat_id: "600".into(),
         extra: Some(format!(r#"{{"token":"{token}","created":0}}"#)),
         ..Default::default()
@@ -229,7 +230,7 @@ fn a_reply_id_is_queued_once_and_only_the_first_piece_for_a_message_opens() {
             .attempts
             .borrow()
             .iter()
-            .filter(|(t, _)| t.channel == "discord")
+            .filter(|(t, _)| t.channel == ChannelKind::Discord)
             .map(|(t, c)| (t.extra.clone().unwrap_or_default(), c.opens))
             .map(|(e, o)| (if e.contains("tok-a") { "a" } else { "b" }.to_owned(), o))
             .collect();

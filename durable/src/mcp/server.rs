@@ -13,7 +13,7 @@
 //! owner's reach the owner's main session, its private memory and files.
 
 use super::client::SUPPORTED_VERSIONS;
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, API_CHANNEL, MAIN_THREAD};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey, MAIN_THREAD};
 use crate::memory::tools::{self as memory_tools, MemoryToolContext};
 use crate::ports::{MemoryService, ObjectStore};
 use crate::protocol::memory::store_for;
@@ -286,7 +286,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
     let now = b.now_ms();
     let inbound = Inbound {
         dedupe_key: request.clone(),
-        channel: API_CHANNEL.into(),
+        channel: ChannelKind::Api,
         kind: ChatKind::Direct,
         chat_id: thread.to_owned(),
         sender_id: "mcp".into(),
@@ -295,7 +295,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         addressed: true,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: API_CHANNEL.into(),
+            channel: ChannelKind::Api,
             chat_id: thread.to_owned(),
             extra: Some(request.clone()),
             ..Default::default()

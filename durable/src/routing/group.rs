@@ -22,13 +22,13 @@
 //! Bots do not see each other's messages on Telegram, and Hearth ignores
 //! bots' messages on Discord: the relay is how agents hear each other.
 
-use crate::inbound::{ChatKind, GroupHop, Inbound, ReplyTarget, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, GroupHop, Inbound, ReplyTarget, SessionKey};
 use crate::settings::groups::{AgentGroup, Mode};
 use r2_layout::AgentId;
 use std::collections::BTreeMap;
 
 /// The outbox channel of relays: a "chat" per target session.
-pub const RELAY_CHANNEL: &str = "relay";
+pub const RELAY_CHANNEL: ChannelKind = ChannelKind::Relay;
 
 /// An agent and the names it is @mentioned by (lower case, no `@`; a
 /// Discord mention `<@id>` is given as its id).
@@ -198,8 +198,8 @@ pub fn spell_mentions(text: &str, members: &[Member]) -> String {
 /// received it, a turn for the agents it is for, and the rest listen.
 pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inbound) -> Vec<(SessionKey, Inbound)> {
     // One key per message of the chat, the same whichever bot received it.
-    let origin = match (&inbound.reply_target.reply_to, inbound.channel.as_str()) {
-        (Some(id), "telegram") => format!("telegram:{}:msg:{id}", inbound.chat_id),
+    let origin = match (&inbound.reply_target.reply_to, inbound.channel) {
+        (Some(id), ChannelKind::Telegram) => format!("telegram:{}:msg:{id}", inbound.chat_id),
         _ => inbound.dedupe_key.clone(),
     };
     let text = spell_mentions(&inbound.text, members);
@@ -396,7 +396,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         mentions: vec![],
     };
     ReplyTarget {
-        channel: RELAY_CHANNEL.into(),
+        channel: RELAY_CHANNEL,
         chat_id: to.render(),
         extra: serde_json::to_string(&msg).ok(),
         ..Default::default()

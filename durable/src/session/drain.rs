@@ -97,7 +97,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             } else {
                 store.start(item.seq, "", None)?;
             }
-            let text = match reset_now(p, deps, &inbound.channel, ResetReason::Command).await? {
+            let text = match reset_now(p, deps, inbound.channel.as_str(), ResetReason::Command).await? {
                 Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
                 Ok(o) => format!(
                     "🧹 Fresh start. I archived our conversation ({} messages){}.",
@@ -121,7 +121,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if !item.active {
             let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok());
             if let Some(reason) = reset::policy_reset_due(deps, last_activity, p.now_ms()) {
-                if let Err(e) = reset_now(p, deps, &inbound.channel, reason).await? {
+                if let Err(e) = reset_now(p, deps, inbound.channel.as_str(), reason).await? {
                     // The old session goes on; the next message tries again.
                     p.log(LogLevel::Error, &format!("{reason:?} reset failed, history kept: {e}"));
                 }

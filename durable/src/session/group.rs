@@ -15,7 +15,7 @@ use r2_layout::{Message, UserBlock, UserContent};
 /// The group of agents this session is in, if any.
 pub fn group_of<'a>(deps: &'a SessionDeps<'_>) -> Option<&'a AgentGroup> {
     let SessionKey::Group { channel, chat, .. } = deps.key else { return None };
-    groups_cfg::find(&deps.config.groups, channel, chat, deps.config.agent.as_str())
+    groups_cfg::find(&deps.config.groups, *channel, chat, deps.config.agent.as_str())
 }
 
 /// Whether `inbound` is only for the history (another agent's turn).

@@ -12,7 +12,7 @@ use super::drain::{drain, DrainReport};
 use super::history::HistoryCache;
 use super::store::SessionStore;
 use super::watch::{Attach, Watch};
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::llm::wire::WireMemo;
 use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
@@ -217,7 +217,7 @@ impl<R: SessionRuntime> SessionHost<R> {
         let now = self.runtime.now_ms();
         let inbound = Inbound {
             dedupe_key: format!("admin:reset:{}", self.runtime.new_uuid()),
-            channel: ADMIN_CHANNEL.into(),
+            channel: ChannelKind::Admin,
             kind: ChatKind::Direct,
             chat_id: String::new(),
             sender_id: "admin".into(),
@@ -226,7 +226,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             addressed: true,
             thread_id: None,
             // No chat: the outcome is logged (and visible in the session's status).
-            reply_target: ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Admin, ..Default::default() },
             received_at: now,
             media: vec![],
             context: vec![],

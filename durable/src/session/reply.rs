@@ -6,7 +6,7 @@
 use super::deps::SessionDeps;
 use crate::delivery::flush::Policy;
 use crate::delivery::{self, FlushReport, Kind};
-use crate::inbound::{ReplyTarget, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL};
+use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{LogLevel, Platform, StorageError};
 use crate::scheduled::notify::{decide, record, NotifyDecision};
 use crate::settings::AgentConfig;
@@ -47,20 +47,20 @@ async fn send_as<P: Platform>(
     // answer; the notification feed's heartbeat findings).
     deps.watch.said(target, text);
     let owner_target;
-    let target = match target.channel.as_str() {
+    let target = match target.channel {
         // Admin-initiated work (an API reset) has no chat to answer in.
-        ADMIN_CHANNEL => {
+        ChannelKind::Admin => {
             p.log(LogLevel::Info, &format!("admin: {text}"));
             return Ok(());
         }
         // Asked over HTTP: the answer waits in the session for its caller,
         // under the request id the target carries.
-        API_CHANNEL => {
+        ChannelKind::Api => {
             let request = target.extra.as_deref().unwrap_or_default();
             return super::answers::record(p.sql(), request, text, now);
         }
         // Heartbeat and job output: to the owner, unless HEARTBEAT_OK or a repeat.
-        NOTIFY_CHANNEL => match decide(p.sql(), deps.config.owners.first(), text, now)? {
+        ChannelKind::Notify => match decide(p.sql(), deps.config.owners.first(), text, now)? {
             NotifyDecision::Send(t) => {
                 record(p.sql(), text, now)?;
                 owner_target = t;

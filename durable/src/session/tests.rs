@@ -4,7 +4,7 @@ use super::deps::SessionDeps;
 use super::drain::{drain, is_reset_command, is_undo_command, DrainReport};
 use super::store::SessionStore;
 use crate::inbound::ReplyTarget;
-use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, SessionKey};
 use crate::settings::AgentConfig;
 use crate::testing::{Fault, StoreOp, TestPlatform};
 use crate::workspace::WorkspaceCache;
@@ -33,7 +33,7 @@ fn config() -> AgentConfig {
 fn inbound(n: u32, text: &str) -> Inbound {
     Inbound {
         dedupe_key: format!("telegram:update:{n}"),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Direct,
         chat_id: "1".into(),
         sender_id: "1".into(),
@@ -41,7 +41,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         text: text.into(),
         addressed: true,
         thread_id: None,
-        reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+        reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
         context: vec![],
@@ -872,19 +872,19 @@ fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
     f.p.http.pending_polls.set(3);
     f.p.http.push_json(200, anthropic_text("HEARTBEAT_OK"));
     let mut run = inbound(1, "[Heartbeat] check");
-    run.channel = crate::inbound::SYSTEM_CHANNEL.into();
-    run.reply_target.channel = crate::inbound::NOTIFY_CHANNEL.into();
+    run.channel = crate::inbound::ChannelKind::System.into();
+    run.reply_target.channel = crate::inbound::ChannelKind::Notify.into();
     f.enqueue(&run);
     f.drain();
     assert!(!f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS), "no typing refresh without a chat");
     let mut admin = inbound(2, "/reset");
-    admin.channel = ADMIN_CHANNEL.into();
-    admin.reply_target.channel = ADMIN_CHANNEL.into();
+    admin.channel = ChannelKind::Admin;
+    admin.reply_target.channel = ChannelKind::Admin;
     f.p.http.push_json(200, anthropic_text("NONE"));
     f.enqueue(&admin);
     f.drain();
     assert!(
-        !f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ADMIN_CHANNEL),
+        !f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ChannelKind::Admin),
         "nothing sent to a non-existent chat"
     );
     assert!(f.p.logs.borrow().iter().any(|l| l.starts_with("admin: 🧹 Fresh start")));

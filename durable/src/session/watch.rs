@@ -16,7 +16,7 @@
 //! `Last-Event-ID` (its last position) gets what comes after it, also after
 //! an eviction, when the turn resumes from its stored steps.
 
-use crate::inbound::{Inbound, ReplyTarget, API_CHANNEL, NOTIFY_CHANNEL};
+use crate::inbound::{ChannelKind, Inbound, ReplyTarget};
 use crate::llm::Delta;
 use crate::ports::{EventSink, Sql, SqlValue, StorageError};
 use crate::protocol::api::{sse_event, ApiOutcome, ApiUsage};
@@ -151,7 +151,7 @@ impl Watch {
         let listeners = inner.waiting.remove(&inbound.dedupe_key).unwrap_or_default();
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),
-            api: inbound.reply_target.channel == API_CHANNEL,
+            api: inbound.reply_target.channel == ChannelKind::Api,
             steps: Vec::new(),
             step: 0,
             attempt: String::new(),
@@ -234,10 +234,10 @@ impl Watch {
     /// job tells the owner goes to the notification feed.
     pub fn said(&self, target: &ReplyTarget, text: &str) {
         let mut inner = self.inner.borrow_mut();
-        if target.channel == NOTIFY_CHANNEL && !hearth_schedule::heartbeat::is_heartbeat_ok(text) {
+        if target.channel == ChannelKind::Notify && !hearth_schedule::heartbeat::is_heartbeat_ok(text) {
             inner.notices.push(text.to_owned());
         }
-        if let Some(c) = inner.current.as_mut().filter(|c| c.api && target.channel == API_CHANNEL) {
+        if let Some(c) = inner.current.as_mut().filter(|c| c.api && target.channel == ChannelKind::Api) {
             c.replies.push(text.to_owned());
         }
     }

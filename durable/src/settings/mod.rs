@@ -19,6 +19,7 @@ pub mod usage;
 pub mod voice;
 pub mod web;
 
+use crate::inbound::ChannelKind;
 use r2_layout::AgentId;
 
 /// Where settings come from (the Worker's `Env`, or a map in tests).
@@ -94,7 +95,7 @@ impl MaxTokensParam {
 /// A `channel:id` pair from `OWNER_IDS` / `ALLOW_FROM`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal {
-    pub channel: String,
+    pub channel: ChannelKind,
     pub id: String,
 }
 
@@ -269,11 +270,11 @@ pub fn parse_principals(name: &str, raw: &str) -> Result<Vec<Principal>, ConfigE
     for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (channel, id) =
             item.split_once(':').ok_or_else(|| invalid(format!("{item:?} is not channel:id (e.g. telegram:12345)")))?;
-        let channel = channel.trim().to_ascii_lowercase();
+        let channel_name = channel.trim().to_ascii_lowercase();
         let id = id.trim();
-        let digits = match channel.as_str() {
-            "telegram" => id.strip_prefix('-').unwrap_or(id),
-            "discord" => id,
+        let (channel, digits) = match ChannelKind::parse(&channel_name) {
+            Some(ChannelKind::Telegram) => (ChannelKind::Telegram, id.strip_prefix('-').unwrap_or(id)),
+            Some(ChannelKind::Discord) => (ChannelKind::Discord, id),
             _ => return Err(invalid(format!("{item:?}: the channel must be telegram or discord"))),
         };
         if id.is_empty() {
@@ -395,16 +396,16 @@ impl AgentConfig {
         })
     }
 
-    pub fn is_owner(&self, channel: &str, id: &str) -> bool {
+    pub fn is_owner(&self, channel: ChannelKind, id: &str) -> bool {
         self.owners.iter().any(|p| p.channel == channel && p.id == id)
     }
 
-    pub fn is_allowed(&self, channel: &str, id: &str) -> bool {
+    pub fn is_allowed(&self, channel: ChannelKind, id: &str) -> bool {
         self.allow_from.iter().any(|p| p.channel == channel && p.id == id)
     }
 
     /// The owner's id on a channel, for proactive messages (heartbeats).
-    pub fn owner_on(&self, channel: &str) -> Option<&str> {
+    pub fn owner_on(&self, channel: ChannelKind) -> Option<&str> {
         self.owners.iter().find(|p| p.channel == channel).map(|p| p.id.as_str())
     }
 }
@@ -423,8 +424,8 @@ mod tests {
         let c = AgentConfig::load(&vars(&[("OWNER_IDS", "telegram:42")]), "main").unwrap();
         assert_eq!(c.llm.provider, Provider::Anthropic);
         assert_eq!(c.llm.base_url, "https://api.anthropic.com");
-        assert!(c.is_owner("telegram", "42"));
-        assert!(!c.is_owner("discord", "42"));
+        assert!(c.is_owner(ChannelKind::Telegram, "42"));
+        assert!(!c.is_owner(ChannelKind::Discord, "42"));
         assert_eq!(c.telegram_api_base, "https://api.telegram.org");
     }
 
@@ -487,8 +488,8 @@ mod tests {
             "main",
         )
         .unwrap();
-        assert_eq!(c.owners, vec![Principal { channel: "discord".into(), id: "123".into() }]);
-        assert!(c.is_allowed("telegram", "-100123"));
+        assert_eq!(c.owners, vec![Principal { channel: ChannelKind::Discord, id: "123".into() }]);
+        assert!(c.is_allowed(ChannelKind::Telegram, "-100123"));
         for bad in ["12345", "telegram:@olga", "slack:1", "telegram:12a", "discord:-5", "telegram:-"] {
             let e = AgentConfig::load(&vars(&[("OWNER_IDS", bad)]), "main").unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name, .. } if name == "OWNER_IDS"), "{bad:?}: {e}");

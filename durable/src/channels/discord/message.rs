@@ -3,7 +3,7 @@
 //! a DM), what it replies to, and its attachments. Typed fields only: a
 //! frame is read once into these structs, never into a JSON tree.
 
-use crate::inbound::{ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
 use serde::Deserialize;
 
 /// The fields of a Discord message Hearth reads.
@@ -153,7 +153,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
     };
     Ok(Inbound {
         dedupe_key: format!("discord:message:{}", msg.id),
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         kind,
         chat_id: msg.channel_id.clone(),
         sender_id: msg.author.id.clone(),
@@ -162,7 +162,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         addressed,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: "discord".into(),
+            channel: ChannelKind::Discord,
             chat_id: msg.channel_id.clone(),
             reply_to: Some(msg.id.clone()),
             ..Default::default()

@@ -13,7 +13,7 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-use crate::inbound::{ChatKind, Inbound, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget};
 pub use callback::{button_tap, ButtonTap};
 pub use describe::TELEGRAM_DOWNLOAD_LIMIT;
 pub use wire::{Entity, TgMessage, Update};
@@ -242,7 +242,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
     };
     Ok(Inbound {
         dedupe_key: format!("telegram:update:{}", update.update_id),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind,
         chat_id: msg.chat.id.to_string(),
         sender_id: from.id.to_string(),
@@ -251,7 +251,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         addressed: kind == ChatKind::Direct || msg.addresses(bot),
         thread_id: thread_id.clone(),
         reply_target: ReplyTarget {
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             chat_id: msg.chat.id.to_string(),
             reply_to: (kind == ChatKind::Group).then(|| msg.message_id.to_string()),
             thread_id,

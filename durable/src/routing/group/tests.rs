@@ -2,6 +2,7 @@
 //! the turn limit.
 
 use super::*;
+use crate::inbound::ChannelKind;
 use crate::settings::groups;
 use std::collections::HashMap;
 
@@ -109,7 +110,7 @@ fn only_mentions_means_nothing_else_was_said() {
 fn relays_travel_through_the_outbox_and_come_back_whole() {
     let like = Inbound {
         dedupe_key: "telegram:-100:msg:5".into(),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Group,
         chat_id: "-100".into(),
         sender_id: "1".into(),
@@ -118,7 +119,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
         addressed: true,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             chat_id: "-100".into(),
             reply_to: Some("5".into()),
             ..Default::default()
@@ -167,7 +168,7 @@ fn bad_groups_are_clear_errors() {
 fn exchange(g: &AgentGroup, m: &[Member], human: &str, answer: &dyn Fn(&str) -> String) -> Vec<String> {
     let like = Inbound {
         dedupe_key: "telegram:update:1".into(),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Group,
         chat_id: g.chat.clone(),
         sender_id: "1".into(),
@@ -234,7 +235,7 @@ fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
     let (g, m) = team();
     let like = Inbound {
         dedupe_key: "telegram:update:1".into(),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Group,
         chat_id: "-100".into(),
         sender_id: "1".into(),
@@ -277,7 +278,7 @@ fn a_reply_that_names_an_agent_by_its_bot_hands_over_too() {
     let m = members(&g, &|a| if a == "perf" { vec!["2222222222222222222".into()] } else { vec![] });
     let like = Inbound {
         dedupe_key: "discord:message:9".into(),
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         kind: ChatKind::Group,
         chat_id: "300".into(),
         sender_id: "1".into(),
