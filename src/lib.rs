@@ -1,5 +1,4 @@
-//! Hearth's Worker: entry points, routes, channel glue and the Durable
-//! Object classes. Thin by design: decisions live in the `durable` and
+//! Hearth's Worker: entry points, routes and the Durable Object classes. Thin by design: decisions live in the `durable` and
 //! `r2-layout` crates, which are tested natively; this crate adapts them to
 //! `worker` types.
 
@@ -8,18 +7,17 @@ mod adapters;
 mod agent_do;
 mod api;
 mod auth;
+mod channels;
 mod console;
-mod discord;
+mod front;
 mod gateway_do;
 mod gateway_ensure;
-mod groups;
 mod http;
 mod js;
 mod mcp;
 mod objects;
 mod platform;
 mod session_do;
-mod telegram;
 
 pub use agent_do::Agent;
 pub use gateway_do::Gateway;
@@ -39,10 +37,13 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
         }
         (Method::Post, ["telegram", agent]) => {
             let agent = agent.to_string();
-            telegram::handle_webhook(req, &env, &ctx, &agent).await
+            channels::telegram(req, &env, &ctx, &agent).await
         }
         (_, ["telegram", _]) => Response::error("use POST", 405),
-        (Method::Post, ["discord", agent]) => discord::handle_interaction(req, &env, agent).await,
+        (Method::Post, ["discord", agent]) => {
+            let agent = agent.to_string();
+            channels::discord(req, &env, &ctx, &agent).await
+        }
         (_, ["discord", _]) => Response::error("use POST", 405),
         (_, ["mcp", agent]) => {
             let agent = agent.to_string();

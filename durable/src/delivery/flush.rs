@@ -3,7 +3,7 @@
 //! [`crate::delivery`]).
 
 use super::outbox::{GaveUp, Outbox, Row};
-use super::{chunk, enqueue, Kind, MAX_BACKOFF_MS};
+use super::{enqueue, Kind, MAX_BACKOFF_MS};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Channel, LogLevel, Platform, SendOutcome, Sql, StorageError};
 use crate::settings::delivery::DeliveryConfig;
@@ -67,7 +67,7 @@ pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushRepor
             report(p, policy, &head, &format!("still failing after {age} ({why}), so I gave up"))?;
             continue;
         }
-        let piece = chunk::render(&head.text, head.markup, head.part == 0, head.opens);
+        let piece = crate::channels::render(head.target.channel, &head.text, head.markup, head.part == 0, head.opens);
         let outcome = p.channel().send_chunk(&head.target, &piece).await;
         let now = p.now_ms();
         match outcome {

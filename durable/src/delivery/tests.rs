@@ -179,8 +179,8 @@ fn refused_markup_goes_again_as_plain_text() {
     f.flush();
     let attempts = f.p.channel.attempts.borrow().clone();
     assert_eq!(attempts.len(), 2);
-    assert_eq!(attempts[0].1.html.as_deref(), Some("<b>bold</b> and &lt;x&gt;"));
-    assert_eq!(attempts[1].1.html, None);
+    assert_eq!(attempts[0].1.formatted.as_deref(), Some("<b>bold</b> and &lt;x&gt;"));
+    assert_eq!(attempts[1].1.formatted, None);
     assert_eq!(f.p.channel.texts(), ["**bold** and <x>"]);
 }
 

@@ -226,7 +226,7 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
         .filter_map(|((agent, delivery), hop)| {
             let key = SessionKey::Group {
                 agent: AgentId::parse(&agent).ok()?,
-                channel: inbound.channel.clone(),
+                channel: inbound.channel,
                 chat: inbound.chat_id.clone(),
                 topic: inbound.thread_id.clone(),
             };
@@ -357,7 +357,7 @@ pub fn session_of(agent: &str, like: &SessionKey) -> Option<SessionKey> {
     let SessionKey::Group { channel, chat, topic, .. } = like else { return None };
     Some(SessionKey::Group {
         agent: AgentId::parse(agent).ok()?,
-        channel: channel.clone(),
+        channel: *channel,
         chat: chat.clone(),
         topic: topic.clone(),
     })
@@ -374,7 +374,7 @@ pub fn agent_name(agent: &str) -> String {
 pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop, listen: bool) -> ReplyTarget {
     let msg = Inbound {
         dedupe_key: format!("{}:reply:{from}:{}", hop.origin, hop.hops),
-        channel: like.channel.clone(),
+        channel: like.channel,
         kind: ChatKind::Group,
         chat_id: like.chat_id.clone(),
         sender_id: format!("agent:{from}"),
@@ -384,7 +384,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         thread_id: like.thread_id.clone(),
         // The receiving agent's own bot answers, in the same chat and topic.
         reply_target: ReplyTarget {
-            channel: like.reply_target.channel.clone(),
+            channel: like.reply_target.channel,
             chat_id: like.reply_target.chat_id.clone(),
             thread_id: like.reply_target.thread_id.clone(),
             ..Default::default()

@@ -91,5 +91,5 @@ pub async fn flush<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<FlushRe
 
 /// Where reports go: the first owner's chat (as heartbeat notifications).
 pub fn owner_target(cfg: &AgentConfig) -> Option<ReplyTarget> {
-    cfg.owners.first().map(|o| ReplyTarget { channel: o.channel.clone(), chat_id: o.id.clone(), ..Default::default() })
+    cfg.owners.first().map(|o| ReplyTarget { channel: o.channel, chat_id: o.id.clone(), ..Default::default() })
 }

@@ -872,8 +872,8 @@ fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
     f.p.http.pending_polls.set(3);
     f.p.http.push_json(200, anthropic_text("HEARTBEAT_OK"));
     let mut run = inbound(1, "[Heartbeat] check");
-    run.channel = crate::inbound::ChannelKind::System.into();
-    run.reply_target.channel = crate::inbound::ChannelKind::Notify.into();
+    run.channel = crate::inbound::ChannelKind::System;
+    run.reply_target.channel = crate::inbound::ChannelKind::Notify;
     f.enqueue(&run);
     f.drain();
     assert!(!f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS), "no typing refresh without a chat");

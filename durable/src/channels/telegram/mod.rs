@@ -6,8 +6,14 @@
 //! `tests/fixtures/real-world/telegram/`.
 
 pub mod callback;
+pub mod classify;
+pub mod client;
 pub mod context;
 pub mod describe;
+pub mod format;
+pub mod preview;
+pub mod username;
+pub mod webhook;
 pub mod wire;
 
 #[cfg(test)]

@@ -2,8 +2,7 @@
 //! use), the slash commands, the [`Inbound`] a command becomes, the responses
 //! we answer with, and the interaction-token lifetime. Pure, tested natively.
 
-use durable::inbound::ReplyTarget;
-use durable::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -22,8 +21,6 @@ pub const MESSAGE_COMMAND: u8 = 3;
 pub const MAX_ABOUT_ATTACHMENTS: usize = 4;
 /// Message flag: only the invoking user sees it.
 pub const EPHEMERAL: u64 = 64;
-/// Discord's message length limit.
-pub use durable::delivery::chunk::DISCORD_MAX_CHARS;
 /// An interaction token is valid this long after the interaction was created.
 pub const TOKEN_LIFETIME_MS: i64 = 15 * 60 * 1000;
 /// Safety margin: a reply of several chunks must finish before the token dies.
@@ -392,7 +389,7 @@ pub fn channel_not_allowed_text(channel_id: &str) -> String {
 }
 
 /// `/status`, from the Session object's `GET /status` answer.
-pub fn status_text(status: &durable::protocol::session::SessionStatus) -> String {
+pub fn status_text(status: &crate::protocol::session::SessionStatus) -> String {
     let key = status.session_key.as_ref().map(|k| k.render()).unwrap_or_else(|| "(new session)".into());
     let messages = status.message_count;
     let queued = status.open;
@@ -554,7 +551,7 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<u8> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-world/discord");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/real-world/discord");
         std::fs::read(dir.join(name)).unwrap()
     }
 

@@ -1,4 +1,4 @@
-//! Telegram previews of an answer being written (`durable::session::preview`):
+//! Telegram previews of an answer being written (`crate::session::preview`):
 //! `sendMessageDraft` (Bot API 9.5) in private chats, or one message sent
 //! silently and edited with `editMessageText`, deleted once the answer is
 //! sent. One attempt each, never retried: the next update supersedes it.
@@ -10,20 +10,18 @@
 //! to edit not found") ends that kind of preview for the turn.
 
 use super::client::TelegramApi;
-use crate::adapters::{self, FetchHttp};
-use durable::delivery::chunk::TELEGRAM_MAX_CHARS;
-use durable::inbound::ReplyTarget;
-use durable::ports::{Http, HttpRequest, LogLevel, Preview, PreviewOutcome};
-use durable::settings::stream::StreamMode;
+use super::format::MAX_CHARS;
+use crate::inbound::ReplyTarget;
+use crate::ports::{Http, HttpRequest, Io, LogLevel, Preview, PreviewOutcome};
+use crate::settings::stream::StreamMode;
 use serde_json::{json, Value};
 
 /// A preview waits at most this long for Telegram.
 const PREVIEW_TIMEOUT_MS: u32 = 10_000;
 
 impl TelegramApi {
-    async fn call_once(&self, method: &str, body: &Value) -> Result<Value, PreviewOutcome> {
-        let url = format!("{}/bot{}/{method}", self.base, self.token);
-        let resp = match FetchHttp.send(HttpRequest::post_json(url, body, PREVIEW_TIMEOUT_MS)).await {
+    async fn call_once<I: Io>(&self, io: &I, method: &str, body: &Value) -> Result<Value, PreviewOutcome> {
+        let resp = match io.http().send(HttpRequest::post_json(self.url(method), body, PREVIEW_TIMEOUT_MS)).await {
             Ok(r) => r,
             Err(e) => return Err(PreviewOutcome::Failed(format!("{method}: {e}"))),
         };
@@ -48,8 +46,8 @@ impl TelegramApi {
     }
 
     /// Shows the answer so far (plain text: unfinished Markdown is no markup).
-    pub async fn preview(&self, target: &ReplyTarget, p: &Preview<'_>) -> PreviewOutcome {
-        let text = durable::text::tail_utf16(p.text, TELEGRAM_MAX_CHARS);
+    pub async fn preview<I: Io>(&self, io: &I, target: &ReplyTarget, p: &Preview<'_>) -> PreviewOutcome {
+        let text = crate::text::tail_utf16(p.text, MAX_CHARS);
         let mut body = json!({"chat_id": target.chat_id, "text": text});
         if let Some(t) = target.thread_id.as_deref().and_then(|t| t.parse::<i64>().ok()) {
             body["message_thread_id"] = json!(t);
@@ -58,7 +56,7 @@ impl TelegramApi {
         let result = match (p.mode, p.handle) {
             (StreamMode::Draft, _) => {
                 body["draft_id"] = json!(p.draft_id);
-                self.call_once("sendMessageDraft", &body).await.map(|_| None)
+                self.call_once(io, "sendMessageDraft", &body).await.map(|_| None)
             }
             (_, None) => {
                 // The first update: a message of its own, without a notification
@@ -68,14 +66,14 @@ impl TelegramApi {
                 if let Some(r) = target.reply_to.as_deref().and_then(|r| r.parse::<i64>().ok()) {
                     body["reply_parameters"] = json!({"message_id": r, "allow_sending_without_reply": true});
                 }
-                self.call_once("sendMessage", &body)
+                self.call_once(io, "sendMessage", &body)
                     .await
                     .map(|sent| sent["message_id"].as_i64().map(|id| id.to_string()))
             }
             (_, Some(id)) => {
                 body["message_id"] = json!(id.parse::<i64>().unwrap_or(0));
                 body["link_preview_options"] = json!({"is_disabled": true});
-                self.call_once("editMessageText", &body).await.map(|_| handle.clone())
+                self.call_once(io, "editMessageText", &body).await.map(|_| handle.clone())
             }
         };
         match result {
@@ -86,11 +84,11 @@ impl TelegramApi {
     }
 
     /// The answer was sent: the preview message goes.
-    pub async fn end_preview(&self, target: &ReplyTarget, handle: &str) {
+    pub async fn end_preview<I: Io>(&self, io: &I, target: &ReplyTarget, handle: &str) {
         let Ok(id) = handle.parse::<i64>() else { return };
         let body = json!({"chat_id": target.chat_id, "message_id": id});
-        if let Err(e) = self.call_once("deleteMessage", &body).await {
-            adapters::log(LogLevel::Warn, &format!("preview message {id} not deleted: {e:?}"));
+        if let Err(e) = self.call_once(io, "deleteMessage", &body).await {
+            io.log(LogLevel::Warn, &format!("preview message {id} not deleted: {e:?}"));
         }
     }
 }

@@ -3,11 +3,13 @@
 //! portal). The route answers 401 on any [`VerifyError`] before it parses
 //! anything (500 when the configured key itself is unusable).
 //!
-//! The headers, hex and message are handled here for both targets; the curve
-//! check itself is the runtime's WebCrypto in the Worker ([`crate::js`], no
-//! Ed25519 code in the upload) and `ed25519-dalek` natively, so the native
-//! tests below check this module's logic against a real Ed25519 and the e2e
-//! tests (tests/discord.test.mjs, real key pairs) check the WebCrypto path.
+//! The headers, hex and message are handled here; the curve check itself is
+//! the runtime's WebCrypto ([`Front::ed25519_verify`]: no Ed25519 code in the
+//! upload). Natively the test front checks with `ed25519-dalek`, so the tests
+//! below check this module's logic against a real Ed25519 and the e2e tests
+//! (tests/discord.test.mjs, real key pairs) check the WebCrypto path.
+
+use crate::ports::Front;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
@@ -60,8 +62,9 @@ impl PublicKey {
     }
 
     /// Checks the two headers against the raw body.
-    pub async fn verify(
+    pub async fn verify<F: Front>(
         &self,
+        front: &F,
         signature: Option<&str>,
         timestamp: Option<&str>,
         body: &[u8],
@@ -72,24 +75,12 @@ impl PublicKey {
         let mut message = Vec::with_capacity(timestamp.len() + body.len());
         message.extend_from_slice(timestamp.as_bytes());
         message.extend_from_slice(body);
-        match ed25519(&self.0, &sig, &message).await? {
-            true => Ok(()),
-            false => Err(VerifyError::BadSignature),
+        match front.ed25519_verify(&self.0, &sig, &message).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(VerifyError::BadSignature),
+            Err(_) => Err(VerifyError::BadKey),
         }
     }
-}
-
-/// The curve check: the runtime's WebCrypto in the Worker.
-#[cfg(target_arch = "wasm32")]
-async fn ed25519(key: &[u8; 32], sig: &[u8; 64], message: &[u8]) -> Result<bool, VerifyError> {
-    crate::js::ed25519_verify(key, sig, message).await
-}
-
-/// The curve check natively: `ed25519-dalek`'s strict verification.
-#[cfg(not(target_arch = "wasm32"))]
-async fn ed25519(key: &[u8; 32], sig: &[u8; 64], message: &[u8]) -> Result<bool, VerifyError> {
-    let key = ed25519_dalek::VerifyingKey::from_bytes(key).map_err(|_| VerifyError::BadKey)?;
-    Ok(key.verify_strict(message, &ed25519_dalek::Signature::from_bytes(sig)).is_ok())
 }
 
 #[cfg(test)]
@@ -104,7 +95,7 @@ mod tests {
     }
     impl Check for PublicKey {
         fn check(&self, signature: Option<&str>, timestamp: Option<&str>, body: &[u8]) -> Result<(), VerifyError> {
-            futures::executor::block_on(self.verify(signature, timestamp, body))
+            futures::executor::block_on(self.verify(&crate::testing::FakeFront::default(), signature, timestamp, body))
         }
     }
 
