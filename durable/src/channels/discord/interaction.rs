@@ -3,6 +3,7 @@
 //! we answer with, and the interaction-token lifetime. Pure, tested natively.
 
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
+pub use super::wire::{Attachment, Member, User};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -36,21 +37,6 @@ const THREAD_TYPES: [u8; 3] = [10, 11, 12];
 const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
 
 #[derive(Debug, Clone, Deserialize, Default)]
-pub struct User {
-    pub id: String,
-    #[serde(default)]
-    pub username: String,
-    #[serde(default)]
-    pub global_name: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize, Default)]
-pub struct Member {
-    #[serde(default)]
-    pub user: Option<User>,
-}
-
-#[derive(Debug, Clone, Deserialize, Default)]
 pub struct PartialChannel {
     pub id: String,
     #[serde(default, rename = "type")]
@@ -58,18 +44,6 @@ pub struct PartialChannel {
     /// A thread's parent channel (for other channels: their category).
     #[serde(default)]
     pub parent_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct Attachment {
-    pub id: String,
-    #[serde(default)]
-    pub filename: String,
-    #[serde(default)]
-    pub content_type: Option<String>,
-    #[serde(default)]
-    pub size: Option<u64>,
-    pub url: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -254,8 +228,7 @@ impl Interaction {
         if !m.content.trim().is_empty() {
             text.push(m.content.trim().to_owned());
         }
-        let author =
-            m.author.as_ref().map(|u| u.global_name.clone().filter(|n| !n.is_empty()).unwrap_or(u.username.clone()));
+        let author = m.author.as_ref().map(super::wire::User::display);
         vec![MessageContext::About { author, text: text.join(" ") }]
     }
 
@@ -312,7 +285,7 @@ pub fn to_inbound(
     let token = i.token.clone().ok_or(InteractionError::Missing("token"))?;
     let created = i.created_ms(now_ms);
     let extra = ReplyExtra { token, app: i.application_id.clone(), created };
-    let sender_name = user.global_name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| user.username.clone());
+    let sender_name = user.display();
     let (chat, thread) = match i.thread_parent() {
         Some(parent) => (parent, Some(channel_id.to_owned())),
         None => (channel_id, None),

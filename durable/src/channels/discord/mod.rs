@@ -15,6 +15,7 @@ pub mod message;
 pub mod preview;
 pub mod verify;
 pub mod webhook;
+pub mod wire;
 
 /// Discord's message length limit.
 pub const MAX_CHARS: usize = 2000;
