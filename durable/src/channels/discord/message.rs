@@ -3,8 +3,8 @@
 //! a DM), what it replies to, and its attachments. Typed fields only: a
 //! frame is read once into these structs, never into a JSON tree.
 
-use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
 pub use super::wire::{Attachment, Member, User};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
 use serde::Deserialize;
 
 /// The fields of a Discord message Hearth reads.
