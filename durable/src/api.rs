@@ -240,6 +240,7 @@ pub fn turn_request(
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         },
         thread_id: thread.to_owned(),
         stream,

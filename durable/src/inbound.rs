@@ -71,6 +71,11 @@ pub struct Inbound {
     /// message itself, never from a text a bot may have rewritten.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mentions: Vec<String>,
+    /// Messages that belong together (a Telegram album: one update per
+    /// photo, one `media_group_id`) share this; their session answers them
+    /// in one turn (`session::batch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
 }
 
 /// A message's place in a group of agents' exchange.

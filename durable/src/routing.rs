@@ -92,6 +92,7 @@ mod tests {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         }
     }
 

@@ -166,6 +166,7 @@ mod tests {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         }
     }
 

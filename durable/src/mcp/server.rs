@@ -305,6 +305,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: Caller, args: &Value)
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

@@ -235,6 +235,7 @@ impl Session {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {

@@ -79,6 +79,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 

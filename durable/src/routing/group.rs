@@ -394,6 +394,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         context: vec![],
         group: Some(GroupHop { listen, ..hop.clone() }),
         mentions: vec![],
+        batch: None,
     };
     ReplyTarget {
         channel: RELAY_CHANNEL,

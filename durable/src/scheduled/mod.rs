@@ -322,6 +322,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 

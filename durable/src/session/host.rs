@@ -232,6 +232,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;
@@ -368,7 +369,7 @@ impl<R: SessionRuntime> SessionHost<R> {
         // A message a budget holds stays open: the Agent object wakes us when
         // the budget allows again (waking now would only hold it again).
         let held = super::meter::held(&deps);
-        self.rearm(&store, held).await?;
+        self.rearm(&store, held, report.wake_at).await?;
         let touch = SessionTouch {
             session_key: key,
             session_id: store.meta("session_id").ok().flatten(),
@@ -384,12 +385,22 @@ impl<R: SessionRuntime> SessionHost<R> {
     }
 
     /// Sets the alarm for what is left: at once when a message came in
-    /// meanwhile, else when the outbox's next retry is due.
-    async fn rearm(&self, store: &SessionStore<'_, R::Sql>, held: bool) -> Result<(), StorageError> {
+    /// meanwhile, when the next message's batch is due if it waits for one,
+    /// else when the outbox's next retry is due.
+    async fn rearm(
+        &self,
+        store: &SessionStore<'_, R::Sql>,
+        held: bool,
+        batch_due: Option<i64>,
+    ) -> Result<(), StorageError> {
+        let outbox_due = crate::delivery::next_due(self.runtime.sql())?;
+        if let Some(at) = batch_due {
+            return self.runtime.wake_at(outbox_due.map_or(at, |o| o.min(at))).await;
+        }
         if !held && store.open_count()? > 0 {
             return self.runtime.wake().await;
         }
-        match crate::delivery::next_due(self.runtime.sql())? {
+        match outbox_due {
             Some(at) => self.runtime.wake_at(at).await,
             None => Ok(()),
         }

@@ -82,6 +82,7 @@ fn message(n: u32) -> EnqueueRequest {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

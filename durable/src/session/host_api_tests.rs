@@ -90,6 +90,7 @@ fn api_request(key: &str, text: &str) -> ApiTurnRequest {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         },
         thread_id: "notes".into(),
         stream: true,

@@ -98,6 +98,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         },
         if_idle: false,
         fresh: false,

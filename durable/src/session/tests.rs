@@ -47,6 +47,7 @@ fn inbound(n: u32, text: &str) -> Inbound {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 
@@ -953,6 +954,27 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert!(!asking.is_empty() && asking.iter().all(|&o| o == Some(1)), "steady state, one listing: {asking:?}");
     assert_eq!(f.load_ops.get(), Some(1));
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
+}
+
+#[test]
+fn the_photos_of_an_album_are_one_turn_after_a_short_wait() {
+    let f = Fixture::new();
+    let now = f.p.now.get();
+    for (n, caption) in [(31, "our trip"), (32, "the lake"), (33, "")] {
+        let m = Inbound { batch: Some("telegram:album:5".into()), received_at: now, ..inbound(n, caption) };
+        f.enqueue(&m);
+    }
+    // The first waits for the rest: no turn yet, and the drain says when to come back.
+    let report = f.drain();
+    assert_eq!((report.turns, f.requests()), (0, 0));
+    assert_eq!(report.wake_at, Some(now + super::batch::BATCH_WAIT_MS));
+    f.p.now.set(now + super::batch::BATCH_WAIT_MS);
+    f.p.http.push_json(200, anthropic_text("Lovely photos."));
+    let report = f.drain();
+    assert_eq!((report.turns, f.requests()), (1, 1), "one answer for the album");
+    let body = f.p.http.request_json(0).to_string();
+    assert!(body.contains("our trip\\nthe lake"), "{body}");
+    assert_eq!(f.sent(), ["Lovely photos."]);
 }
 
 mod meter;

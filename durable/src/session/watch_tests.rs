@@ -71,6 +71,7 @@ fn api_message(key: &str) -> Inbound {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 

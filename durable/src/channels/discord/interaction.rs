@@ -313,6 +313,7 @@ pub fn to_inbound(
         context: i.context(),
         group: None,
         mentions: vec![],
+        batch: None,
     })
 }
 

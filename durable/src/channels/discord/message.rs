@@ -138,6 +138,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         context,
         group: None,
         mentions,
+        batch: None,
     })
 }
 

@@ -86,6 +86,12 @@ impl TelegramApi {
         }
     }
 
+    /// Whether the target is a group: Telegram's group and supergroup ids are
+    /// negative, a private chat's is the user's (positive) id.
+    pub fn is_group(target: &ReplyTarget) -> bool {
+        target.chat_id.starts_with('-')
+    }
+
     /// `reply_parameters` answering the target's message, when it names one.
     fn reply_parameters(target: &ReplyTarget) -> Option<Value> {
         let id = target.reply_to.as_deref()?.parse::<i64>().ok()?;
@@ -93,7 +99,8 @@ impl TelegramApi {
     }
 
     /// One attempt at one piece of a reply: `sendMessage`, as HTML when the
-    /// piece has it; its first piece quotes the user's message (groups).
+    /// piece has it; in a group its first piece quotes the user's message
+    /// (in a private chat the answer follows the message anyway).
     pub async fn send_chunk<I: Io>(&self, io: &I, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
         let body = Self::message_body(target, piece);
         match io.http().send(HttpRequest::post_json(self.url("sendMessage"), &body, 30_000)).await {
@@ -102,7 +109,9 @@ impl TelegramApi {
         }
     }
 
-    /// A voice note (`sendVoice`, Ogg/Opus) replying to the user's message.
+    /// A voice note (`sendVoice`, Ogg/Opus) replying to the user's message,
+    /// in private chats too: it follows the text answer, and the reply shows
+    /// which message it speaks to.
     pub async fn send_voice<I: Io>(&self, io: &I, target: &ReplyTarget, audio: &[u8]) -> SendOutcome {
         let mut fields: Vec<(&str, String)> = vec![("chat_id", target.chat_id.clone())];
         if let Some(t) = target.thread_id.as_deref() {
@@ -134,7 +143,7 @@ impl TelegramApi {
         };
         body["link_preview_options"] = json!({"is_disabled": true});
         Self::target_fields(target, &mut body);
-        if piece.first {
+        if piece.first && Self::is_group(target) {
             if let Some(reply) = Self::reply_parameters(target) {
                 body["reply_parameters"] = reply;
             }
@@ -220,20 +229,24 @@ mod tests {
     }
 
     #[test]
-    fn a_piece_is_sent_as_html_replying_on_its_first_piece_only() {
+    fn a_piece_is_sent_as_html_quoting_on_its_first_piece_in_groups_only() {
         let front = FakeFront::default();
-        front.http.reply(200, r#"{"ok":true,"result":{"message_id":1}}"#);
-        front.http.reply(200, r#"{"ok":true,"result":{"message_id":2}}"#);
+        for id in 1..=3 {
+            front.http.reply(200, &format!(r#"{{"ok":true,"result":{{"message_id":{id}}}}}"#));
+        }
+        let group = ReplyTarget { chat_id: "-100123".into(), ..dm(Some("7")) };
         let first = crate::channels::render(ChannelKind::Telegram, "**hi**", true, true, true);
-        assert_eq!(block_on(api().send_chunk(&front, &dm(Some("7")), &first)), SendOutcome::Delivered);
+        assert_eq!(block_on(api().send_chunk(&front, &group, &first)), SendOutcome::Delivered);
         let second = crate::channels::render(ChannelKind::Telegram, "more", true, false, false);
-        assert_eq!(block_on(api().send_chunk(&front, &dm(Some("7")), &second)), SendOutcome::Delivered);
+        assert_eq!(block_on(api().send_chunk(&front, &group, &second)), SendOutcome::Delivered);
+        assert_eq!(block_on(api().send_chunk(&front, &dm(Some("7")), &first)), SendOutcome::Delivered);
         let sent = front.http.sent_json();
         assert_eq!(sent[0].0, "https://tg.test/bot123:ABC/sendMessage");
         assert_eq!(sent[0].1["text"], "<b>hi</b>");
         assert_eq!(sent[0].1["parse_mode"], "HTML");
         assert_eq!(sent[0].1["reply_parameters"]["message_id"], 7);
-        assert!(sent[1].1.get("reply_parameters").is_none());
+        assert!(sent[1].1.get("reply_parameters").is_none(), "only the first piece quotes");
+        assert!(sent[2].1.get("reply_parameters").is_none(), "a private chat's answer quotes nothing");
     }
 
     #[test]

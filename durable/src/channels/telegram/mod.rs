@@ -259,7 +259,9 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         reply_target: ReplyTarget {
             channel: ChannelKind::Telegram,
             chat_id: msg.chat.id.to_string(),
-            reply_to: (kind == ChatKind::Group).then(|| msg.message_id.to_string()),
+            // The message answered: text replies quote it in groups only
+            // (see `client`), a voice note replies to it everywhere.
+            reply_to: Some(msg.message_id.to_string()),
             thread_id,
             ..Default::default()
         },
@@ -268,6 +270,8 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         context,
         group: None,
         mentions: vec![],
+        // The photos of an album: one update each, answered in one turn.
+        batch: msg.other.get("media_group_id").and_then(|v| v.as_str()).map(|id| format!("telegram:album:{id}")),
     })
 }
 

@@ -63,7 +63,8 @@ impl TelegramApi {
                 // (the answer brings that).
                 body["disable_notification"] = json!(true);
                 body["link_preview_options"] = json!({"is_disabled": true});
-                if let Some(r) = target.reply_to.as_deref().and_then(|r| r.parse::<i64>().ok()) {
+                let quoted = target.reply_to.as_deref().filter(|_| TelegramApi::is_group(target));
+                if let Some(r) = quoted.and_then(|r| r.parse::<i64>().ok()) {
                     body["reply_parameters"] = json!({"message_id": r, "allow_sending_without_reply": true});
                 }
                 self.call_once(io, "sendMessage", &body)

@@ -129,6 +129,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let from_key = SessionKey::parse("agent:mod:telegram:group:-100").unwrap();
     let to = session_of("perf", &from_key).unwrap();
@@ -182,6 +183,7 @@ fn exchange(g: &AgentGroup, m: &[Member], human: &str, answer: &dyn Fn(&str) -> 
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let mut queue: std::collections::VecDeque<(String, GroupHop)> = human_deliveries(g, m, &like)
         .into_iter()
@@ -249,6 +251,7 @@ fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let tried = std::cell::RefCell::new(Vec::new());
     let enqueue = |key: SessionKey, _msg: Inbound| {
@@ -292,6 +295,7 @@ fn a_reply_that_names_an_agent_by_its_bot_hands_over_too() {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let d = human_deliveries(&g, &m, &like);
     let (_, to_mod) = d.iter().find(|(k, _)| k.agent().as_str() == "mod").unwrap();
