@@ -6,7 +6,7 @@
 use crate::front::WorkerFront;
 use crate::http::read_body_limited;
 use durable::channels::webhook::{run_later, WebReply, WebRequest};
-use durable::channels::{discord, telegram};
+use durable::channels::{discord, slack, telegram};
 use worker::{Context, Env, Request, Response, Result};
 
 /// The request as the channels read it: method, headers, query and body
@@ -46,4 +46,13 @@ pub async fn discord(mut req: Request, env: &Env, ctx: &Context, agent: &str) ->
         Err(resp) => return resp,
     };
     answer(discord::webhook::handle(&WorkerFront::new(env), agent, &request).await, env, ctx)
+}
+
+/// `POST /slack/{agentId}` (the Events API's Request URL).
+pub async fn slack(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
+    let request = match web_request(&mut req, slack::webhook::MAX_EVENT_BYTES).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    answer(slack::webhook::handle(&WorkerFront::new(env), agent, &request).await, env, ctx)
 }

@@ -45,6 +45,11 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
             channels::discord(req, &env, &ctx, &agent).await
         }
         (_, ["discord", _]) => Response::error("use POST", 405),
+        (Method::Post, ["slack", agent]) => {
+            let agent = agent.to_string();
+            channels::slack(req, &env, &ctx, &agent).await
+        }
+        (_, ["slack", _]) => Response::error("use POST", 405),
         (_, ["mcp", agent]) => {
             let agent = agent.to_string();
             mcp::handle(req, &env, &agent).await

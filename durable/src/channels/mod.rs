@@ -19,6 +19,7 @@ pub mod discord;
 pub mod groups;
 pub mod multipart;
 pub mod outbound;
+pub mod slack;
 pub mod telegram;
 pub mod webhook;
 
@@ -35,6 +36,7 @@ pub const RELAY_MAX_CHARS: usize = 200_000;
 pub fn max_chars(channel: ChannelKind) -> usize {
     match channel {
         ChannelKind::Discord => discord::MAX_CHARS,
+        ChannelKind::Slack => slack::format::MAX_CHARS,
         // A relay to another agent's session is one message, whole.
         ChannelKind::Relay => RELAY_MAX_CHARS,
         _ => telegram::format::MAX_CHARS,
@@ -42,9 +44,16 @@ pub fn max_chars(channel: ChannelKind) -> usize {
 }
 
 /// Whether `channel`'s pieces go out in its own markup, rendered from the
-/// model's Markdown (Telegram HTML). Discord renders Markdown itself.
+/// model's Markdown (Telegram HTML, Slack `mrkdwn`). Discord renders
+/// Markdown itself.
 pub fn has_markup(channel: ChannelKind) -> bool {
-    channel == ChannelKind::Telegram
+    matches!(channel, ChannelKind::Telegram | ChannelKind::Slack)
+}
+
+/// Whether an answer's preview on `channel` is a message of its own that
+/// goes once the answer is sent (Telegram's and Slack's edit mode).
+pub fn preview_is_a_message(channel: ChannelKind) -> bool {
+    matches!(channel, ChannelKind::Telegram | ChannelKind::Slack)
 }
 
 /// The pieces of `text` for `channel`, in order.
@@ -57,6 +66,7 @@ pub fn pieces(channel: ChannelKind, text: &str) -> Vec<String> {
 pub fn render(channel: ChannelKind, text: &str, markup: bool, first: bool, opens: bool) -> OutgoingChunk {
     let formatted = match channel {
         ChannelKind::Telegram if markup => Some(telegram::format::to_html(text)),
+        ChannelKind::Slack if markup => Some(slack::format::to_mrkdwn(text)),
         _ => None,
     };
     OutgoingChunk { text: text.to_owned(), formatted, first, opens }
@@ -106,6 +116,9 @@ mod tests {
         assert_eq!(pieces(ChannelKind::Telegram, &text).len(), 1);
         assert_eq!(pieces(ChannelKind::Discord, &text).len(), 2);
         assert!(has_markup(ChannelKind::Telegram) && !has_markup(ChannelKind::Discord));
+        assert_eq!(render(ChannelKind::Slack, "**x**", true, true, true).formatted.as_deref(), Some("*x*"));
+        let long = "word ".repeat(1000);
+        assert!(pieces(ChannelKind::Slack, &long).iter().all(|p| p.chars().count() <= 4000));
         let c = render(ChannelKind::Telegram, "a < **b**", true, true, false);
         assert_eq!(c.formatted.as_deref(), Some("a &lt; <b>b</b>"));
         assert_eq!(render(ChannelKind::Telegram, "x", false, false, false).formatted, None);

@@ -5,6 +5,7 @@
 //! is queued in the other session through the [`Front`].
 
 use super::discord::client::DiscordApi;
+use super::slack::client::SlackApi;
 use super::telegram::client::TelegramApi;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Channel, ChannelError, Front, OutgoingChunk, Preview, PreviewOutcome, SendOutcome};
@@ -15,12 +16,21 @@ use crate::settings::{AgentConfig, Vars};
 pub struct Channels {
     pub telegram: Option<TelegramApi>,
     pub discord: DiscordApi,
+    pub slack: Option<SlackApi>,
 }
 
 impl Channels {
     /// The clients `cfg`'s agent has credentials for.
     pub fn for_agent(vars: &impl Vars, cfg: &AgentConfig) -> Channels {
-        Channels { telegram: TelegramApi::for_agent(cfg), discord: DiscordApi::for_agent(vars, cfg) }
+        Channels {
+            telegram: TelegramApi::for_agent(cfg),
+            discord: DiscordApi::for_agent(vars, cfg),
+            slack: SlackApi::for_agent(vars, cfg),
+        }
+    }
+
+    fn slack(&self) -> Result<&SlackApi, String> {
+        self.slack.as_ref().ok_or_else(|| "SLACK_BOT_TOKEN is not set".to_owned())
     }
 
     fn telegram(&self) -> Result<&TelegramApi, String> {
@@ -36,6 +46,10 @@ impl Channels {
                 Err(why) => SendOutcome::Unreachable(why),
             },
             ChannelKind::Discord => self.discord.send_chunk(front, target, piece).await,
+            ChannelKind::Slack => match self.slack() {
+                Ok(api) => api.send_chunk(front, target, piece).await,
+                Err(why) => SendOutcome::Unreachable(why),
+            },
             other => SendOutcome::Unreachable(format!("no channel {other:?}")),
         }
     }
@@ -58,16 +72,19 @@ impl Channels {
     }
 
     pub async fn preview<F: Front>(&self, front: &F, target: &ReplyTarget, p: &Preview<'_>) -> PreviewOutcome {
-        match (target.channel, &self.telegram) {
-            (ChannelKind::Telegram, Some(api)) => api.preview(front, target, p).await,
-            (ChannelKind::Discord, _) => self.discord.preview(front, target, p).await,
-            (other, _) => PreviewOutcome::Unsupported(format!("no previews on {other:?}")),
+        match (target.channel, &self.telegram, &self.slack) {
+            (ChannelKind::Telegram, Some(api), _) => api.preview(front, target, p).await,
+            (ChannelKind::Discord, _, _) => self.discord.preview(front, target, p).await,
+            (ChannelKind::Slack, _, Some(api)) => api.preview(front, target, p).await,
+            (other, _, _) => PreviewOutcome::Unsupported(format!("no previews on {other:?}")),
         }
     }
 
     pub async fn end_preview<F: Front>(&self, front: &F, target: &ReplyTarget, handle: &str) {
-        if let (ChannelKind::Telegram, Some(api)) = (target.channel, &self.telegram) {
-            api.end_preview(front, target, handle).await;
+        match (target.channel, &self.telegram, &self.slack) {
+            (ChannelKind::Telegram, Some(api), _) => api.end_preview(front, target, handle).await,
+            (ChannelKind::Slack, _, Some(api)) => api.end_preview(front, target, handle).await,
+            _ => {}
         }
     }
 
@@ -100,6 +117,10 @@ impl Channels {
                 Err(why) => Err(ChannelError::Failed(why)),
             },
             ChannelKind::Discord => self.discord.download_attachment(front, handle, max_bytes).await,
+            ChannelKind::Slack => match self.slack() {
+                Ok(api) => api.download(front, handle, max_bytes).await,
+                Err(why) => Err(ChannelError::Failed(why)),
+            },
             other => Err(ChannelError::Failed(format!("no channel {other:?}"))),
         }
     }

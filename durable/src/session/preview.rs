@@ -27,6 +27,9 @@ pub fn mode_for(cfg: &AgentConfig, inbound: &Inbound) -> StreamMode {
         (ChannelKind::Telegram, ChatKind::Group) => cfg.stream.groups,
         // Discord edits its deferred answer (no drafts there).
         (ChannelKind::Discord, _) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
+        // Slack has no drafts: one message edited with chat.update.
+        (ChannelKind::Slack, ChatKind::Direct) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
+        (ChannelKind::Slack, ChatKind::Group) => cfg.stream.groups,
         _ => StreamMode::Off,
     }
 }
@@ -169,7 +172,7 @@ fn store_handle<S: Sql>(sql: &S, seq: i64, handle: &str) -> Result<(), StorageEr
 /// The answer to message `seq` was sent: its preview message (if one was
 /// edited) goes.
 pub async fn finish<P: Platform>(p: &P, inbound: &Inbound, seq: i64) -> Result<(), StorageError> {
-    if inbound.reply_target.channel != ChannelKind::Telegram {
+    if !crate::channels::preview_is_a_message(inbound.reply_target.channel) {
         return Ok(());
     }
     if let Some(handle) = stored_handle(p.sql(), seq)? {
