@@ -6,7 +6,7 @@
 use crate::front::WorkerFront;
 use crate::http::read_body_limited;
 use durable::channels::webhook::{run_later, WebReply, WebRequest};
-use durable::channels::{discord, slack, telegram};
+use durable::channels::{discord, slack, telegram, whatsapp};
 use worker::{Context, Env, Request, Response, Result};
 
 /// The request as the channels read it: method, headers, query and body
@@ -55,4 +55,18 @@ pub async fn slack(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> R
         Err(resp) => return resp,
     };
     answer(slack::webhook::handle(&WorkerFront::new(env), agent, &request).await, env, ctx)
+}
+
+/// `GET /whatsapp/{agentId}` (Meta's subscription check) and `POST` (notifications).
+pub async fn whatsapp(mut req: Request, env: &Env, ctx: &Context, agent: &str) -> Result<Response> {
+    let request = match web_request(&mut req, whatsapp::webhook::MAX_NOTIFICATION_BYTES).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    let front = WorkerFront::new(env);
+    let reply = match request.method.as_str() {
+        "GET" => whatsapp::webhook::subscribe(&front, agent, &request),
+        _ => whatsapp::webhook::handle(&front, agent, &request).await,
+    };
+    answer(reply, env, ctx)
 }

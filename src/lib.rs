@@ -50,6 +50,11 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
             channels::slack(req, &env, &ctx, &agent).await
         }
         (_, ["slack", _]) => Response::error("use POST", 405),
+        (Method::Get | Method::Post, ["whatsapp", agent]) => {
+            let agent = agent.to_string();
+            channels::whatsapp(req, &env, &ctx, &agent).await
+        }
+        (_, ["whatsapp", _]) => Response::error("use GET or POST", 405),
         (_, ["mcp", agent]) => {
             let agent = agent.to_string();
             mcp::handle(req, &env, &agent).await

@@ -22,6 +22,7 @@ pub mod outbound;
 pub mod slack;
 pub mod telegram;
 pub mod webhook;
+pub mod whatsapp;
 
 pub use outbound::{AgentChannels, Channels};
 
@@ -37,6 +38,7 @@ pub fn max_chars(channel: ChannelKind) -> usize {
     match channel {
         ChannelKind::Discord => discord::MAX_CHARS,
         ChannelKind::Slack => slack::format::MAX_CHARS,
+        ChannelKind::Whatsapp => whatsapp::format::MAX_CHARS,
         // A relay to another agent's session is one message, whole.
         ChannelKind::Relay => RELAY_MAX_CHARS,
         _ => telegram::format::MAX_CHARS,
@@ -44,10 +46,10 @@ pub fn max_chars(channel: ChannelKind) -> usize {
 }
 
 /// Whether `channel`'s pieces go out in its own markup, rendered from the
-/// model's Markdown (Telegram HTML, Slack `mrkdwn`). Discord renders
-/// Markdown itself.
+/// model's Markdown (Telegram HTML, Slack `mrkdwn`, WhatsApp's `*bold*`).
+/// Discord renders Markdown itself.
 pub fn has_markup(channel: ChannelKind) -> bool {
-    matches!(channel, ChannelKind::Telegram | ChannelKind::Slack)
+    matches!(channel, ChannelKind::Telegram | ChannelKind::Slack | ChannelKind::Whatsapp)
 }
 
 /// Whether an answer's preview on `channel` is a message of its own that
@@ -67,6 +69,7 @@ pub fn render(channel: ChannelKind, text: &str, markup: bool, first: bool, opens
     let formatted = match channel {
         ChannelKind::Telegram if markup => Some(telegram::format::to_html(text)),
         ChannelKind::Slack if markup => Some(slack::format::to_mrkdwn(text)),
+        ChannelKind::Whatsapp if markup => Some(whatsapp::format::to_whatsapp(text)),
         _ => None,
     };
     OutgoingChunk { text: text.to_owned(), formatted, first, opens }

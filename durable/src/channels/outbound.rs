@@ -7,6 +7,7 @@
 use super::discord::client::DiscordApi;
 use super::slack::client::SlackApi;
 use super::telegram::client::TelegramApi;
+use super::whatsapp::client::WhatsAppApi;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Channel, ChannelError, Front, OutgoingChunk, Preview, PreviewOutcome, SendOutcome};
 use crate::settings::{AgentConfig, Vars};
@@ -17,6 +18,7 @@ pub struct Channels {
     pub telegram: Option<TelegramApi>,
     pub discord: DiscordApi,
     pub slack: Option<SlackApi>,
+    pub whatsapp: Option<WhatsAppApi>,
 }
 
 impl Channels {
@@ -26,7 +28,12 @@ impl Channels {
             telegram: TelegramApi::for_agent(cfg),
             discord: DiscordApi::for_agent(vars, cfg),
             slack: SlackApi::for_agent(vars, cfg),
+            whatsapp: WhatsAppApi::for_agent(vars, cfg),
         }
+    }
+
+    fn whatsapp(&self) -> Result<&WhatsAppApi, String> {
+        self.whatsapp.as_ref().ok_or_else(|| "WHATSAPP_ACCESS_TOKEN is not set".to_owned())
     }
 
     fn slack(&self) -> Result<&SlackApi, String> {
@@ -47,6 +54,10 @@ impl Channels {
             },
             ChannelKind::Discord => self.discord.send_chunk(front, target, piece).await,
             ChannelKind::Slack => match self.slack() {
+                Ok(api) => api.send_chunk(front, target, piece).await,
+                Err(why) => SendOutcome::Unreachable(why),
+            },
+            ChannelKind::Whatsapp => match self.whatsapp() {
                 Ok(api) => api.send_chunk(front, target, piece).await,
                 Err(why) => SendOutcome::Unreachable(why),
             },
@@ -92,6 +103,11 @@ impl Channels {
         match (target.channel, &self.telegram) {
             (ChannelKind::Telegram, Some(api)) => api.typing(front, target).await,
             (ChannelKind::Discord, _) => self.discord.typing(front, target).await,
+            (ChannelKind::Whatsapp, _) => {
+                if let Some(api) = &self.whatsapp {
+                    api.typing(front, target).await
+                }
+            }
             _ => {}
         }
     }
@@ -118,6 +134,10 @@ impl Channels {
             },
             ChannelKind::Discord => self.discord.download_attachment(front, handle, max_bytes).await,
             ChannelKind::Slack => match self.slack() {
+                Ok(api) => api.download(front, handle, max_bytes).await,
+                Err(why) => Err(ChannelError::Failed(why)),
+            },
+            ChannelKind::Whatsapp => match self.whatsapp() {
                 Ok(api) => api.download(front, handle, max_bytes).await,
                 Err(why) => Err(ChannelError::Failed(why)),
             },

@@ -19,8 +19,10 @@ const PREVIEW_CHARS: usize = 120;
 /// Who a flush works for.
 pub struct Policy<'a> {
     pub settings: &'a DeliveryConfig,
-    /// Where reports of replies given up go (the first owner), if anywhere.
-    pub owner: Option<ReplyTarget>,
+    /// Where reports of replies given up go: the owner's chats, in
+    /// `OWNER_IDS` order (a report goes to the first on another channel
+    /// than the reply that failed, when there is one).
+    pub owners: Vec<ReplyTarget>,
     /// The session, named in reports so the owner can look it up.
     pub session: &'a str,
 }
@@ -128,7 +130,10 @@ fn report<P: Platform>(p: &P, policy: &Policy<'_>, head: &Row, what: &str) -> Re
     if head.kind != Kind::Reply.as_str() {
         return Ok(());
     }
-    let Some(owner) = &policy.owner else {
+    // A reply WhatsApp refuses outside its 24-hour window would fail the
+    // same way as a report to the owner there: the owner hears of it elsewhere.
+    let elsewhere = policy.owners.iter().find(|o| o.channel != head.target.channel);
+    let Some(owner) = elsewhere.or(policy.owners.first()) else {
         p.log(LogLevel::Error, "OWNER_IDS is empty: no one to tell that a reply was not delivered");
         return Ok(());
     };

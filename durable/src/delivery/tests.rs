@@ -43,7 +43,7 @@ impl Fix {
         enqueue(&self.p.sql, id, Kind::Reply, target, text, self.p.now.get()).unwrap()
     }
     fn flush(&self) -> FlushReport {
-        let policy = Policy { settings: &self.settings, owner: Some(tg("1")), session: "agent:main:telegram:dm:7" };
+        let policy = Policy { settings: &self.settings, owners: vec![tg("1")], session: "agent:main:telegram:dm:7" };
         block_on(flush(&self.p, &policy)).unwrap()
     }
     fn at(&self, now: i64) -> &Self {
@@ -86,7 +86,7 @@ fn pieces_go_in_order_each_once_and_a_failed_one_waits_for_its_retry() {
     assert_eq!(f.next_due(), None);
     // Later alarms, or a fresh object over the same storage, send nothing again.
     f.at(5000).flush();
-    let policy = Policy { settings: &f.settings, owner: None, session: "s" };
+    let policy = Policy { settings: &f.settings, owners: vec![], session: "s" };
     block_on(flush(&f.p, &policy)).unwrap();
     assert_eq!(f.attempts_to("7"), 4);
     assert_eq!(f.p.channel.texts(), parts);
@@ -113,12 +113,12 @@ fn a_wait_the_platform_asks_for_is_honoured_and_later_replies_to_the_chat_queue_
 #[test]
 fn waits_back_off_and_the_test_cap_shortens_them() {
     let f = Fix::new(settings(DAY, None));
-    let policy = Policy { settings: &f.settings, owner: None, session: "s" };
+    let policy = Policy { settings: &f.settings, owners: vec![], session: "s" };
     assert_eq!([1, 2, 3, 20].map(|a| policy.wait_ms(a, None)), [1000, 2000, 4000, MAX_BACKOFF_MS]);
     assert_eq!(policy.wait_ms(1, Some(120_000)), 120_000);
     assert_eq!(policy.wait_ms(1, Some(0)), 10, "never a tight loop");
     let capped = settings(DAY, Some(500));
-    let policy = Policy { settings: &capped, owner: None, session: "s" };
+    let policy = Policy { settings: &capped, owners: vec![], session: "s" };
     assert_eq!(policy.wait_ms(1, Some(120_000)), 500);
     assert_eq!(policy.wait_ms(20, None), 500);
 }
@@ -250,7 +250,7 @@ fn a_retried_alarm_does_not_send_a_delivered_piece_again() {
     // The write that records the second piece's failure fails: the flush
     // stops with a storage error (the runtime retries the alarm).
     *f.p.sql.fail_writes_containing.borrow_mut() = Some("next_at = ?".into());
-    let policy = Policy { settings: &f.settings, owner: None, session: "s" };
+    let policy = Policy { settings: &f.settings, owners: vec![], session: "s" };
     assert!(block_on(flush(&f.p, &policy)).is_err());
     *f.p.sql.fail_writes_containing.borrow_mut() = None;
     f.flush();

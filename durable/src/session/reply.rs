@@ -9,7 +9,7 @@ use crate::delivery::{self, FlushReport, Kind};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{LogLevel, Platform, StorageError};
 use crate::scheduled::notify::{decide, record, NotifyDecision};
-use crate::settings::AgentConfig;
+use crate::settings::Principal;
 
 /// Sends `text` to `target`: queued in the outbox, then what is due is sent.
 pub async fn send<P: Platform>(
@@ -85,11 +85,12 @@ async fn send_as<P: Platform>(
 /// Sends whatever in the outbox is due.
 pub async fn flush<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<FlushReport, StorageError> {
     let session = deps.key.render();
-    let policy = Policy { settings: &deps.config.delivery, owner: owner_target(deps.config), session: &session };
+    let owners = deps.config.owners.iter().map(owner_chat).collect();
+    let policy = Policy { settings: &deps.config.delivery, owners, session: &session };
     delivery::flush(p, &policy).await
 }
 
-/// Where reports go: the first owner's chat (as heartbeat notifications).
-pub fn owner_target(cfg: &AgentConfig) -> Option<ReplyTarget> {
-    cfg.owners.first().map(|o| ReplyTarget { channel: o.channel, chat_id: o.id.clone(), ..Default::default() })
+/// An owner's chat (a report, a heartbeat notification).
+pub fn owner_chat(owner: &Principal) -> ReplyTarget {
+    ReplyTarget { channel: owner.channel, chat_id: owner.id.clone(), ..Default::default() }
 }
