@@ -6,7 +6,7 @@
 use crate::front::WorkerFront;
 use crate::http::read_body_limited;
 use durable::channels::webhook::{run_later, WebReply, WebRequest};
-use durable::channels::{discord, slack, telegram, whatsapp};
+use durable::channels::{discord, email, slack, telegram, whatsapp};
 use worker::{Context, Env, Request, Response, Result};
 
 /// The request as the channels read it: method, headers, query and body
@@ -69,4 +69,28 @@ pub async fn whatsapp(mut req: Request, env: &Env, ctx: &Context, agent: &str) -
         _ => whatsapp::webhook::handle(&front, agent, &request).await,
     };
     answer(reply, env, ctx)
+}
+
+/// The `email` handler: a message Email Routing delivers. Never an `Err`
+/// (the runtime would abort the instance): a refusal is `setReject`, which
+/// the sending server reports to the sender.
+pub async fn email(message: worker::ForwardableEmailMessage, env: &Env) {
+    let raw = match crate::js::stream_bytes(&message.raw()).await {
+        Ok(r) => r,
+        Err(e) => {
+            crate::adapters::log(
+                durable::ports::LogLevel::Error,
+                &format!("email from {} unreadable: {e}", message.from()),
+            );
+            crate::js::reject_email(&message, "the message could not be read; please try again later").await;
+            return;
+        }
+    };
+    let front = WorkerFront::new(env);
+    match email::inbound::handle(&front, &message.from(), &message.to(), &raw).await {
+        email::inbound::Verdict::Accepted(note) => {
+            crate::adapters::log(durable::ports::LogLevel::Info, &format!("email from {}: {note}", message.from()))
+        }
+        email::inbound::Verdict::Rejected(reason) => crate::js::reject_email(&message, &reason).await,
+    }
 }

@@ -45,6 +45,14 @@ impl Io for WorkerFront {
     async fn send_email(&self, from: &str, to: &str, raw: &[u8]) -> Result<(), MailError> {
         crate::js::send_email(&self.env, from, to, raw).await
     }
+    async fn stashed(&self, key: &str) -> Result<Vec<u8>, String> {
+        use durable::ports::ObjectStore;
+        let store = crate::adapters::R2::from_env(&self.env).map_err(|e| e.to_string())?;
+        match store.get(key).await.map_err(|e| e.to_string())? {
+            Some(o) => Ok(o.body),
+            None => Err(format!("no stashed attachment {key}")),
+        }
+    }
 }
 
 impl Front for WorkerFront {
@@ -84,6 +92,12 @@ impl Front for WorkerFront {
         crate::objects::call_raw(&self.env, AGENT_BINDING, &tap.agent, Method::Post, DREAMS_TAP_PATH, Some(body))
             .await
             .map_err(|e| e.to_string())
+    }
+    async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String> {
+        use durable::ports::{ObjectStore, PutOptions};
+        let store = crate::adapters::R2::from_env(&self.env).map_err(|e| e.to_string())?;
+        let opts = PutOptions { content_type: Some(content_type.to_owned()), custom_metadata: vec![] };
+        store.put(key, bytes, opts).await.map_err(|e| e.to_string())
     }
     async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String> {
         crate::js::hmac_sha256(key, data).await

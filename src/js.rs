@@ -77,6 +77,27 @@ pub async fn stub_fetch(
     JsFuture::from(promise).await.map_err(err)?.dyn_into().map_err(err)
 }
 
+/// Refuses a delivered email (`message.setReject(reason)`). Awaited when the
+/// runtime answers with a promise (Miniflare's local trigger passes the
+/// message over RPC, where the call is asynchronous; production's is not).
+pub async fn reject_email(message: &worker::ForwardableEmailMessage, reason: &str) {
+    let target: &JsValue = message.as_ref();
+    // Not `dyn_into`: an RPC stub is callable without being an `instanceof Function`.
+    let Ok(f) = js_sys::Reflect::get(target, &"setReject".into()) else { return };
+    let f: js_sys::Function = f.unchecked_into();
+    if let Ok(answer) = js_sys::Reflect::apply(&f, target, &js_sys::Array::of1(&reason.into())) {
+        // An RPC answer is a thenable, not always a `Promise`: resolve it either way.
+        let _ = JsFuture::from(js_sys::Promise::resolve(&answer)).await;
+    }
+}
+
+/// A stream's whole content (an email's raw message), read through a
+/// `Response` with one `arrayBuffer()` call.
+pub async fn stream_bytes(stream: &web_sys::ReadableStream) -> worker::Result<Vec<u8>> {
+    let resp = web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(err)?;
+    body_bytes(&resp).await
+}
+
 /// A response's whole body, with one `arrayBuffer()` call.
 pub async fn body_bytes(resp: &web_sys::Response) -> worker::Result<Vec<u8>> {
     let buffer = JsFuture::from(resp.array_buffer().map_err(err)?).await.map_err(err)?;

@@ -76,3 +76,10 @@ async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {} at {}", event.cron(), event.schedule()));
     agent_do::fan_out(&env, event.schedule() as i64).await;
 }
+
+#[event(email)]
+async fn email(message: worker::ForwardableEmailMessage, env: Env, _ctx: Context) -> Result<()> {
+    // Mail to an agent's EMAIL_ADDRESS (Cloudflare Email Routing).
+    channels::email(message, &env).await;
+    Ok(())
+}

@@ -453,6 +453,10 @@ pub trait Io {
         let _ = (from, to, raw);
         Err(MailError::NoBinding)
     }
+    /// An attachment a webhook kept in the bucket ([`Front::stash`]), by key.
+    async fn stashed(&self, key: &str) -> Result<Vec<u8>, String> {
+        Err(format!("no stashed attachment {key}"))
+    }
 }
 
 /// Why the runtime did not take an outgoing email.
@@ -510,6 +514,9 @@ pub trait Front: Io {
     /// A tap on a dreaming proposal's button, for `tap.agent`'s object:
     /// its answer's status and body.
     async fn dream_tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String>;
+    /// Keeps an attachment that arrived inside a message (an email's) in the
+    /// bucket at `key`, for the session to ingest like a download.
+    async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String>;
     /// HMAC-SHA256 of `data` with `key` (the runtime's WebCrypto).
     async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String>;
     /// Ed25519 verification (the runtime's WebCrypto). `Err`: the key is not

@@ -11,7 +11,7 @@
 
 pub mod group;
 
-use crate::inbound::{ChatKind, Inbound, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, SessionKey};
 use crate::settings::AgentConfig;
 
 /// What to do with an inbound message.
@@ -42,7 +42,10 @@ pub fn route(cfg: &AgentConfig, msg: &Inbound) -> Route {
             }
         }
         ChatKind::Group => {
-            let group_ok = cfg.is_allowed(channel, &msg.chat_id) || cfg.is_owner(channel, &msg.sender_id);
+            // An email thread has no id anyone could list in ALLOW_FROM: it
+            // is allowed by who writes in it.
+            let by_sender = channel == ChannelKind::Email && cfg.is_allowed(channel, &msg.sender_id);
+            let group_ok = cfg.is_allowed(channel, &msg.chat_id) || cfg.is_owner(channel, &msg.sender_id) || by_sender;
             if !group_ok {
                 Route::GroupNotAllowed
             } else if !msg.addressed {
@@ -62,7 +65,7 @@ pub fn route(cfg: &AgentConfig, msg: &Inbound) -> Route {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbound::{ChannelKind, ReplyTarget};
+    use crate::inbound::ReplyTarget;
     use r2_layout::Scope;
     use std::collections::HashMap;
 

@@ -691,6 +691,8 @@ pub struct FakeFront {
     /// Strangers told (the cooldown answers "tell" once per sender).
     pub notices: RefCell<Vec<crate::protocol::agent::StrangerNoticeRequest>>,
     pub memory_calls: RefCell<Vec<crate::protocol::memory::MemoryCall>>,
+    /// Attachments stashed by key: (bytes, content type).
+    pub stash: RefCell<std::collections::BTreeMap<String, (Vec<u8>, String)>>,
 }
 
 impl FakeFront {
@@ -729,6 +731,9 @@ impl Io for FakeFront {
         }
         self.mails.borrow_mut().push((from.to_owned(), to.to_owned(), raw.to_vec()));
         Ok(())
+    }
+    async fn stashed(&self, key: &str) -> Result<Vec<u8>, String> {
+        self.stash.borrow().get(key).map(|(b, _)| b.clone()).ok_or_else(|| format!("no {key}"))
     }
 }
 
@@ -791,6 +796,10 @@ impl Front for FakeFront {
     async fn dream_tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String> {
         self.taps.borrow_mut().push(tap.clone());
         Ok((200, r#"{"note":"noted"}"#.into()))
+    }
+    async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String> {
+        self.stash.borrow_mut().insert(key.to_owned(), (bytes, content_type.to_owned()));
+        Ok(())
     }
     async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String> {
         Ok(hmac_sha256(key, data))

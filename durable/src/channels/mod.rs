@@ -16,6 +16,7 @@
 
 pub mod access;
 pub mod discord;
+pub mod email;
 pub mod groups;
 pub mod multipart;
 pub mod outbound;
@@ -32,6 +33,8 @@ use crate::retry::Backoff;
 
 /// A relay to another agent's session (not a chat platform) is not cut.
 pub const RELAY_MAX_CHARS: usize = 200_000;
+/// An email is one message, however long the reply.
+pub const EMAIL_MAX_CHARS: usize = 100_000;
 
 /// The longest piece `channel` takes, in UTF-16 units.
 pub fn max_chars(channel: ChannelKind) -> usize {
@@ -41,6 +44,7 @@ pub fn max_chars(channel: ChannelKind) -> usize {
         ChannelKind::Whatsapp => whatsapp::format::MAX_CHARS,
         // A relay to another agent's session is one message, whole.
         ChannelKind::Relay => RELAY_MAX_CHARS,
+        ChannelKind::Email => EMAIL_MAX_CHARS,
         _ => telegram::format::MAX_CHARS,
     }
 }

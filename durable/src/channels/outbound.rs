@@ -5,6 +5,7 @@
 //! is queued in the other session through the [`Front`].
 
 use super::discord::client::DiscordApi;
+use super::email::client::EmailApi;
 use super::slack::client::SlackApi;
 use super::telegram::client::TelegramApi;
 use super::whatsapp::client::WhatsAppApi;
@@ -19,6 +20,7 @@ pub struct Channels {
     pub discord: DiscordApi,
     pub slack: Option<SlackApi>,
     pub whatsapp: Option<WhatsAppApi>,
+    pub email: Option<EmailApi>,
 }
 
 impl Channels {
@@ -29,7 +31,12 @@ impl Channels {
             discord: DiscordApi::for_agent(vars, cfg),
             slack: SlackApi::for_agent(vars, cfg),
             whatsapp: WhatsAppApi::for_agent(vars, cfg),
+            email: EmailApi::for_agent(vars, cfg),
         }
+    }
+
+    fn email(&self) -> Result<&EmailApi, String> {
+        self.email.as_ref().ok_or_else(|| "EMAIL_ADDRESS is not set".to_owned())
     }
 
     fn whatsapp(&self) -> Result<&WhatsAppApi, String> {
@@ -58,6 +65,10 @@ impl Channels {
                 Err(why) => SendOutcome::Unreachable(why),
             },
             ChannelKind::Whatsapp => match self.whatsapp() {
+                Ok(api) => api.send_chunk(front, target, piece).await,
+                Err(why) => SendOutcome::Unreachable(why),
+            },
+            ChannelKind::Email => match self.email() {
                 Ok(api) => api.send_chunk(front, target, piece).await,
                 Err(why) => SendOutcome::Unreachable(why),
             },
@@ -139,6 +150,10 @@ impl Channels {
             },
             ChannelKind::Whatsapp => match self.whatsapp() {
                 Ok(api) => api.download(front, handle, max_bytes).await,
+                Err(why) => Err(ChannelError::Failed(why)),
+            },
+            ChannelKind::Email => match self.email() {
+                Ok(api) => api.attachment(front, handle, max_bytes).await,
                 Err(why) => Err(ChannelError::Failed(why)),
             },
             other => Err(ChannelError::Failed(format!("no channel {other:?}"))),
