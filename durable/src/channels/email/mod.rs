@@ -22,7 +22,7 @@ pub mod quote;
 #[cfg(test)]
 mod tests;
 
-use mail_parser::{HeaderValue, MessageParser, MimeHeaders};
+use mail_parser::{HeaderValue, MessageParser, MimeHeaders, PartType};
 
 /// An email as the agent needs it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,7 +72,13 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
     let from = msg.from().and_then(|a| a.first()).and_then(|f| {
         Some((f.address()?.to_ascii_lowercase(), f.name().map(str::to_owned).filter(|n| !n.trim().is_empty())))
     });
-    let text = msg.body_text(0).map(|t| t.replace("\r\n", "\n")).unwrap_or_default();
+    // An HTML-only message is read with the web reader's HTML-to-text
+    // (mail-parser's own brings a 2,000-entity table: ~40 KiB of upload).
+    let text = match msg.text_part(0).map(|p| &p.body) {
+        Some(PartType::Text(t)) => t.replace("\r\n", "\n"),
+        Some(PartType::Html(h)) => crate::web::html::to_text(h, None).text,
+        _ => String::new(),
+    };
     let mut attachments = Vec::new();
     for part in msg.attachments() {
         let mime = part

@@ -34,6 +34,18 @@ fn charsets_and_quoted_printable_are_decoded() {
 }
 
 #[test]
+fn an_html_only_message_is_read_as_text() {
+    let raw = b"From: pat@example.org\r\nTo: ember@example.com\r\nSubject: Hi\r\nMIME-Version: 1.0\r\n\
+Content-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n\
+<html><head><style>p{color:red}</style></head><body><p>Caf=C3=A9 at <b>noon</b>&nbsp;&amp; then</p>\r\n\
+<p>the museum</p></body></html>\r\n";
+    let m = read(raw).unwrap();
+    assert!(m.text.contains("Café at noon"), "{:?}", m.text);
+    assert!(m.text.contains("& then") && m.text.contains("the museum"), "{:?}", m.text);
+    assert!(!m.text.contains('<') && !m.text.contains("color"), "{:?}", m.text);
+}
+
+#[test]
 fn attachments_come_out_whole() {
     let m = read(&fixture("mail-parser-legacy-041.eml")).unwrap();
     assert_eq!(m.attachments.len(), 1);
