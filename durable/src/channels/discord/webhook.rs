@@ -197,3 +197,7 @@ async fn usage_answer<F: Front>(front: &F, cfg: &AgentConfig, user: &str) -> Str
         Err(e) => format!("⚠️ I could not read my usage right now ({e}). Try again in a moment."),
     }
 }
+
+#[cfg(test)]
+#[path = "webhook_tests.rs"]
+mod tests;

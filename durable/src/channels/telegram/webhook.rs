@@ -144,3 +144,7 @@ async fn button<F: Front>(
         Err(e) => WebReply::text(503, format!("the button tap could not be handled: {e}")),
     }
 }
+
+#[cfg(test)]
+#[path = "webhook_tests.rs"]
+mod tests;
