@@ -4,7 +4,7 @@
 //! (the README states the cost). The protocol's decisions are
 //! `durable::channels::discord::gateway`; this file owns the socket, the
 //! alarm (heartbeats and planned reconnects) and the stored state, and hands
-//! each `MESSAGE_CREATE` to [`crate::discord::gateway`] for routing.
+//! each `MESSAGE_CREATE` to `durable::channels::discord::events` for routing.
 //!
 //! Kept alive by the cron tick (`ensure` every 5 minutes) and by its own
 //! alarm: an object restarted by a deploy or an eviction wakes on its alarm,
@@ -189,7 +189,8 @@ impl Inner {
                     let agent = self.agent.borrow().clone().unwrap_or_default();
                     let bot = self.gw.borrow().bot_user_id.clone();
                     wasm_bindgen_futures::spawn_local(async move {
-                        crate::discord::gateway::handle_message(&env, &agent, bot.as_deref(), &msg).await;
+                        let front = crate::front::WorkerFront::new(&env);
+                        durable::channels::discord::events::handle_message(&front, &agent, bot.as_deref(), &msg).await;
                     });
                 }
                 Action::Log(line) => {

@@ -75,3 +75,18 @@ pub fn query(req: &Request, name: &str) -> Option<String> {
         (percent_decode(&k.replace('+', " ")) == name).then(|| percent_decode(&v.replace('+', " ")))
     })
 }
+
+/// Every query parameter of a request, decoded, in order.
+pub fn query_pairs(req: &Request) -> Vec<(String, String)> {
+    let url = req.inner().url();
+    let Some((_, query)) = url.split_once('?') else { return vec![] };
+    let query = query.split('#').next().unwrap_or("");
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(&k.replace('+', " ")), percent_decode(&v.replace('+', " ")))
+        })
+        .collect()
+}

@@ -77,6 +77,27 @@ pub async fn stub_fetch(
     JsFuture::from(promise).await.map_err(err)?.dyn_into().map_err(err)
 }
 
+/// Refuses a delivered email (`message.setReject(reason)`). Awaited when the
+/// runtime answers with a promise (Miniflare's local trigger passes the
+/// message over RPC, where the call is asynchronous; production's is not).
+pub async fn reject_email(message: &worker::ForwardableEmailMessage, reason: &str) {
+    let target: &JsValue = message.as_ref();
+    // Not `dyn_into`: an RPC stub is callable without being an `instanceof Function`.
+    let Ok(f) = js_sys::Reflect::get(target, &"setReject".into()) else { return };
+    let f: js_sys::Function = f.unchecked_into();
+    if let Ok(answer) = js_sys::Reflect::apply(&f, target, &js_sys::Array::of1(&reason.into())) {
+        // An RPC answer is a thenable, not always a `Promise`: resolve it either way.
+        let _ = JsFuture::from(js_sys::Promise::resolve(&answer)).await;
+    }
+}
+
+/// A stream's whole content (an email's raw message), read through a
+/// `Response` with one `arrayBuffer()` call.
+pub async fn stream_bytes(stream: &web_sys::ReadableStream) -> worker::Result<Vec<u8>> {
+    let resp = web_sys::Response::new_with_opt_readable_stream(Some(stream)).map_err(err)?;
+    body_bytes(&resp).await
+}
+
 /// A response's whole body, with one `arrayBuffer()` call.
 pub async fn body_bytes(resp: &web_sys::Response) -> worker::Result<Vec<u8>> {
     let buffer = JsFuture::from(resp.array_buffer().map_err(err)?).await.map_err(err)?;
@@ -291,26 +312,22 @@ pub async fn gunzip(data: &[u8], max_bytes: usize) -> Result<Vec<u8>, durable::p
     gzip_stream(data, true, max_bytes).await
 }
 
-/// Ed25519 by the runtime's WebCrypto (`crypto.subtle`): `Err(BadKey)` when
-/// the runtime refuses the key, `Ok(false)` when the signature does not match.
+/// `crypto.subtle`'s `method(...args)`, awaited.
+async fn subtle(method: &str, args: &js_sys::Array) -> Result<JsValue, JsValue> {
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())?;
+    let subtle = js_sys::Reflect::get(&crypto, &"subtle".into())?;
+    let f: js_sys::Function = js_sys::Reflect::get(&subtle, &method.into())?.dyn_into()?;
+    let promise: js_sys::Promise = f.apply(&subtle, args)?.dyn_into()?;
+    JsFuture::from(promise).await
+}
+
+/// Ed25519 by the runtime's WebCrypto (`crypto.subtle`): `Err` when the
+/// runtime refuses the key, `Ok(false)` when the signature does not match.
 /// Replaces a Rust Ed25519 (curve arithmetic and SHA-512, ~12 KiB of the
-/// upload gzipped); the native build keeps `ed25519-dalek` for its tests.
-#[cfg(target_arch = "wasm32")]
-pub async fn ed25519_verify(
-    key: &[u8; 32],
-    signature: &[u8; 64],
-    message: &[u8],
-) -> Result<bool, crate::discord::verify::VerifyError> {
-    use crate::discord::verify::VerifyError;
-    let bad = |_: JsValue| VerifyError::BadSignature;
-    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into()).map_err(bad)?;
-    let subtle = js_sys::Reflect::get(&crypto, &"subtle".into()).map_err(bad)?;
-    let apply = |method: &str, args: &js_sys::Array| -> Result<js_sys::Promise, JsValue> {
-        let f: js_sys::Function = js_sys::Reflect::get(&subtle, &method.into())?.dyn_into()?;
-        f.apply(&subtle, args)?.dyn_into()
-    };
+/// upload gzipped); the native tests use `ed25519-dalek`.
+pub async fn ed25519_verify(key: &[u8; 32], signature: &[u8; 64], message: &[u8]) -> Result<bool, String> {
     let algorithm = js_sys::Object::new();
-    js_sys::Reflect::set(&algorithm, &"name".into(), &"Ed25519".into()).map_err(bad)?;
+    js_sys::Reflect::set(&algorithm, &"name".into(), &"Ed25519".into()).map_err(|e| js_message(&e))?;
     let import_args = js_sys::Array::of5(
         &"raw".into(),
         &js_sys::Uint8Array::from(&key[..]),
@@ -318,17 +335,48 @@ pub async fn ed25519_verify(
         &JsValue::FALSE,
         &js_sys::Array::of1(&"verify".into()),
     );
-    let imported = match apply("importKey", &import_args) {
-        Ok(p) => JsFuture::from(p).await,
-        Err(e) => Err(e),
-    };
-    let crypto_key = imported.map_err(|_| VerifyError::BadKey)?;
+    let crypto_key = subtle("importKey", &import_args).await.map_err(|e| js_message(&e))?;
     let verify_args = js_sys::Array::of4(
         &algorithm,
         &crypto_key,
         &js_sys::Uint8Array::from(&signature[..]),
         &js_sys::Uint8Array::from(message),
     );
-    let verdict = JsFuture::from(apply("verify", &verify_args).map_err(bad)?).await.map_err(bad)?;
+    // A signature the runtime cannot even read does not match.
+    let verdict = subtle("verify", &verify_args).await.unwrap_or(JsValue::FALSE);
     Ok(verdict.as_bool() == Some(true))
+}
+
+/// HMAC-SHA256 by the runtime's WebCrypto (Slack's and WhatsApp's request
+/// signatures): no hash code in the upload; the native tests use `sha2`.
+pub async fn hmac_sha256(key: &[u8], data: &[u8]) -> Result<[u8; 32], String> {
+    let algorithm = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&algorithm, &k.into(), v).map_err(|e| js_message(&e));
+    set("name", &"HMAC".into())?;
+    set("hash", &"SHA-256".into())?;
+    let import_args = js_sys::Array::of5(
+        &"raw".into(),
+        &js_sys::Uint8Array::from(key),
+        &algorithm,
+        &JsValue::FALSE,
+        &js_sys::Array::of1(&"sign".into()),
+    );
+    let crypto_key = subtle("importKey", &import_args).await.map_err(|e| js_message(&e))?;
+    let sign_args = js_sys::Array::of3(&"HMAC".into(), &crypto_key, &js_sys::Uint8Array::from(data));
+    let mac = subtle("sign", &sign_args).await.map_err(|e| js_message(&e))?;
+    js_sys::Uint8Array::new(&mac).to_vec().try_into().map_err(|_| "HMAC-SHA256 gave no 32 bytes".to_owned())
+}
+
+/// Sends a raw message through the `SEND_EMAIL` binding (`send_email` in
+/// wrangler.toml): `new EmailMessage(from, to, raw)` from `cloudflare:email`.
+pub async fn send_email(env: &Env, from: &str, to: &str, raw: &[u8]) -> Result<(), durable::ports::MailError> {
+    use durable::ports::MailError;
+    let binding = js_sys::Reflect::get(env.as_ref(), &durable::protocol::SEND_EMAIL_BINDING.into())
+        .ok()
+        .filter(|b| !b.is_undefined())
+        .ok_or(MailError::NoBinding)?;
+    let binding: worker::SendEmail = binding.unchecked_into();
+    let raw = String::from_utf8_lossy(raw);
+    let message = worker::EmailMessage::new(from, to, &raw).map_err(|e| MailError::Refused(js_message(&e)))?;
+    binding.send(&message).await.map(|_| ()).map_err(|e| MailError::Refused(js_message(&e)))
 }

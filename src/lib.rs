@@ -1,5 +1,4 @@
-//! Hearth's Worker: entry points, routes, channel glue and the Durable
-//! Object classes. Thin by design: decisions live in the `durable` and
+//! Hearth's Worker: entry points, routes and the Durable Object classes. Thin by design: decisions live in the `durable` and
 //! `r2-layout` crates, which are tested natively; this crate adapts them to
 //! `worker` types.
 
@@ -8,18 +7,17 @@ mod adapters;
 mod agent_do;
 mod api;
 mod auth;
+mod channels;
 mod console;
-mod discord;
+mod front;
 mod gateway_do;
 mod gateway_ensure;
-mod groups;
 mod http;
 mod js;
 mod mcp;
 mod objects;
 mod platform;
 mod session_do;
-mod telegram;
 
 pub use agent_do::Agent;
 pub use gateway_do::Gateway;
@@ -39,11 +37,24 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
         }
         (Method::Post, ["telegram", agent]) => {
             let agent = agent.to_string();
-            telegram::handle_webhook(req, &env, &ctx, &agent).await
+            channels::telegram(req, &env, &ctx, &agent).await
         }
         (_, ["telegram", _]) => Response::error("use POST", 405),
-        (Method::Post, ["discord", agent]) => discord::handle_interaction(req, &env, agent).await,
+        (Method::Post, ["discord", agent]) => {
+            let agent = agent.to_string();
+            channels::discord(req, &env, &ctx, &agent).await
+        }
         (_, ["discord", _]) => Response::error("use POST", 405),
+        (Method::Post, ["slack", agent]) => {
+            let agent = agent.to_string();
+            channels::slack(req, &env, &ctx, &agent).await
+        }
+        (_, ["slack", _]) => Response::error("use POST", 405),
+        (Method::Get | Method::Post, ["whatsapp", agent]) => {
+            let agent = agent.to_string();
+            channels::whatsapp(req, &env, &ctx, &agent).await
+        }
+        (_, ["whatsapp", _]) => Response::error("use GET or POST", 405),
         (_, ["mcp", agent]) => {
             let agent = agent.to_string();
             mcp::handle(req, &env, &agent).await
@@ -64,4 +75,11 @@ async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     // Only tells each Agent object that time passed; the objects do the work.
     adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {} at {}", event.cron(), event.schedule()));
     agent_do::fan_out(&env, event.schedule() as i64).await;
+}
+
+#[event(email)]
+async fn email(message: worker::ForwardableEmailMessage, env: Env, _ctx: Context) -> Result<()> {
+    // Mail to an agent's EMAIL_ADDRESS (Cloudflare Email Routing).
+    channels::email(message, &env).await;
+    Ok(())
 }

@@ -54,32 +54,6 @@ pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::
     Ok(enqueue_request(env, &req).await?.queued)
 }
 
-/// Enqueue attempts of [`enqueue_reliably`] (waits of 0.2, 0.4, 0.8 s between).
-const ENQUEUE_ATTEMPTS: u32 = 4;
-
-/// [`enqueue`], tried again briefly on failure: for a caller whose message
-/// is never delivered again (a Gateway event). The last error is returned
-/// (and logged).
-pub async fn enqueue_reliably(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::Result<bool> {
-    let mut wait = 200;
-    let mut attempt = 1;
-    loop {
-        match enqueue(env, key, inbound).await {
-            Ok(queued) => return Ok(queued),
-            Err(e) if attempt >= ENQUEUE_ATTEMPTS => {
-                let line = format!("message {} for {key} not queued: {e}", inbound.dedupe_key);
-                crate::adapters::log(durable::ports::LogLevel::Error, &line);
-                return Err(e);
-            }
-            Err(_) => {
-                crate::adapters::sleep(wait).await;
-                wait *= 2;
-                attempt += 1;
-            }
-        }
-    }
-}
-
 /// Queues with the heartbeat/job options.
 pub async fn enqueue_request(env: &Env, req: &EnqueueRequest) -> worker::Result<EnqueueReply> {
     call(env, SESSION_BINDING, &req.session_key.render(), Method::Post, ENQUEUE_PATH, Some(req)).await

@@ -165,4 +165,28 @@ describe("media", () => {
     assert.ok(last.content.some((b) => b.type === "text" && b.text.includes("remind me to water the plants")));
     assert.equal(sentTo(OWNER)[0].body.text.includes("remind me to water the plants"), true, "the model read the transcript");
   });
+
+  test("an album (three photos, one media_group_id, sent at once) is one turn with the three images", async () => {
+    const group = `album-${Date.now()}`;
+    const stored = (await mediaObjects(h, FRIEND_KEY)).length;
+    const ids = [0, 1, 2].map((i) => serveFile(h, jpegBytes(20_000 + i, i)));
+    const updates = ids.map((id, i) => {
+      const u = photoUpdate(id, 20_000 + i, { from: FRIEND, ...(i === 0 ? { caption: "our trip" } : {}) });
+      u.message.media_group_id = group;
+      return u;
+    });
+    h.llm.push({ text: "Three lovely pictures." });
+    // Telegram's parallel connections: they arrive together, out of order.
+    const answers = await Promise.all([updates[1], updates[0], updates[2]].map((u) => h.sendUpdate(u)));
+    assert.deepEqual(answers.map((r) => r.status), [200, 200, 200]);
+    await h.until(() => sentTo(FRIEND).length === 1, { what: "the one answer" });
+    await h.settle(FRIEND_KEY);
+    assert.equal(h.llm.requests.length, 1, "one LLM call for the album");
+    assert.equal((await mediaObjects(h, FRIEND_KEY)).length, stored + 3, "each photo stored once");
+    // The last user message is the album: its three pictures and the caption.
+    const album = lastRequest().body.messages.filter((m) => m.role === "user").at(-1).content;
+    assert.equal(album.filter((b) => b.type === "image").length, 3);
+    assert.ok(album.some((b) => b.type === "text" && b.text.includes("our trip")));
+    assert.deepEqual(sentTo(FRIEND).map((r) => r.body.text), ["Three lovely pictures."]);
+  });
 });

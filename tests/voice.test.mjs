@@ -35,7 +35,8 @@ const oggNote = () => {
 describe("voice replies", () => {
   test("a voice note is answered with the text and a voice note of it (Ogg/Opus from /audio/speech)", async () => {
     h.llm.push({ text: "**Done**: I noted the plants." });
-    await h.sendUpdate(oggNote());
+    const note = oggNote();
+    await h.sendUpdate(note);
     await h.until(() => voices(FRIEND).length === 1, { what: "the voice note" });
     assert.deepEqual(texts(FRIEND), ["<b>Done</b>: I noted the plants."], "the text comes too");
     const [speech] = h.llm.state.speech;
@@ -43,6 +44,12 @@ describe("voice replies", () => {
     assert.deepEqual(speech.body, { model: "tts-1", voice: "nova", input: "Done: I noted the plants.", response_format: "opus" });
     const [v] = voices(FRIEND);
     assert.equal(v.files.voice.contentType, "audio/ogg");
+    // In a private chat too, the voice note replies to the message it answers.
+    const reply = JSON.parse(v.body.reply_parameters ?? "null");
+    assert.equal(reply?.message_id, note.message.message_id, `reply_parameters: ${v.body.reply_parameters}`);
+    assert.equal(reply.allow_sending_without_reply, true);
+    assert.equal(h.telegram.sent().filter((r) => Number(r.body.chat_id) === FRIEND)[0].body.reply_parameters, undefined,
+      "the text answer in a private chat quotes nothing");
     assert.ok(v.files.voice.bytes.subarray(0, 4).equals(Buffer.from("OggS")));
     // The ledger prices the speech per character (tts-1: $15 per million).
     await h.settle(`agent:main:telegram:dm:${FRIEND}`);

@@ -9,7 +9,7 @@
 //! `agent:{id}:api:key-{name}-{thread}`, so keys never share threads (the
 //! owner may open a key's thread as `key-{name}-{thread}`).
 
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, API_CHANNEL, MAIN_THREAD};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey, MAIN_THREAD};
 use crate::protocol::api::{ApiTurnRequest, StopRequest};
 use crate::settings::api::{ApiKey, Caller};
 use r2_layout::AgentId;
@@ -219,7 +219,7 @@ pub fn turn_request(
         session_key: key,
         inbound: Inbound {
             dedupe_key: request.clone(),
-            channel: API_CHANNEL.into(),
+            channel: ChannelKind::Api,
             kind: ChatKind::Direct,
             chat_id: thread.to_owned(),
             sender_id: caller.name().to_owned(),
@@ -230,7 +230,7 @@ pub fn turn_request(
             // The request id also files the answer for `ANSWER_PATH` (the MCP
             // server's way to collect it).
             reply_target: ReplyTarget {
-                channel: API_CHANNEL.into(),
+                channel: ChannelKind::Api,
                 chat_id: thread.to_owned(),
                 extra: Some(request),
                 ..Default::default()
@@ -240,6 +240,7 @@ pub fn turn_request(
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         },
         thread_id: thread.to_owned(),
         stream,

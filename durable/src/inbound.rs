@@ -5,22 +5,15 @@
 //! Ground floor: channels, the session, the scheduler and the memory all speak
 //! these types, so none of them needs another feature to name a message.
 
+pub mod channel;
 pub mod context;
 
 use r2_layout::{AgentId, Scope};
 use serde::{Deserialize, Serialize};
 
+pub use channel::ChannelKind;
 pub use context::MessageContext;
 
-/// The `channel` of heartbeat and job messages (not a chat platform).
-pub const SYSTEM_CHANNEL: &str = "system";
-/// The reply-target channel that sends to the owner (heartbeat and job output).
-pub const NOTIFY_CHANNEL: &str = "notify";
-/// The channel of work started from the admin API: there is no chat to answer.
-pub const ADMIN_CHANNEL: &str = "admin";
-/// The channel of a question asked over HTTP (Hearth's MCP server, the HTTP
-/// API): the answer is kept in the session for the caller to collect.
-pub const API_CHANNEL: &str = "api";
 /// The API thread that is the owner's main session.
 pub const MAIN_THREAD: &str = "main";
 
@@ -50,7 +43,7 @@ pub struct InboundMedia {
 pub struct Inbound {
     /// Repeats of one delivery share this key (e.g. `telegram:update:123`).
     pub dedupe_key: String,
-    pub channel: String,
+    pub channel: ChannelKind,
     pub kind: ChatKind,
     pub chat_id: String,
     pub sender_id: String,
@@ -78,6 +71,11 @@ pub struct Inbound {
     /// message itself, never from a text a bot may have rewritten.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mentions: Vec<String>,
+    /// Messages that belong together (a Telegram album: one update per
+    /// photo, one `media_group_id`) share this; their session answers them
+    /// in one turn (`session::batch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
 }
 
 /// A message's place in a group of agents' exchange.
@@ -140,12 +138,12 @@ pub enum SessionKey {
     Heartbeat(AgentId),
     Direct {
         agent: AgentId,
-        channel: String,
+        channel: ChannelKind,
         peer: String,
     },
     Group {
         agent: AgentId,
-        channel: String,
+        channel: ChannelKind,
         chat: String,
         topic: Option<String>,
     },
@@ -222,14 +220,17 @@ impl SessionKey {
             ["job", job] if ok_id(job) => Some(SessionKey::Job { agent, job: job.to_string() }),
             ["api", thread] => SessionKey::api_thread(&agent, thread).filter(|k| matches!(k, SessionKey::Api { .. })),
             [channel, "dm", peer] if ok_id(peer) => {
-                Some(SessionKey::Direct { agent, channel: channel.to_string(), peer: peer.to_string() })
+                Some(SessionKey::Direct { agent, channel: ChannelKind::parse(channel)?, peer: peer.to_string() })
             }
-            [channel, "group", chat] if ok_id(chat) => {
-                Some(SessionKey::Group { agent, channel: channel.to_string(), chat: chat.to_string(), topic: None })
-            }
+            [channel, "group", chat] if ok_id(chat) => Some(SessionKey::Group {
+                agent,
+                channel: ChannelKind::parse(channel)?,
+                chat: chat.to_string(),
+                topic: None,
+            }),
             [channel, "group", chat, "topic", t] if ok_id(chat) && ok_id(t) => Some(SessionKey::Group {
                 agent,
-                channel: channel.to_string(),
+                channel: ChannelKind::parse(channel)?,
                 chat: chat.to_string(),
                 topic: Some(t.to_string()),
             }),
@@ -242,7 +243,7 @@ impl SessionKey {
 /// needs to thread it (reply-to message, forum topic, interaction token).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ReplyTarget {
-    pub channel: String,
+    pub channel: ChannelKind,
     pub chat_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,

@@ -8,6 +8,9 @@
 //! WASM is single-threaded, so the ports are plain async traits without `Send`.
 //!
 //! The crate has floors; a module imports only from its own floor or below.
+//! `tests/architecture.rs` holds the table of floors and fails the build's
+//! tests when an import runs back up, or when one platform's folder of
+//! [`channels`] reaches into another's.
 //!
 //! **Ground floor**: small shared things every feature may use.
 //! - [`ports`]: what the runtime needs from the world (R2, SQLite, HTTP, a
@@ -31,8 +34,10 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
 //!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
-//! - [`channels`]: the chat platforms' wire formats read into [`inbound`]
-//!   messages (Telegram updates), tested on real payloads.
+//! - [`channels`]: the chat platforms, one folder each (wire types, signature
+//!   check, reader into [`inbound`] messages, client, formatting, the
+//!   webhook's flow), tested natively on real payloads through the
+//!   [`ports::Front`] port.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's

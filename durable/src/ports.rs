@@ -163,6 +163,9 @@ impl HttpRequest {
             timeout_ms,
         }
     }
+    pub fn get(url: String, timeout_ms: u32) -> Self {
+        HttpRequest { method: "GET", url, headers: vec![], body: vec![], timeout_ms }
+    }
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
         self
@@ -313,10 +316,10 @@ pub enum PreviewOutcome {
 pub struct OutgoingChunk {
     /// The piece as the model wrote it (Markdown).
     pub text: String,
-    /// Telegram: the same piece as Telegram HTML, sent with `parse_mode`.
-    /// `None`: send `text` as it is (Discord renders Markdown itself, and a
-    /// Telegram piece whose markup was refused goes again as plain text).
-    pub html: Option<String>,
+    /// The same piece in the channel's own markup (Telegram HTML, sent with
+    /// `parse_mode`). `None`: send `text` as it is (Discord renders Markdown
+    /// itself, and a piece whose markup was refused goes again as plain text).
+    pub formatted: Option<String>,
     /// The first piece of its reply (Telegram quotes the user's message on it).
     pub first: bool,
     /// The first piece sent in answer to this message at all (Discord edits
@@ -372,7 +375,12 @@ pub trait Channel {
     /// Downloads an inbound attachment by its channel handle (a Telegram
     /// `file_id`: getFile, then the file URL). More than `max_bytes` is
     /// [`ChannelError::TooLarge`], ideally known before downloading.
-    async fn fetch_media(&self, channel: &str, handle: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
+    async fn fetch_media(
+        &self,
+        channel: crate::inbound::ChannelKind,
+        handle: &str,
+        max_bytes: u64,
+    ) -> Result<Vec<u8>, ChannelError> {
         let _ = (handle, max_bytes);
         Err(ChannelError::Failed(format!("channel {channel:?} cannot fetch media")))
     }
@@ -425,6 +433,95 @@ pub enum LogLevel {
     Info,
     Warn,
     Error,
+}
+
+/// What a channel's client needs around its requests: the network, the
+/// clock, a way to wait between retries, logs, and the runtime's outgoing
+/// mail. The Worker implements it once (over `fetch`, `Date`, timers and the
+/// `send_email` binding), for the webhooks and for the Session objects
+/// alike; tests use [`crate::testing::FakeFront`], which records requests.
+#[allow(async_fn_in_trait)]
+pub trait Io {
+    type Http: Http;
+    fn http(&self) -> &Self::Http;
+    fn now_ms(&self) -> i64;
+    async fn sleep(&self, ms: u64);
+    fn log(&self, level: LogLevel, msg: &str);
+    /// Sends a whole RFC 5322 message from `from` to `to` through the
+    /// runtime's `send_email` binding. Default: there is none.
+    async fn send_email(&self, from: &str, to: &str, raw: &[u8]) -> Result<(), MailError> {
+        let _ = (from, to, raw);
+        Err(MailError::NoBinding)
+    }
+    /// An attachment a webhook kept in the bucket ([`Front::stash`]), by key.
+    async fn stashed(&self, key: &str) -> Result<Vec<u8>, String> {
+        Err(format!("no stashed attachment {key}"))
+    }
+}
+
+/// Why the runtime did not take an outgoing email.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailError {
+    /// No `send_email` binding is configured.
+    #[error("no send_email binding (SEND_EMAIL in wrangler.toml)")]
+    NoBinding,
+    /// The binding refused this message (an address it may not send to or
+    /// from, a malformed message): sending it again fails the same way.
+    #[error("send_email refused the message: {0}")]
+    Refused(String),
+}
+
+/// The Worker's side of a webhook, for the channels' handlers: their agents'
+/// settings, the objects a message is queued in or asked about, and the
+/// runtime's crypto. One implementation in the Worker (Durable Object stubs,
+/// WebCrypto); [`crate::testing::FakeFront`] in tests. With it, a whole
+/// webhook (signature, parsing, routing, the answer) runs natively.
+#[allow(async_fn_in_trait)]
+pub trait Front: Io {
+    type Vars: crate::settings::Vars;
+    /// The Worker's vars and secrets.
+    fn vars(&self) -> &Self::Vars;
+    /// `agent`'s settings, loaded once per isolate.
+    fn config(&self, agent: &str) -> Result<std::rc::Rc<crate::settings::AgentConfig>, crate::settings::ConfigError>;
+    /// Queues a message in its session's object. `Ok(false)`: a repeat.
+    async fn enqueue(
+        &self,
+        key: &crate::inbound::SessionKey,
+        inbound: &crate::inbound::Inbound,
+    ) -> Result<bool, String>;
+    /// A session's brief status (counts and usage).
+    async fn session_status(
+        &self,
+        key: &crate::inbound::SessionKey,
+    ) -> Result<crate::protocol::session::SessionStatus, String>;
+    /// A call to `agent`'s memory (its Agent object).
+    async fn memory(
+        &self,
+        agent: &str,
+        call: &crate::protocol::memory::MemoryCall,
+    ) -> Result<crate::protocol::memory::MemoryReply, crate::protocol::memory::MemoryCallError>;
+    /// `agent`'s usage ledger.
+    async fn meter(
+        &self,
+        req: &crate::protocol::usage::MeterRequest,
+    ) -> Result<crate::protocol::usage::MeterReply, String>;
+    /// Whether a stranger may be told their id now (`agent`'s object decides).
+    async fn stranger_notice(
+        &self,
+        agent: &str,
+        req: &crate::protocol::agent::StrangerNoticeRequest,
+    ) -> Result<crate::protocol::agent::StrangerNoticeReply, String>;
+    /// A tap on a dreaming proposal's button, for `tap.agent`'s object:
+    /// its answer's status and body.
+    async fn dream_tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String>;
+    /// Keeps an attachment that arrived inside a message (an email's) in the
+    /// bucket at `key`, for the session to ingest like a download.
+    async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String>;
+    /// HMAC-SHA256 of `data` with `key` (the runtime's WebCrypto).
+    async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String>;
+    /// Ed25519 verification (the runtime's WebCrypto). `Err`: the key is not
+    /// a usable public key.
+    async fn ed25519_verify(&self, key: &[u8; 32], signature: &[u8; 64], message: &[u8]) -> Result<bool, String>;
 }
 
 /// Everything a Durable Object gives the runtime, bundled so the runtime's

@@ -11,7 +11,7 @@
 
 pub mod group;
 
-use crate::inbound::{ChatKind, Inbound, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, SessionKey};
 use crate::settings::AgentConfig;
 
 /// What to do with an inbound message.
@@ -30,19 +30,22 @@ pub enum Route {
 
 pub fn route(cfg: &AgentConfig, msg: &Inbound) -> Route {
     let agent = cfg.agent.clone();
-    let channel = msg.channel.clone();
+    let channel = msg.channel;
     match msg.kind {
         ChatKind::Direct => {
-            if cfg.is_owner(&channel, &msg.sender_id) {
+            if cfg.is_owner(channel, &msg.sender_id) {
                 Route::Turn(SessionKey::Main(agent))
-            } else if cfg.is_allowed(&channel, &msg.sender_id) {
+            } else if cfg.is_allowed(channel, &msg.sender_id) {
                 Route::Turn(SessionKey::Direct { agent, channel, peer: msg.sender_id.clone() })
             } else {
                 Route::Stranger
             }
         }
         ChatKind::Group => {
-            let group_ok = cfg.is_allowed(&channel, &msg.chat_id) || cfg.is_owner(&channel, &msg.sender_id);
+            // An email thread has no id anyone could list in ALLOW_FROM: it
+            // is allowed by who writes in it.
+            let by_sender = channel == ChannelKind::Email && cfg.is_allowed(channel, &msg.sender_id);
+            let group_ok = cfg.is_allowed(channel, &msg.chat_id) || cfg.is_owner(channel, &msg.sender_id) || by_sender;
             if !group_ok {
                 Route::GroupNotAllowed
             } else if !msg.addressed {
@@ -78,7 +81,7 @@ mod tests {
     fn msg(kind: ChatKind, chat: &str, sender: &str, addressed: bool) -> Inbound {
         Inbound {
             dedupe_key: "k".into(),
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             kind,
             chat_id: chat.into(),
             sender_id: sender.into(),
@@ -92,6 +95,7 @@ mod tests {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         }
     }
 

@@ -117,6 +117,38 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Splits `text` into pieces of at most `limit` UTF-16 units (what the chat
+/// platforms count), preferring paragraph breaks, then line breaks, then
+/// spaces; never inside a character. Each channel sends its replies cut so.
+pub fn split_message(text: &str, limit: usize) -> Vec<String> {
+    let mut chunks = Vec::new();
+    let mut rest = text.trim();
+    while rest.encode_utf16().count() > limit {
+        // Byte index of the furthest char boundary within the limit.
+        let mut units = 0;
+        let mut hard = 0;
+        for (i, c) in rest.char_indices() {
+            units += c.len_utf16();
+            if units > limit {
+                break;
+            }
+            hard = i + c.len_utf8();
+        }
+        let window = &rest[..hard];
+        let cut =
+            ["\n\n", "\n", " "].iter().find_map(|sep| window.rfind(sep).filter(|&i| i > hard / 3)).unwrap_or(hard);
+        let (head, tail) = rest.split_at(cut.max(1).min(rest.len()));
+        if !head.trim().is_empty() {
+            chunks.push(head.trim_end().to_owned());
+        }
+        rest = tail.trim_start();
+    }
+    if !rest.is_empty() {
+        chunks.push(rest.to_owned());
+    }
+    chunks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +159,21 @@ mod tests {
         let t = tail_utf16("one two three 😀", 8);
         assert_eq!(t, "…hree 😀");
         assert!(t.encode_utf16().count() <= 8);
+    }
+    #[test]
+    fn messages_split_on_boundaries_within_the_limit() {
+        let utf16_len = |s: &str| s.encode_utf16().count();
+        let para = "word ".repeat(300); // 1500 chars
+        let text = format!("{para}\n\n{para}\n\n{para}");
+        let chunks = split_message(&text, 4096);
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks.iter().all(|c| utf16_len(c) <= 4096));
+        assert_eq!(chunks.join(" ").split_whitespace().count(), 900);
+        let long = "x".repeat(10_000);
+        let chunks = split_message(&long, 4096);
+        assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), [4096, 4096, 1808]);
+        let emoji = "😀".repeat(3000); // 2 UTF-16 units each
+        assert!(split_message(&emoji, 4096).iter().all(|c| utf16_len(c) <= 4096));
+        assert!(split_message("   ", 4096).is_empty());
     }
 }

@@ -14,7 +14,7 @@
 //! `/voice off`; otherwise an answer to a voice note is spoken when
 //! `VOICE_REPLY_TO_VOICE` is on (the default).
 
-use crate::inbound::Inbound;
+use crate::inbound::{ChannelKind, Inbound};
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::settings::voice::VoiceConfig;
 
@@ -50,7 +50,7 @@ pub fn parse_command(text: &str) -> Option<VoiceCommand> {
 /// Whether the answer to `inbound` is spoken, given the chat's `/voice`
 /// choice (`chosen`: the stored `on`/`off`, if any).
 pub fn wanted(cfg: &VoiceConfig, chosen: Option<&str>, inbound: &Inbound) -> bool {
-    if cfg.base_url.is_none() || !matches!(inbound.reply_target.channel.as_str(), "telegram" | "discord") {
+    if cfg.base_url.is_none() || !matches!(inbound.reply_target.channel, ChannelKind::Telegram | ChannelKind::Discord) {
         return false;
     }
     match chosen {
@@ -126,29 +126,6 @@ pub fn audio_of(resp: HttpResponse) -> Result<Vec<u8>, String> {
     Ok(resp.body)
 }
 
-/// A `multipart/form-data` body: text fields, then one file. Returns the
-/// content type (with its boundary) and the bytes.
-pub fn multipart(fields: &[(&str, &str)], file: (&str, &str, &str, &[u8])) -> (String, Vec<u8>) {
-    let boundary = "hearth-voice-boundary-7d3a9c";
-    let mut body = Vec::with_capacity(file.3.len() + 512);
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n").as_bytes(),
-        );
-    }
-    let (name, filename, mime, bytes) = file;
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\n\
-             Content-Type: {mime}\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,7 +142,7 @@ mod tests {
     fn msg(voice: bool) -> Inbound {
         Inbound {
             dedupe_key: "k".into(),
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             kind: ChatKind::Direct,
             chat_id: "1".into(),
             sender_id: "1".into(),
@@ -173,7 +150,7 @@ mod tests {
             text: String::new(),
             addressed: true,
             thread_id: None,
-            reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: if voice {
                 vec![InboundMedia {
@@ -189,6 +166,7 @@ mod tests {
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         }
     }
 
@@ -241,16 +219,5 @@ mod tests {
         let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
         assert_eq!(body["response_format"], "opus");
         assert_eq!(body["model"], "gpt-4o-mini-tts");
-    }
-
-    #[test]
-    fn multipart_bodies_carry_fields_and_the_file() {
-        let (ct, body) = multipart(&[("chat_id", "42")], ("voice", "reply.ogg", "audio/ogg", b"OggS"));
-        let text = String::from_utf8_lossy(&body);
-        let boundary = ct.split("boundary=").nth(1).unwrap();
-        assert!(text.starts_with(&format!("--{boundary}\r\n")));
-        assert!(text.contains("name=\"chat_id\"\r\n\r\n42\r\n"));
-        assert!(text.contains("filename=\"reply.ogg\"\r\nContent-Type: audio/ogg\r\n\r\nOggS\r\n"));
-        assert!(text.ends_with(&format!("--{boundary}--\r\n")));
     }
 }

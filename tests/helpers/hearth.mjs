@@ -1,7 +1,8 @@
 // Runs the built Worker (build/index.js + build/index_bg.wasm) in workerd
 // through Miniflare, with real R2 and SQLite-backed Durable Objects, wired to
 // the stand-ins. One instance serves a whole test file.
-import { Miniflare } from "miniflare";
+import { Log, LogLevel, Miniflare } from "miniflare";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLlm, startTelegram } from "./standins.mjs";
@@ -20,9 +21,42 @@ export const CONSOLE_ASSETS = {
   routerConfig: { has_user_worker: true },
 };
 
-export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false } = {}) {
+/**
+ * Miniflare's log, with what its `send_email` binding stored noted: each
+ * message the Worker sent (Miniflare's own binding checks it as Cloudflare
+ * does, and writes it to a file whose path it logs).
+ */
+class MailLog extends Log {
+  constructor(sent) {
+    super(LogLevel.INFO);
+    this.sent = sent;
+  }
+  log(message) {
+    const file = message.includes("send_email binding called") && message.match(/(\S+\.eml)/);
+    if (file) {
+      this.sent.push({ file: file[1], raw: fs.readFileSync(file[1], "utf8") });
+      return;
+    }
+    super.log(message);
+  }
+}
+
+/** A header of a raw message (unfolded), or undefined. */
+export function mailHeader(raw, name) {
+  const head = raw.split(/\r?\n\r?\n/)[0].replace(/\r?\n[ \t]+/g, " ");
+  const line = head.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(name.toLowerCase() + ":"));
+  return line?.slice(name.length + 1).trim();
+}
+
+export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false, email } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
+  // Email: the handler's trigger (`/cdn-cgi/handler/email`, as `wrangler dev`
+  // offers it) and Miniflare's own `send_email` binding, its sends captured.
+  const mails = [];
+  const emailOptions = email
+    ? { unsafeTriggerHandlers: true, email: { send_email: [{ name: "SEND_EMAIL", ...(email === true ? {} : email) }] }, log: new MailLog(mails) }
+    : {};
   // Bindings a restart changed (a deploy with new settings).
   let changed = {};
   const mfOptions = (extra = {}) => ({
@@ -59,6 +93,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
       ...changed,
     },
     cf: false,
+    ...emailOptions,
     ...(inspectorPort ? { inspectorPort } : {}),
     ...(assets ? { assets: CONSOLE_ASSETS } : {}),
     ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
@@ -96,6 +131,13 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
         body: raw ?? JSON.stringify(update),
       });
     },
+    /** Delivers a raw email to the Worker's `email` handler, as Email Routing would. */
+    async sendEmail(raw, { from, to }) {
+      const url = `http://hearth.test/cdn-cgi/handler/email?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
+      return mf.dispatchFetch(url, { method: "POST", body: raw });
+    },
+    /** The messages the Worker sent through `send_email`: `{file, raw}`. */
+    mails,
     /** Waits until `predicate()` is truthy, polling. */
     async until(predicate, { timeoutMs = 10000, what = "condition" } = {}) {
       const start = Date.now();
@@ -109,6 +151,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
     async reset() {
       telegram.reset();
       llm.reset();
+      mails.length = 0;
     },
     /** A session object's /status (history, open queue, usage), read directly. */
     async sessionStatus(sessionKey) {

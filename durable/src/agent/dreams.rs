@@ -129,7 +129,7 @@ fn telegram(cfg: &AgentConfig) -> Option<Telegram> {
     Some(Telegram {
         api_base: cfg.telegram_api_base.clone(),
         token: cfg.telegram_bot_token.clone()?,
-        owner: cfg.owner_on("telegram")?.to_owned(),
+        owner: cfg.owner_on(crate::inbound::ChannelKind::Telegram)?.to_owned(),
     })
 }
 

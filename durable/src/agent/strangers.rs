@@ -50,41 +50,42 @@ pub fn claim<S: Sql>(sql: &S, req: &StrangerNoticeRequest, now: i64) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inbound::ChannelKind;
     use crate::testing::MemSql;
 
-    fn req(channel: &str, sender: &str, cooldown_ms: i64) -> StrangerNoticeRequest {
-        StrangerNoticeRequest { channel: channel.into(), sender: sender.into(), cooldown_ms }
+    fn req(channel: ChannelKind, sender: &str, cooldown_ms: i64) -> StrangerNoticeRequest {
+        StrangerNoticeRequest { channel, sender: sender.into(), cooldown_ms }
     }
 
     #[test]
     fn a_stranger_is_told_once_per_cooldown_per_channel_and_sender() {
         let sql = MemSql::default();
         let hour = 3_600_000;
-        let first = claim(&sql, &req("telegram", "9", hour), 1_000).unwrap();
+        let first = claim(&sql, &req(ChannelKind::Telegram, "9", hour), 1_000).unwrap();
         assert_eq!(first, StrangerNoticeReply { notify: true, quiet_until: 1_000 + hour });
         let told: Vec<bool> =
-            (0..300).map(|i| claim(&sql, &req("telegram", "9", hour), 2_000 + i).unwrap().notify).collect();
+            (0..300).map(|i| claim(&sql, &req(ChannelKind::Telegram, "9", hour), 2_000 + i).unwrap().notify).collect();
         assert!(told.iter().all(|t| !t), "300 more messages, no more notices");
-        let again = claim(&sql, &req("telegram", "9", hour), 5_000).unwrap();
+        let again = claim(&sql, &req(ChannelKind::Telegram, "9", hour), 5_000).unwrap();
         assert_eq!(again.quiet_until, 1_000 + hour, "quiet until the first notice's cooldown ends");
         // Another sender, or the same id on another channel, is told.
-        assert!(claim(&sql, &req("telegram", "10", hour), 5_000).unwrap().notify);
-        assert!(claim(&sql, &req("discord", "9", hour), 5_000).unwrap().notify);
+        assert!(claim(&sql, &req(ChannelKind::Telegram, "10", hour), 5_000).unwrap().notify);
+        assert!(claim(&sql, &req(ChannelKind::Discord, "9", hour), 5_000).unwrap().notify);
         // Once the cooldown has passed, told again.
-        assert!(claim(&sql, &req("telegram", "9", hour), 1_000 + hour).unwrap().notify);
+        assert!(claim(&sql, &req(ChannelKind::Telegram, "9", hour), 1_000 + hour).unwrap().notify);
     }
 
     #[test]
     fn rows_of_past_cooldowns_are_dropped_and_zero_means_always() {
         let sql = MemSql::default();
         for i in 0..50 {
-            claim(&sql, &req("telegram", &i.to_string(), 1_000), 0).unwrap();
+            claim(&sql, &req(ChannelKind::Telegram, &i.to_string(), 1_000), 0).unwrap();
         }
-        claim(&sql, &req("telegram", "late", 1_000), 5_000).unwrap();
+        claim(&sql, &req(ChannelKind::Telegram, "late", 1_000), 5_000).unwrap();
         let rows = sql.exec("SELECT COUNT(*) FROM stranger_notices", &[]).unwrap();
         assert_eq!(col_i64(&rows[0], 0), 1, "only the stranger of the last cooldown is kept");
         for _ in 0..3 {
-            assert!(claim(&sql, &req("telegram", "x", 0), 10).unwrap().notify);
+            assert!(claim(&sql, &req(ChannelKind::Telegram, "x", 0), 10).unwrap().notify);
         }
     }
 }

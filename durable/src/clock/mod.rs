@@ -51,6 +51,23 @@ pub fn datetime_string(ms: i64, tz: &str) -> String {
     format!("{} {:02}:{:02} ({weekday}) {}", ymd(&z), z.hour(), z.minute(), info.abbreviation())
 }
 
+/// An instant as an email's `Date:` (RFC 5322), in UTC:
+/// `Fri, 19 May 2000 04:29:55 +0000`.
+pub fn rfc5322(ms: i64) -> String {
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let z = zoned(ms, "UTC");
+    let weekday = &WEEKDAYS[z.weekday().to_monday_zero_offset() as usize % 7][..3];
+    let month = MONTHS[(z.month() as usize).saturating_sub(1) % 12];
+    format!(
+        "{weekday}, {:02} {month} {:04} {:02}:{:02}:{:02} +0000",
+        z.day(),
+        z.year(),
+        z.hour(),
+        z.minute(),
+        z.second()
+    )
+}
+
 /// Today's and yesterday's dates in `tz`.
 pub fn today_and_yesterday(ms: i64, tz: &str) -> (String, String) {
     let now = zoned(ms, tz);

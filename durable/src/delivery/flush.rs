@@ -3,8 +3,8 @@
 //! [`crate::delivery`]).
 
 use super::outbox::{GaveUp, Outbox, Row};
-use super::{chunk, enqueue, Kind, MAX_BACKOFF_MS};
-use crate::inbound::ReplyTarget;
+use super::{enqueue, Kind, MAX_BACKOFF_MS};
+use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Channel, LogLevel, Platform, SendOutcome, Sql, StorageError};
 use crate::settings::delivery::DeliveryConfig;
 
@@ -19,8 +19,10 @@ const PREVIEW_CHARS: usize = 120;
 /// Who a flush works for.
 pub struct Policy<'a> {
     pub settings: &'a DeliveryConfig,
-    /// Where reports of replies given up go (the first owner), if anywhere.
-    pub owner: Option<ReplyTarget>,
+    /// Where reports of replies given up go: the owner's chats, in
+    /// `OWNER_IDS` order (a report goes to the first on another channel
+    /// than the reply that failed, when there is one).
+    pub owners: Vec<ReplyTarget>,
     /// The session, named in reports so the owner can look it up.
     pub session: &'a str,
 }
@@ -67,7 +69,7 @@ pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushRepor
             report(p, policy, &head, &format!("still failing after {age} ({why}), so I gave up"))?;
             continue;
         }
-        let piece = chunk::render(&head.text, head.markup, head.part == 0, head.opens);
+        let piece = crate::channels::render(head.target.channel, &head.text, head.markup, head.part == 0, head.opens);
         let outcome = p.channel().send_chunk(&head.target, &piece).await;
         let now = p.now_ms();
         match outcome {
@@ -128,7 +130,10 @@ fn report<P: Platform>(p: &P, policy: &Policy<'_>, head: &Row, what: &str) -> Re
     if head.kind != Kind::Reply.as_str() {
         return Ok(());
     }
-    let Some(owner) = &policy.owner else {
+    // A reply WhatsApp refuses outside its 24-hour window would fail the
+    // same way as a report to the owner there: the owner hears of it elsewhere.
+    let elsewhere = policy.owners.iter().find(|o| o.channel != head.target.channel);
+    let Some(owner) = elsewhere.or(policy.owners.first()) else {
         p.log(LogLevel::Error, "OWNER_IDS is empty: no one to tell that a reply was not delivered");
         return Ok(());
     };
@@ -148,8 +153,8 @@ fn describe(row: &Row) -> String {
     format!("{} {} part {}/{}", row.kind, row.reply, row.part + 1, row.parts)
 }
 
-fn channel_name(channel: &str) -> String {
-    let mut c = channel.chars();
+fn channel_name(channel: &ChannelKind) -> String {
+    let mut c = channel.as_str().chars();
     match c.next() {
         Some(f) => f.to_uppercase().chain(c).collect(),
         None => "the channel".into(),

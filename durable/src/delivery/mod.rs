@@ -4,7 +4,7 @@
 //! Why: chat platforms fail in ways a turn cannot sit out. Telegram answers
 //! a burst with `429` and a wait of minutes, has outages, and a long reply
 //! goes out in several messages, any of which can fail. So a reply is first
-//! cut into the pieces its channel takes ([`chunk`]) and written to the
+//! cut into the pieces its channel takes ([`crate::channels::pieces`]) and written to the
 //! session's SQLite ([`outbox`]), then sent piece by piece ([`flush`]):
 //!
 //! - **Each piece once, in order.** A piece is marked sent right after the
@@ -33,8 +33,6 @@
 //! to one chat (a heartbeat and the owner's conversation) are not ordered
 //! against each other.
 
-pub mod chunk;
-pub mod classify;
 pub mod flush;
 pub mod outbox;
 pub mod status;
@@ -95,7 +93,7 @@ pub fn enqueue<S: Sql>(
     if outbox.has_reply(id)? {
         return Ok(false);
     }
-    let pieces = chunk::pieces(&target.channel, text);
+    let pieces = crate::channels::pieces(target.channel, text);
     if pieces.is_empty() {
         return Ok(false);
     }
@@ -106,7 +104,7 @@ pub fn enqueue<S: Sql>(
             chat: &chat_key(target),
             target,
             pieces: &pieces,
-            markup: chunk::uses_html(&target.channel),
+            markup: crate::channels::has_markup(target.channel),
         },
         now,
     )?;

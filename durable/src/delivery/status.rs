@@ -24,7 +24,7 @@ pub fn status<S: Sql>(sql: &S) -> Result<OutboxStatus, StorageError> {
         let entry = |focus: &Row| ReplyDelivery {
             id: id.clone(),
             kind: focus.kind.clone(),
-            channel: focus.target.channel.clone(),
+            channel: focus.target.channel.as_str().to_owned(),
             chat_id: focus.target.chat_id.clone(),
             parts: focus.parts.max(0) as u32,
             delivered,

@@ -5,6 +5,7 @@ use super::flush::Policy;
 use super::outbox::Outbox;
 use super::status::status;
 use super::*;
+use crate::inbound::ChannelKind;
 use crate::ports::SendOutcome;
 use crate::settings::delivery::DeliveryConfig;
 use crate::testing::TestPlatform;
@@ -17,12 +18,12 @@ fn settings(give_up_ms: i64, max_wait_ms: Option<u64>) -> DeliveryConfig {
 }
 
 fn tg(chat: &str) -> ReplyTarget {
-    ReplyTarget { channel: "telegram".into(), chat_id: chat.into(), ..Default::default() }
+    ReplyTarget { channel: ChannelKind::Telegram, chat_id: chat.into(), ..Default::default() }
 }
 
 fn discord(token: &str) -> ReplyTarget {
     ReplyTarget {
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         chat_id: "600".into(),
         extra: Some(format!(r#"{{"token":"{token}","created":0}}"#)),
         ..Default::default()
@@ -42,7 +43,7 @@ impl Fix {
         enqueue(&self.p.sql, id, Kind::Reply, target, text, self.p.now.get()).unwrap()
     }
     fn flush(&self) -> FlushReport {
-        let policy = Policy { settings: &self.settings, owner: Some(tg("1")), session: "agent:main:telegram:dm:7" };
+        let policy = Policy { settings: &self.settings, owners: vec![tg("1")], session: "agent:main:telegram:dm:7" };
         block_on(flush(&self.p, &policy)).unwrap()
     }
     fn at(&self, now: i64) -> &Self {
@@ -85,7 +86,7 @@ fn pieces_go_in_order_each_once_and_a_failed_one_waits_for_its_retry() {
     assert_eq!(f.next_due(), None);
     // Later alarms, or a fresh object over the same storage, send nothing again.
     f.at(5000).flush();
-    let policy = Policy { settings: &f.settings, owner: None, session: "s" };
+    let policy = Policy { settings: &f.settings, owners: vec![], session: "s" };
     block_on(flush(&f.p, &policy)).unwrap();
     assert_eq!(f.attempts_to("7"), 4);
     assert_eq!(f.p.channel.texts(), parts);
@@ -112,12 +113,12 @@ fn a_wait_the_platform_asks_for_is_honoured_and_later_replies_to_the_chat_queue_
 #[test]
 fn waits_back_off_and_the_test_cap_shortens_them() {
     let f = Fix::new(settings(DAY, None));
-    let policy = Policy { settings: &f.settings, owner: None, session: "s" };
+    let policy = Policy { settings: &f.settings, owners: vec![], session: "s" };
     assert_eq!([1, 2, 3, 20].map(|a| policy.wait_ms(a, None)), [1000, 2000, 4000, MAX_BACKOFF_MS]);
     assert_eq!(policy.wait_ms(1, Some(120_000)), 120_000);
     assert_eq!(policy.wait_ms(1, Some(0)), 10, "never a tight loop");
     let capped = settings(DAY, Some(500));
-    let policy = Policy { settings: &capped, owner: None, session: "s" };
+    let policy = Policy { settings: &capped, owners: vec![], session: "s" };
     assert_eq!(policy.wait_ms(1, Some(120_000)), 500);
     assert_eq!(policy.wait_ms(20, None), 500);
 }
@@ -178,8 +179,8 @@ fn refused_markup_goes_again_as_plain_text() {
     f.flush();
     let attempts = f.p.channel.attempts.borrow().clone();
     assert_eq!(attempts.len(), 2);
-    assert_eq!(attempts[0].1.html.as_deref(), Some("<b>bold</b> and &lt;x&gt;"));
-    assert_eq!(attempts[1].1.html, None);
+    assert_eq!(attempts[0].1.formatted.as_deref(), Some("<b>bold</b> and &lt;x&gt;"));
+    assert_eq!(attempts[1].1.formatted, None);
     assert_eq!(f.p.channel.texts(), ["**bold** and <x>"]);
 }
 
@@ -229,7 +230,7 @@ fn a_reply_id_is_queued_once_and_only_the_first_piece_for_a_message_opens() {
             .attempts
             .borrow()
             .iter()
-            .filter(|(t, _)| t.channel == "discord")
+            .filter(|(t, _)| t.channel == ChannelKind::Discord)
             .map(|(t, c)| (t.extra.clone().unwrap_or_default(), c.opens))
             .map(|(e, o)| (if e.contains("tok-a") { "a" } else { "b" }.to_owned(), o))
             .collect();
@@ -249,7 +250,7 @@ fn a_retried_alarm_does_not_send_a_delivered_piece_again() {
     // The write that records the second piece's failure fails: the flush
     // stops with a storage error (the runtime retries the alarm).
     *f.p.sql.fail_writes_containing.borrow_mut() = Some("next_at = ?".into());
-    let policy = Policy { settings: &f.settings, owner: None, session: "s" };
+    let policy = Policy { settings: &f.settings, owners: vec![], session: "s" };
     assert!(block_on(flush(&f.p, &policy)).is_err());
     *f.p.sql.fail_writes_containing.borrow_mut() = None;
     f.flush();

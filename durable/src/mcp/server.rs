@@ -21,7 +21,7 @@
 use super::client::SUPPORTED_VERSIONS;
 use super::transport;
 use crate::api::thread_session;
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, API_CHANNEL, MAIN_THREAD};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey, MAIN_THREAD};
 use crate::memory::tools::{self as memory_tools, MemoryToolContext};
 use crate::ports::{MemoryService, ObjectStore};
 use crate::protocol::memory::store_for;
@@ -328,7 +328,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, args: &Value
     let now = b.now_ms();
     let inbound = Inbound {
         dedupe_key: request.clone(),
-        channel: API_CHANNEL.into(),
+        channel: ChannelKind::Api,
         kind: ChatKind::Direct,
         chat_id: thread.to_owned(),
         sender_id: caller.name().to_owned(),
@@ -337,7 +337,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, args: &Value
         addressed: true,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: API_CHANNEL.into(),
+            channel: ChannelKind::Api,
             chat_id: thread.to_owned(),
             extra: Some(request.clone()),
             ..Default::default()
@@ -347,6 +347,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, args: &Value
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

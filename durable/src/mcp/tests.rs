@@ -2,7 +2,7 @@
 //! a session, called with the secrets filled in, failures told to the model.
 
 use super::catalog::{self, Source};
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::mcp::toolset::McpState;
 use crate::ports::{HttpError, HttpResponse};
 use crate::protocol::mcp::{McpCatalog, McpScope, McpServer, McpServerConfig, McpTool};
@@ -221,7 +221,7 @@ impl Session {
         self.n.set(self.n.get() + 1);
         let m = Inbound {
             dedupe_key: format!("t:{}", self.n.get()),
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             kind: ChatKind::Direct,
             chat_id: "1".into(),
             sender_id: "1".into(),
@@ -229,12 +229,13 @@ impl Session {
             text: text.into(),
             addressed: true,
             thread_id: None,
-            reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {

@@ -82,7 +82,7 @@ pub async fn ingest<P: Platform>(
                 u
             }
         };
-        let outcome = ingest_one(p, cfg, session_key, &inbound.channel, m, &uuid, cache).await;
+        let outcome = ingest_one(p, cfg, session_key, inbound.channel, m, &uuid, cache).await;
         let json = serde_json::to_string(&outcome.blocks).map_err(|e| StorageError(e.to_string()))?;
         sql.exec(
             "UPDATE media_ingest SET blocks = ? WHERE seq = ? AND idx = ?",
@@ -104,7 +104,7 @@ async fn ingest_one<P: Platform>(
     p: &P,
     cfg: &AgentConfig,
     session_key: &str,
-    channel: &str,
+    channel: crate::inbound::ChannelKind,
     m: &InboundMedia,
     uuid: &str,
     cache: &RefCell<MediaCache>,

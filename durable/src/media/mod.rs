@@ -50,9 +50,9 @@ const MAX_TRANSCRIPT_CHARS: usize = 20_000;
 
 /// What a channel lets us download (Telegram's Bot API `getFile` serves at
 /// most 20 MB), capped by the storage limit.
-pub fn download_limit(channel: &str) -> u64 {
+pub fn download_limit(channel: crate::inbound::ChannelKind) -> u64 {
     match channel {
-        "telegram" => (20 * 1024 * 1024).min(MAX_MEDIA_BYTES),
+        crate::inbound::ChannelKind::Telegram => (20 * 1024 * 1024).min(MAX_MEDIA_BYTES),
         _ => MAX_MEDIA_BYTES,
     }
 }
@@ -122,7 +122,7 @@ pub enum Admission {
     TooLarge { size: u64, limit: u64 },
 }
 
-pub fn admit(channel: &str, m: &InboundMedia) -> Admission {
+pub fn admit(channel: crate::inbound::ChannelKind, m: &InboundMedia) -> Admission {
     let limit = download_limit(channel);
     match m.size {
         Some(size) if size > limit => Admission::TooLarge { size, limit },

@@ -6,7 +6,7 @@ use super::hydrate::wanted_refs;
 use super::*;
 use crate::inbound::Inbound;
 use crate::inbound::ReplyTarget;
-use crate::inbound::{ChatKind, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, SessionKey};
 use crate::ports::{PutOptions, Sql};
 use crate::session::deps::SessionDeps;
 use crate::session::drain::drain;
@@ -65,7 +65,7 @@ fn att(handle: &str, kind: &str, mime: &str, size: Option<u64>, filename: Option
 fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
     Inbound {
         dedupe_key: format!("telegram:update:{n}"),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Direct,
         chat_id: "1".into(),
         sender_id: "1".into(),
@@ -73,12 +73,13 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         text: text.into(),
         addressed: true,
         thread_id: None,
-        reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+        reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media,
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 
@@ -206,16 +207,19 @@ fn classification_and_sniffing() {
 fn admission_knows_the_limits_before_downloading() {
     let mb = 1024 * 1024;
     assert_eq!(
-        admit("telegram", &att("a", "photo", "image/jpeg", Some(19 * mb), None)),
+        admit(ChannelKind::Telegram, &att("a", "photo", "image/jpeg", Some(19 * mb), None)),
         Admission::Fetch { max_bytes: 20 * mb }
     );
     assert_eq!(
-        admit("telegram", &att("a", "document", "video/mp4", Some(21 * mb), None)),
+        admit(ChannelKind::Telegram, &att("a", "document", "video/mp4", Some(21 * mb), None)),
         Admission::TooLarge { size: 21 * mb, limit: 20 * mb }
     );
-    assert_eq!(admit("telegram", &att("a", "document", "x", None, None)), Admission::Fetch { max_bytes: 20 * mb });
     assert_eq!(
-        admit("discord", &att("a", "attachment", "x", Some(26 * mb), None)),
+        admit(ChannelKind::Telegram, &att("a", "document", "x", None, None)),
+        Admission::Fetch { max_bytes: 20 * mb }
+    );
+    assert_eq!(
+        admit(ChannelKind::Discord, &att("a", "attachment", "x", Some(26 * mb), None)),
         Admission::TooLarge { size: 26 * mb, limit: 25 * mb }
     );
     assert_eq!(describe(&att("a", "document", "application/pdf", None, Some("r.pdf"))), "file \"r.pdf\"");

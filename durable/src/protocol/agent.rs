@@ -147,7 +147,7 @@ pub struct TickReply {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StrangerNoticeRequest {
-    pub channel: String,
+    pub channel: crate::inbound::ChannelKind,
     pub sender: String,
     /// The agent's `STRANGER_COOLDOWN_MINUTES`, in ms.
     pub cooldown_ms: i64,

@@ -20,3 +20,5 @@ pub const SESSION_BINDING: &str = "SESSION";
 pub const AGENT_BINDING: &str = "AGENT";
 /// The Discord Gateway objects, one per agent whose `DISCORD_GATEWAY` is on.
 pub const GATEWAY_BINDING: &str = "GATEWAY";
+/// The `send_email` binding replies to emails go out through (optional).
+pub const SEND_EMAIL_BINDING: &str = "SEND_EMAIL";

@@ -22,13 +22,13 @@
 //! Bots do not see each other's messages on Telegram, and Hearth ignores
 //! bots' messages on Discord: the relay is how agents hear each other.
 
-use crate::inbound::{ChatKind, GroupHop, Inbound, ReplyTarget, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, GroupHop, Inbound, ReplyTarget, SessionKey};
 use crate::settings::groups::{AgentGroup, Mode};
 use r2_layout::AgentId;
 use std::collections::BTreeMap;
 
 /// The outbox channel of relays: a "chat" per target session.
-pub const RELAY_CHANNEL: &str = "relay";
+pub const RELAY_CHANNEL: ChannelKind = ChannelKind::Relay;
 
 /// An agent and the names it is @mentioned by (lower case, no `@`; a
 /// Discord mention `<@id>` is given as its id).
@@ -198,8 +198,8 @@ pub fn spell_mentions(text: &str, members: &[Member]) -> String {
 /// received it, a turn for the agents it is for, and the rest listen.
 pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inbound) -> Vec<(SessionKey, Inbound)> {
     // One key per message of the chat, the same whichever bot received it.
-    let origin = match (&inbound.reply_target.reply_to, inbound.channel.as_str()) {
-        (Some(id), "telegram") => format!("telegram:{}:msg:{id}", inbound.chat_id),
+    let origin = match (&inbound.reply_target.reply_to, inbound.channel) {
+        (Some(id), ChannelKind::Telegram) => format!("telegram:{}:msg:{id}", inbound.chat_id),
         _ => inbound.dedupe_key.clone(),
     };
     let text = spell_mentions(&inbound.text, members);
@@ -226,7 +226,7 @@ pub fn human_deliveries(group: &AgentGroup, members: &[Member], inbound: &Inboun
         .filter_map(|((agent, delivery), hop)| {
             let key = SessionKey::Group {
                 agent: AgentId::parse(&agent).ok()?,
-                channel: inbound.channel.clone(),
+                channel: inbound.channel,
                 chat: inbound.chat_id.clone(),
                 topic: inbound.thread_id.clone(),
             };
@@ -357,7 +357,7 @@ pub fn session_of(agent: &str, like: &SessionKey) -> Option<SessionKey> {
     let SessionKey::Group { channel, chat, topic, .. } = like else { return None };
     Some(SessionKey::Group {
         agent: AgentId::parse(agent).ok()?,
-        channel: channel.clone(),
+        channel: *channel,
         chat: chat.clone(),
         topic: topic.clone(),
     })
@@ -374,7 +374,7 @@ pub fn agent_name(agent: &str) -> String {
 pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop, listen: bool) -> ReplyTarget {
     let msg = Inbound {
         dedupe_key: format!("{}:reply:{from}:{}", hop.origin, hop.hops),
-        channel: like.channel.clone(),
+        channel: like.channel,
         kind: ChatKind::Group,
         chat_id: like.chat_id.clone(),
         sender_id: format!("agent:{from}"),
@@ -384,7 +384,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         thread_id: like.thread_id.clone(),
         // The receiving agent's own bot answers, in the same chat and topic.
         reply_target: ReplyTarget {
-            channel: like.reply_target.channel.clone(),
+            channel: like.reply_target.channel,
             chat_id: like.reply_target.chat_id.clone(),
             thread_id: like.reply_target.thread_id.clone(),
             ..Default::default()
@@ -394,9 +394,10 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         context: vec![],
         group: Some(GroupHop { listen, ..hop.clone() }),
         mentions: vec![],
+        batch: None,
     };
     ReplyTarget {
-        channel: RELAY_CHANNEL.into(),
+        channel: RELAY_CHANNEL,
         chat_id: to.render(),
         extra: serde_json::to_string(&msg).ok(),
         ..Default::default()

@@ -57,7 +57,7 @@ pub mod view;
 mod tests;
 
 use crate::inbound::ReplyTarget;
-use crate::inbound::{ChatKind, Inbound, SessionKey, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, SessionKey};
 use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
 use crate::settings::overlay::OverlayConfig;
 use crate::settings::{agent_ids, setting, ConfigError, Vars};
@@ -303,7 +303,7 @@ pub fn heartbeat_prompt(local_time: &str) -> String {
 fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, now_ms: i64) -> Inbound {
     Inbound {
         dedupe_key,
-        channel: SYSTEM_CHANNEL.into(),
+        channel: ChannelKind::System,
         kind: ChatKind::Direct,
         chat_id: chat.into(),
         sender_id: "scheduler".into(),
@@ -312,7 +312,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         addressed: true,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: NOTIFY_CHANNEL.into(),
+            channel: ChannelKind::Notify,
             chat_id: "owner".into(),
             extra: Some(extra),
             ..Default::default()
@@ -322,6 +322,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 

@@ -52,11 +52,7 @@ pub fn decide<S: Sql>(
         return Ok(NotifyDecision::Duplicate);
     }
     let Some(owner) = owner else { return Ok(NotifyDecision::NoOwner) };
-    Ok(NotifyDecision::Send(ReplyTarget {
-        channel: owner.channel.clone(),
-        chat_id: owner.id.clone(),
-        ..Default::default()
-    }))
+    Ok(NotifyDecision::Send(ReplyTarget { channel: owner.channel, chat_id: owner.id.clone(), ..Default::default() }))
 }
 
 /// Remembers that `text` went out at `now` (queued in the outbox for the

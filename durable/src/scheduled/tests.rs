@@ -176,8 +176,8 @@ fn heartbeat_runs_once_per_slot_in_its_own_session() {
     assert_eq!(f.tick(t + 5 * 60_000).heartbeat, HeartbeatOutcome::NotDue);
     assert_eq!(f.keys(), [format!("agent:main:heartbeat heartbeat:{t}")]);
     let (_, inbound, opts) = f.queue.queued.borrow()[0].clone();
-    assert_eq!(inbound.reply_target.channel, "notify");
-    assert_eq!(inbound.channel, "system");
+    assert_eq!(inbound.reply_target.channel, ChannelKind::Notify);
+    assert_eq!(inbound.channel, ChannelKind::System);
     assert!(inbound.text.contains("HEARTBEAT_OK"));
     assert_eq!(opts, EnqueueOptions { if_idle: true, fresh: true });
     // Next slot, once the first run is over.
@@ -316,7 +316,7 @@ fn next_heartbeat_skips_inactive_hours() {
 #[test]
 fn notify_drops_ok_and_repeats_and_targets_the_owner() {
     let sql = MemSql::default();
-    let owner = Principal { channel: "telegram".into(), id: "42".into() };
+    let owner = Principal { channel: ChannelKind::Telegram, id: "42".into() };
     let now = 1_780_000_000_000;
     assert_eq!(notify::decide(&sql, Some(&owner), " HEARTBEAT_OK. ", now).unwrap(), notify::NotifyDecision::Silent);
     assert_eq!(
@@ -327,7 +327,7 @@ fn notify_drops_ok_and_repeats_and_targets_the_owner() {
     assert_eq!(
         d,
         notify::NotifyDecision::Send(ReplyTarget {
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             chat_id: "42".into(),
             ..Default::default()
         })

@@ -28,6 +28,8 @@ so I did not start on it. It is saved in our history; please ask again.";
 pub struct DrainReport {
     pub turns: u32,
     pub llm_calls: u32,
+    /// The next message waits for the rest of its batch until then.
+    pub wake_at: Option<i64>,
 }
 
 /// Takes every open message, oldest first, and runs its turn. Returns when
@@ -40,11 +42,20 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
     reply::flush(p, deps).await?;
     while let Some(item) = store.next_open()? {
         let inbound: Option<Inbound> = serde_json::from_slice(item.payload.as_bytes()).ok();
-        let Some(inbound) = inbound else {
+        let Some(mut inbound) = inbound else {
             p.log(LogLevel::Error, &format!("dropping unreadable queued message {}", item.seq));
             store.finish(item.seq, p.now_ms())?;
             continue;
         };
+        if !item.active && inbound.batch.is_some() {
+            // An album's first photo waits for the rest, then takes them in;
+            // the messages behind it wait too (their order is kept).
+            if let Some(at) = super::batch::wait_until(&inbound, p.now_ms()) {
+                report.wake_at = Some(at);
+                break;
+            }
+            inbound = super::batch::gather(&store, item.seq, inbound, p.now_ms())?;
+        }
         deps.watch.begin(&inbound);
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
@@ -100,7 +111,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             } else {
                 store.start(item.seq, "", None)?;
             }
-            let text = match reset_now(p, deps, &inbound.channel, ResetReason::Command).await? {
+            let text = match reset_now(p, deps, inbound.channel.as_str(), ResetReason::Command).await? {
                 Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
                 Ok(o) => format!(
                     "🧹 Fresh start. I archived our conversation ({} messages){}.",
@@ -124,7 +135,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if !item.active {
             let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok());
             if let Some(reason) = reset::policy_reset_due(deps, last_activity, p.now_ms()) {
-                if let Err(e) = reset_now(p, deps, &inbound.channel, reason).await? {
+                if let Err(e) = reset_now(p, deps, inbound.channel.as_str(), reason).await? {
                     // The old session goes on; the next message tries again.
                     p.log(LogLevel::Error, &format!("{reason:?} reset failed, history kept: {e}"));
                 }
@@ -308,7 +319,7 @@ fn begin<P: Platform, S: crate::ports::Sql>(
         content: UserContent::Blocks(blocks),
         timestamp: now,
         sender: inbound.sender(),
-        channel: Some(inbound.channel.clone()),
+        channel: Some(inbound.channel.as_str().to_owned()),
     };
     store.start(item.seq, session_id, Some(&message))
 }

@@ -15,7 +15,7 @@ use r2_layout::{Message, UserBlock, UserContent};
 /// The group of agents this session is in, if any.
 pub fn group_of<'a>(deps: &'a SessionDeps<'_>) -> Option<&'a AgentGroup> {
     let SessionKey::Group { channel, chat, .. } = deps.key else { return None };
-    groups_cfg::find(&deps.config.groups, channel, chat, deps.config.agent.as_str())
+    groups_cfg::find(&deps.config.groups, *channel, chat, deps.config.agent.as_str())
 }
 
 /// Whether `inbound` is only for the history (another agent's turn).
@@ -38,7 +38,7 @@ pub fn listen<P: Platform, S: Sql>(
             content: UserContent::Blocks(vec![UserBlock::Text { text: inbound.user_text() }]),
             timestamp: p.now_ms(),
             sender: inbound.sender(),
-            channel: Some(inbound.channel.clone()),
+            channel: Some(inbound.channel.as_str().to_owned()),
         })
     };
     store.start(item.seq, &session_id, message.as_ref())?;

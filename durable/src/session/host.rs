@@ -12,7 +12,7 @@ use super::drain::{drain, DrainReport};
 use super::history::HistoryCache;
 use super::store::SessionStore;
 use super::watch::{Attach, Watch};
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey, ADMIN_CHANNEL};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::llm::wire::WireMemo;
 use crate::mcp::toolset::McpState;
 use crate::media::MediaCache;
@@ -224,7 +224,7 @@ impl<R: SessionRuntime> SessionHost<R> {
         let now = self.runtime.now_ms();
         let inbound = Inbound {
             dedupe_key: format!("admin:reset:{}", self.runtime.new_uuid()),
-            channel: ADMIN_CHANNEL.into(),
+            channel: ChannelKind::Admin,
             kind: ChatKind::Direct,
             chat_id: String::new(),
             sender_id: "admin".into(),
@@ -233,12 +233,13 @@ impl<R: SessionRuntime> SessionHost<R> {
             addressed: true,
             thread_id: None,
             // No chat: the outcome is logged (and visible in the session's status).
-            reply_target: ReplyTarget { channel: ADMIN_CHANNEL.into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Admin, ..Default::default() },
             received_at: now,
             media: vec![],
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;
@@ -393,7 +394,7 @@ impl<R: SessionRuntime> SessionHost<R> {
         // A message a budget holds stays open: the Agent object wakes us when
         // the budget allows again (waking now would only hold it again).
         let held = super::meter::held(&deps);
-        self.rearm(&store, held).await?;
+        self.rearm(&store, held, report.wake_at).await?;
         let session_id = store.meta("session_id").ok().flatten();
         let last = match &session_id {
             Some(id) => super::label::last_message(&store, id).ok().flatten(),
@@ -416,12 +417,22 @@ impl<R: SessionRuntime> SessionHost<R> {
     }
 
     /// Sets the alarm for what is left: at once when a message came in
-    /// meanwhile, else when the outbox's next retry is due.
-    async fn rearm(&self, store: &SessionStore<'_, R::Sql>, held: bool) -> Result<(), StorageError> {
+    /// meanwhile, when the next message's batch is due if it waits for one,
+    /// else when the outbox's next retry is due.
+    async fn rearm(
+        &self,
+        store: &SessionStore<'_, R::Sql>,
+        held: bool,
+        batch_due: Option<i64>,
+    ) -> Result<(), StorageError> {
+        let outbox_due = crate::delivery::next_due(self.runtime.sql())?;
+        if let Some(at) = batch_due {
+            return self.runtime.wake_at(outbox_due.map_or(at, |o| o.min(at))).await;
+        }
         if !held && store.open_count()? > 0 {
             return self.runtime.wake().await;
         }
-        match crate::delivery::next_due(self.runtime.sql())? {
+        match outbox_due {
             Some(at) => self.runtime.wake_at(at).await,
             None => Ok(()),
         }

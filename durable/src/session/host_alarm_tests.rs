@@ -2,7 +2,7 @@
 //! leaves behind for the outbox.
 
 use super::host::{AlarmOutcome, SessionHost, SessionRuntime};
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{LogLevel, SendOutcome, StorageError};
 use crate::protocol::session::{EnqueueRequest, SessionTouch};
 use crate::settings::AgentConfig;
@@ -68,7 +68,7 @@ fn host() -> SessionHost<Runtime> {
 fn message(n: u32) -> EnqueueRequest {
     let inbound = Inbound {
         dedupe_key: format!("telegram:update:{n}"),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Direct,
         chat_id: "7".into(),
         sender_id: "7".into(),
@@ -76,12 +76,13 @@ fn message(n: u32) -> EnqueueRequest {
         text: format!("message {n}"),
         addressed: true,
         thread_id: None,
-        reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "7".into(), ..Default::default() },
+        reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "7".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

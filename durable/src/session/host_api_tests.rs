@@ -2,7 +2,7 @@
 //! alarm, clients and chats follow it.
 
 use super::*;
-use crate::inbound::{API_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::ChannelKind;
 use crate::ports::{EventSink, HttpError, PreviewOutcome, Sql};
 use crate::protocol::api::{ApiOutcome, ApiTurnRequest};
 use crate::session::host::ApiStart;
@@ -76,7 +76,7 @@ pub(super) fn api_request(key: &str, text: &str) -> ApiTurnRequest {
         session_key: SessionKey::parse("agent:main:api:notes").unwrap(),
         inbound: Inbound {
             dedupe_key: format!("api:admin:{key}"),
-            channel: API_CHANNEL.into(),
+            channel: ChannelKind::Api,
             kind: ChatKind::Direct,
             chat_id: "notes".into(),
             sender_id: "admin".into(),
@@ -84,12 +84,13 @@ pub(super) fn api_request(key: &str, text: &str) -> ApiTurnRequest {
             text: text.into(),
             addressed: true,
             thread_id: None,
-            reply_target: ReplyTarget { channel: API_CHANNEL.into(), chat_id: "notes".into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Api, chat_id: "notes".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         },
         thread_id: "notes".into(),
         stream: true,
@@ -236,8 +237,8 @@ fn what_a_heartbeat_says_reaches_the_notification_feed_but_heartbeat_ok_does_not
     for (n, said) in [(1, "HEARTBEAT_OK"), (2, "The backup failed last night.")] {
         let mut req = request(n, "run the heartbeat");
         req.session_key = SessionKey::parse("agent:main:heartbeat").unwrap();
-        req.inbound.channel = SYSTEM_CHANNEL.into();
-        req.inbound.reply_target = ReplyTarget { channel: NOTIFY_CHANNEL.into(), ..Default::default() };
+        req.inbound.channel = ChannelKind::System;
+        req.inbound.reply_target = ReplyTarget { channel: ChannelKind::Notify, ..Default::default() };
         block_on(h.enqueue(&req)).unwrap();
         answer(&p, said);
         block_on(h.alarm()).unwrap();

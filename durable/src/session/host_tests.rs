@@ -2,7 +2,7 @@
 //! thin `Session` class does, tested without workerd.
 
 use super::host::{AlarmOutcome, SessionHost, SessionRuntime, REGISTRY_REFRESH_MS};
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{LogLevel, StorageError};
 use crate::protocol::session::{EnqueueRequest, SessionTouch};
 use crate::settings::AgentConfig;
@@ -84,7 +84,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
         session_key: SessionKey::parse("agent:main:main").unwrap(),
         inbound: Inbound {
             dedupe_key: format!("telegram:update:{n}"),
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             kind: ChatKind::Direct,
             chat_id: "1".into(),
             sender_id: "1".into(),
@@ -92,12 +92,13 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             text: text.into(),
             addressed: true,
             thread_id: None,
-            reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+            reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
             received_at: 0,
             media: vec![],
             context: vec![],
             group: None,
             mentions: vec![],
+            batch: None,
         },
         if_idle: false,
         fresh: false,

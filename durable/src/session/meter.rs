@@ -25,7 +25,7 @@
 use super::deps::SessionDeps;
 use super::reply::send;
 use super::store::SessionStore;
-use crate::inbound::{Inbound, ReplyTarget, SessionKey, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::{ChannelKind, Inbound, ReplyTarget, SessionKey};
 use crate::llm::LlmReply;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::usage::{BudgetStop, CallRecord, Decision, MeterRequest, Reserve, UsageKind};
@@ -179,7 +179,7 @@ pub fn next_settle(deps: &SessionDeps<'_>) -> Option<i64> {
 async fn tell_owner<P: Platform>(p: &P, deps: &SessionDeps<'_>, notice: Option<String>) -> Result<(), StorageError> {
     if let Some(text) = notice {
         let owner = ReplyTarget {
-            channel: NOTIFY_CHANNEL.into(),
+            channel: ChannelKind::Notify,
             chat_id: "owner".into(),
             extra: Some("budget".into()),
             ..Default::default()
@@ -447,7 +447,7 @@ pub async fn stopped<P: Platform, S: Sql>(
     inbound: &Inbound,
     stop: &BudgetStop,
 ) -> Result<(), StorageError> {
-    if stop.background || inbound.channel == SYSTEM_CHANNEL {
+    if stop.background || inbound.channel == ChannelKind::System {
         p.log(LogLevel::Info, &format!("{} not run: {}", deps.key, stop.message));
         return Ok(());
     }
@@ -480,7 +480,7 @@ pub fn held(deps: &SessionDeps<'_>) -> bool {
 /// The turn's footer appended to its answer, when `USAGE_FOOTER` is on and
 /// a person asked.
 pub fn with_footer(deps: &SessionDeps<'_>, inbound: &Inbound, text: String) -> String {
-    if !deps.config.usage.footer || inbound.channel == SYSTEM_CHANNEL {
+    if !deps.config.usage.footer || inbound.channel == ChannelKind::System {
         return text;
     }
     let m = deps.meter.borrow();
@@ -498,7 +498,7 @@ pub fn is_usage_command(text: &str) -> bool {
 /// cache hit rate, budget left, from the Agent object's ledger (after
 /// settling this session's calls, so the figures include them).
 pub async fn answer_usage<P: Platform>(p: &P, deps: &SessionDeps<'_>, inbound: &Inbound) -> Result<(), StorageError> {
-    let text = if !deps.config.is_owner(&inbound.channel, &inbound.sender_id) {
+    let text = if !deps.config.is_owner(inbound.channel, &inbound.sender_id) {
         "Only my owner can see what I cost.".to_owned()
     } else if !deps.config.usage.ledger {
         "My usage ledger is off (USAGE_LEDGER=off).".to_owned()

@@ -23,6 +23,7 @@
 pub mod answer;
 pub mod answers;
 pub mod archive;
+pub mod batch;
 pub mod compaction;
 pub mod context;
 pub mod deps;

@@ -13,7 +13,7 @@
 //! message, and it is removed once the answer was sent.
 
 use super::deps::SessionDeps;
-use crate::inbound::{ChatKind, Inbound, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget};
 use crate::ports::{Channel, LogLevel, Platform, Preview, PreviewOutcome, Sql, SqlValue, StorageError};
 use crate::settings::stream::StreamMode;
 use crate::settings::AgentConfig;
@@ -22,11 +22,14 @@ use std::future::Future;
 
 /// How `inbound`'s chat sees its answer being written.
 pub fn mode_for(cfg: &AgentConfig, inbound: &Inbound) -> StreamMode {
-    match (inbound.reply_target.channel.as_str(), inbound.kind) {
-        ("telegram", ChatKind::Direct) => cfg.stream.private,
-        ("telegram", ChatKind::Group) => cfg.stream.groups,
+    match (inbound.reply_target.channel, inbound.kind) {
+        (ChannelKind::Telegram, ChatKind::Direct) => cfg.stream.private,
+        (ChannelKind::Telegram, ChatKind::Group) => cfg.stream.groups,
         // Discord edits its deferred answer (no drafts there).
-        ("discord", _) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
+        (ChannelKind::Discord, _) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
+        // Slack has no drafts: one message edited with chat.update.
+        (ChannelKind::Slack, ChatKind::Direct) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
+        (ChannelKind::Slack, ChatKind::Group) => cfg.stream.groups,
         _ => StreamMode::Off,
     }
 }
@@ -169,7 +172,7 @@ fn store_handle<S: Sql>(sql: &S, seq: i64, handle: &str) -> Result<(), StorageEr
 /// The answer to message `seq` was sent: its preview message (if one was
 /// edited) goes.
 pub async fn finish<P: Platform>(p: &P, inbound: &Inbound, seq: i64) -> Result<(), StorageError> {
-    if inbound.reply_target.channel != "telegram" {
+    if !crate::channels::preview_is_a_message(inbound.reply_target.channel) {
         return Ok(());
     }
     if let Some(handle) = stored_handle(p.sql(), seq)? {

@@ -6,10 +6,10 @@
 use super::deps::SessionDeps;
 use crate::delivery::flush::Policy;
 use crate::delivery::{self, FlushReport, Kind};
-use crate::inbound::{ReplyTarget, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL};
+use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{LogLevel, Platform, StorageError};
 use crate::scheduled::notify::{decide, record, NotifyDecision};
-use crate::settings::AgentConfig;
+use crate::settings::Principal;
 
 /// Sends `text` to `target`: queued in the outbox, then what is due is sent.
 pub async fn send<P: Platform>(
@@ -47,20 +47,20 @@ async fn send_as<P: Platform>(
     // answer; the notification feed's heartbeat findings).
     deps.watch.said(target, text);
     let owner_target;
-    let target = match target.channel.as_str() {
+    let target = match target.channel {
         // Admin-initiated work (an API reset) has no chat to answer in.
-        ADMIN_CHANNEL => {
+        ChannelKind::Admin => {
             p.log(LogLevel::Info, &format!("admin: {text}"));
             return Ok(());
         }
         // Asked over HTTP: the answer waits in the session for its caller,
         // under the request id the target carries.
-        API_CHANNEL => {
+        ChannelKind::Api => {
             let request = target.extra.as_deref().unwrap_or_default();
             return super::answers::record(p.sql(), request, text, now);
         }
         // Heartbeat and job output: to the owner, unless HEARTBEAT_OK or a repeat.
-        NOTIFY_CHANNEL => match decide(p.sql(), deps.config.owners.first(), text, now)? {
+        ChannelKind::Notify => match decide(p.sql(), deps.config.owners.first(), text, now)? {
             NotifyDecision::Send(t) => {
                 record(p.sql(), text, now)?;
                 owner_target = t;
@@ -85,11 +85,12 @@ async fn send_as<P: Platform>(
 /// Sends whatever in the outbox is due.
 pub async fn flush<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<FlushReport, StorageError> {
     let session = deps.key.render();
-    let policy = Policy { settings: &deps.config.delivery, owner: owner_target(deps.config), session: &session };
+    let owners = deps.config.owners.iter().map(owner_chat).collect();
+    let policy = Policy { settings: &deps.config.delivery, owners, session: &session };
     delivery::flush(p, &policy).await
 }
 
-/// Where reports go: the first owner's chat (as heartbeat notifications).
-pub fn owner_target(cfg: &AgentConfig) -> Option<ReplyTarget> {
-    cfg.owners.first().map(|o| ReplyTarget { channel: o.channel.clone(), chat_id: o.id.clone(), ..Default::default() })
+/// An owner's chat (a report, a heartbeat notification).
+pub fn owner_chat(owner: &Principal) -> ReplyTarget {
+    ReplyTarget { channel: owner.channel, chat_id: owner.id.clone(), ..Default::default() }
 }

@@ -17,7 +17,7 @@ use super::meter;
 use super::notes;
 use super::reply::send_answer;
 use super::store::SessionStore;
-use crate::inbound::{Inbound, API_CHANNEL};
+use crate::inbound::{ChannelKind, Inbound};
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::usage::UsageKind;
 use r2_layout::{AssistantBlock, Message, Usage};
@@ -62,7 +62,7 @@ pub async fn stopped<P: Platform, S: Sql>(
     let target = &inbound.reply_target;
     if written.trim().is_empty() {
         notes::record(p.sql(), session_id, now, notes::STOPPED, STOPPED_EARLY)?;
-        if target.channel != API_CHANNEL {
+        if target.channel != ChannelKind::Api {
             send_answer(p, deps, target, STOPPED_MARK, seq).await?;
         }
         return Ok(());
@@ -76,6 +76,6 @@ pub async fn stopped<P: Platform, S: Sql>(
     };
     store.append(session_id, &answer)?;
     // An API client is told `stopped` beside the text; a chat reads the mark.
-    let told = if target.channel == API_CHANNEL { written } else { format!("{written}\n\n{STOPPED_MARK}") };
+    let told = if target.channel == ChannelKind::Api { written } else { format!("{written}\n\n{STOPPED_MARK}") };
     send_answer(p, deps, target, &told, seq).await
 }

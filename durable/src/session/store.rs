@@ -423,6 +423,20 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok(rows.into_iter().map(|mut r| (col_i64(&r, 0), col_string(&mut r, 1))).collect())
     }
 
+    /// Row `head` takes `payload` (its batch merged into it) and rows
+    /// `absorbed` are done, in one change.
+    pub fn absorb(&self, head: i64, payload: &str, absorbed: &[i64], now: i64) -> Result<(), StorageError> {
+        let mut statements =
+            vec![("UPDATE inbox SET payload = ? WHERE seq = ?".to_owned(), vec![payload.into(), head.into()])];
+        for seq in absorbed {
+            statements.push((
+                "UPDATE inbox SET state = 'done', payload = '', finished_at = ? WHERE seq = ?".into(),
+                vec![now.into(), (*seq).into()],
+            ));
+        }
+        self.sql.exec_atomic(statements)
+    }
+
     /// An attempt that a budget stopped does not count towards
     /// `MAX_ATTEMPTS_PER_MESSAGE`: the message waits, it did not fail.
     pub fn uncount_attempt(&self, seq: i64) -> Result<(), StorageError> {

@@ -4,7 +4,7 @@ use super::deps::SessionDeps;
 use super::drain::{drain, is_reset_command, is_undo_command, DrainReport};
 use super::store::SessionStore;
 use crate::inbound::ReplyTarget;
-use crate::inbound::{ChatKind, Inbound, SessionKey, ADMIN_CHANNEL};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, SessionKey};
 use crate::settings::AgentConfig;
 use crate::testing::{Fault, StoreOp, TestPlatform};
 use crate::workspace::WorkspaceCache;
@@ -33,7 +33,7 @@ pub(super) fn config() -> AgentConfig {
 pub(super) fn inbound(n: u32, text: &str) -> Inbound {
     Inbound {
         dedupe_key: format!("telegram:update:{n}"),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Direct,
         chat_id: "1".into(),
         sender_id: "1".into(),
@@ -41,12 +41,13 @@ pub(super) fn inbound(n: u32, text: &str) -> Inbound {
         text: text.into(),
         addressed: true,
         thread_id: None,
-        reply_target: ReplyTarget { channel: "telegram".into(), chat_id: "1".into(), ..Default::default() },
+        reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
         received_at: 0,
         media: vec![],
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 
@@ -872,19 +873,19 @@ fn scheduled_runs_and_admin_resets_have_no_chat_to_type_or_answer_in() {
     f.p.http.pending_polls.set(3);
     f.p.http.push_json(200, anthropic_text("HEARTBEAT_OK"));
     let mut run = inbound(1, "[Heartbeat] check");
-    run.channel = crate::inbound::SYSTEM_CHANNEL.into();
-    run.reply_target.channel = crate::inbound::NOTIFY_CHANNEL.into();
+    run.channel = crate::inbound::ChannelKind::System;
+    run.reply_target.channel = crate::inbound::ChannelKind::Notify;
     f.enqueue(&run);
     f.drain();
     assert!(!f.p.slept.borrow().contains(&super::turn::TYPING_REFRESH_MS), "no typing refresh without a chat");
     let mut admin = inbound(2, "/reset");
-    admin.channel = ADMIN_CHANNEL.into();
-    admin.reply_target.channel = ADMIN_CHANNEL.into();
+    admin.channel = ChannelKind::Admin;
+    admin.reply_target.channel = ChannelKind::Admin;
     f.p.http.push_json(200, anthropic_text("NONE"));
     f.enqueue(&admin);
     f.drain();
     assert!(
-        !f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ADMIN_CHANNEL),
+        !f.p.channel.sent.borrow().iter().any(|(t, _)| t.channel == ChannelKind::Admin),
         "nothing sent to a non-existent chat"
     );
     assert!(f.p.logs.borrow().iter().any(|l| l.starts_with("admin: 🧹 Fresh start")));
@@ -953,6 +954,27 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert!(!asking.is_empty() && asking.iter().all(|&o| o == Some(1)), "steady state, one listing: {asking:?}");
     assert_eq!(f.load_ops.get(), Some(1));
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
+}
+
+#[test]
+fn the_photos_of_an_album_are_one_turn_after_a_short_wait() {
+    let f = Fixture::new();
+    let now = f.p.now.get();
+    for (n, caption) in [(31, "our trip"), (32, "the lake"), (33, "")] {
+        let m = Inbound { batch: Some("telegram:album:5".into()), received_at: now, ..inbound(n, caption) };
+        f.enqueue(&m);
+    }
+    // The first waits for the rest: no turn yet, and the drain says when to come back.
+    let report = f.drain();
+    assert_eq!((report.turns, f.requests()), (0, 0));
+    assert_eq!(report.wake_at, Some(now + super::batch::BATCH_WAIT_MS));
+    f.p.now.set(now + super::batch::BATCH_WAIT_MS);
+    f.p.http.push_json(200, anthropic_text("Lovely photos."));
+    let report = f.drain();
+    assert_eq!((report.turns, f.requests()), (1, 1), "one answer for the album");
+    let body = f.p.http.request_json(0).to_string();
+    assert!(body.contains("our trip\\nthe lake"), "{body}");
+    assert_eq!(f.sent(), ["Lovely photos."]);
 }
 
 mod meter;

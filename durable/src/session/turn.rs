@@ -12,7 +12,7 @@ use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
 use super::watch::Run;
-use crate::inbound::{Inbound, ADMIN_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::{ChannelKind, Inbound};
 use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
 use crate::memory;
@@ -43,7 +43,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let target = &inbound.reply_target;
     p.channel().typing(target).await;
     meter::begin_turn(store, deps)?;
-    let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
+    let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, inbound.channel.as_str()).await;
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: crate::protocol::memory::store_for(key),
@@ -214,7 +214,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                     p.log(LogLevel::Warn, "model returned an empty reply");
                     // A person is waiting (Discord shows "thinking…" until
                     // edited); scheduled runs stay silent.
-                    if inbound.channel != SYSTEM_CHANNEL {
+                    if inbound.channel != ChannelKind::System {
                         send(p, deps, target, answer::NOTHING_TO_ADD).await?;
                     }
                 }
@@ -299,8 +299,8 @@ const MAX_TYPING_REFRESHES: u32 = 150;
 /// Whether someone is waiting in a chat for this turn (not a scheduled run,
 /// not an admin action).
 fn person_waiting(inbound: &Inbound) -> bool {
-    inbound.channel != SYSTEM_CHANNEL
-        && !matches!(inbound.reply_target.channel.as_str(), ADMIN_CHANNEL | NOTIFY_CHANNEL)
+    inbound.channel != ChannelKind::System
+        && !matches!(inbound.reply_target.channel, ChannelKind::Admin | ChannelKind::Notify)
 }
 
 /// Runs `work` (an LLM call) while keeping "typing…" shown in the chat.

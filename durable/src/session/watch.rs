@@ -20,7 +20,7 @@
 //! model call in flight is dropped (see [`Watch::unless_stopped`]), and the
 //! turn keeps what was written (`super::stop`).
 
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, ADMIN_CHANNEL, API_CHANNEL, NOTIFY_CHANNEL, SYSTEM_CHANNEL};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget};
 use crate::llm::Delta;
 use crate::ports::{EventSink, Sql, SqlValue, StorageError};
 use crate::protocol::api::{sse_event, ApiOutcome, ApiUsage};
@@ -180,13 +180,13 @@ impl Watch {
             inner.waiting.entry(unfinished.key).or_default().extend(unfinished.listeners);
         }
         let listeners = inner.waiting.remove(&inbound.dedupe_key).unwrap_or_default();
-        let person = !matches!(inbound.channel.as_str(), SYSTEM_CHANNEL | ADMIN_CHANNEL | API_CHANNEL);
+        let person = !matches!(inbound.channel, ChannelKind::System | ChannelKind::Admin | ChannelKind::Api);
         if person && inbound.kind == ChatKind::Direct && !inbound.sender_name.trim().is_empty() {
             inner.speaker = Some(inbound.sender_name.clone());
         }
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),
-            api: inbound.reply_target.channel == API_CHANNEL,
+            api: inbound.reply_target.channel == ChannelKind::Api,
             steps: Vec::new(),
             step: 0,
             attempt: String::new(),
@@ -325,10 +325,10 @@ impl Watch {
     /// job tells the owner goes to the notification feed.
     pub fn said(&self, target: &ReplyTarget, text: &str) {
         let mut inner = self.inner.borrow_mut();
-        if target.channel == NOTIFY_CHANNEL && !hearth_schedule::heartbeat::is_heartbeat_ok(text) {
+        if target.channel == ChannelKind::Notify && !hearth_schedule::heartbeat::is_heartbeat_ok(text) {
             inner.notices.push(text.to_owned());
         }
-        if let Some(c) = inner.current.as_mut().filter(|c| c.api && target.channel == API_CHANNEL) {
+        if let Some(c) = inner.current.as_mut().filter(|c| c.api && target.channel == ChannelKind::Api) {
             c.replies.push(text.to_owned());
         }
     }

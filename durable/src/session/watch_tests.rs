@@ -57,7 +57,7 @@ impl Client {
 fn api_message(key: &str) -> Inbound {
     Inbound {
         dedupe_key: key.into(),
-        channel: API_CHANNEL.into(),
+        channel: ChannelKind::Api,
         kind: ChatKind::Direct,
         chat_id: "t".into(),
         sender_id: "api".into(),
@@ -65,12 +65,13 @@ fn api_message(key: &str) -> Inbound {
         text: "hi".into(),
         addressed: true,
         thread_id: None,
-        reply_target: ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() },
+        reply_target: ReplyTarget { channel: ChannelKind::Api, ..Default::default() },
         received_at: 0,
         media: vec![],
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     }
 }
 
@@ -98,7 +99,7 @@ fn a_stream_client_sees_each_piece_once_then_the_answer() {
     w.delta(Delta::Text("It is 42."));
     w.usage(&Usage::new(10, 2, 30, 0));
     w.usage(&Usage::new(12, 3, 30, 0));
-    w.said(&ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() }, "It is 42.");
+    w.said(&ReplyTarget { channel: ChannelKind::Api, ..Default::default() }, "It is 42.");
     w.finish(&sql, 1).unwrap();
 
     for c in [&early, &late] {
@@ -190,16 +191,13 @@ fn a_failed_turn_is_an_error_and_notices_skip_heartbeat_ok() {
     let mut rx = w.attach("k", "t1", Attach::Wait).unwrap();
     w.begin(&api_message("k"));
     w.failed("⚠️ My model is not answering right now");
-    w.said(
-        &ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() },
-        "⚠️ My model is not answering right now",
-    );
+    w.said(&ReplyTarget { channel: ChannelKind::Api, ..Default::default() }, "⚠️ My model is not answering right now");
     w.finish(&sql, 0).unwrap();
     let (ev, _, data) = c.events().pop().unwrap();
     assert_eq!((ev.as_str(), data["message"].as_str()), ("error", Some("⚠️ My model is not answering right now")));
     assert_eq!(rx.try_recv().unwrap().unwrap().http("t1").0, 502);
 
-    let notify = ReplyTarget { channel: NOTIFY_CHANNEL.into(), ..Default::default() };
+    let notify = ReplyTarget { channel: ChannelKind::Notify, ..Default::default() };
     w.said(&notify, "HEARTBEAT_OK");
     w.said(&notify, "Your 3pm meeting moved to 4pm.");
     assert_eq!(w.take_notices(), ["Your 3pm meeting moved to 4pm."]);
@@ -217,7 +215,7 @@ fn a_client_that_left_stops_being_written_and_changes_nothing() {
     c.gone.set(true);
     w.delta(Delta::Text("still written for the others"));
     assert!(!w.streaming(), "no one reads the stream any more");
-    w.said(&ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() }, "done anyway");
+    w.said(&ReplyTarget { channel: ChannelKind::Api, ..Default::default() }, "done anyway");
     w.finish(&sql, 0).unwrap();
     assert!(c.written.borrow().is_empty());
     assert!(matches!(rx.try_recv().unwrap(), Some(ApiOutcome::Done { .. })));
@@ -235,7 +233,7 @@ fn clients_of_a_message_that_did_not_finish_keep_following_it() {
     w.begin(&api_message("k"));
     w.step(0);
     w.delta(Delta::Text("first try, then more"));
-    w.said(&ReplyTarget { channel: API_CHANNEL.into(), ..Default::default() }, "done");
+    w.said(&ReplyTarget { channel: ChannelKind::Api, ..Default::default() }, "done");
     w.finish(&sql, 0).unwrap();
     assert_eq!(c.shown(), "first try, then more");
     assert!(c.closed.get());

@@ -16,6 +16,7 @@
 //! bot's own username (Telegram) or mention (Discord).
 
 use super::{ConfigError, Vars};
+use crate::inbound::ChannelKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -38,7 +39,7 @@ pub enum Mode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentGroup {
     /// `channel:chat` (`telegram:-100123`).
-    pub channel: String,
+    pub channel: ChannelKind,
     pub chat: String,
     pub agents: Vec<String>,
     pub moderator: Option<String>,
@@ -75,6 +76,9 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
             .split_once(':')
             .filter(|(c, id)| !c.is_empty() && !id.is_empty())
             .ok_or_else(|| bad(format!("{key:?} is not channel:chatId")))?;
+        let channel = ChannelKind::parse(channel)
+            .filter(|c| c.is_platform())
+            .ok_or_else(|| bad(format!("{key}: {channel:?} is not a chat platform")))?;
         if g.agents.len() < 2 {
             return Err(bad(format!("{key}: a group needs at least two agents")));
         }
@@ -98,7 +102,7 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
                 .map(|(a, names)| (a, names.iter().map(|n| n.trim_start_matches('@').to_lowercase()).collect())),
         );
         groups.push(AgentGroup {
-            channel: channel.to_owned(),
+            channel,
             chat: chat.to_owned(),
             agents: g.agents,
             moderator: g.moderator,
@@ -111,6 +115,6 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
 }
 
 /// The group of `channel` chat `chat` that `agent` belongs to.
-pub fn find<'a>(groups: &'a [AgentGroup], channel: &str, chat: &str, agent: &str) -> Option<&'a AgentGroup> {
+pub fn find<'a>(groups: &'a [AgentGroup], channel: ChannelKind, chat: &str, agent: &str) -> Option<&'a AgentGroup> {
     groups.iter().find(|g| g.channel == channel && g.chat == chat && g.agents.iter().any(|a| a == agent))
 }

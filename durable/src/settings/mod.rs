@@ -19,6 +19,7 @@ pub mod usage;
 pub mod voice;
 pub mod web;
 
+use crate::inbound::ChannelKind;
 use r2_layout::AgentId;
 
 /// Where settings come from (the Worker's `Env`, or a map in tests).
@@ -94,7 +95,7 @@ impl MaxTokensParam {
 /// A `channel:id` pair from `OWNER_IDS` / `ALLOW_FROM`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal {
-    pub channel: String,
+    pub channel: ChannelKind,
     pub id: String,
 }
 
@@ -258,35 +259,79 @@ pub fn memory_bm25(vars: &impl Vars, agent: &str) -> Result<hearth_memory::Bm25P
     })
 }
 
-/// Parses `telegram:123,discord:456`. Ids are numbers (a Telegram group's is
-/// negative), so a username or a typo is an error naming the entry rather
-/// than an id that silently never matches. A channel with nothing after the
-/// colon (`telegram:`, the unfilled form people copy from examples) counts as
-/// no entry: the agent then tells whoever writes to it their id.
+/// Parses `telegram:123,discord:456,slack:U012AB3CD,whatsapp:+15551234567,email:ana@example.com`.
+/// Each id has its platform's form (Telegram and Discord ids are numbers, a
+/// Telegram group's negative; Slack's are like `U012AB3CD` or `C0123…` for a
+/// channel; a WhatsApp number in international form, the `+` optional; an
+/// email address), so a username or a typo is an error naming the entry
+/// rather than an id that silently never matches. A channel with nothing
+/// after the colon (`telegram:`, the unfilled form people copy from
+/// examples) counts as no entry: the agent then tells whoever writes to it
+/// their id.
 pub fn parse_principals(name: &str, raw: &str) -> Result<Vec<Principal>, ConfigError> {
     let invalid = |why: String| ConfigError::Invalid { name: name.to_owned(), why };
     let mut out = Vec::new();
     for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (channel, id) =
             item.split_once(':').ok_or_else(|| invalid(format!("{item:?} is not channel:id (e.g. telegram:12345)")))?;
-        let channel = channel.trim().to_ascii_lowercase();
+        let channel =
+            ChannelKind::parse(&channel.trim().to_ascii_lowercase()).filter(|c| c.is_platform()).ok_or_else(|| {
+                invalid(format!("{item:?}: the channel must be telegram, discord, slack, whatsapp or email"))
+            })?;
         let id = id.trim();
-        let digits = match channel.as_str() {
-            "telegram" => id.strip_prefix('-').unwrap_or(id),
-            "discord" => id,
-            _ => return Err(invalid(format!("{item:?}: the channel must be telegram or discord"))),
-        };
         if id.is_empty() {
             continue;
         }
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid(format!(
-                "{item:?}: the id must be the numeric {channel} id (message the bot once: it tells you yours)"
-            )));
-        }
-        out.push(Principal { channel, id: id.to_owned() });
+        let id = principal_id(channel, id).ok_or_else(|| {
+            invalid(format!("{item:?}: {} (message the bot once: it tells you yours)", id_form(channel)))
+        })?;
+        out.push(Principal { channel, id });
     }
     Ok(out)
+}
+
+/// What an id on `channel` looks like, for the error about one that does not.
+fn id_form(channel: ChannelKind) -> &'static str {
+    match channel {
+        ChannelKind::Slack => "a Slack id is letters and digits like U012AB3CD (a member) or C0123ABCD (a channel)",
+        ChannelKind::Whatsapp => "a WhatsApp id is the phone number in international form, like +15551234567",
+        ChannelKind::Email => "an email id is an address, like ana@example.com",
+        _ => "the id must be the numeric id",
+    }
+}
+
+/// An id of `channel` in the form messages carry it (`None`: not an id):
+/// Slack's upper case, a WhatsApp number's digits (WhatsApp sends `wa_id`s
+/// without the `+`), an email address in lower case.
+pub fn principal_id(channel: ChannelKind, id: &str) -> Option<String> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match channel {
+        ChannelKind::Telegram => digits(id.strip_prefix('-').unwrap_or(id)).then(|| id.to_owned()),
+        ChannelKind::Discord => digits(id).then(|| id.to_owned()),
+        ChannelKind::Slack => {
+            let up = id.to_ascii_uppercase();
+            (up.len() >= 2
+                && up.starts_with(|c: char| c.is_ascii_uppercase())
+                && up.bytes().all(|b| b.is_ascii_alphanumeric()))
+            .then_some(up)
+        }
+        ChannelKind::Whatsapp => {
+            let n = id.strip_prefix('+').unwrap_or(id);
+            (digits(n) && (7..=15).contains(&n.len())).then(|| n.to_owned())
+        }
+        ChannelKind::Email => {
+            let a = id.to_ascii_lowercase();
+            let (local, domain) = a.split_once('@')?;
+            let ok = !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !a.contains(|c: char| c.is_whitespace() || matches!(c, ',' | '<' | '>' | '"'))
+                && a.matches('@').count() == 1;
+            ok.then_some(a)
+        }
+        _ => None,
+    }
 }
 
 impl AgentConfig {
@@ -395,16 +440,16 @@ impl AgentConfig {
         })
     }
 
-    pub fn is_owner(&self, channel: &str, id: &str) -> bool {
+    pub fn is_owner(&self, channel: ChannelKind, id: &str) -> bool {
         self.owners.iter().any(|p| p.channel == channel && p.id == id)
     }
 
-    pub fn is_allowed(&self, channel: &str, id: &str) -> bool {
+    pub fn is_allowed(&self, channel: ChannelKind, id: &str) -> bool {
         self.allow_from.iter().any(|p| p.channel == channel && p.id == id)
     }
 
     /// The owner's id on a channel, for proactive messages (heartbeats).
-    pub fn owner_on(&self, channel: &str) -> Option<&str> {
+    pub fn owner_on(&self, channel: ChannelKind) -> Option<&str> {
         self.owners.iter().find(|p| p.channel == channel).map(|p| p.id.as_str())
     }
 }
@@ -423,8 +468,8 @@ mod tests {
         let c = AgentConfig::load(&vars(&[("OWNER_IDS", "telegram:42")]), "main").unwrap();
         assert_eq!(c.llm.provider, Provider::Anthropic);
         assert_eq!(c.llm.base_url, "https://api.anthropic.com");
-        assert!(c.is_owner("telegram", "42"));
-        assert!(!c.is_owner("discord", "42"));
+        assert!(c.is_owner(ChannelKind::Telegram, "42"));
+        assert!(!c.is_owner(ChannelKind::Discord, "42"));
         assert_eq!(c.telegram_api_base, "https://api.telegram.org");
     }
 
@@ -476,6 +521,27 @@ mod tests {
     }
 
     #[test]
+    fn owners_on_every_platform_in_the_form_messages_carry() {
+        let c = AgentConfig::load(
+            &vars(&[
+                ("OWNER_IDS", "slack:u012ab3cd, whatsapp:+15551234567, email:Ana@Example.com"),
+                ("ALLOW_FROM", "slack:C0123ABCD,whatsapp:447700900123,email:pat@example.org"),
+            ]),
+            "main",
+        )
+        .unwrap();
+        assert!(c.is_owner(ChannelKind::Slack, "U012AB3CD"));
+        assert!(c.is_owner(ChannelKind::Whatsapp, "15551234567"), "WhatsApp's wa_id has no +");
+        assert!(c.is_owner(ChannelKind::Email, "ana@example.com"));
+        assert!(!c.is_owner(ChannelKind::Email, "pat@example.org"));
+        assert!(c.is_allowed(ChannelKind::Slack, "C0123ABCD"));
+        assert!(c.is_allowed(ChannelKind::Whatsapp, "447700900123"));
+        assert!(c.is_allowed(ChannelKind::Email, "pat@example.org"));
+        let e = AgentConfig::load(&vars(&[("OWNER_IDS", "whatsapp:555")]), "main").unwrap_err();
+        assert!(e.to_string().contains("+15551234567"), "{e}");
+    }
+
+    #[test]
     fn owner_ids_empty_unfilled_or_invalid() {
         // Empty (the shipped example) and an unfilled `telegram:` mean "no owner yet".
         for raw in ["", " ", "telegram:", "telegram: , discord:"] {
@@ -487,9 +553,23 @@ mod tests {
             "main",
         )
         .unwrap();
-        assert_eq!(c.owners, vec![Principal { channel: "discord".into(), id: "123".into() }]);
-        assert!(c.is_allowed("telegram", "-100123"));
-        for bad in ["12345", "telegram:@olga", "slack:1", "telegram:12a", "discord:-5", "telegram:-"] {
+        assert_eq!(c.owners, vec![Principal { channel: ChannelKind::Discord, id: "123".into() }]);
+        assert!(c.is_allowed(ChannelKind::Telegram, "-100123"));
+        for bad in [
+            "12345",
+            "telegram:@olga",
+            "slack:1",
+            "slack:@olga",
+            "telegram:12a",
+            "discord:-5",
+            "telegram:-",
+            "whatsapp:+1 555",
+            "whatsapp:12",
+            "email:olga",
+            "email:olga@localhost",
+            "irc:olga",
+            "notify:1",
+        ] {
             let e = AgentConfig::load(&vars(&[("OWNER_IDS", bad)]), "main").unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name, .. } if name == "OWNER_IDS"), "{bad:?}: {e}");
         }

@@ -3,7 +3,8 @@
 //! a DM), what it replies to, and its attachments. Typed fields only: a
 //! frame is read once into these structs, never into a JSON tree.
 
-use crate::inbound::{ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
+pub use super::wire::{Attachment, Member, User};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
 use serde::Deserialize;
 
 /// The fields of a Discord message Hearth reads.
@@ -13,14 +14,14 @@ pub struct GatewayMessage {
     pub channel_id: String,
     #[serde(default)]
     pub guild_id: Option<String>,
-    pub author: Author,
+    pub author: User,
     #[serde(default)]
     pub content: String,
     /// 0 DEFAULT, 19 REPLY; others (joins, pins, boosts…) are events, not speech.
     #[serde(default, rename = "type")]
     pub kind: u8,
     #[serde(default)]
-    pub mentions: Vec<Author>,
+    pub mentions: Vec<User>,
     #[serde(default)]
     pub attachments: Vec<Attachment>,
     /// The message replied to (null when deleted; absent when not a reply).
@@ -36,40 +37,12 @@ pub struct GatewayMessage {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Author {
-    pub id: String,
-    #[serde(default)]
-    pub username: String,
-    #[serde(default)]
-    pub global_name: Option<String>,
-    #[serde(default)]
-    pub bot: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Member {
-    #[serde(default)]
-    pub nick: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Reference {
     #[serde(default)]
     pub message_id: Option<String>,
     /// 0 DEFAULT (a reply), 1 FORWARD.
     #[serde(default, rename = "type")]
     pub kind: u8,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Attachment {
-    pub url: String,
-    #[serde(default)]
-    pub filename: String,
-    #[serde(default)]
-    pub content_type: Option<String>,
-    #[serde(default)]
-    pub size: Option<u64>,
 }
 
 /// Why a message starts nothing.
@@ -83,13 +56,6 @@ pub enum Skipped {
     System(u8),
     #[error("an empty message")]
     Empty,
-}
-
-impl Author {
-    /// The name people see: the display name, else the username.
-    pub fn display(&self) -> String {
-        self.global_name.clone().filter(|n| !n.is_empty()).unwrap_or_else(|| self.username.clone())
-    }
 }
 
 impl GatewayMessage {
@@ -153,7 +119,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
     };
     Ok(Inbound {
         dedupe_key: format!("discord:message:{}", msg.id),
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         kind,
         chat_id: msg.channel_id.clone(),
         sender_id: msg.author.id.clone(),
@@ -162,7 +128,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         addressed,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: "discord".into(),
+            channel: ChannelKind::Discord,
             chat_id: msg.channel_id.clone(),
             reply_to: Some(msg.id.clone()),
             ..Default::default()
@@ -172,6 +138,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         context,
         group: None,
         mentions,
+        batch: None,
     })
 }
 

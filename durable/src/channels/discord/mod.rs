@@ -1,10 +1,24 @@
-//! Discord's Gateway (the WebSocket bots receive messages on): its protocol
-//! as a state machine ([`gateway`]) and its `MESSAGE_CREATE` read into an
-//! [`crate::inbound::Inbound`] ([`message`]). Interactions (slash commands)
-//! arrive over HTTP and are read in the Worker (`src/discord/`).
+//! Discord: interactions (slash commands) over HTTP ([`webhook`], read by
+//! [`interaction`], checked by [`verify`]), and the Gateway (the WebSocket
+//! bots receive messages on): its protocol as a state machine ([`gateway`]),
+//! its `MESSAGE_CREATE` read into an [`crate::inbound::Inbound`]
+//! ([`message`]) and routed ([`events`]). Replies go through [`client`]
+//! (deferred responses edited, follow-ups, channel messages) and
+//! [`preview`].
 
+pub mod classify;
+pub mod client;
+pub mod events;
 pub mod gateway;
+pub mod interaction;
 pub mod message;
+pub mod preview;
+pub mod verify;
+pub mod webhook;
+pub mod wire;
+
+/// Discord's message length limit.
+pub const MAX_CHARS: usize = 2000;
 
 #[cfg(test)]
 mod tests;

@@ -6,14 +6,20 @@
 //! `tests/fixtures/real-world/telegram/`.
 
 pub mod callback;
+pub mod classify;
+pub mod client;
 pub mod context;
 pub mod describe;
+pub mod format;
+pub mod preview;
+pub mod username;
+pub mod webhook;
 pub mod wire;
 
 #[cfg(test)]
 mod tests;
 
-use crate::inbound::{ChatKind, Inbound, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget};
 pub use callback::{button_tap, ButtonTap};
 pub use describe::TELEGRAM_DOWNLOAD_LIMIT;
 pub use wire::{Entity, TgMessage, Update};
@@ -242,7 +248,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
     };
     Ok(Inbound {
         dedupe_key: format!("telegram:update:{}", update.update_id),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind,
         chat_id: msg.chat.id.to_string(),
         sender_id: from.id.to_string(),
@@ -251,9 +257,11 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         addressed: kind == ChatKind::Direct || msg.addresses(bot),
         thread_id: thread_id.clone(),
         reply_target: ReplyTarget {
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             chat_id: msg.chat.id.to_string(),
-            reply_to: (kind == ChatKind::Group).then(|| msg.message_id.to_string()),
+            // The message answered: text replies quote it in groups only
+            // (see `client`), a voice note replies to it everywhere.
+            reply_to: Some(msg.message_id.to_string()),
             thread_id,
             ..Default::default()
         },
@@ -262,6 +270,8 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         context,
         group: None,
         mentions: vec![],
+        // The photos of an album: one update each, answered in one turn.
+        batch: msg.other.get("media_group_id").and_then(|v| v.as_str()).map(|id| format!("telegram:album:{id}")),
     })
 }
 

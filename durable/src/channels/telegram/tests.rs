@@ -17,8 +17,25 @@ fn private_text() {
     let m = to_inbound(&u, &bot(), 0).unwrap();
     assert_eq!((m.kind, m.text.as_str(), m.addressed), (ChatKind::Direct, "hi", true));
     assert_eq!(m.dedupe_key, "telegram:update:1");
-    assert_eq!(m.reply_target.reply_to, None);
+    // The message answered (a voice note replies to it; text quotes it only in groups).
+    assert_eq!(m.reply_target.reply_to.as_deref(), Some("5"));
     assert!(m.context.is_empty());
+    assert_eq!(m.batch, None);
+}
+
+#[test]
+fn the_photos_of_an_album_share_a_batch() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/real-world/telegram/spec-media-group.json"),
+    )
+    .unwrap();
+    let updates: Vec<Update> = serde_json::from_str(&text).unwrap();
+    let batches: Vec<Option<String>> = updates.iter().map(|u| to_inbound(u, &bot(), 0).unwrap().batch).collect();
+    assert_eq!(
+        batches,
+        [Some("telegram:album:13612345678901234".into()), Some("telegram:album:13612345678901234".into())]
+    );
 }
 
 #[test]

@@ -17,7 +17,7 @@ pub mod store;
 
 pub use exchanges::exchanges;
 
-use crate::inbound::{SessionKey, API_CHANNEL};
+use crate::inbound::{ChannelKind, SessionKey};
 use crate::protocol::memory::ConversationSource;
 
 /// Whether a session's conversations are indexed: not heartbeats' and jobs' (their
@@ -31,8 +31,8 @@ pub fn is_indexed(key: &SessionKey) -> bool {
 /// thread); the owner's main session hears several, so its exchanges carry their own.
 pub fn source_of(key: &SessionKey, session_id: &str, archive_key: &str) -> ConversationSource {
     let channel = match key {
-        SessionKey::Direct { channel, .. } | SessionKey::Group { channel, .. } => channel.clone(),
-        SessionKey::Api { .. } => API_CHANNEL.to_owned(),
+        SessionKey::Direct { channel, .. } | SessionKey::Group { channel, .. } => channel.as_str().to_owned(),
+        SessionKey::Api { .. } => ChannelKind::Api.as_str().to_owned(),
         _ => String::new(),
     };
     ConversationSource {

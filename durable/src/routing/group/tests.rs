@@ -2,6 +2,7 @@
 //! the turn limit.
 
 use super::*;
+use crate::inbound::ChannelKind;
 use crate::settings::groups;
 use std::collections::HashMap;
 
@@ -109,7 +110,7 @@ fn only_mentions_means_nothing_else_was_said() {
 fn relays_travel_through_the_outbox_and_come_back_whole() {
     let like = Inbound {
         dedupe_key: "telegram:-100:msg:5".into(),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Group,
         chat_id: "-100".into(),
         sender_id: "1".into(),
@@ -118,7 +119,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
         addressed: true,
         thread_id: None,
         reply_target: ReplyTarget {
-            channel: "telegram".into(),
+            channel: ChannelKind::Telegram,
             chat_id: "-100".into(),
             reply_to: Some("5".into()),
             ..Default::default()
@@ -128,6 +129,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let from_key = SessionKey::parse("agent:mod:telegram:group:-100").unwrap();
     let to = session_of("perf", &from_key).unwrap();
@@ -167,7 +169,7 @@ fn bad_groups_are_clear_errors() {
 fn exchange(g: &AgentGroup, m: &[Member], human: &str, answer: &dyn Fn(&str) -> String) -> Vec<String> {
     let like = Inbound {
         dedupe_key: "telegram:update:1".into(),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Group,
         chat_id: g.chat.clone(),
         sender_id: "1".into(),
@@ -181,6 +183,7 @@ fn exchange(g: &AgentGroup, m: &[Member], human: &str, answer: &dyn Fn(&str) -> 
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let mut queue: std::collections::VecDeque<(String, GroupHop)> = human_deliveries(g, m, &like)
         .into_iter()
@@ -234,7 +237,7 @@ fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
     let (g, m) = team();
     let like = Inbound {
         dedupe_key: "telegram:update:1".into(),
-        channel: "telegram".into(),
+        channel: ChannelKind::Telegram,
         kind: ChatKind::Group,
         chat_id: "-100".into(),
         sender_id: "1".into(),
@@ -248,6 +251,7 @@ fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let tried = std::cell::RefCell::new(Vec::new());
     let enqueue = |key: SessionKey, _msg: Inbound| {
@@ -277,7 +281,7 @@ fn a_reply_that_names_an_agent_by_its_bot_hands_over_too() {
     let m = members(&g, &|a| if a == "perf" { vec!["2222222222222222222".into()] } else { vec![] });
     let like = Inbound {
         dedupe_key: "discord:message:9".into(),
-        channel: "discord".into(),
+        channel: ChannelKind::Discord,
         kind: ChatKind::Group,
         chat_id: "300".into(),
         sender_id: "1".into(),
@@ -291,6 +295,7 @@ fn a_reply_that_names_an_agent_by_its_bot_hands_over_too() {
         context: vec![],
         group: None,
         mentions: vec![],
+        batch: None,
     };
     let d = human_deliveries(&g, &m, &like);
     let (_, to_mod) = d.iter().find(|(k, _)| k.agent().as_str() == "mod").unwrap();

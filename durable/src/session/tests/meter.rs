@@ -2,6 +2,7 @@
 //! holds a conversation without losing it (issue 14).
 
 use super::*;
+use crate::inbound::ChannelKind;
 use crate::protocol::usage::UsageKind;
 use crate::settings::usage::{Budget, ModelPrice, UsageSettings};
 use crate::usage::period::Period;
@@ -196,7 +197,7 @@ fn the_owner_is_warned_at_eighty_percent_on_the_notify_channel() {
     let sent = f.p.channel.sent.borrow().clone();
     assert_eq!(sent.len(), 2, "{sent:?}");
     // The notify channel's notice reaches the first owner (OWNER_IDS=telegram:1).
-    assert_eq!((sent[1].0.channel.as_str(), sent[1].0.chat_id.as_str()), ("telegram", "1"));
+    assert_eq!((sent[1].0.channel, sent[1].0.chat_id.as_str()), (ChannelKind::Telegram, "1"));
     assert!(sent[1].1.contains("81% of my daily budget"), "{}", sent[1].1);
 }
 

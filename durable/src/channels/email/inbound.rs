@@ -1,0 +1,191 @@
+//! The Worker's `email` handler: mail that Email Routing delivers to an
+//! agent's address. In order: which agent (its `EMAIL_ADDRESS` is the
+//! envelope recipient); the message read; mail sent by programs accepted and
+//! left unanswered (no loops between agents and auto-responders); the
+//! sender authenticated where the receiving server said so (SPF, DKIM,
+//! DMARC in its `Authentication-Results`, `EMAIL_AUTH`); only the owner and
+//! `ALLOW_FROM` senders reach the agent (anyone else gets an SMTP
+//! rejection, so their server tells them, and it costs nothing); then the
+//! attachments kept in the bucket and the message queued in its session.
+//!
+//! Email Routing does not deliver a message twice once it is accepted: a
+//! message that cannot be queued is rejected with a temporary reason, so the
+//! sender learns it did not arrive.
+
+use super::client::reply_extra;
+use super::{authenticated, quote, read, reply_subject, thread_of, Authenticated, Mail};
+use crate::channels::webhook::enqueue_reliably;
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SessionKey};
+use crate::ports::{Front, LogLevel};
+use crate::routing::{route, Route};
+use crate::settings::{agent_ids, principal_id, setting};
+
+/// What became of an email: accepted (and why, for the log), or refused
+/// with a reason the sending server passes on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Accepted(String),
+    Rejected(String),
+}
+
+/// The server whose authentication results are believed (others could be
+/// written by the sender): Email Routing's, unless `EMAIL_AUTH_SERVID` says.
+pub const DEFAULT_AUTH_SERVID: &str = "mx.cloudflare.net";
+
+/// Handles one delivered message (`from`/`to`: the SMTP envelope).
+pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str, raw: &[u8]) -> Verdict {
+    let vars = front.vars();
+    let to = envelope_to.trim().to_ascii_lowercase();
+    let agent = agent_ids(vars)
+        .into_iter()
+        .find(|a| setting(vars, a, "EMAIL_ADDRESS").is_some_and(|addr| addr.eq_ignore_ascii_case(&to)));
+    let Some(agent) = agent else {
+        return Verdict::Rejected(format!("no one receives mail at {to} here"));
+    };
+    let cfg = match front.config(&agent) {
+        Ok(c) => c,
+        Err(e) => {
+            front.log(LogLevel::Error, &format!("email for agent {agent} refused: {e}"));
+            return Verdict::Rejected("this mailbox cannot take mail right now; please try again later".into());
+        }
+    };
+    let mail = match read(raw) {
+        Ok(m) => m,
+        Err(e) => return Verdict::Rejected(format!("not a readable email: {e}")),
+    };
+    if mail.automatic {
+        front.log(LogLevel::Info, &format!("email to {agent} from a program ({envelope_from}): not answered"));
+        return Verdict::Accepted("an automatic message: not answered".into());
+    }
+    let servid = setting(vars, &agent, "EMAIL_AUTH_SERVID").unwrap_or_else(|| DEFAULT_AUTH_SERVID.into());
+    let policy = setting(vars, &agent, "EMAIL_AUTH").map(|v| v.to_ascii_lowercase()).unwrap_or_else(|| "check".into());
+    match (authenticated(&mail, &servid.to_ascii_lowercase()), policy.as_str()) {
+        (_, "off") | (Authenticated::Pass, _) => {}
+        (Authenticated::Fail, _) => {
+            front.log(LogLevel::Warn, &format!("email to {agent} from {envelope_from} failed SPF/DKIM/DMARC: refused"));
+            return Verdict::Rejected("the message failed sender authentication (SPF/DKIM/DMARC)".into());
+        }
+        (Authenticated::Unknown, "require") => {
+            return Verdict::Rejected("the message carries no sender authentication results".into());
+        }
+        (Authenticated::Unknown, _) => {}
+    }
+    let sender = mail.from.as_ref().map(|(a, _)| a.clone()).unwrap_or_else(|| envelope_from.to_ascii_lowercase());
+    let Some(sender_id) = principal_id(ChannelKind::Email, &sender) else {
+        return Verdict::Rejected(format!("{sender:?} is not an email address"));
+    };
+    let inbound = to_inbound(&mail, &to, &sender_id, front.now_ms());
+    let key = match route(&cfg, &inbound) {
+        Route::Turn(key) => key,
+        Route::Stranger | Route::GroupNotAllowed | Route::NotAddressed => {
+            front.log(LogLevel::Info, &format!("email from stranger email:{sender_id} to agent {agent}: refused"));
+            return Verdict::Rejected(format!(
+                "this agent only reads mail from people its owner allows; your id is email:{sender_id}"
+            ));
+        }
+    };
+    let inbound = match stash(front, &key, &mail, inbound).await {
+        Ok(i) => i,
+        Err(e) => {
+            front.log(LogLevel::Error, &format!("email attachments for {key} not kept: {e}"));
+            return Verdict::Rejected("this mailbox cannot take mail right now; please try again later".into());
+        }
+    };
+    match enqueue_reliably(front, &key, &inbound).await {
+        Ok(true) => Verdict::Accepted(format!("queued in {key}")),
+        Ok(false) => Verdict::Accepted("a repeat".into()),
+        Err(_) => Verdict::Rejected("this mailbox cannot take mail right now; please try again later".into()),
+    }
+}
+
+/// The message as the runtime sees it (attachments not kept yet).
+pub fn to_inbound(mail: &Mail, agent_address: &str, sender: &str, now_ms: i64) -> Inbound {
+    let me = |a: &String| a.eq_ignore_ascii_case(agent_address);
+    let others: Vec<String> = mail.to.iter().chain(&mail.cc).filter(|a| !me(a) && *a != sender).cloned().collect();
+    let thread = thread_of(mail);
+    // The owner writing to the agent alone is a direct message (the main
+    // session); anything else is a thread of its own, its people's messages
+    // named in it.
+    let kind = if others.is_empty() { ChatKind::Direct } else { ChatKind::Group };
+    let chat_id = match kind {
+        ChatKind::Direct => sender.to_owned(),
+        ChatKind::Group => thread.clone(),
+    };
+    let mut text = quote::stripped(&mail.text);
+    if mail.in_reply_to.is_empty() && !mail.subject.is_empty() {
+        text = format!("[Subject: {}]\n{text}", mail.subject);
+    }
+    let reply_to_all: Vec<String> =
+        std::iter::once(sender.to_owned()).chain(mail.to.iter().filter(|a| !me(a) && *a != sender).cloned()).collect();
+    let cc: Vec<String> = mail.cc.iter().filter(|a| !me(a) && *a != sender).cloned().collect();
+    let mut references = mail.references.clone();
+    if let Some(id) = &mail.message_id {
+        if !references.contains(id) {
+            references.push(id.clone());
+        }
+    }
+    let sender_name = mail.from.as_ref().and_then(|(_, n)| n.clone()).unwrap_or_else(|| sender.to_owned());
+    let dedupe = match &mail.message_id {
+        Some(id) => format!("email:{id}"),
+        None => format!(
+            "email:{}",
+            crate::text::sha256_hex(format!("{sender}\n{}\n{}", mail.subject, mail.text).as_bytes())
+        ),
+    };
+    Inbound {
+        dedupe_key: dedupe,
+        channel: ChannelKind::Email,
+        kind,
+        chat_id: chat_id.clone(),
+        sender_id: sender.to_owned(),
+        sender_name,
+        text,
+        addressed: true,
+        thread_id: None,
+        reply_target: ReplyTarget {
+            channel: ChannelKind::Email,
+            chat_id: sender.to_owned(),
+            reply_to: mail.message_id.clone(),
+            extra: Some(reply_extra(
+                &reply_to_all,
+                &cc,
+                &reply_subject(&mail.subject),
+                mail.message_id.as_deref(),
+                &references,
+                &thread,
+            )),
+            ..Default::default()
+        },
+        received_at: now_ms,
+        media: vec![],
+        context: vec![],
+        group: None,
+        mentions: vec![],
+        batch: None,
+    }
+}
+
+/// The attachments kept in the bucket beside the session's media (reset
+/// removes them with it), named in `inbound` for the session to ingest.
+async fn stash<F: Front>(front: &F, key: &SessionKey, mail: &Mail, mut inbound: Inbound) -> Result<Inbound, String> {
+    let limit = r2_layout::mime::MAX_MEDIA_BYTES;
+    for (i, a) in mail.attachments.iter().enumerate() {
+        let hash = crate::text::sha256_hex(&a.bytes);
+        let ext = r2_layout::mime::extension_for(&a.mime);
+        let object = r2_layout::keys::media_object(&key.render(), &format!("email-{}-{i}", &hash[..16]), ext)
+            .map_err(|e| e.to_string())?;
+        let size = a.bytes.len() as u64;
+        // Too large to keep: the session tells the person, as for any channel.
+        if size <= limit {
+            front.stash(&object, a.bytes.clone(), &a.mime).await?;
+        }
+        inbound.media.push(InboundMedia {
+            handle: object,
+            mime_type: a.mime.clone(),
+            filename: a.name.clone(),
+            size: Some(size),
+            kind: if a.mime.starts_with("image/") { "photo" } else { "attachment" }.into(),
+        });
+    }
+    Ok(inbound)
+}

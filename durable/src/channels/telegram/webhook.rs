@@ -1,0 +1,150 @@
+//! The Telegram webhook (`POST /telegram/{agentId}`): the secret header
+//! first (constant time), then the update read, routed (`OWNER_IDS`,
+//! `ALLOW_FROM`, groups of agents) and queued in its Session object. A
+//! non-2xx answer makes Telegram deliver the update again, so anything that
+//! could not be queued is answered 503 and nothing is lost; the sessions
+//! dedupe on `update_id`.
+
+use super::client::TelegramApi;
+use super::{username, BotIdentity, Ignored, Update};
+use crate::channels::webhook::{
+    config_after_auth, constant_eq, is_configured, unknown_agent, Later, WebReply, WebRequest,
+};
+use crate::inbound::{ChannelKind, ReplyTarget};
+use crate::ports::{Front, LogLevel};
+use crate::protocol::dreams::{Tap, TapOutcome};
+use crate::routing::{route, Route};
+use crate::settings::setting;
+use serde_json::json;
+
+/// Largest update body accepted (Telegram's are a few kB).
+pub const MAX_UPDATE_BYTES: usize = 1024 * 1024;
+
+/// The header Telegram sends `setWebhook`'s `secret_token` in.
+pub const SECRET_HEADER: &str = "X-Telegram-Bot-Api-Secret-Token";
+
+pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebReply {
+    // The secret first: before it, a caller learns nothing about which agents
+    // exist or how they are configured. An unknown agent id falls back to the
+    // shared secret, so a wrong secret is 401 whether or not the agent exists.
+    let known = is_configured(front, agent);
+    let Some(secret) = setting(front.vars(), agent, "TELEGRAM_WEBHOOK_SECRET") else {
+        if !known {
+            return unknown_agent();
+        }
+        return WebReply::text(500, "TELEGRAM_WEBHOOK_SECRET is not set for this agent (see .dev.vars.example)");
+    };
+    let given = req.header(SECRET_HEADER).unwrap_or_default();
+    if !constant_eq(given.as_bytes(), secret.as_bytes()) {
+        return WebReply::text(401, "wrong or missing X-Telegram-Bot-Api-Secret-Token");
+    }
+    let cfg = match config_after_auth(front, agent, known) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    let update: Update = match serde_json::from_slice(&req.body) {
+        Ok(u) => u,
+        Err(e) => return WebReply::text(400, format!("malformed Telegram update: {e}")),
+    };
+    if let Some(tap) = super::button_tap(&update) {
+        return button(front, agent, &cfg, tap).await;
+    }
+    if update.edited_message.is_some() {
+        // An edit starts no turn and fetches nothing (see `Ignored::Edit`).
+        return WebReply::ok(format!("ignored: {}", Ignored::Edit));
+    }
+    let Some(api) = TelegramApi::for_agent(&cfg) else {
+        return WebReply::text(500, "TELEGRAM_BOT_TOKEN is not set for this agent (see .dev.vars.example)");
+    };
+    let bot_id = api.bot_id();
+    let mut bot = BotIdentity { id: bot_id, username: username::cached(bot_id) };
+    if bot.username.is_none() && update.message.as_ref().is_some_and(|m| m.needs_username()) {
+        match api.get_me_username(front).await {
+            Ok(Some(name)) => {
+                username::remember(bot_id, &name);
+                bot.username = Some(name);
+            }
+            Ok(None) => {}
+            // Without getMe we cannot tell if we were mentioned: let Telegram redeliver.
+            Err(e) => return WebReply::text(503, format!("getMe failed: {e}")),
+        }
+    }
+    let inbound = match super::to_inbound(&update, &bot, front.now_ms()) {
+        Ok(m) => m,
+        Err(why) => return WebReply::ok(format!("ignored: {why}")),
+    };
+    match crate::channels::groups::route_group(front, &cfg, &inbound, false).await {
+        Some(Ok(())) => return WebReply::ok("queued for the group"),
+        // A non-2xx makes Telegram deliver it again; the sessions that have it dedupe.
+        Some(Err(e)) => return WebReply::text(503, format!("could not queue the group message: {e}")),
+        None => {}
+    }
+    match route(&cfg, &inbound) {
+        Route::Turn(key) => match front.enqueue(&key, &inbound).await {
+            Ok(true) => WebReply::ok("queued"),
+            Ok(false) => WebReply::ok("duplicate"),
+            // Not queued: a non-2xx makes Telegram deliver it again, so nothing is lost.
+            Err(e) => WebReply::text(503, format!("could not queue the message: {e}")),
+        },
+        // Each notice is a send from the bot's budget: at most one per
+        // stranger per STRANGER_COOLDOWN_MINUTES, after Telegram has its 200.
+        Route::Stranger => WebReply::ok("not allowed").then(Later::TellStranger {
+            agent: agent.to_owned(),
+            channel: ChannelKind::Telegram,
+            sender: inbound.sender_id.clone(),
+            target: ReplyTarget {
+                channel: ChannelKind::Telegram,
+                chat_id: inbound.chat_id.clone(),
+                ..Default::default()
+            },
+        }),
+        Route::NotAddressed => WebReply::ok("not addressed"),
+        Route::GroupNotAllowed => WebReply::ok("group not allowed"),
+    }
+}
+
+/// A tap on a proposal's button: the Agent object decides and answers
+/// Telegram. When it cannot be handled now (5xx), not answered here:
+/// Telegram delivers it again.
+async fn button<F: Front>(
+    front: &F,
+    agent: &str,
+    cfg: &crate::settings::AgentConfig,
+    tap: super::ButtonTap,
+) -> WebReply {
+    let tap = Tap {
+        agent: agent.to_owned(),
+        callback_id: tap.callback_id,
+        from: tap.from,
+        data: tap.data.unwrap_or_default(),
+        chat: tap.chat,
+        message_id: tap.message_id,
+    };
+    match front.dream_tap(&tap).await {
+        Ok((200..=299, text)) => match serde_json::from_str::<TapOutcome>(&text) {
+            Ok(outcome) => WebReply::ok(format!("button: {}", outcome.note)),
+            Err(e) => WebReply::text(503, format!("the button tap got an unreadable answer ({e}): {text}")),
+        },
+        // The object refuses the tap for good (no Telegram owner configured,
+        // say): answered here, and 200, or Telegram redelivers it forever.
+        Ok((status @ 400..=499, text)) => {
+            front.log(LogLevel::Warn, &format!("agent {agent}: button tap refused ({status}): {text}"));
+            if let Some(api) = TelegramApi::for_agent(cfg) {
+                let note = json!({"callback_query_id": tap.callback_id,
+                    "text": "I can't act on this button (see my logs)."});
+                if let Err(e) = api.call(front, "answerCallbackQuery", &note).await {
+                    front.log(LogLevel::Warn, &format!("agent {agent}: callback not answered: {e}"));
+                }
+            }
+            WebReply::ok(format!("button refused: {text}"))
+        }
+        Ok((status, text)) => {
+            WebReply::text(503, format!("the button tap could not be handled: HTTP {status}: {text}"))
+        }
+        Err(e) => WebReply::text(503, format!("the button tap could not be handled: {e}")),
+    }
+}
+
+#[cfg(test)]
+#[path = "webhook_tests.rs"]
+mod tests;

@@ -1,0 +1,114 @@
+//! The webhook's whole flow on a test front: the secret header, the update
+//! read and routed, the session it is queued in, and what Telegram is
+//! answered (a non-2xx makes it deliver the update again).
+
+use super::*;
+use crate::channels::webhook::Later;
+use crate::inbound::SessionKey;
+use crate::testing::FakeFront;
+use futures::executor::block_on;
+
+const SECRET: &str = "s3cret_token-1";
+
+fn front(owner: &str) -> FakeFront {
+    FakeFront::with(&[
+        ("TELEGRAM_WEBHOOK_SECRET", SECRET),
+        ("TELEGRAM_BOT_TOKEN", "999:abc"),
+        ("OWNER_IDS", owner),
+        ("LLM_API_KEY", "k"),
+    ])
+}
+
+fn post(body: &str, secret: Option<&str>) -> WebRequest {
+    let req = WebRequest::post(body.as_bytes().to_vec());
+    match secret {
+        Some(s) => req.with_header(SECRET_HEADER, s),
+        None => req,
+    }
+}
+
+fn call(front: &FakeFront, req: &WebRequest) -> WebReply {
+    block_on(handle(front, "main", req))
+}
+
+fn private_text(update_id: u64, from: u64, text: &str) -> String {
+    format!(
+        r#"{{"update_id":{update_id},"message":{{"message_id":{update_id},"date":1,"chat":{{"id":{from},"type":"private"}},
+        "from":{{"id":{from},"is_bot":false,"first_name":"Ana"}},"text":"{text}"}}}}"#
+    )
+}
+
+#[test]
+fn a_wrong_or_missing_secret_is_refused_before_anything_is_read() {
+    let f = front("telegram:42");
+    for secret in [None, Some("wrong"), Some("s3cret_token-")] {
+        assert_eq!(call(&f, &post(&private_text(1, 42, "hi"), secret)).status, 401, "{secret:?}");
+    }
+    // Not even JSON: still 401, the body is never read without the secret.
+    assert_eq!(call(&f, &post("{not json", Some("nope"))).status, 401);
+    assert!(f.queued.borrow().is_empty());
+}
+
+#[test]
+fn the_owners_message_is_queued_in_the_main_session_once() {
+    let f = front("telegram:42");
+    let r = call(&f, &post(&private_text(7, 42, "hello"), Some(SECRET)));
+    assert_eq!((r.status, r.body.as_str()), (200, "queued"));
+    // Telegram delivers again (its answer was lost): the same update is not a second turn.
+    let again = call(&f, &post(&private_text(7, 42, "hello"), Some(SECRET)));
+    assert_eq!((again.status, again.body.as_str()), (200, "duplicate"));
+    let queued = f.queued.borrow();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].0, SessionKey::parse("agent:main:main").unwrap());
+    assert_eq!(queued[0].1.text, "hello");
+}
+
+#[test]
+fn a_stranger_is_told_their_id_after_the_answer_and_starts_no_turn() {
+    let f = front("telegram:42");
+    let r = call(&f, &post(&private_text(8, 77, "who are you?"), Some(SECRET)));
+    assert_eq!((r.status, r.body.as_str()), (200, "not allowed"));
+    let Some(Later::TellStranger { channel, sender, .. }) = r.later.as_deref() else { panic!("{:?}", r.later) };
+    assert_eq!((*channel, sender.as_str()), (ChannelKind::Telegram, "77"));
+    assert!(f.queued.borrow().is_empty());
+}
+
+#[test]
+fn an_update_that_cannot_be_queued_is_answered_503_so_telegram_delivers_it_again() {
+    let f = front("telegram:42");
+    *f.enqueue_error.borrow_mut() = Some("the session object is overloaded".into());
+    let r = call(&f, &post(&private_text(9, 42, "hello"), Some(SECRET)));
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert!(r.body.contains("overloaded"));
+}
+
+#[test]
+fn edits_start_nothing_and_a_malformed_update_is_a_400() {
+    let f = front("telegram:42");
+    let edit = r#"{"update_id":10,"edited_message":{"message_id":3,"date":1,"edit_date":2,
+        "chat":{"id":42,"type":"private"},"from":{"id":42,"is_bot":false,"first_name":"Ana"},"text":"hi!"}}"#;
+    let r = call(&f, &post(edit, Some(SECRET)));
+    assert_eq!(r.status, 200);
+    assert!(r.body.starts_with("ignored"), "{}", r.body);
+    assert_eq!(call(&f, &post(r#"{"update_id":"x"}"#, Some(SECRET))).status, 400);
+    assert!(f.queued.borrow().is_empty());
+}
+
+#[test]
+fn an_albums_photos_are_queued_in_one_session_with_one_batch() {
+    let f = front("telegram:42");
+    let photo = |update_id: u64, caption: &str| {
+        format!(
+            r#"{{"update_id":{update_id},"message":{{"message_id":{update_id},"date":1,"media_group_id":"555",
+            "chat":{{"id":42,"type":"private"}},"from":{{"id":42,"is_bot":false,"first_name":"Ana"}},
+            "photo":[{{"file_id":"f{update_id}","file_unique_id":"u{update_id}","width":90,"height":90}}]{caption}}}}}"#
+        )
+    };
+    assert_eq!(call(&f, &post(&photo(20, r#","caption":"our trip""#), Some(SECRET))).body, "queued");
+    assert_eq!(call(&f, &post(&photo(21, ""), Some(SECRET))).body, "queued");
+    let queued = f.queued.borrow();
+    assert_eq!(queued.len(), 2, "each item is queued; the session joins them");
+    assert!(queued
+        .iter()
+        .all(|(k, m)| k.render() == "agent:main:main" && m.batch.as_deref() == Some("telegram:album:555")));
+}

@@ -1,0 +1,108 @@
+//! The Worker's side of the channels ([`durable::ports::Front`]): settings
+//! from the `Env`, messages queued and questions asked through Durable
+//! Object stubs, outgoing `fetch`, timers, logs, the `send_email` binding
+//! and the runtime's WebCrypto. One value per request (or per Session
+//! object's turn): it only holds the `Env`.
+
+use crate::adapters::{self, EnvVars, FetchHttp};
+use durable::inbound::{Inbound, SessionKey};
+use durable::ports::{Front, Io, LogLevel, MailError};
+use durable::protocol::agent::{StrangerNoticeReply, StrangerNoticeRequest, STRANGER_NOTICE_PATH};
+use durable::protocol::dreams::{Tap, DREAMS_TAP_PATH};
+use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
+use durable::protocol::session::SessionStatus;
+use durable::protocol::usage::{MeterReply, MeterRequest};
+use durable::protocol::AGENT_BINDING;
+use durable::settings::{AgentConfig, ConfigError};
+use std::rc::Rc;
+use worker::{Env, Method};
+
+pub struct WorkerFront {
+    pub env: Env,
+    vars: EnvVars,
+}
+
+impl WorkerFront {
+    pub fn new(env: &Env) -> Self {
+        WorkerFront { env: env.clone(), vars: EnvVars::of(env) }
+    }
+}
+
+impl Io for WorkerFront {
+    type Http = FetchHttp;
+    fn http(&self) -> &FetchHttp {
+        &FetchHttp
+    }
+    fn now_ms(&self) -> i64 {
+        adapters::now_ms()
+    }
+    async fn sleep(&self, ms: u64) {
+        adapters::sleep(ms).await
+    }
+    fn log(&self, level: LogLevel, msg: &str) {
+        adapters::log(level, msg)
+    }
+    async fn send_email(&self, from: &str, to: &str, raw: &[u8]) -> Result<(), MailError> {
+        crate::js::send_email(&self.env, from, to, raw).await
+    }
+    async fn stashed(&self, key: &str) -> Result<Vec<u8>, String> {
+        use durable::ports::ObjectStore;
+        let store = crate::adapters::R2::from_env(&self.env).map_err(|e| e.to_string())?;
+        match store.get(key).await.map_err(|e| e.to_string())? {
+            Some(o) => Ok(o.body),
+            None => Err(format!("no stashed attachment {key}")),
+        }
+    }
+}
+
+impl Front for WorkerFront {
+    type Vars = EnvVars;
+    fn vars(&self) -> &EnvVars {
+        &self.vars
+    }
+    fn config(&self, agent: &str) -> Result<Rc<AgentConfig>, ConfigError> {
+        crate::access::load(&self.vars, agent)
+    }
+    async fn enqueue(&self, key: &SessionKey, inbound: &Inbound) -> Result<bool, String> {
+        crate::objects::enqueue(&self.env, key, inbound).await.map_err(|e| e.to_string())
+    }
+    async fn session_status(&self, key: &SessionKey) -> Result<SessionStatus, String> {
+        crate::objects::status(&self.env, key).await.map_err(|e| e.to_string())
+    }
+    async fn memory(&self, agent: &str, call: &MemoryCall) -> Result<MemoryReply, MemoryCallError> {
+        let down = |e: worker::Error| MemoryCallError::Unavailable(e.to_string());
+        let body = serde_json::to_string(call).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
+        // The agent id lets the object apply the agent's memory settings (BM25 k1, b).
+        let path = format!("{}?agent={agent}", durable::protocol::memory::CALL_PATH);
+        let (status, text) = crate::objects::call_raw(&self.env, AGENT_BINDING, agent, Method::Post, &path, Some(body))
+            .await
+            .map_err(down)?;
+        decode_reply(status, text.as_bytes())
+    }
+    async fn meter(&self, req: &MeterRequest) -> Result<MeterReply, String> {
+        crate::agent_do::meter(&self.env, req).await.map_err(|e| e.to_string())
+    }
+    async fn stranger_notice(&self, agent: &str, req: &StrangerNoticeRequest) -> Result<StrangerNoticeReply, String> {
+        crate::objects::call(&self.env, AGENT_BINDING, agent, Method::Post, STRANGER_NOTICE_PATH, Some(req))
+            .await
+            .map_err(|e| e.to_string())
+    }
+    async fn dream_tap(&self, tap: &Tap) -> Result<(u16, String), String> {
+        let body = serde_json::to_string(tap).map_err(|e| e.to_string())?;
+        crate::objects::call_raw(&self.env, AGENT_BINDING, &tap.agent, Method::Post, DREAMS_TAP_PATH, Some(body))
+            .await
+            .map_err(|e| e.to_string())
+    }
+    async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String> {
+        use durable::ports::{ObjectStore, PutOptions};
+        let store = crate::adapters::R2::from_env(&self.env).map_err(|e| e.to_string())?;
+        let opts = PutOptions { content_type: Some(content_type.to_owned()), custom_metadata: vec![] };
+        store.put(key, bytes, opts).await.map_err(|e| e.to_string())
+    }
+    async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String> {
+        crate::js::hmac_sha256(key, data).await
+    }
+    async fn ed25519_verify(&self, key: &[u8; 32], signature: &[u8; 64], message: &[u8]) -> Result<bool, String> {
+        crate::js::ed25519_verify(key, signature, message).await
+    }
+}

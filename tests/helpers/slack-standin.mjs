@@ -1,0 +1,162 @@
+// A Slack Web API stand-in (the parts Hearth uses): chat.postMessage,
+// chat.update, chat.delete, and files served from `/files-pri/…` to the bot
+// token. It answers as Slack does: HTTP 200 with `{"ok": false, "error": …}`
+// for what Slack refuses (`not_authed`, `invalid_auth`, `channel_not_found`,
+// `not_in_channel`, `no_text`, `msg_too_long` past 40,000 characters,
+// `invalid_blocks`, `message_not_found`), HTTP 429 with `Retry-After` when
+// rate-limited, and its sign-in page (a 200 web page) for a file fetched
+// without the token. Every request is recorded.
+//
+// Also: Events API requests signed as Slack signs them (v0, HMAC-SHA256).
+import crypto from "node:crypto";
+import http from "node:http";
+
+/** `X-Slack-Signature` of `body` at `ts` (seconds) with `secret`. */
+export function slackSignature(secret, ts, body) {
+  return "v0=" + crypto.createHmac("sha256", secret).update(`v0:${ts}:${body}`).digest("hex");
+}
+
+/** Headers of an Events API request signed at `ts` (default: now). */
+export function signedHeaders(secret, body, { ts = Math.floor(Date.now() / 1000), retry } = {}) {
+  return {
+    "content-type": "application/json",
+    "x-slack-request-timestamp": String(ts),
+    "x-slack-signature": slackSignature(secret, ts, body),
+    ...(retry ? { "x-slack-retry-num": String(retry), "x-slack-retry-reason": "http_timeout" } : {}),
+  };
+}
+
+let tsSeq = 0;
+const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++tsSeq).padStart(6, "0")}`;
+
+export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z89" } = {}) {
+  const state = {
+    token,
+    botUser,
+    requests: [],
+    /** method -> [{status, body, headers}] answered next, in order. */
+    failures: new Map(),
+    /** channel id -> Slack error name, for every post to it. */
+    broken: new Map(),
+    /** `${channel}:${ts}` -> {text, thread_ts} of the messages the bot has. */
+    messages: new Map(),
+    files: new Map(),
+  };
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const raw = Buffer.concat(chunks).toString("utf8");
+    const url = new URL(req.url, "http://x");
+    const send = (status, body, headers = {}) => {
+      entry.status = status;
+      entry.answer = body;
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const entry = { path: url.pathname, headers: req.headers, at: Date.now() };
+    if (req.method === "GET" && url.pathname.startsWith("/files-pri/")) {
+      entry.method = "file";
+      state.requests.push(entry);
+      const f = state.files.get(url.pathname);
+      if (req.headers.authorization !== `Bearer ${state.token}`) {
+        // Slack answers a file fetched without the bot token with its sign-in page.
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        return res.end("<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>");
+      }
+      if (!f) {
+        res.writeHead(404, { "content-type": "text/plain" });
+        return res.end("Not Found");
+      }
+      res.writeHead(200, { "content-type": f.contentType, "content-length": f.bytes.length });
+      return res.end(f.bytes);
+    }
+    const m = url.pathname.match(/^\/api\/([\w.]+)$/);
+    entry.method = m ? m[1] : "unknown";
+    let body = {};
+    try {
+      body = raw ? JSON.parse(raw) : {};
+    } catch {
+      state.requests.push(entry);
+      return send(200, { ok: false, error: "invalid_json" });
+    }
+    entry.body = body;
+    state.requests.push(entry);
+    if (!m) return send(404, { ok: false, error: "unknown_method" });
+    const auth = req.headers.authorization;
+    if (!auth) return send(200, { ok: false, error: "not_authed" });
+    if (auth !== `Bearer ${state.token}`) return send(200, { ok: false, error: "invalid_auth" });
+    const scripted = state.failures.get(entry.method);
+    if (scripted?.length) {
+      const f = scripted.shift();
+      return send(f.status ?? 200, f.body, f.headers ?? {});
+    }
+    const channel = body.channel;
+    if (["chat.postMessage", "chat.update", "chat.delete"].includes(entry.method)) {
+      if (!channel) return send(200, { ok: false, error: "channel_not_found" });
+      if (state.broken.has(channel)) return send(200, { ok: false, error: state.broken.get(channel) });
+    }
+    switch (entry.method) {
+      case "chat.postMessage": {
+        const text = body.text ?? "";
+        if (body.blocks !== undefined) {
+          const ok = Array.isArray(body.blocks) && body.blocks.length <= 50 && body.blocks.every((b) => b && typeof b.type === "string");
+          if (!ok) return send(200, { ok: false, error: "invalid_blocks" });
+        }
+        if (!text && !body.blocks?.length) return send(200, { ok: false, error: "no_text" });
+        if ([...text].length > 40000) return send(200, { ok: false, error: "msg_too_long" });
+        const ts = nextTs();
+        state.messages.set(`${channel}:${ts}`, { text, thread_ts: body.thread_ts });
+        return send(200, { ok: true, channel, ts, message: { type: "message", user: state.botUser, text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) } });
+      }
+      case "chat.update": {
+        const key = `${channel}:${body.ts}`;
+        if (!state.messages.has(key)) return send(200, { ok: false, error: "message_not_found" });
+        if (!body.text && !body.blocks) return send(200, { ok: false, error: "no_text" });
+        if ([...(body.text ?? "")].length > 40000) return send(200, { ok: false, error: "msg_too_long" });
+        state.messages.get(key).text = body.text;
+        return send(200, { ok: true, channel, ts: body.ts, text: body.text });
+      }
+      case "chat.delete": {
+        const key = `${channel}:${body.ts}`;
+        if (!state.messages.has(key)) return send(200, { ok: false, error: "message_not_found" });
+        state.messages.delete(key);
+        return send(200, { ok: true, channel, ts: body.ts });
+      }
+      default:
+        return send(200, { ok: false, error: "unknown_method" });
+    }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    state,
+    token,
+    botUser,
+    base: `${origin}/api`,
+    /** Serves `bytes` as a shared file; returns its `url_private_download`. */
+    serveFile(bytes, name, contentType) {
+      const path = `/files-pri/T061EG9R6-F${state.files.size + 1}/download/${name}`;
+      state.files.set(path, { bytes, contentType });
+      return `${origin}${path}`;
+    },
+    calls: (method) => state.requests.filter((r) => r.method === method),
+    /** The messages posted that Slack accepted. */
+    posted: () => state.requests.filter((r) => r.method === "chat.postMessage" && r.answer?.ok),
+    /** What a channel (or a thread of it) shows now. */
+    shown: (channel, thread) =>
+      [...state.messages.entries()]
+        .filter(([k, v]) => k.startsWith(`${channel}:`) && (thread === undefined || v.thread_ts === thread))
+        .map(([, v]) => v.text),
+    fail(method, answer) {
+      if (!state.failures.has(method)) state.failures.set(method, []);
+      state.failures.get(method).push(answer);
+    },
+    reset() {
+      state.requests.length = 0;
+      state.failures.clear();
+      state.broken.clear();
+    },
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
