@@ -108,6 +108,7 @@ fn load<S: Sql>(store: &SessionStore<'_, S>, deps: &SessionDeps<'_>) -> Result<(
                 output: c.usage.output,
                 cache_read: c.usage.cache_read,
                 cache_write: c.usage.cache_write,
+                cache_write_1h: c.usage.cache_write_1h,
             })
             .collect();
         // More than a request carries: read again after these are settled.
@@ -336,6 +337,7 @@ fn write_down<S: Sql>(
             output: usage.output,
             cache_read: usage.cache_read,
             cache_write: usage.cache_write,
+            cache_write_1h: usage.cache_write_1h,
         });
     }
     if let Some(r) = m.open.take() {
@@ -380,6 +382,7 @@ pub fn record_tts<P: Platform, S: Sql>(
             output: 0,
             cache_read: 0,
             cache_write: 0,
+            cache_write_1h: 0,
         };
         m.pending.push(call);
     }
