@@ -250,6 +250,8 @@ calling my model. Your message is saved; send me anything to try again."
 pub struct Sent<'a> {
     pub system: &'a str,
     pub tools: (usize, usize),
+    /// How long the system prompt and tools were asked to stay cached.
+    pub prefix_ttl: crate::llm::CacheTtl,
 }
 
 /// After an LLM call: writes it down (to settle with the next request),
@@ -281,6 +283,11 @@ pub fn after_call<P: Platform, S: Sql>(
         system: sent.system.to_owned(),
         tools: sent.tools,
         prompt: u.input + u.cache_read + u.cache_write,
+        // A heartbeat's or job's run is its prefix and one short message.
+        cached_for_ms: match deps.key {
+            SessionKey::Heartbeat(_) | SessionKey::Job { .. } => sent.prefix_ttl.ms(),
+            _ => cache::CACHE_TTL_MS,
+        },
     };
     if let Some((rate, cause)) = cache::diagnose(m.last_call.as_ref(), &shape, u) {
         p.log(

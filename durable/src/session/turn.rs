@@ -173,7 +173,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
         };
         let now = p.now_ms();
-        let sent = meter::Sent { system: &system, tools: (tool_specs.len(), tools_len) };
+        let sent = meter::Sent { system: &system, tools: (tool_specs.len(), tools_len), prefix_ttl };
         meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
         deps.watch.usage(&reply.usage);
         // Stored as the providers accept it (an empty id gets one, an input
