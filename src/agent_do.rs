@@ -43,6 +43,7 @@ impl SessionQueue for DoQueue {
             inbound: inbound.clone(),
             if_idle: opts.if_idle,
             fresh: opts.fresh,
+            next_run_in_ms: opts.next_run_in_ms,
         };
         let reply = objects::enqueue_request(&self.0, &req).await.map_err(storage_err)?;
         Ok(match (reply.busy, reply.queued) {

@@ -50,7 +50,13 @@ pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
 
 /// Queues a message in its session's object. `Ok(false)`: a repeat, already queued.
 pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::Result<bool> {
-    let req = EnqueueRequest { session_key: key.clone(), inbound: inbound.clone(), if_idle: false, fresh: false };
+    let req = EnqueueRequest {
+        session_key: key.clone(),
+        inbound: inbound.clone(),
+        if_idle: false,
+        fresh: false,
+        next_run_in_ms: None,
+    };
     Ok(enqueue_request(env, &req).await?.queued)
 }
 

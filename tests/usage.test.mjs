@@ -93,7 +93,10 @@ describe("the ledger", () => {
     assert.deepEqual(r.byModel["claude-test"], {
       calls: 1, tokens: r.totalTokens, promptTokens: r.promptTokens, completionTokens: r.completionTokens,
       cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens, cacheHitRate: r.cacheHitRate, cost: r.totalCost,
+      // A conversation's cache is written for 5 minutes (LLM_CACHE_TTL=auto).
+      cacheWrite1hTokens: 0,
     });
+    assert.equal(r.cacheWrite1hTokens, 0);
     assert.equal(r.byKind.conversation.calls, 1);
     assert.deepEqual(r.unpricedModels, []);
   });

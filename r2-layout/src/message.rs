@@ -219,10 +219,21 @@ pub struct Usage {
     pub output: u64,
     #[serde(default)]
     pub cache_read: u64,
+    /// Every token written to the prompt cache, whatever its lifetime.
     #[serde(default)]
     pub cache_write: u64,
     #[serde(default)]
     pub total_tokens: u64,
+    /// The part of `cache_write` written for an hour (Anthropic's
+    /// `cache_creation.ephemeral_1h_input_tokens`, priced apart); the rest
+    /// was written for 5 minutes. Left out of the JSON when 0, so histories
+    /// without it read and write as before.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -230,7 +241,19 @@ impl Usage {
     /// sum (saturating: provider numbers are not trusted not to overflow).
     pub fn new(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
         let total_tokens = input.saturating_add(output).saturating_add(cache_read).saturating_add(cache_write);
-        Usage { input, output, cache_read, cache_write, total_tokens }
+        Usage { input, output, cache_read, cache_write, total_tokens, cache_write_1h: 0 }
+    }
+
+    /// This usage with `one_hour` of its cache writes made for an hour
+    /// (never more than it wrote).
+    pub fn with_1h_writes(mut self, one_hour: u64) -> Self {
+        self.cache_write_1h = one_hour.min(self.cache_write);
+        self
+    }
+
+    /// Cache writes made for 5 minutes.
+    pub fn cache_write_5m(&self) -> u64 {
+        self.cache_write - self.cache_write_1h.min(self.cache_write)
     }
 
     pub fn add(&mut self, other: &Usage) {
@@ -239,6 +262,7 @@ impl Usage {
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.total_tokens += other.total_tokens;
+        self.cache_write_1h += other.cache_write_1h;
     }
 }
 
@@ -342,6 +366,7 @@ impl Usage {
             + n(self.cache_write)
             + field("totalTokens")
             + n(self.total_tokens)
+            + if self.cache_write_1h > 0 { field("cacheWrite1h") + n(self.cache_write_1h) } else { 0 }
     }
 }
 
@@ -471,6 +496,19 @@ mod tests {
     }
 
     #[test]
+    fn an_hours_cache_writes_are_written_only_when_there_are_some() {
+        let plain = Usage::new(3, 4, 5, 6);
+        assert!(!serde_json::to_string(&plain).unwrap().contains("cacheWrite1h"), "histories keep their bytes");
+        let hour = plain.with_1h_writes(9);
+        assert_eq!(hour.cache_write_1h, 6, "never more than was written");
+        let s = serde_json::to_string(&hour).unwrap();
+        assert!(s.ends_with(r#""cacheWrite1h":6}"#), "{s}");
+        assert_eq!(serde_json::from_str::<Usage>(&s).unwrap(), hour);
+        let old: Usage = serde_json::from_str(r#"{"input":3,"output":4,"cacheRead":5,"cacheWrite":6}"#).unwrap();
+        assert_eq!((old.cache_write_1h, old.cache_write_5m()), (0, 6));
+    }
+
+    #[test]
     fn tool_calls_and_media_refs() {
         let m = Message::Assistant {
             content: vec![AssistantBlock::ToolCall {
@@ -594,6 +632,13 @@ mod tests {
                 model: Some("claude".into()),
                 stop_reason: Some("toolUse".into()),
                 usage: Some(Usage::new(12345, 6, 0, 99)),
+            },
+            Message::Assistant {
+                content: vec![],
+                timestamp: 8,
+                model: None,
+                stop_reason: None,
+                usage: Some(Usage::new(4, 6, 0, 2_000).with_1h_writes(1_500)),
             },
             Message::Assistant { content: vec![], timestamp: 7, model: None, stop_reason: None, usage: None },
             Message::ToolResult {

@@ -367,6 +367,10 @@ const tokensOf = (s) => Math.ceil(s.length / 4);
 /** Anthropic's tokens around the blocks (role markers), never cached. */
 const FRAMING_TOKENS = 4;
 
+/** A breakpoint's lifetime in ms: `ttl` "1h" or "5m" (the default). */
+const ONE_HOUR_MS = 60 * 60_000;
+const breakpointTtl = (block, fiveMinutesMs) => (block?.cache_control?.ttl === "1h" ? ONE_HOUR_MS : fiveMinutesMs);
+
 /** A content block without its cache marker, as the prefix match sees it. */
 function plainJson(block) {
   if (block && typeof block === "object" && "cache_control" in block) {
@@ -387,16 +391,28 @@ function plainJson(block) {
  * its breakpoints. Tokens from there to the last breakpoint are written
  * (`cache_creation_input_tokens`), the rest are `input_tokens`.
  *
+ * Lifetimes: a breakpoint's `cache_control.ttl` is "5m" (the default) or
+ * "1h". A hit refreshes the entry for its own lifetime. Writes are billed
+ * by Anthropic's rule for mixed lifetimes ("Mixing different TTLs"): A is
+ * the prefix read, B the end of the last 1-hour breakpoint after A, C the
+ * last breakpoint; B − A tokens are 1-hour writes, C − B 5-minute writes,
+ * reported apart in `cache_creation` (`ephemeral_1h_input_tokens`,
+ * `ephemeral_5m_input_tokens`). A request without the
+ * `extended-cache-ttl-2025-04-11` beta flag gets 5-minute entries for its
+ * 1-hour breakpoints, without an error (as reported for the real API:
+ * griffinwork40/agent-afk#757).
+ *
  * OpenAI (https://platform.openai.com/docs/guides/prompt-caching): no
  * markers; a prompt of 1024 tokens or more reads the longest prefix it
  * shares with a recent request, in steps of 128 tokens (`cached_tokens`,
  * part of `prompt_tokens`); nothing is billed as a write.
  *
- * Entries live `ttlMs` (5 minutes, refreshed by each hit). Anthropic
- * bills a few framing tokens outside any block as input (`FRAMING_TOKENS`).
+ * Entries live `ttlMs` (5 minutes, refreshed by each hit) unless asked for
+ * an hour. Anthropic bills a few framing tokens outside any block as input
+ * (`FRAMING_TOKENS`).
  */
 export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
-  const anthropic = new Map(); // prefix hash -> expiry
+  const anthropic = new Map(); // prefix hash -> {expires, lifeMs}
   const openai = []; // recent prompts: {chunks, expires}
   const alive = (expires, now) => expires > now;
   return {
@@ -404,14 +420,15 @@ export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
       anthropic.clear();
       openai.length = 0;
     },
-    anthropic(body, now = Date.now()) {
+    anthropic(body, now = Date.now(), { extendedTtl = true } = {}) {
       const blocks = [];
-      for (const t of body.tools ?? []) blocks.push({ json: plainJson(t), bp: !!t?.cache_control });
+      const life = (b) => (extendedTtl ? breakpointTtl(b, ttlMs) : ttlMs);
+      for (const t of body.tools ?? []) blocks.push({ json: plainJson(t), bp: !!t?.cache_control, life: life(t) });
       const system = typeof body.system === "string" ? [{ type: "text", text: body.system }] : body.system ?? [];
-      for (const s of system) blocks.push({ json: plainJson(s), bp: !!s?.cache_control });
+      for (const s of system) blocks.push({ json: plainJson(s), bp: !!s?.cache_control, life: life(s) });
       for (const m of body.messages ?? []) {
         const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content ?? [];
-        content.forEach((b, j) => blocks.push({ json: (j === 0 ? m.role + ":" : "") + plainJson(b), bp: !!b?.cache_control }));
+        content.forEach((b, j) => blocks.push({ json: (j === 0 ? m.role + ":" : "") + plainJson(b), bp: !!b?.cache_control, life: life(b) }));
       }
       // Prefix identity and size at each block boundary.
       let h = createHash("sha256").update(String(body.model)).digest("hex");
@@ -428,19 +445,29 @@ export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
       let read = 0;
       for (const bp of breakpoints) {
         for (let j = bp; j >= 0 && j >= bp - 19; j--) {
-          const exp = anthropic.get(hashes[j]);
-          if (exp !== undefined && alive(exp, now)) {
+          const entry = anthropic.get(hashes[j]);
+          if (entry !== undefined && alive(entry.expires, now)) {
             if (cum[j] > read) read = cum[j];
-            anthropic.set(hashes[j], now + ttlMs);
+            entry.expires = now + entry.lifeMs;
             break;
           }
         }
       }
       const last = breakpoints.length ? breakpoints[breakpoints.length - 1] : -1;
       const cacheable = last >= 0 && cum[last] >= minTokens;
-      const write = cacheable && cum[last] > read ? cum[last] - read : 0;
-      for (const bp of breakpoints) if (cum[bp] >= minTokens) anthropic.set(hashes[bp], now + ttlMs);
-      return { input: total - read - write + FRAMING_TOKENS, cacheRead: read, cacheWrite: write, prompt: total + FRAMING_TOKENS };
+      // B: the end of the last 1-hour breakpoint past what was read.
+      let hourEnd = read;
+      for (const bp of breakpoints) if (blocks[bp].life > ttlMs && cum[bp] >= minTokens && cum[bp] > hourEnd) hourEnd = cum[bp];
+      const write1h = hourEnd - read;
+      const write5m = cacheable && cum[last] > hourEnd ? cum[last] - hourEnd : 0;
+      for (const bp of breakpoints) {
+        if (cum[bp] < minTokens) continue;
+        const had = anthropic.get(hashes[bp]);
+        const lifeMs = had && alive(had.expires, now) ? Math.max(had.lifeMs, blocks[bp].life) : blocks[bp].life;
+        anthropic.set(hashes[bp], { expires: now + lifeMs, lifeMs });
+      }
+      const write = write1h + write5m;
+      return { input: total - read - write + FRAMING_TOKENS, cacheRead: read, cacheWrite: write, cacheWrite1h: write1h, cacheWrite5m: write5m, prompt: total + FRAMING_TOKENS };
     },
     openai(body, now = Date.now()) {
       const chunks = [String(body.model), JSON.stringify(body.tools ?? []), ...(body.messages ?? []).map((m) => JSON.stringify(m))];
@@ -492,11 +519,18 @@ export function promptCache({ ttlMs = 5 * 60_000, minTokens = 1024 } = {}) {
  * Usage is computed as the providers would report it ([promptCache]: the
  * cache reads and writes of the request's prefix, 4 characters a token),
  * recorded on each request as `usage` ({input, output, cacheRead,
- * cacheWrite}); a step's `usage` (the provider's own usage object) replaces it.
+ * cacheWrite}) and, for Anthropic, `cacheCreation` (the writes by lifetime,
+ * as the API's `usage.cache_creation`); a step's `usage` (the provider's own
+ * usage object) replaces it.
+ *
+ * The cache's clock is the wall clock, or the time a test sets with
+ * `setTime(ms)` (`null`: the wall clock again): a test that fires the cron
+ * trigger at 10:00 and 10:30 lets the cache see 30 minutes pass.
  */
 export async function startLlm() {
   const cache = promptCache();
-  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript", speech: [], speechFailure: 0 };
+  const state = { requests: [], script: [], inFlight: 0, maxInFlight: 0, defaultDelayMs: 0, transcriptions: [], transcript: "stand-in transcript", speech: [], speechFailure: 0, time: null };
+  const now = () => state.time ?? Date.now();
   const server = await listen(async (req, res, raw) => {
     const url = new URL(req.url, "http://x");
     // OpenAI-compatible speech to text: a multipart upload (`file`, `model`), recorded raw.
@@ -524,7 +558,7 @@ export async function startLlm() {
     state.requests.push(entry);
     // Like the real APIs: a body they would refuse is a 400 with their error
     // body, recorded.
-    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) ?? serverToolProblem(body) : null;
+    const invalid = provider === "openai" ? chatCompletionsProblem(body) : provider === "anthropic" ? messagesProblem(body) ?? cacheControlProblem(body) ?? serverToolProblem(body) : null;
     if (invalid) {
       entry.invalid = typeof invalid === "string" ? invalid : invalid.error.message;
       entry.end = Date.now();
@@ -548,9 +582,11 @@ export async function startLlm() {
       if (step.raw) return sendJson(res, 200, step.raw);
       const messages = provider === "openai" ? body.messages : body.messages;
       const text = step.text ?? `echo: ${lastUserText(messages || [])}`;
-      const prompt = provider === "openai" ? cache.openai(body) : cache.anthropic(body);
+      const extendedTtl = String(req.headers["anthropic-beta"] ?? "").split(",").map((b) => b.trim()).includes(EXTENDED_CACHE_TTL_BETA);
+      const prompt = provider === "openai" ? cache.openai(body, now()) : cache.anthropic(body, now(), { extendedTtl });
       const output = Math.max(1, tokensOf(step.toolCall ? JSON.stringify(step.toolCall) : text));
       entry.usage = { input: prompt.input, output, cacheRead: prompt.cacheRead, cacheWrite: prompt.cacheWrite };
+      if (provider === "anthropic") entry.cacheCreation = { ephemeral_5m_input_tokens: prompt.cacheWrite5m, ephemeral_1h_input_tokens: prompt.cacheWrite1h };
       if (body.stream === true) return await streamAnswer(res, provider, body, step, text, entry, { prompt, output });
       if (provider === "openai") {
         const message = step.toolCall
@@ -572,6 +608,7 @@ export async function startLlm() {
         });
       }
       if (step.usage) entry.usage = { input: step.usage.input_tokens ?? 0, output: step.usage.output_tokens ?? 0, cacheRead: step.usage.cache_read_input_tokens ?? 0, cacheWrite: step.usage.cache_creation_input_tokens ?? 0 };
+      if (step.usage) entry.cacheCreation = step.usage.cache_creation;
       const content = step.content ?? (step.toolCall
         ? [{ type: "tool_use", id: step.toolCall.id ?? "toolu_" + state.requests.length, name: step.toolCall.name, input: step.toolCall.input }]
         : [{ type: "text", text }]);
@@ -585,9 +622,11 @@ export async function startLlm() {
         stop_sequence: null,
         usage: step.usage ?? {
           input_tokens: prompt.input,
-          output_tokens: output,
           cache_creation_input_tokens: prompt.cacheWrite,
           cache_read_input_tokens: prompt.cacheRead,
+          cache_creation: entry.cacheCreation,
+          output_tokens: output,
+          service_tier: "standard",
         },
       });
     } finally {
@@ -602,6 +641,10 @@ export async function startLlm() {
     requests: state.requests,
     push: (...steps) => state.script.push(...steps),
     cache,
+    /** The cache's clock: `ms` from now on (`null`: the wall clock). */
+    setTime: (ms) => {
+      state.time = ms;
+    },
     reset: () => {
       cache.clear();
       state.requests.length = 0;
@@ -612,6 +655,7 @@ export async function startLlm() {
       state.maxInFlight = 0;
       state.defaultDelayMs = 0;
       state.responder = null;
+      state.time = null;
     },
     close: () => new Promise((r) => server.close(r)),
   };
@@ -780,6 +824,41 @@ export function messagesProblem(body) {
   return null;
 }
 
+/** The `anthropic-beta` flag the 1-hour cache came with (see promptCache). */
+export const EXTENDED_CACHE_TTL_BETA = "extended-cache-ttl-2025-04-11";
+
+/**
+ * What Anthropic refuses in a body's `cache_control` markers, or null: a
+ * type other than "ephemeral", a `ttl` other than "5m" or "1h", more than
+ * four breakpoints, and a 1-hour breakpoint after a 5-minute one in the
+ * order the API reads them (tools, system, messages). The messages are the
+ * API's (tests/fixtures/real-world/SOURCES.md).
+ */
+export function cacheControlProblem(body) {
+  const marked = [];
+  (body.tools ?? []).forEach((t, i) => marked.push({ block: t, at: `tools.${i}`, typed: `tools.${i}.custom` }));
+  if (Array.isArray(body.system)) body.system.forEach((b, i) => marked.push({ block: b, at: `system.${i}`, typed: `system.${i}` }));
+  (body.messages ?? []).forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    m.content.forEach((b, j) => marked.push({ block: b, at: `messages.${i}.content.${j}`, typed: `messages.${i}.content.${j}.${b?.type}` }));
+  });
+  let shorter = false;
+  let count = 0;
+  for (const { block, at, typed } of marked) {
+    const cc = block?.cache_control;
+    if (cc === undefined || cc === null) continue;
+    count++;
+    if (cc.type !== "ephemeral") return `${typed}.cache_control.type: Input should be 'ephemeral'`;
+    if (cc.ttl !== undefined && cc.ttl !== "5m" && cc.ttl !== "1h") return `${typed}.cache_control.ephemeral.ttl: Input should be '5m' or '1h'`;
+    if (cc.ttl === "1h" && shorter) {
+      return `${at}.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: \`tools\`, \`system\`, \`messages\`.`;
+    }
+    if (cc.ttl !== "1h") shorter = true;
+  }
+  if (count > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${count}.`;
+  return null;
+}
+
 const hrNow = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** The answer as the provider streams it (server-sent events). */
@@ -811,8 +890,9 @@ async function streamAnswer(res, provider, body, step, text, entry, { prompt, ou
   if (provider === "anthropic") {
     // Usage as the non-streamed answer reports it: the input in message_start,
     // the output (cumulative) in message_delta.
-    const usage = step.usage ?? { input_tokens: prompt.input, output_tokens: output, cache_creation_input_tokens: prompt.cacheWrite, cache_read_input_tokens: prompt.cacheRead };
+    const usage = step.usage ?? { input_tokens: prompt.input, cache_creation_input_tokens: prompt.cacheWrite, cache_read_input_tokens: prompt.cacheRead, cache_creation: entry.cacheCreation, output_tokens: output, service_tier: "standard" };
     if (step.usage) entry.usage = { input: usage.input_tokens ?? 0, output: usage.output_tokens ?? 0, cacheRead: usage.cache_read_input_tokens ?? 0, cacheWrite: usage.cache_creation_input_tokens ?? 0 };
+    if (step.usage) entry.cacheCreation = usage.cache_creation;
     ev("message_start", { type: "message_start", message: { id: "msg_" + Date.now(), type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
     ev("ping", { type: "ping" });
     if (step.content) {

@@ -80,8 +80,15 @@ impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
             channel: None,
         }];
         let media = llm::Hydrated::default();
-        let req =
-            ChatRequest { system, messages: &messages, tools: &[], media: &media, appended_user: None, memo: None };
+        let req = ChatRequest {
+            system,
+            messages: &messages,
+            tools: &[],
+            media: &media,
+            appended_user: None,
+            memo: None,
+            prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
+        };
         let reply = llm::complete(&Io(self.host.runtime()), &cfg, &req).await.map_err(|e| e.to_string())?;
         Ok(Completion { text: reply.text(), usage: reply.usage, model: reply.model })
     }
@@ -112,6 +119,7 @@ impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
             output: u.output,
             cache_read: u.cache_read,
             cache_write: u.cache_write,
+            cache_write_1h: u.cache_write_1h,
         };
         match self.host.settle_call(&self.agent, call, reservation) {
             Ok(Some(notice)) => *self.notice.borrow_mut() = Some(notice),

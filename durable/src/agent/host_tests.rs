@@ -255,6 +255,7 @@ fn call(
         output: 0,
         cache_read: 0,
         cache_write: 0,
+        cache_write_1h: 0,
     }
 }
 

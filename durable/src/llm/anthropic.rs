@@ -77,7 +77,9 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
     out.push_str(&cfg.max_tokens.to_string());
     out.push_str(",\"system\":[{\"type\":\"text\",\"text\":");
     out.push_str(&json_string(req.system));
-    out.push_str(",\"cache_control\":{\"type\":\"ephemeral\"}}]");
+    out.push_str(",\"cache_control\":");
+    out.push_str(req.prefix_ttl.cache_control());
+    out.push_str("}]");
     if !req.tools.is_empty() {
         out.push_str(",\"tools\":");
         out.push_str(&super::native::anthropic_tools(req.tools).to_string());
@@ -195,12 +197,15 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
     Ok(LlmReply {
         blocks,
         stop,
+        // `cache_creation` splits the writes by lifetime: the hour's are
+        // priced apart (2× the input price, 5 minutes' 1.25×).
         usage: Usage::new(
             n("input_tokens"),
             n("output_tokens"),
             n("cache_read_input_tokens"),
             n("cache_creation_input_tokens"),
-        ),
+        )
+        .with_1h_writes(u["cache_creation"]["ephemeral_1h_input_tokens"].as_u64().unwrap_or(0)),
         model: body["model"].as_str().unwrap_or("").to_owned(),
     })
 }
@@ -208,7 +213,7 @@ pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Hydrated;
+    use crate::llm::{CacheTtl, Hydrated, EXTENDED_CACHE_TTL_BETA};
 
     fn cfg() -> LlmConfig {
         crate::testing::llm_config(&[("LLM_API_KEY", "k")])
@@ -225,6 +230,7 @@ mod tests {
                 media: &media,
                 appended_user: appended,
                 memo: None,
+                prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
             },
         )
     }
@@ -318,8 +324,15 @@ mod tests {
             Message::user_text("thanks", 6),
         ];
         let media = Hydrated::new();
-        let req =
-            ChatRequest { system: "s", messages: &history, tools: &[], media: &media, appended_user: None, memo: None };
+        let req = ChatRequest {
+            system: "s",
+            messages: &history,
+            tools: &[],
+            media: &media,
+            appended_user: None,
+            memo: None,
+            prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
+        };
         let http = crate::llm::build_request(&cfg(), &req).unwrap();
         let body: Value = serde_json::from_slice(&http.body).unwrap();
         let mut open: Vec<String> = Vec::new();
@@ -369,6 +382,95 @@ mod tests {
         let blocks = body["messages"][0]["content"].as_array().cloned().unwrap_or_default();
         assert_eq!(blocks.len(), 2);
         assert_eq!(breakpoints(&body), ["0.0"], "the compaction instruction itself is not cached");
+    }
+
+    /// The lifetimes of a body's breakpoints in Anthropic's processing
+    /// order (tools, system, messages), `5m` for one without a `ttl`.
+    fn ttls(body: &Value) -> Vec<String> {
+        let blocks = body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(body["system"].as_array().into_iter().flatten())
+            .chain(
+                body["messages"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|m| m["content"].as_array().into_iter().flatten()),
+            );
+        blocks.filter_map(|b| b.get("cache_control")).map(|c| c["ttl"].as_str().unwrap_or("5m").to_owned()).collect()
+    }
+
+    fn with_ttl(ttl: CacheTtl, history: &[Message]) -> crate::ports::HttpRequest {
+        let media = Hydrated::new();
+        let tools = crate::toolkit::ToolSpec {
+            name: "read_file".into(),
+            description: "Reads a file.".into(),
+            input_schema: json!({"type": "object"}),
+            native: None,
+        };
+        let req = ChatRequest {
+            system: "sys",
+            messages: history,
+            tools: std::slice::from_ref(&tools),
+            media: &media,
+            appended_user: None,
+            memo: None,
+            prefix_ttl: ttl,
+        };
+        crate::llm::build_request(&cfg(), &req).unwrap()
+    }
+
+    #[test]
+    fn an_hour_for_the_prefix_and_5_minutes_for_the_conversation_after_it() {
+        let history = [Message::user_text("[Heartbeat 2026-01-12 10:00] check", 1)];
+        let http = with_ttl(CacheTtl::OneHour, &history);
+        let body: Value = serde_json::from_slice(&http.body).unwrap();
+        assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+        assert_eq!(body["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
+        // Longer lifetimes first, as the API demands (else a 400).
+        assert_eq!(ttls(&body), ["1h", "5m"]);
+        assert_eq!(
+            http.headers.iter().find(|(n, _)| n == "anthropic-beta").map(|(_, v)| v.as_str()),
+            Some(EXTENDED_CACHE_TTL_BETA)
+        );
+        // 5 minutes: the request as it always was, no beta flag.
+        let http = with_ttl(CacheTtl::FiveMinutes, &history);
+        let text = String::from_utf8(http.body.clone()).unwrap();
+        assert!(text.contains(r#""text":"sys","cache_control":{"type":"ephemeral"}}]"#), "{text}");
+        assert!(!text.contains("ttl"));
+        assert!(http.headers.iter().all(|(n, _)| n != "anthropic-beta"));
+    }
+
+    #[test]
+    fn the_lifetime_leaves_the_cached_bytes_as_they_are() {
+        // A heartbeat whose next run is 90 minutes away asks for 5 minutes,
+        // the one after for an hour: both read what the other wrote.
+        let history = [Message::user_text("check", 1)];
+        let strip = |http: crate::ports::HttpRequest| {
+            let mut v: Value = serde_json::from_slice(&http.body).unwrap();
+            v["system"][0].as_object_mut().unwrap().remove("cache_control");
+            v["messages"][0]["content"][0].as_object_mut().unwrap().remove("cache_control");
+            v
+        };
+        assert_eq!(strip(with_ttl(CacheTtl::OneHour, &history)), strip(with_ttl(CacheTtl::FiveMinutes, &history)));
+    }
+
+    #[test]
+    fn writes_made_for_an_hour_are_told_apart() {
+        let r = decode(&fixture("message-cache-write-1h.json")).unwrap();
+        assert_eq!((r.usage.cache_write, r.usage.cache_write_1h, r.usage.cache_read), (10_408, 10_408, 14_265));
+        assert_eq!(r.usage.cache_write_5m(), 0);
+        let r = decode(&fixture("message-cache-write-5m.json")).unwrap();
+        assert_eq!((r.usage.cache_write, r.usage.cache_write_1h, r.usage.cache_write_5m()), (6_847, 0, 6_847));
+        // Without the split (older API versions, proxies): all 5 minutes.
+        let r = decode(&fixture("message-text-end-turn.json")).unwrap();
+        assert_eq!(r.usage.cache_write_1h, 0);
+        // A split that claims more than was written is cut to the writes.
+        let mut body = fixture("message-cache-write-5m.json");
+        body["usage"]["cache_creation"]["ephemeral_1h_input_tokens"] = json!(99_999);
+        assert_eq!(decode(&body).unwrap().usage.cache_write_1h, 6_847);
     }
 
     #[test]

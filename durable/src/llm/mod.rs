@@ -11,6 +11,7 @@
 //! like for the providers to take it is in [`rules`].
 
 pub mod anthropic;
+pub mod cache_ttl;
 pub mod native;
 pub mod openai;
 pub mod rules;
@@ -18,6 +19,7 @@ pub mod sse;
 pub mod stream;
 pub mod wire;
 
+pub use cache_ttl::CacheTtl;
 pub use stream::Delta;
 
 use crate::ports::{Http, HttpRequest, LogLevel, Platform};
@@ -68,7 +70,17 @@ pub struct ChatRequest<'a> {
     /// The session's fragments of its last request: only new messages are
     /// encoded (`None`: encode all, for one-off requests).
     pub memo: Option<&'a std::cell::RefCell<wire::WireMemo>>,
+    /// How long the provider keeps `tools` and `system` cached (Anthropic's
+    /// first breakpoint; the conversation's breakpoint after it is always 5
+    /// minutes, as a longer one may not follow a shorter). See [`cache_ttl`].
+    pub prefix_ttl: CacheTtl,
 }
+
+/// The `anthropic-beta` flag the 1-hour cache was introduced under. Sent
+/// with a request that asks for an hour: reports of 2026 say the API still
+/// refuses (400) or silently shortens a `"ttl": "1h"` without it on some
+/// accounts, and a flag the API knows costs nothing where it is not needed.
+pub const EXTENDED_CACHE_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
@@ -210,7 +222,13 @@ pub fn build_request(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<HttpReque
         timeout_ms: cfg.timeout_ms,
     };
     Ok(match cfg.provider {
-        Provider::Anthropic => http.header("x-api-key", key).header("anthropic-version", "2023-06-01"),
+        Provider::Anthropic => {
+            let http = http.header("x-api-key", key).header("anthropic-version", "2023-06-01");
+            match req.prefix_ttl {
+                CacheTtl::OneHour => http.header("anthropic-beta", EXTENDED_CACHE_TTL_BETA),
+                CacheTtl::FiveMinutes => http,
+            }
+        }
         Provider::OpenAi => http.header("authorization", &format!("Bearer {key}")),
     })
 }
@@ -317,6 +335,7 @@ pub async fn complete_repairing_with<P: LlmIo>(
                 media: req.media,
                 appended_user: req.appended_user,
                 memo: None,
+                prefix_ttl: req.prefix_ttl,
             };
             match complete_with(p, cfg, &retry, sink).await {
                 Ok(reply) => Ok(Completion { reply, strict: true }),
@@ -412,6 +431,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            prefix_ttl: CacheTtl::FiveMinutes,
         };
         futures::executor::block_on(complete(p, &cfg(), &req))
     }
@@ -471,6 +491,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            prefix_ttl: CacheTtl::FiveMinutes,
         };
         let reply = futures::executor::block_on(complete(&p, &cfg, &req)).unwrap();
         assert_eq!(reply.text(), "hello");
@@ -519,6 +540,7 @@ mod tests {
                 media: &media,
                 appended_user: None,
                 memo: Some(&memo),
+                prefix_ttl: CacheTtl::FiveMinutes,
             };
             String::from_utf8(build_request(&cfg(), &req).unwrap().body).unwrap()
         };
@@ -567,6 +589,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            prefix_ttl: CacheTtl::FiveMinutes,
         };
         let done = futures::executor::block_on(complete_repairing(&p, &cfg(), &req)).unwrap();
         assert!(done.strict);

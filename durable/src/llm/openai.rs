@@ -217,6 +217,7 @@ mod tests {
             media: &media,
             appended_user: Some("summarise"),
             memo: None,
+            prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let body = encode(&cfg(), &req);
         assert_eq!(body["model"], "gpt-test");
@@ -262,6 +263,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let body = encode(&cfg(), &req);
         let parts = body["messages"][1]["content"].as_array().unwrap();
@@ -339,6 +341,7 @@ mod tests {
                 media: &media,
                 appended_user: None,
                 memo: None,
+                prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
             };
             encode(&cfg, &req)
         };

@@ -34,8 +34,15 @@ impl Seen {
 fn call(p: &TestPlatform, cfg: &LlmConfig, seen: &Seen) -> Result<LlmReply, LlmError> {
     let messages = [Message::user_text("hi", 0)];
     let media = Hydrated::new();
-    let req =
-        ChatRequest { system: "s", messages: &messages, tools: &[], media: &media, appended_user: None, memo: None };
+    let req = ChatRequest {
+        system: "s",
+        messages: &messages,
+        tools: &[],
+        media: &media,
+        appended_user: None,
+        memo: None,
+        prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
+    };
     let sink = seen.sink();
     futures::executor::block_on(complete_with(p, cfg, &req, Some(&sink)))
 }
@@ -237,4 +244,22 @@ fn error_answers_and_servers_that_do_not_stream() {
     let seen = Seen::new();
     assert_eq!(call(&p, &cfg("openai"), &seen).unwrap().text(), "whole");
     assert_eq!(seen.text(), "whole");
+}
+
+#[test]
+fn a_streamed_answer_keeps_the_split_of_its_cache_writes() {
+    // The recorded stream, its message_start usage as a heartbeat's first
+    // run reports it: the prefix written for an hour, the message for 5 minutes.
+    let recorded = fixture("anthropic/stream-recorded-text.sse");
+    let zero = r#""cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}"#;
+    assert!(recorded.contains(zero));
+    let split = r#""cache_creation_input_tokens":8100,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":8000}"#;
+    // message_delta repeats the totals (cumulative), without the split.
+    let delta = r#""input_tokens":135,"cache_creation_input_tokens":0,"#;
+    assert!(recorded.contains(delta));
+    let body =
+        recorded.replace(zero, split).replace(delta, r#""input_tokens":135,"cache_creation_input_tokens":8100,"#);
+    let (r, _) = run("anthropic", &body, 64);
+    let u = r.unwrap().usage;
+    assert_eq!((u.cache_write, u.cache_write_1h, u.cache_write_5m()), (8_100, 8_000, 100));
 }

@@ -560,6 +560,7 @@ fn image_bytes_are_checked_against_their_declared_type() {
             media: &v.media,
             appended_user: None,
             memo: None,
+            prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         },
     );
     let content = body["messages"][0]["content"].as_array().cloned().unwrap_or_default();

@@ -56,6 +56,11 @@ pub struct EnqueueRequest {
     /// Heartbeat and job runs: when idle, drop the previous run's history first.
     #[serde(default)]
     pub fresh: bool,
+    /// Heartbeat and job runs: when the same prompt is sent again (ms after
+    /// this run), if within reach; decides how long its prefix is cached
+    /// (`crate::llm::cache_ttl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run_in_ms: Option<i64>,
 }
 
 /// What became of an [`EnqueueRequest`].

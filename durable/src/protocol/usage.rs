@@ -101,11 +101,19 @@ pub struct CallRecord {
     pub output: u64,
     pub cache_read: u64,
     pub cache_write: u64,
+    /// The part of `cache_write` written for an hour (priced apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CallRecord {
     pub fn usage(&self) -> r2_layout::Usage {
         r2_layout::Usage::new(self.input, self.output, self.cache_read, self.cache_write)
+            .with_1h_writes(self.cache_write_1h)
     }
 }
 
@@ -220,6 +228,10 @@ pub struct Figures {
     pub completion_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// The part of `cacheWriteTokens` written for an hour (Anthropic,
+    /// heartbeats and jobs: priced at 2× input, the rest at 1.25×).
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
     pub cache_hit_rate: Option<f64>,
     pub cost: Option<f64>,
 }
@@ -272,6 +284,9 @@ pub struct UsageReport {
     pub completion_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
+    /// The part of `cacheWriteTokens` written for an hour.
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
     pub cache_hit_rate: Option<f64>,
     /// The cost of the calls with a price (models without one: see `unpricedModels`).
     pub total_cost: f64,

@@ -65,7 +65,7 @@ use crate::storage::Counted;
 use hearth_schedule::cron_jobs::{due_jobs, parse_cron_json, CronFile};
 pub use hearth_schedule::heartbeat::ProseRule;
 use hearth_schedule::heartbeat::{decide, HeartbeatDecision};
-use hearth_schedule::timing::{heartbeat_due, HeartbeatConfig, DEFAULT_INTERVAL_MINUTES};
+use hearth_schedule::timing::{heartbeat_due, HeartbeatConfig, HeartbeatSlot, DEFAULT_INTERVAL_MINUTES};
 use r2_layout::{keys, AgentId, Usage};
 use serde::Serialize;
 pub use store::ScheduleStore;
@@ -197,6 +197,10 @@ pub struct EnqueueOptions {
     pub if_idle: bool,
     /// When the session is idle, drop the previous run's history first.
     pub fresh: bool,
+    /// When the same prompt runs again, ms after this run (`None`: not
+    /// within the next hours, or not known): the session caches its prompt
+    /// for an hour when that pays (`crate::llm::cache_ttl`).
+    pub next_run_in_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,6 +344,26 @@ pub fn job_inbound(slot_id: String, job: &hearth_schedule::CronJob, now_ms: i64)
     system_inbound(slot_id, "job", text, format!("job:{}", job.name), now_ms)
 }
 
+/// How long after `now_ms` the heartbeat runs again: the next slot, when it
+/// is inside the active hours (`None`: the window closes first, the next run
+/// is hours away).
+pub fn heartbeat_next_run_in(hb: &HeartbeatConfig, slot: HeartbeatSlot, now_ms: i64) -> Option<i64> {
+    let next = first_trigger_from(slot.start_ms.checked_add(hb.interval_ms())?);
+    hb.is_active_at(next).then(|| next.saturating_sub(now_ms).max(0))
+}
+
+/// How long after `now_ms` the job of `slot_ms` runs again: at the first
+/// trigger from its cron schedule's next instant.
+pub fn job_next_run_in(job: &hearth_schedule::CronJob, slot_ms: i64, now_ms: i64) -> Option<i64> {
+    job.next_slot_after(slot_ms).map(|next| first_trigger_from(next).saturating_sub(now_ms).max(0))
+}
+
+/// The first cron trigger (every [`CRON_TICK_MINUTES`]) at or after `ms`.
+fn first_trigger_from(ms: i64) -> i64 {
+    let tick = i64::from(CRON_TICK_MINUTES) * 60_000;
+    ms.saturating_add(tick - 1).div_euclid(tick) * tick
+}
+
 /// Reads a workspace file as text; `None` when absent.
 async fn read_text<O: ObjectStore>(store: &O, key: &str) -> Result<Option<String>, StorageError> {
     Ok(store.get(key).await?.map(|o| String::from_utf8_lossy(&o.body).into_owned()))
@@ -426,7 +450,12 @@ pub async fn tick<O: ObjectStore, S: Sql, Q: SessionQueue>(
             continue;
         }
         let key = SessionKey::Job { agent: cfg.agent.clone(), job: due.job.name.clone() };
-        match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: false, fresh: true }).await {
+        let opts = EnqueueOptions {
+            if_idle: false,
+            fresh: true,
+            next_run_in_ms: job_next_run_in(due.job, due.slot_ms, now_ms),
+        };
+        match queue.enqueue(&key, &inbound, opts).await {
             Ok(_) => {
                 state.mark_queued(&id)?;
                 report.jobs_queued.push(id);
@@ -483,7 +512,10 @@ async fn requeue_pending<S: Sql, Q: SessionQueue>(
             );
             continue;
         }
-        match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: false, fresh: true }).await {
+        // Not worked out again here (a job's schedule is in cron.json): a run
+        // queued late asks for the 5-minute cache.
+        let opts = EnqueueOptions { if_idle: false, fresh: true, next_run_in_ms: None };
+        match queue.enqueue(&key, &inbound, opts).await {
             Ok(_) => {
                 state.mark_queued(&run.slot_id)?;
                 log(LogLevel::Info, &format!("agent {}: {} queued on retry", cfg.agent, run.slot_id));
@@ -548,7 +580,8 @@ async fn run_heartbeat<O: ObjectStore, S: Sql, Q: SessionQueue>(
         return Ok(HeartbeatOutcome::NotDue);
     }
     let key = SessionKey::Heartbeat(cfg.agent.clone());
-    match queue.enqueue(&key, &inbound, EnqueueOptions { if_idle: true, fresh: true }).await {
+    let opts = EnqueueOptions { if_idle: true, fresh: true, next_run_in_ms: heartbeat_next_run_in(hb, slot, now_ms) };
+    match queue.enqueue(&key, &inbound, opts).await {
         Ok(EnqueueOutcome::Queued) | Ok(EnqueueOutcome::Repeat) => {
             state.mark_queued(&id)?;
             Ok(HeartbeatOutcome::Queued)

@@ -179,7 +179,7 @@ fn heartbeat_runs_once_per_slot_in_its_own_session() {
     assert_eq!(inbound.reply_target.channel, ChannelKind::Notify);
     assert_eq!(inbound.channel, ChannelKind::System);
     assert!(inbound.text.contains("HEARTBEAT_OK"));
-    assert_eq!(opts, EnqueueOptions { if_idle: true, fresh: true });
+    assert_eq!(opts, EnqueueOptions { if_idle: true, fresh: true, next_run_in_ms: Some(30 * 60_000) });
     // Next slot, once the first run is over.
     f.queue.run_turns("agent:main:heartbeat", Usage::default());
     assert_eq!(f.tick(t + 30 * 60_000).heartbeat, HeartbeatOutcome::Queued);
@@ -342,4 +342,42 @@ fn notify_drops_ok_and_repeats_and_targets_the_owner() {
         notify::NotifyDecision::Send(_)
     ));
     assert_eq!(notify::decide(&sql, None, "Something", now).unwrap(), notify::NotifyDecision::NoOwner);
+}
+
+/// What the runs queued so far say about when they come again (minutes).
+fn next_runs(f: &Fx) -> Vec<(String, Option<i64>)> {
+    let q = f.queue.queued.borrow();
+    q.iter().map(|(k, _, o)| (k.clone(), o.next_run_in_ms.map(|ms| ms / 60_000))).collect()
+}
+
+#[test]
+fn each_run_says_when_its_prompt_comes_again() {
+    // Every 30 minutes from 08:00 to 22:00 in Paris (UTC+1 in January).
+    let f = Fx::new(&[("HEARTBEAT_ACTIVE_HOURS", "08:00-22:00"), ("TIMEZONE", "Europe/Paris")]);
+    f.store.put_text(HB, "- [ ] check the inbox");
+    f.store.put_text(
+        "agents/main/cron.json",
+        r#"[{"name":"every20","message":"Look","cron":"*/20 * * * *"},
+            {"name":"odd","message":"Look","cron":"7,19 * * * *"},
+            {"name":"daily","message":"Brief me","cron":"0 8 * * *","timezone":"Europe/Paris"}]"#,
+    );
+    f.tick_and_run(utc(2026, 1, 5, 7, 0)); // 08:00 in Paris
+    assert_eq!(
+        next_runs(&f),
+        [
+            ("agent:main:heartbeat".into(), Some(30)),
+            ("agent:main:job:every20".into(), Some(20)),
+            ("agent:main:job:daily".into(), Some(24 * 60)),
+        ]
+    );
+    // A job at :07 runs at the :10 trigger; its :19 slot at the :20 one.
+    f.queue.queued.borrow_mut().clear();
+    f.tick_and_run(utc(2026, 1, 5, 7, 10));
+    assert_eq!(next_runs(&f), [("agent:main:job:odd".into(), Some(10))]);
+    // The last heartbeat of the day (21:30): the next slot is outside the
+    // active hours, the next run hours away.
+    f.queue.queued.borrow_mut().clear();
+    f.tick_and_run(utc(2026, 1, 5, 20, 30));
+    let hb: Vec<_> = next_runs(&f).into_iter().filter(|(k, _)| k.ends_with(":heartbeat")).collect();
+    assert_eq!(hb, [("agent:main:heartbeat".into(), None)]);
 }

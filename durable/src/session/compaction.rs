@@ -99,6 +99,7 @@ pub async fn compact<P: Platform>(
         media: &no_media,
         appended_user: Some(COMPACT_PROMPT),
         memo: None,
+        prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
     };
     let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::Compaction);
     let size = super::context::estimate_tokens(&prepared.system, &messages, prepared.tools_len, &no_media);
@@ -115,7 +116,11 @@ pub async fn compact<P: Platform>(
         }
     };
     let now = p.now_ms();
-    let sent = meter::Sent { system: &prepared.system, tools: (prepared.tools.len(), prepared.tools_len) };
+    let sent = meter::Sent {
+        system: &prepared.system,
+        tools: (prepared.tools.len(), prepared.tools_len),
+        prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
+    };
     meter::after_call(p, deps, &store, session_id, kind, &reply, sent)?;
     if let Some(why) = unusable_summary(&reply) {
         p.log(LogLevel::Warn, &format!("compaction skipped, history kept: {why}"));

@@ -163,6 +163,14 @@ impl<R: SessionRuntime> SessionHost<R> {
         }
         let payload = serde_json::to_string(&req.inbound).map_err(|e| StorageError(e.to_string()))?;
         let queued = store.enqueue(&req.inbound.dedupe_key, &payload, self.runtime.now_ms())?;
+        if queued && req.fresh {
+            // A scheduled run: when it comes again decides how long its
+            // prompt is cached (`super::prefix::cache_ttl`).
+            match req.next_run_in_ms {
+                Some(ms) => store.set_meta(super::prefix::NEXT_RUN_META, &ms.to_string())?,
+                None => store.delete_meta(super::prefix::NEXT_RUN_META)?,
+            }
+        }
         if queued {
             // The alarm runs the turn; a running alarm picks this up in its loop.
             self.runtime.wake().await?;
@@ -198,6 +206,7 @@ impl<R: SessionRuntime> SessionHost<R> {
                 inbound: req.inbound.clone(),
                 if_idle: false,
                 fresh: false,
+                next_run_in_ms: None,
             };
             self.enqueue(&enqueue).await?;
         }

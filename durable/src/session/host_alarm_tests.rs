@@ -89,6 +89,7 @@ fn message(n: u32) -> EnqueueRequest {
         inbound,
         if_idle: false,
         fresh: false,
+        next_run_in_ms: None,
     }
 }
 

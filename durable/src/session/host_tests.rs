@@ -102,6 +102,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
         },
         if_idle: false,
         fresh: false,
+        next_run_in_ms: None,
     }
 }
 
@@ -202,3 +203,78 @@ mod api;
 
 #[path = "host_stop_tests.rs"]
 mod stop;
+
+/// A heartbeat run (its session, a fresh run) that comes again `next` ms later.
+fn heartbeat_run(n: u32, next: Option<i64>) -> EnqueueRequest {
+    let mut req = request(n, "[Heartbeat] check the open items");
+    req.session_key = SessionKey::parse("agent:main:heartbeat").unwrap();
+    EnqueueRequest { fresh: true, if_idle: true, next_run_in_ms: next, ..req }
+}
+
+/// The system prompt's `cache_control` and the `anthropic-beta` header of request `i`.
+fn cache_of(p: &TestPlatform, i: usize) -> (serde_json::Value, Option<String>) {
+    let req = &p.http.requests.borrow()[i];
+    let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+    let beta = req.headers.iter().find(|(n, _)| n == "anthropic-beta").map(|(_, v)| v.clone());
+    (body["system"][0]["cache_control"].clone(), beta)
+}
+
+#[test]
+fn a_heartbeat_every_half_hour_caches_its_prompt_for_an_hour_and_pays_the_hours_rate() {
+    let h = host(&[("LLM_MODEL", "claude-sonnet-4-5"), ("USAGE_SETTLE_MS", "0")]);
+    let p = h.runtime().p.clone();
+    assert!(block_on(h.enqueue(&heartbeat_run(1, Some(30 * 60_000)))).unwrap().queued);
+    // The first run writes the prompt for an hour (2× input), its message for 5 minutes.
+    p.http.push_json(
+        200,
+        json!({"content": [{"type": "text", "text": "HEARTBEAT_OK"}], "stop_reason": "end_turn", "model": "claude-sonnet-4-5",
+               "usage": {"input_tokens": 4, "output_tokens": 5, "cache_read_input_tokens": 0,
+                         "cache_creation_input_tokens": 8_100,
+                         "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 8_000}}}),
+    );
+    block_on(h.alarm()).unwrap();
+    let beta = Some(crate::llm::EXTENDED_CACHE_TTL_BETA.to_owned());
+    assert_eq!(cache_of(&p, 0), (json!({"type": "ephemeral", "ttl": "1h"}), beta));
+    // Its call is in the ledger with the hour's writes apart, priced at $6 (not $3.75) a million.
+    let report = p.usage.book.borrow_mut().report(
+        &p.usage.sql,
+        crate::usage::period::Period::parse("all").unwrap(),
+        None,
+        p.now.get(),
+    );
+    let report = report.unwrap();
+    assert_eq!((report.cache_write_tokens, report.cache_write_1h_tokens), (8_100, 8_000));
+    let want = (4.0 * 3.0 + 5.0 * 15.0 + 100.0 * 3.75 + 8_000.0 * 6.0) / 1e6;
+    assert!((report.total_cost - want).abs() < 1e-6, "{} vs {want}", report.total_cost);
+    assert_eq!(report.by_kind["heartbeat"].cache_write_1h_tokens, 8_000);
+
+    // Every 90 minutes: the hour would not last, 5 minutes it is.
+    assert!(block_on(h.enqueue(&heartbeat_run(2, Some(90 * 60_000)))).unwrap().queued);
+    answer(&p, "HEARTBEAT_OK");
+    block_on(h.alarm()).unwrap();
+    assert_eq!(cache_of(&p, 1), (json!({"type": "ephemeral"}), None));
+    // A run queued without a hint (a retried one) too.
+    assert!(block_on(h.enqueue(&heartbeat_run(3, None))).unwrap().queued);
+    answer(&p, "HEARTBEAT_OK");
+    block_on(h.alarm()).unwrap();
+    assert_eq!(cache_of(&p, 2).1, None);
+}
+
+#[test]
+fn llm_cache_ttl_turns_the_hour_off_or_on_for_conversations() {
+    let h = host(&[("LLM_CACHE_TTL", "5m")]);
+    let p = h.runtime().p.clone();
+    block_on(h.enqueue(&heartbeat_run(1, Some(30 * 60_000)))).unwrap();
+    answer(&p, "HEARTBEAT_OK");
+    block_on(h.alarm()).unwrap();
+    assert_eq!(cache_of(&p, 0), (json!({"type": "ephemeral"}), None));
+    // By default a conversation keeps 5 minutes; `1h` gives its prefix an hour.
+    for (setting, want) in [("auto", json!({"type": "ephemeral"})), ("1h", json!({"type": "ephemeral", "ttl": "1h"}))] {
+        let h = host(&[("LLM_CACHE_TTL", setting)]);
+        let p = h.runtime().p.clone();
+        block_on(h.enqueue(&request(1, "hi"))).unwrap();
+        answer(&p, "hello");
+        block_on(h.alarm()).unwrap();
+        assert_eq!(cache_of(&p, 0).0, want, "LLM_CACHE_TTL={setting}");
+    }
+}

@@ -108,6 +108,7 @@ fn load<S: Sql>(store: &SessionStore<'_, S>, deps: &SessionDeps<'_>) -> Result<(
                 output: c.usage.output,
                 cache_read: c.usage.cache_read,
                 cache_write: c.usage.cache_write,
+                cache_write_1h: c.usage.cache_write_1h,
             })
             .collect();
         // More than a request carries: read again after these are settled.
@@ -249,6 +250,8 @@ calling my model. Your message is saved; send me anything to try again."
 pub struct Sent<'a> {
     pub system: &'a str,
     pub tools: (usize, usize),
+    /// How long the system prompt and tools were asked to stay cached.
+    pub prefix_ttl: crate::llm::CacheTtl,
 }
 
 /// After an LLM call: writes it down (to settle with the next request),
@@ -280,6 +283,11 @@ pub fn after_call<P: Platform, S: Sql>(
         system: sent.system.to_owned(),
         tools: sent.tools,
         prompt: u.input + u.cache_read + u.cache_write,
+        // A heartbeat's or job's run is its prefix and one short message.
+        cached_for_ms: match deps.key {
+            SessionKey::Heartbeat(_) | SessionKey::Job { .. } => sent.prefix_ttl.ms(),
+            _ => cache::CACHE_TTL_MS,
+        },
     };
     if let Some((rate, cause)) = cache::diagnose(m.last_call.as_ref(), &shape, u) {
         p.log(
@@ -336,6 +344,7 @@ fn write_down<S: Sql>(
             output: usage.output,
             cache_read: usage.cache_read,
             cache_write: usage.cache_write,
+            cache_write_1h: usage.cache_write_1h,
         });
     }
     if let Some(r) = m.open.take() {
@@ -380,6 +389,7 @@ pub fn record_tts<P: Platform, S: Sql>(
             output: 0,
             cache_read: 0,
             cache_write: 0,
+            cache_write_1h: 0,
         };
         m.pending.push(call);
     }

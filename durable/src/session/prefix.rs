@@ -5,6 +5,7 @@
 use super::deps::SessionDeps;
 use super::toolbox;
 use crate::clock;
+use crate::llm::cache_ttl::{self, CacheTtl};
 use crate::ports::{LogLevel, Platform};
 use crate::prompt::{self, RuntimeInfo};
 use crate::toolkit::ToolSpec;
@@ -85,6 +86,24 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     }
     let tools_len = tools.iter().map(ToolSpec::wire_len).sum();
     Prepared { system, tools, workspace, tools_len }
+}
+
+/// Meta key: when a heartbeat's or job's prompt is sent again, ms after the
+/// run queued last (set when it is queued, `crate::scheduled`).
+pub const NEXT_RUN_META: &str = "next_run_in_ms";
+
+/// How long the provider is asked to keep the prefix cached
+/// ([`crate::llm::cache_ttl`]): heartbeat and job sessions by when their
+/// prompt comes again, conversations by `LLM_CACHE_TTL` (5 minutes unless
+/// set to `1h`).
+pub fn cache_ttl<S: crate::ports::Sql>(
+    store: &super::store::SessionStore<'_, S>,
+    deps: &SessionDeps<'_>,
+) -> Result<CacheTtl, crate::ports::StorageError> {
+    use crate::inbound::SessionKey;
+    let background = matches!(deps.key, SessionKey::Heartbeat(_) | SessionKey::Job { .. });
+    let next_run = if background { store.meta(NEXT_RUN_META)?.and_then(|v| v.parse::<i64>().ok()) } else { None };
+    Ok(cache_ttl::prefix_ttl(deps.config.llm.cache_policy, background, next_run))
 }
 
 /// The session's MCP tools: frozen when the session (or a heartbeat or job

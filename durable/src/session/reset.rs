@@ -219,6 +219,7 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         media: &media,
         appended_user: Some(EXTRACT_PROMPT),
         memo: None,
+        prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
     };
     let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::ResetExtraction);
     let size = super::context::estimate_tokens(&prepared.system, &conversation, prepared.tools_len, &media);
@@ -235,7 +236,11 @@ async fn extract_before_reset<P: Platform, S: Sql>(
             return Ok(found);
         }
     };
-    let sent = meter::Sent { system: &prepared.system, tools: (prepared.tools.len(), prepared.tools_len) };
+    let sent = meter::Sent {
+        system: &prepared.system,
+        tools: (prepared.tools.len(), prepared.tools_len),
+        prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
+    };
     meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
     let (summary, memories) = split_extraction(&reply.text());
     Ok(Extraction { summary, memories, ..found })

@@ -36,7 +36,8 @@ const SCHEMA: &[&str] = &[
         cache_read INTEGER NOT NULL,
         cache_write INTEGER NOT NULL,
         kind TEXT NOT NULL DEFAULT 'conversation',
-        settled INTEGER NOT NULL DEFAULT 1)",
+        settled INTEGER NOT NULL DEFAULT 1,
+        cache_write_1h INTEGER NOT NULL DEFAULT 0)",
 ];
 
 /// Columns added to `usage` after it was first created: added to older
@@ -46,6 +47,8 @@ const SCHEMA: &[&str] = &[
 const USAGE_COLUMNS: &[&str] = &[
     "ALTER TABLE usage ADD COLUMN kind TEXT NOT NULL DEFAULT 'conversation'",
     "ALTER TABLE usage ADD COLUMN settled INTEGER NOT NULL DEFAULT 1",
+    // The part of `cache_write` written for an hour (older rows: none).
+    "ALTER TABLE usage ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0",
 ];
 
 /// How long handled deliveries are remembered for de-duplication. Telegram
@@ -364,8 +367,8 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         u: &Usage,
     ) -> Result<i64, StorageError> {
         let rows = self.sql.exec(
-            "INSERT INTO usage (at, session_id, model, input, output, cache_read, cache_write, kind, settled) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING seq",
+            "INSERT INTO usage (at, session_id, model, input, output, cache_read, cache_write, kind, settled, \
+             cache_write_1h) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING seq",
             &[
                 now.into(),
                 session_id.into(),
@@ -375,6 +378,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
                 (u.cache_read as i64).into(),
                 (u.cache_write as i64).into(),
                 kind.into(),
+                (u.cache_write_1h as i64).into(),
             ],
         )?;
         Ok(rows.first().map(|r| col_i64(r, 0)).unwrap_or(0))
@@ -384,8 +388,8 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     /// `(seq, at, session_id, model, kind, usage)`.
     pub fn unsettled(&self, limit: i64) -> Result<Vec<UnsettledCall>, StorageError> {
         let rows = self.sql.exec(
-            "SELECT seq, at, session_id, model, kind, input, output, cache_read, cache_write FROM usage \
-             WHERE settled = 0 ORDER BY seq LIMIT ?",
+            "SELECT seq, at, session_id, model, kind, input, output, cache_read, cache_write, cache_write_1h \
+             FROM usage WHERE settled = 0 ORDER BY seq LIMIT ?",
             &[limit.into()],
         )?;
         Ok(rows
@@ -395,7 +399,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
                 UnsettledCall {
                     seq: col_i64(&r, 0),
                     at: col_i64(&r, 1),
-                    usage: Usage::new(n(&r, 5), n(&r, 6), n(&r, 7), n(&r, 8)),
+                    usage: Usage::new(n(&r, 5), n(&r, 6), n(&r, 7), n(&r, 8)).with_1h_writes(n(&r, 9)),
                     session_id: col_string(&mut r, 2),
                     model: col_string(&mut r, 3),
                     kind: col_string(&mut r, 4),

@@ -44,6 +44,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p.channel().typing(target).await;
     meter::begin_turn(store, deps)?;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, inbound.channel.as_str()).await;
+    let prefix_ttl = super::prefix::cache_ttl(store, deps)?;
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: crate::protocol::memory::store_for(key),
@@ -131,6 +132,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 media: &view.media,
                 appended_user: None,
                 memo: Some(deps.wire_memo),
+                prefix_ttl,
             };
             deps.watch.step(steps_before + round as usize);
             // Streamed only when someone follows the answer as it is written.
@@ -171,7 +173,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             }
         };
         let now = p.now_ms();
-        let sent = meter::Sent { system: &system, tools: (tool_specs.len(), tools_len) };
+        let sent = meter::Sent { system: &system, tools: (tool_specs.len(), tools_len), prefix_ttl };
         meter::after_call(p, deps, store, session_id, kind, &reply, sent)?;
         deps.watch.usage(&reply.usage);
         // Stored as the providers accept it (an empty id gets one, an input

@@ -92,6 +92,21 @@ impl MaxTokensParam {
     }
 }
 
+/// Which lifetime the prompt cache is asked for (`LLM_CACHE_TTL`; Anthropic
+/// only, see `crate::llm::cache_ttl`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CachePolicy {
+    /// `auto` (default): an hour for heartbeats and jobs that run again
+    /// within it, 5 minutes for everything else.
+    #[default]
+    Auto,
+    /// `5m`: never an hour (a proxy or platform without the 1-hour cache).
+    FiveMinutes,
+    /// `1h`: also conversations' tools and system prompt, for someone who
+    /// writes every 5 to 60 minutes.
+    OneHour,
+}
+
 /// A `channel:id` pair from `OWNER_IDS` / `ALLOW_FROM`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal {
@@ -113,6 +128,8 @@ pub struct LlmConfig {
     pub retry_base_ms: u64,
     pub retry_max_ms: u64,
     pub max_tool_rounds: u32,
+    /// `LLM_CACHE_TTL`: `auto`, `5m` or `1h`.
+    pub cache_policy: CachePolicy,
 }
 
 /// When sessions reset on their own, and how much context they may use.
@@ -370,6 +387,17 @@ impl AgentConfig {
                 })
             }
         };
+        let cache_policy = match get("LLM_CACHE_TTL").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("auto" | "") => CachePolicy::Auto,
+            Some("5m") => CachePolicy::FiveMinutes,
+            Some("1h") => CachePolicy::OneHour,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "LLM_CACHE_TTL".into(),
+                    why: format!("{other:?}: use auto, 5m or 1h"),
+                })
+            }
+        };
         let llm = LlmConfig {
             provider,
             base_url: get("LLM_BASE_URL").unwrap_or_else(|| default_base.into()).trim_end_matches('/').to_owned(),
@@ -382,6 +410,7 @@ impl AgentConfig {
             retry_base_ms: number(vars, agent, "RETRY_BASE_MS", 1_000)?,
             retry_max_ms: number(vars, agent, "RETRY_MAX_MS", 30_000)?,
             max_tool_rounds: number::<u32>(vars, agent, "MAX_TOOL_ROUNDS", 8)?.max(1),
+            cache_policy,
         };
         let timezone = get("TIMEZONE").unwrap_or_else(|| "UTC".into());
         if !crate::clock::is_valid_zone(&timezone) {
@@ -593,6 +622,16 @@ mod tests {
             assert!(matches!(&e, ConfigError::Invalid { name: n, .. } if n == name), "{name}={bad}: {e}");
             assert!(e.to_string().contains(bad), "{e}");
         }
+    }
+
+    #[test]
+    fn the_cache_lifetime_setting() {
+        let policy = |v: &[(&str, &str)]| AgentConfig::load(&vars(v), "main").map(|c| c.llm.cache_policy);
+        assert_eq!(policy(&[]).unwrap(), CachePolicy::Auto);
+        assert_eq!(policy(&[("LLM_CACHE_TTL", "5M")]).unwrap(), CachePolicy::FiveMinutes);
+        assert_eq!(policy(&[("LLM_CACHE_TTL__MAIN", "1h")]).unwrap(), CachePolicy::OneHour);
+        let e = policy(&[("LLM_CACHE_TTL", "3600")]).unwrap_err();
+        assert!(e.to_string().contains("LLM_CACHE_TTL") && e.to_string().contains("auto, 5m or 1h"), "{e}");
     }
 
     #[test]

@@ -27,7 +27,14 @@ pub struct ModelPrice {
     pub cache_read: f64,
     /// Input tokens written to the prompt cache (Anthropic's 5-minute writes).
     pub cache_write: f64,
+    /// Input tokens written to the prompt cache for an hour (Anthropic's
+    /// `"ttl": "1h"`; heartbeats and jobs, `crate::llm::cache_ttl`).
+    pub cache_write_1h: f64,
 }
+
+/// Anthropic's 1-hour cache writes cost twice the base input price (its
+/// pricing page: "1h cache writes: 2× base input"), for every model.
+pub const WRITE_1H_PER_INPUT: f64 = 2.0;
 
 /// Hard limits of one agent. `None`: no limit of that kind.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -115,9 +122,10 @@ fn flag(vars: &impl Vars, agent: &str, name: &str, default: bool) -> Result<bool
 }
 
 /// `LLM_PRICES`: `{"model": {"input": 3, "output": 15, "cacheRead": 0.3,
-/// "cacheWrite": 3.75}, ...}` in USD per million tokens. `cacheRead` and
-/// `cacheWrite` default to `input` (no discount is assumed for a model the
-/// table does not know).
+/// "cacheWrite": 3.75, "cacheWrite1h": 6}, ...}` in USD per million tokens.
+/// `cacheRead` and `cacheWrite` default to `input` (no discount is assumed
+/// for a model the table does not know); `cacheWrite1h` (1-hour cache writes,
+/// Anthropic) to twice `input`, the multiplier Anthropic documents.
 pub fn parse_prices(raw: &str) -> Result<Vec<(String, ModelPrice)>, ConfigError> {
     const NAME: &str = "LLM_PRICES";
     let v: serde_json::Value =
@@ -147,7 +155,8 @@ pub fn parse_prices(raw: &str) -> Result<Vec<(String, ModelPrice)>, ConfigError>
         };
         let cache_read = field("cacheRead")?.unwrap_or(input);
         let cache_write = field("cacheWrite")?.unwrap_or(input);
-        out.push((model.trim().to_owned(), ModelPrice { input, output, cache_read, cache_write }));
+        let cache_write_1h = field("cacheWrite1h")?.unwrap_or(input * WRITE_1H_PER_INPUT);
+        out.push((model.trim().to_owned(), ModelPrice { input, output, cache_read, cache_write, cache_write_1h }));
     }
     Ok(out)
 }
@@ -234,10 +243,14 @@ mod tests {
     #[test]
     fn price_overrides_are_checked() {
         let s = load(&[("LLM_PRICES", r#"{"my-model": {"input": 1, "output": 2, "cacheRead": 0.1}}"#)]).unwrap();
-        assert_eq!(
-            s.prices,
-            vec![("my-model".into(), ModelPrice { input: 1.0, output: 2.0, cache_read: 0.1, cache_write: 1.0 })]
-        );
+        let want = ModelPrice { input: 1.0, output: 2.0, cache_read: 0.1, cache_write: 1.0, cache_write_1h: 2.0 };
+        assert_eq!(s.prices, vec![("my-model".into(), want)]);
+        // A deployment's own 1-hour write price.
+        let s = load(&[("LLM_PRICES", r#"{"m": {"input": 3, "output": 15, "cacheWrite": 3.75, "cacheWrite1h": 5}}"#)])
+            .unwrap();
+        assert_eq!((s.prices[0].1.cache_write, s.prices[0].1.cache_write_1h), (3.75, 5.0));
+        let e = load(&[("LLM_PRICES", r#"{"m": {"input": 3, "output": 15, "cacheWrite1h": -1}}"#)]).unwrap_err();
+        assert!(e.to_string().contains("m.cacheWrite1h"), "{e}");
         for bad in [r#"[1]"#, r#"{"m": {"input": 1}}"#, r#"{"m": {"input": "one", "output": 2}}"#, "{", r#"{"m": 3}"#] {
             let e = load(&[("LLM_PRICES", bad)]).unwrap_err();
             assert!(e.to_string().contains("LLM_PRICES"), "{bad}: {e}");

@@ -21,6 +21,13 @@ use crate::settings::usage::{ModelPrice, UsageSettings, WARN_PERCENT};
 use crate::storage::{col_i64, col_string};
 use std::collections::{BTreeSet, HashMap};
 
+/// Columns added after the ledger was first created: added to older ledgers
+/// on first use ("duplicate column" is the expected answer for newer ones).
+const LEDGER_COLUMNS: &[&str] = &[
+    // The part of `cache_write` written for an hour (priced apart).
+    "ALTER TABLE usage_ledger ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0",
+];
+
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS usage_ledger (
         thread TEXT NOT NULL,
@@ -34,6 +41,7 @@ const SCHEMA: &[&str] = &[
         cache_read INTEGER NOT NULL,
         cache_write INTEGER NOT NULL,
         cost REAL,
+        cache_write_1h INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (thread, seq))",
     "CREATE INDEX IF NOT EXISTS usage_ledger_at ON usage_ledger(at)",
     "CREATE TABLE IF NOT EXISTS usage_notes (key TEXT PRIMARY KEY, at INTEGER NOT NULL)",
@@ -114,6 +122,13 @@ impl UsageBook {
             for stmt in SCHEMA {
                 sql.exec(stmt, &[])?;
             }
+            for stmt in LEDGER_COLUMNS {
+                if let Err(e) = sql.exec(stmt, &[]) {
+                    if !e.0.contains("duplicate column") {
+                        return Err(e);
+                    }
+                }
+            }
             self.schema_ready = true;
         }
         Ok(())
@@ -171,8 +186,8 @@ impl UsageBook {
         let cost = self.price(&c.model, log).map(|p| prices::cost(&p, &c.usage()));
         let n = |v: u64| SqlValue::Int(i64::try_from(v).unwrap_or(i64::MAX));
         let inserted = sql.exec(
-            "INSERT INTO usage_ledger (thread, seq, session_id, at, kind, model, input, output, cache_read, cache_write, cost) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(thread, seq) DO NOTHING RETURNING seq",
+            "INSERT INTO usage_ledger (thread, seq, session_id, at, kind, model, input, output, cache_read, cache_write, cost, \
+             cache_write_1h) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(thread, seq) DO NOTHING RETURNING seq",
             &[
                 c.thread.as_str().into(),
                 c.seq.into(),
@@ -185,6 +200,7 @@ impl UsageBook {
                 n(c.cache_read),
                 n(c.cache_write),
                 cost.map_or(SqlValue::Null, SqlValue::Real),
+                n(c.cache_write_1h.min(c.cache_write)),
             ],
         )?;
         if inserted.is_empty() {
@@ -340,7 +356,7 @@ impl UsageBook {
         // Open ends as numbers JavaScript holds exactly (SQLite values cross into JS).
         let (lo, hi) = (from.unwrap_or(0), until.unwrap_or(MAX_SAFE_MS));
         let mut q = "SELECT kind, model, COUNT(*), SUM(input), SUM(output), SUM(cache_read), SUM(cache_write), \
-                     SUM(cost), COUNT(cost) FROM usage_ledger WHERE at >= ? AND at < ?"
+                     SUM(cost), COUNT(cost), SUM(cache_write_1h) FROM usage_ledger WHERE at >= ? AND at < ?"
             .to_owned();
         let mut params: Vec<SqlValue> = vec![lo.into(), hi.into()];
         if let Some(t) = thread {
@@ -358,7 +374,7 @@ impl UsageBook {
                     kind: col_string(&mut r, 0),
                     model: col_string(&mut r, 1),
                     calls,
-                    usage: r2_layout::Usage::new(u(&r, 3), u(&r, 4), u(&r, 5), u(&r, 6)),
+                    usage: r2_layout::Usage::new(u(&r, 3), u(&r, 4), u(&r, 5), u(&r, 6)).with_1h_writes(u(&r, 9)),
                     cost: (priced > 0).then(|| col_f64(&r, 7).unwrap_or(0.0)),
                     unpriced: calls - priced.min(calls),
                 }
@@ -438,7 +454,7 @@ impl UsageBook {
         hi: i64,
     ) -> Result<crate::protocol::usage::Figures, StorageError> {
         let rows = sql.exec(
-            "SELECT session_id, at, input, output, cache_read, cache_write, cost FROM usage_ledger \
+            "SELECT session_id, at, input, output, cache_read, cache_write, cost, cache_write_1h FROM usage_ledger \
              WHERE thread = ? AND at >= ? AND at < ? ORDER BY session_id, at, seq",
             &[thread.into(), lo.into(), hi.into()],
         )?;
@@ -453,7 +469,8 @@ impl UsageBook {
                 index += 1;
             }
             if index >= 2 && at - last_at <= CACHE_TTL_MS {
-                steady.push((r2_layout::Usage::new(u(&r, 2), u(&r, 3), u(&r, 4), u(&r, 5)), col_f64(&r, 6)));
+                let usage = r2_layout::Usage::new(u(&r, 2), u(&r, 3), u(&r, 4), u(&r, 5)).with_1h_writes(u(&r, 7));
+                steady.push((usage, col_f64(&r, 6)));
             }
             last_at = at;
         }

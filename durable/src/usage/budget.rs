@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn an_estimate_is_the_whole_prompt_at_the_input_price_and_the_whole_output_limit() {
-        let price = ModelPrice { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 };
+        let price = ModelPrice { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75, cache_write_1h: 6.0 };
         let e = estimate(Some(&price), 10_000, 1_000);
         assert!((e.usd - 0.045).abs() < 1e-12 && e.tokens == 11_000);
         assert_eq!(estimate(None, 10, 5), Spent { usd: 0.0, tokens: 15 });

@@ -1,13 +1,14 @@
 //! Cache health: whether a session's requests find the provider's prompt
 //! cache, and when they do not, the likely cause.
 //!
-//! Both providers cache a request's prefix for about 5 minutes; Hearth keeps
-//! the prefix (tools, system prompt, history) byte-stable so the next call
-//! reads all of the previous one from the cache (seed 004 §18). In steady
-//! state (a conversation's third call on, within the cache's lifetime, same
-//! model, long enough to be cached at all) a hit rate below
-//! [`STEADY_MIN_HIT_RATE`] means something in the prefix changed; comparing
-//! the call with the previous one names what.
+//! Both providers cache a request's prefix for about 5 minutes (Anthropic
+//! keeps a heartbeat's or job's for an hour when it runs again within it:
+//! `crate::llm::cache_ttl`); Hearth keeps the prefix (tools, system prompt,
+//! history) byte-stable so the next call reads all of the previous one from
+//! the cache (seed 004 §18). In steady state (a session's third call on,
+//! within the cache's lifetime, same model, long enough to be cached at all)
+//! a hit rate below [`STEADY_MIN_HIT_RATE`] means something in the prefix
+//! changed; comparing the call with the previous one names what.
 
 use r2_layout::Usage;
 
@@ -31,6 +32,10 @@ pub struct Shape {
     pub tools: (usize, usize),
     /// Every input token of the call (fresh, read, written).
     pub prompt: u64,
+    /// How long the call's prompt stays cached, near enough whole: 5
+    /// minutes, or a heartbeat's or job's 1-hour prefix (its message is
+    /// small). A call later than this after it is not steady state.
+    pub cached_for_ms: i64,
 }
 
 /// `cache_read / prompt`, or `None` without input.
@@ -74,7 +79,7 @@ pub fn diagnose(prev: Option<&Shape>, now: &Shape, usage: &Usage) -> Option<(f64
     let prev = prev?;
     let steady = prev.session_id == now.session_id
         && now.index >= 2
-        && now.at - prev.at <= CACHE_TTL_MS
+        && now.at - prev.at <= prev.cached_for_ms
         && prev.model == now.model
         && prev.prompt >= MIN_CACHEABLE_TOKENS;
     let rate = hit_rate(usage)?;
@@ -98,7 +103,16 @@ mod tests {
     use super::*;
 
     fn shape(index: u32, at: i64, system: &str, prompt: u64) -> Shape {
-        Shape { session_id: "s".into(), index, at, model: "m".into(), system: system.into(), tools: (3, 900), prompt }
+        Shape {
+            session_id: "s".into(),
+            index,
+            at,
+            model: "m".into(),
+            system: system.into(),
+            tools: (3, 900),
+            prompt,
+            cached_for_ms: CACHE_TTL_MS,
+        }
     }
 
     #[test]
@@ -128,5 +142,14 @@ mod tests {
         let (_, cause) = diagnose(Some(&prev), &shape(5, 60_000, "sys", 30_100), &grown).unwrap();
         assert_eq!(cause, Cause::Grown { new_tokens: 20_100 });
         assert!(cause.words().contains("20100 new tokens"));
+    }
+
+    #[test]
+    fn a_heartbeat_cached_for_an_hour_is_steady_half_an_hour_later() {
+        let prev = Shape { cached_for_ms: 60 * 60_000, ..shape(4, 0, "sys", 10_000) };
+        let now = shape(5, 30 * 60_000, "sys + a new daily note", 10_100);
+        let (_, cause) = diagnose(Some(&prev), &now, &Usage::new(100, 10, 0, 10_000)).unwrap();
+        assert_eq!(cause, Cause::SystemChanged, "the workspace changed between runs: said, not silent");
+        assert_eq!(diagnose(Some(&prev), &shape(5, 61 * 60_000, "sys", 10_100), &Usage::new(100, 10, 0, 10_000)), None);
     }
 }

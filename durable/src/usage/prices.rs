@@ -3,26 +3,30 @@
 //! ([`crate::settings::usage::parse_prices`]).
 //!
 //! Prices are USD per million tokens: input (neither read from nor written
-//! to the prompt cache), output, cache read, cache write. A call's usage is
-//! already split that way ([`r2_layout::Usage`]: `input` excludes cached
-//! tokens for both providers), so its cost is one sum. A model the table does
-//! not know has no price: its tokens are kept, its cost is `None`.
+//! to the prompt cache), output, cache read, cache write (5 minutes), cache
+//! write for an hour (Anthropic: twice the input price, for every model). A
+//! call's usage is already split that way ([`r2_layout::Usage`]: `input`
+//! excludes cached tokens for both providers, `cache_write_1h` is the part of
+//! `cache_write` written for an hour), so its cost is one sum. A model the
+//! table does not know has no price: its tokens are kept, its cost is `None`.
 //!
 //! Names are compared after [`normalize`]: case, a `vendor/` or
 //! `anthropic.` prefix, a date or `-latest` suffix, Bedrock's `-v1:0` and
 //! `.` versus `-` in versions do not matter, so `claude-sonnet-4-5-20250929`,
 //! `anthropic/claude-sonnet-4.5` and `claude-sonnet-4-5` are one model.
 
-use crate::settings::usage::ModelPrice;
+use crate::settings::usage::{ModelPrice, WRITE_1H_PER_INPUT};
 use r2_layout::Usage;
 
+/// An Anthropic model: its 1-hour cache writes at twice the input price.
 const fn p(input: f64, output: f64, cache_read: f64, cache_write: f64) -> ModelPrice {
-    ModelPrice { input, output, cache_read, cache_write }
+    ModelPrice { input, output, cache_read, cache_write, cache_write_1h: input * WRITE_1H_PER_INPUT }
 }
 
-/// OpenAI bills no cache writes: a written token costs what any input token does.
+/// OpenAI bills no cache writes (and has no 1-hour cache): a written token
+/// costs what any input token does.
 const fn openai(input: f64, output: f64, cache_read: f64) -> ModelPrice {
-    ModelPrice { input, output, cache_read, cache_write: input }
+    ModelPrice { input, output, cache_read, cache_write: input, cache_write_1h: input }
 }
 
 /// The built-in prices, USD per million tokens (input, output, cache read,
@@ -156,7 +160,8 @@ pub fn cost(price: &ModelPrice, usage: &Usage) -> f64 {
     (usage.input as f64 * price.input
         + usage.output as f64 * price.output
         + usage.cache_read as f64 * price.cache_read
-        + usage.cache_write as f64 * price.cache_write)
+        + usage.cache_write_5m() as f64 * price.cache_write
+        + usage.cache_write_1h.min(usage.cache_write) as f64 * price.cache_write_1h)
         / 1_000_000.0
 }
 
@@ -200,7 +205,7 @@ mod tests {
 
     #[test]
     fn overrides_win_and_add_models() {
-        let mine = ModelPrice { input: 1.0, output: 2.0, cache_read: 0.5, cache_write: 1.5 };
+        let mine = ModelPrice { input: 1.0, output: 2.0, cache_read: 0.5, cache_write: 1.5, cache_write_1h: 2.0 };
         let book = PriceBook::new(&[("Claude-Sonnet-4.5".into(), mine), ("my-llama".into(), mine)]);
         assert_eq!(book.price("claude-sonnet-4-5-20250929"), Some(mine));
         assert_eq!(book.price("my-llama"), Some(mine));
@@ -215,5 +220,26 @@ mod tests {
         let want = (1_000.0 * 3.0 + 500.0 * 15.0 + 20_000.0 * 0.3 + 2_000.0 * 3.75) / 1e6;
         assert!((c - want).abs() < 1e-12, "{c} vs {want}");
         assert!((want - 0.024).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_hours_cache_writes_cost_twice_the_input_price() {
+        let sonnet = PriceBook::default().price("claude-sonnet-4-5").unwrap();
+        assert_eq!(sonnet.cache_write_1h, 6.0, "2 × $3");
+        assert_eq!(PriceBook::default().price("claude-haiku-4-5").unwrap().cache_write_1h, 2.0);
+        // 10,000 written: 2,000 for 5 minutes, 8,000 for an hour.
+        let c = cost(&sonnet, &Usage::new(100, 10, 0, 10_000).with_1h_writes(8_000));
+        let want = (100.0 * 3.0 + 10.0 * 15.0 + 2_000.0 * 3.75 + 8_000.0 * 6.0) / 1e6;
+        assert!((c - want).abs() < 1e-12, "{c} vs {want}");
+        // What a heartbeat's 8,000-token prompt costs on Sonnet 4.5: written
+        // for an hour once (4.8 ¢), read after (0.24 ¢), against 3 ¢ for
+        // every 5-minute write.
+        let write_1h = cost(&sonnet, &Usage::new(0, 0, 0, 8_000).with_1h_writes(8_000));
+        let read = cost(&sonnet, &Usage::new(0, 0, 8_000, 0));
+        let write_5m = cost(&sonnet, &Usage::new(0, 0, 0, 8_000));
+        assert!((write_1h - 0.048).abs() < 1e-12 && (read - 0.0024).abs() < 1e-12 && (write_5m - 0.03).abs() < 1e-12);
+        // OpenAI has no such writes; its table says so anyway.
+        let gpt = PriceBook::default().price("gpt-4o").unwrap();
+        assert_eq!(gpt.cache_write_1h, gpt.input);
     }
 }

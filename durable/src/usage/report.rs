@@ -27,6 +27,7 @@ fn add(f: &mut Figures, calls: u64, u: &Usage, cost: Option<f64>) {
     f.completion_tokens += u.output;
     f.cache_read_tokens += u.cache_read;
     f.cache_write_tokens += u.cache_write;
+    f.cache_write_1h_tokens += u.cache_write_1h;
     f.tokens = f.prompt_tokens + f.completion_tokens;
     f.cache_hit_rate = (f.prompt_tokens > 0).then(|| round4(f.cache_read_tokens as f64 / f.prompt_tokens as f64));
     if let Some(c) = cost {
@@ -73,6 +74,7 @@ pub fn build(mut r: UsageReport, groups: &[Group]) -> UsageReport {
     r.completion_tokens = total.completion_tokens;
     r.cache_read_tokens = total.cache_read_tokens;
     r.cache_write_tokens = total.cache_write_tokens;
+    r.cache_write_1h_tokens = total.cache_write_1h_tokens;
     r.cache_hit_rate = total.cache_hit_rate;
     r.total_cost = round6(total.cost.unwrap_or(0.0));
     r.currency = "USD".into();

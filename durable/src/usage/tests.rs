@@ -14,7 +14,10 @@ const NOON: i64 = 1_795_521_600_000;
 
 /// $1 per million of every kind of token: costs read as token counts.
 fn flat() -> Vec<(String, ModelPrice)> {
-    vec![("flat".into(), ModelPrice { input: 1.0, output: 1.0, cache_read: 1.0, cache_write: 1.0 })]
+    vec![(
+        "flat".into(),
+        ModelPrice { input: 1.0, output: 1.0, cache_read: 1.0, cache_write: 1.0, cache_write_1h: 1.0 },
+    )]
 }
 
 fn settings(budget: Budget) -> UsageSettings {
@@ -37,6 +40,7 @@ fn call(thread: &str, seq: i64, at: i64, model: &str, kind: UsageKind, tokens: u
         output: tokens / 4,
         cache_read: tokens / 4,
         cache_write: 0,
+        cache_write_1h: 0,
     }
 }
 

@@ -22,7 +22,10 @@ fn tool_call() -> serde_json::Value {
 fn with_budget(f: &mut Fixture, budget: Budget) {
     let settings = UsageSettings {
         budget,
-        prices: vec![("m".into(), ModelPrice { input: 1.0, output: 1.0, cache_read: 1.0, cache_write: 1.0 })],
+        prices: vec![(
+            "m".into(),
+            ModelPrice { input: 1.0, output: 1.0, cache_read: 1.0, cache_write: 1.0, cache_write_1h: 1.0 },
+        )],
         // Every drain settles at once (the batching has its own test).
         settle_ms: 0,
         ..Default::default()
@@ -294,9 +297,11 @@ fn a_usage_table_from_before_the_ledger_gains_its_columns_and_its_old_rows_stay_
     store.init().unwrap();
     store.init().unwrap();
     assert!(store.unsettled(10).unwrap().is_empty(), "old calls were never meant for the ledger");
-    let seq = store.record_call(2, "s", "m", "toolRound", &r2_layout::Usage::new(1, 2, 3, 4)).unwrap();
+    let u = r2_layout::Usage::new(1, 2, 3, 4).with_1h_writes(3);
+    let seq = store.record_call(2, "s", "m", "toolRound", &u).unwrap();
     let waiting = store.unsettled(10).unwrap();
     assert_eq!((waiting.len(), waiting[0].seq, waiting[0].kind.as_str()), (1, seq, "toolRound"));
+    assert_eq!(waiting[0].usage, u, "the hour's writes kept apart");
     assert_eq!(store.usage_totals_all().unwrap().total_tokens, 20, "the session's own totals keep both");
     store.mark_settled(seq).unwrap();
     assert!(store.unsettled(10).unwrap().is_empty());
