@@ -18,6 +18,7 @@ mod js;
 mod mcp;
 mod objects;
 mod platform;
+mod sandbox;
 mod session_do;
 mod telegram;
 

@@ -20,7 +20,9 @@ export const CONSOLE_ASSETS = {
   routerConfig: { has_user_worker: true },
 };
 
-export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false } = {}) {
+/** `loader`: give the Worker a Worker Loader binding (`LOADER`, wrangler.toml's
+ * optional `[[worker_loaders]]`), so the owner's session has `run_code`. */
+export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false, loader = false } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
   // Bindings a restart changed (a deploy with new settings).
@@ -61,6 +63,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
     cf: false,
     ...(inspectorPort ? { inspectorPort } : {}),
     ...(assets ? { assets: CONSOLE_ASSETS } : {}),
+    ...(loader ? { workerLoaders: { LOADER: {} } } : {}),
     ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
     ...extra,
   });

@@ -67,6 +67,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
         }
         _ => tools,
     };
+    let tools = super::code::with_run_code(p, deps, tools);
     let tool_names: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     let session_key = deps.key.render();
     let mut system = prompt::build_system_prompt(
