@@ -148,7 +148,10 @@ enum Frame {
         iterates: Option<(usize, bool)>,
     },
     Bracket,
-    Brace,
+    /// `{ … }`; `class`: a class body, where `name = value` is a field.
+    Brace {
+        class: bool,
+    },
     /// A template literal's `${ … }`.
     Template,
 }
@@ -185,6 +188,8 @@ struct Rewriter<'s> {
     word_before: Option<&'s str>,
     after_dot: bool,
     after_arrow: bool,
+    /// The `=` of a class field: its value is computed at each `new`.
+    after_field: bool,
     /// `class`/`function` seen, confirmed by the token after it.
     candidate: Option<(&'s str, usize)>,
     pending: Vec<Pending>,
@@ -237,7 +242,8 @@ impl<'s> Rewriter<'s> {
             }
         }
         let arrow_body = std::mem::take(&mut self.after_arrow);
-        if arrow_body && !t.is(Kind::Punct, "{") {
+        let field_value = std::mem::take(&mut self.after_field);
+        if (arrow_body && !t.is(Kind::Punct, "{")) || field_value {
             self.insert(t.start, format!("{TICK}().v = "));
         }
         if t.kind == Kind::Punct
@@ -363,9 +369,11 @@ add a semicolon, parentheses or spaces to say which",
             }
             "{" => {
                 let depth = self.frames.len();
+                let mut class = false;
                 let body = match self.pending.last() {
                     Some(Pending::Class(d)) if *d == depth => {
                         self.pending.pop();
+                        class = true;
                         false
                     }
                     Some(Pending::Function(d)) if *d == depth => {
@@ -379,14 +387,17 @@ add a semicolon, parentheses or spaces to say which",
                 } else if prev == Prev::Close(Opener::Switch) {
                     self.switch_brace = Some(t.end());
                 }
-                self.frames.push(Frame::Brace);
+                self.frames.push(Frame::Brace { class });
             }
             "}" => {
-                self.close(t, |f| matches!(f, Frame::Brace))?;
+                self.close(t, |f| matches!(f, Frame::Brace { .. }))?;
                 self.prev = Prev::CloseBrace;
             }
             "++" | "--" => self.prev = Prev::IncDec,
             "=>" => self.after_arrow = true,
+            // A class field's value runs at each `new` with no function of
+            // the script around it (its constructor may be implicit).
+            "=" if matches!(self.frames.last(), Some(Frame::Brace { class: true })) => self.after_field = true,
             "." | "?." => self.after_dot = true,
             ";" => {
                 if let Some(Frame::Paren { opener: Opener::For | Opener::ForAwait, semis, .. }) = self.frames.last_mut()
@@ -466,6 +477,7 @@ pub fn instrument(code: &str) -> Result<Instrumented, Refusal> {
         word_before: None,
         after_dot: false,
         after_arrow: false,
+        after_field: false,
         candidate: None,
         pending: Vec::new(),
         after_export: false,
@@ -482,12 +494,12 @@ pub fn instrument(code: &str) -> Result<Instrumented, Refusal> {
         let what = match open {
             Frame::Paren { .. } => "a '(' is never closed",
             Frame::Bracket => "a '[' is never closed",
-            Frame::Brace => "a '{' is never closed",
+            Frame::Brace { .. } => "a '{' is never closed",
             Frame::Template => "a template's '${' is never closed",
         };
         return Err(Refusal { line: line_of(code, code.len()), message: what.into() });
     }
-    if r.after_arrow {
+    if r.after_arrow || r.after_field {
         return Err(Refusal { line: line_of(code, code.len()), message: "an arrow function has no body".into() });
     }
     // Stable: insertions at one offset keep the order they were made in.
@@ -573,6 +585,11 @@ mod tests {
             "a function in the heritage is still a function"
         );
         assert_eq!(body("switch (x) { case 1: break }"), "switch (x) { case 1: break }");
+        assert_eq!(
+            body("class A { x = (d++, d < 40 && new A()); static y = {}; m(a = 1) { } }"),
+            "class A { x = __hearth_tick().v = (d++, d < 40 && new A()); static y = __hearth_tick().v = {}; m(a = 1) {__hearth_tick(); } }",
+            "a field's value is computed at each `new`, with no function around it"
+        );
         assert_eq!(
             body("const o = { switch(n) { return n } }"),
             "const o = { switch(n) {__hearth_tick(); return n } }",

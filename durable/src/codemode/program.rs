@@ -96,11 +96,9 @@ pub fn build(code: &str, tools: &[InnerTool], cfg: &CodeConfig) -> Result<Progra
         "maxLineChars": MAX_LINE_CHARS,
     });
     let main = replace_marked(MAIN_JS, "/*CONFIG*/", &config.to_string());
-    let guard = replace_marked(
-        &replace_marked(GUARD_JS, "/*MAX_STEPS*/", &max_steps.to_string()),
-        "/*WALL_MS*/",
-        &cfg.timeout_ms.to_string(),
-    );
+    let guard = replace_marked(GUARD_JS, "/*MAX_STEPS*/", &max_steps.to_string());
+    let guard = replace_marked(&guard, "/*WALL_MS*/", &cfg.timeout_ms.to_string());
+    let guard = replace_marked(&guard, "/*CPU_MS*/", &cfg.cpu_ms.to_string());
     Ok(Program {
         job: SandboxJob {
             modules: vec![("main.js".into(), main), ("guard.js".into(), guard), ("user.js".into(), user.module)],
@@ -198,6 +196,7 @@ mod tests {
         assert!(main.contains(r#""tools":{"read_file":["path"]}"#));
         let guard = &p.job.modules[1].1;
         assert!(guard.contains("const MAX_STEPS = 5000000;") && guard.contains("const WALL_MS = 2000;"));
+        assert!(guard.contains("const CPU_MS = 100;"));
         assert_eq!((p.job.wall_ms, p.job.cpu_ms, p.max_steps), (2_000, 100, 5_000_000));
         assert!(p.job.modules[2].1.starts_with("export default async function (hearth) {return 1 + 1\n}"));
     }

@@ -194,8 +194,8 @@ fn told_report(program: &Program, report: &Report) -> (String, bool) {
     if !report.stopped.is_empty() {
         let line = report.error.as_ref().map_or(0, |e| e.line);
         let why = format!(
-            "stopped: {}; the limit is {} steps and {} ms",
-            report.stopped, program.max_steps, program.job.wall_ms
+            "stopped: {} (limits: {} steps, {} ms of computing, {} ms in all)",
+            report.stopped, program.max_steps, program.job.cpu_ms, program.job.wall_ms
         );
         return (format!("Error: {}", with_line(&why, line, &program.source)), true);
     }

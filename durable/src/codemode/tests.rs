@@ -144,7 +144,7 @@ fn errors_name_their_line_and_show_it() {
     let p = program("let n = 0\nwhile (true) n++");
     let told = tell(&p, &block_on(drive(&Scripted::new(vec![stopped]), &Files { called: RefCell::default() }, 5)), 900);
     assert!(told.is_error);
-    assert!(told.script.starts_with("Error: stopped: the script ran more than 50000000 steps (an endless loop?); the limit is 50000000 steps and 10000 ms (line 2: while (true) n++)"), "{}", told.script);
+    assert!(told.script.starts_with("Error: stopped: the script ran more than 50000000 steps (an endless loop?) (limits: 50000000 steps, 1000 ms of computing, 10000 ms in all) (line 2: while (true) n++)"), "{}", told.script);
 }
 
 #[test]

@@ -5,24 +5,19 @@
 // before the script (user.js is imported inside `run`), and it uses only
 // what it kept then, so a script that rewrites prototypes changes nothing here.
 import { WorkerEntrypoint } from "cloudflare:workers";
-import { state } from "./guard.js";
+import { P, state, waited } from "./guard.js";
 
 const CONFIG = /*CONFIG*/ { tools: {}, maxValueChars: 1, maxLogChars: 1, maxLogLines: 1, maxLineChars: 1 };
 
-const stringify = JSON.stringify;
-const toText = String;
-const isArray = Array.isArray;
-const freeze = Object.freeze;
-const create = Object.create;
-const defineProperty = Object.defineProperty;
-const keys = Object.keys;
-const apply = Reflect.apply;
-const sliceOf = String.prototype.slice;
-const indexOfIn = String.prototype.indexOf;
-const slice = (s, a, b) => apply(sliceOf, s, [a, b]);
-const indexOf = (s, what, from) => apply(indexOfIn, s, [what, from]);
-const ErrorType = Error;
-const TypeErrorType = TypeError;
+// The runtime's own functions, kept by guard.js before anything could change them.
+const { apply, stringify, freeze, create, defineProperty, keys } = P;
+const toText = P.String;
+const isArray = P.isArray;
+const slice = (s, a, b) => apply(P.slice, s, [a, b]);
+const indexOf = (s, what, from) => apply(P.indexOf, s, [what, from]);
+const charCodeAt = (s, i) => apply(P.charCodeAt, s, [i]);
+const ErrorType = P.Error;
+const TypeErrorType = P.TypeError;
 
 // Console output: kept, bounded, never written to the runtime's own log.
 const logs = [];
@@ -91,6 +86,7 @@ function toolsFor(bridge) {
         for (let i = 0; i < args.length; i++) if (args[i] !== undefined) input[params[i]] = args[i];
       }
       const reply = await bridge.call(name, stringify(input));
+      waited();
       if (reply.error) throw new ErrorType(`${name}: ${reply.text}`);
       return reply.text;
     };
@@ -104,7 +100,7 @@ function lineOf(stack) {
   if (at < 0) return 0;
   let line = 0;
   for (let i = at + 8; i < stack.length; i++) {
-    const d = stack.charCodeAt(i) - 48;
+    const d = charCodeAt(stack, i) - 48;
     if (d < 0 || d > 9) break;
     line = line * 10 + d;
   }
@@ -132,8 +128,10 @@ export class Sandbox extends WorkerEntrypoint {
     let error = null;
     try {
       const script = await import("./user.js");
-      if (typeof script.default !== "function") throw new TypeErrorType("the module's default export is not a function");
-      const result = await script.default(toolsFor(bridge));
+      // Called on its own: `this` is undefined in it, not the module.
+      const main = script.default;
+      if (typeof main !== "function") throw new TypeErrorType("the module's default export is not a function");
+      const result = await main(toolsFor(bridge));
       const json = result === undefined ? undefined : stringify(result);
       if (json !== undefined) {
         valueChars = json.length;
