@@ -113,9 +113,9 @@ impl<'s> Lexer<'s> {
                 self.pos += c.len_utf8();
             } else if rest.starts_with("//") {
                 self.skip_line();
-            } else if rest.starts_with("/*") {
+            } else if let Some(comment) = rest.strip_prefix("/*") {
                 let start = self.pos;
-                match rest[2..].find("*/") {
+                match comment.find("*/") {
                     Some(end) => self.pos += 2 + end + 2,
                     None => return Err(self.err(start, "this /* comment is never closed")),
                 }

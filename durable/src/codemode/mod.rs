@@ -57,4 +57,6 @@ tool calls made, or the error and its line. Limits per run: {} ms, {} tool calls
 }
 
 #[cfg(test)]
+mod instrument_tests;
+#[cfg(test)]
 mod tests;
