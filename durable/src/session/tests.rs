@@ -955,6 +955,7 @@ fn status_shows_the_last_workspace_loads_r2_operations_and_none_while_one_runs()
     assert_eq!(f.sent().last().map(String::as_str), Some("hi again"));
 }
 
+mod code;
 mod meter;
 mod poison;
 
