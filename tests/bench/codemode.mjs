@@ -1,13 +1,13 @@
 // Bench rows for run_code (code mode), in workerd with the LLM stand-in:
 // - its overhead: the gap between the model's call and its next request for
 //   a script that makes one tool call, less the same gap for that tool
-//   called directly (what is left: starting the isolate, the harness, the
-//   call's round trip through the bridge);
+//   called directly (what is left: building and starting the isolate, the
+//   harness, the call's round trip through the bridge, the report);
 // - the model calls a task of ten file reads takes, tool by tool and with
 //   one script;
 // - the escapes of the red-team list (tests/fixtures/codemode-redteam.mjs) that succeed.
 import { OWNER, startHearth, tgUpdate } from "../helpers/hearth.mjs";
-import { redTeam } from "../helpers/codemode.mjs";
+import { redTeam, toolResults } from "../helpers/codemode.mjs";
 import { percentile } from "../helpers/stats.mjs";
 import { ESCAPES } from "../fixtures/codemode-redteam.mjs";
 
@@ -34,25 +34,31 @@ export async function bench() {
     for (let i = 1; i <= 10; i++) await h.putFile(`agents/main/notes/n${i}.md`, `note ${i}`);
     // Warm-up: the session, the workspace cache, the first isolate.
     await turn(h, [{ toolCall: { name: "run_code", input: { code: "return 1" } } }, { text: "ok" }]);
+    // The tool: load_skill of a skill there is none of, which answers
+    // without I/O, so both gaps hold the same tool work and no R2 time.
+    const tool = { name: "load_skill", input: { name: "none" } };
+    const script = `return await hearth.load_skill("none").catch((e) => e.message)`;
     const runs = 30;
     const direct = [];
     const scripted = [];
+    const ran = [];
     for (let i = 0; i < runs; i++) {
-      direct.push(gap(await turn(h, [{ toolCall: { name: "read_file", input: { path: "SOUL.md" } } }, { text: "ok" }])));
-      scripted.push(
-        gap(await turn(h, [{ toolCall: { name: "run_code", input: { code: 'return await hearth.read_file("SOUL.md")' } } }, { text: "ok" }])),
-      );
+      direct.push(gap(await turn(h, [{ toolCall: tool }, { text: "ok" }])));
+      const reqs = await turn(h, [{ toolCall: { name: "run_code", input: { code: script } } }, { text: "ok" }]);
+      scripted.push(gap(reqs));
+      ran.push(Number(toolResults(reqs[1]).at(-1).text.match(/Ran in (\d+) ms/)[1]));
     }
     const sorted = (xs) => [...xs].sort((a, b) => a - b);
     const overhead = percentile(sorted(scripted), 50) - percentile(sorted(direct), 50);
-    rows.push({ name: "run_code overhead (isolate start + one tool call through the bridge), p50", value: `${overhead.toFixed(1)} ms`, target: `≤ 15 ms${mark(overhead <= 15)}` });
-    rows.push({ name: "run_code with one tool call, model call to next request, p50 / p90", value: `${percentile(sorted(scripted), 50).toFixed(1)} / ${percentile(sorted(scripted), 90).toFixed(1)} ms` });
+    rows.push({ name: "run_code overhead in a turn (isolate start + one tool call round trip), p50", value: `${overhead.toFixed(1)} ms`, target: `≤ 15 ms${mark(overhead <= 15)}` });
+    rows.push({ name: "run_code of one tool call, as the Session times it (isolate start to its report), p50 / p90", value: `${percentile(sorted(ran), 50)} / ${percentile(sorted(ran), 90)} ms` });
+    rows.push({ name: "the same tool called directly, model call to next request, p50", value: `${percentile(sorted(direct), 50).toFixed(1)} ms` });
 
     // Ten reads: tool by tool, then one script.
     const reads = Array.from({ length: 10 }, (_, i) => ({ toolCall: { name: "read_file", input: { path: `notes/n${i + 1}.md` } } }));
     const byTool = (await turn(h, [...reads, { text: "read them all" }])).length;
-    const script = `return Promise.all(Array.from({ length: 10 }, (_, i) => hearth.read_file("notes/n" + (i + 1) + ".md")))`;
-    const byScript = (await turn(h, [{ toolCall: { name: "run_code", input: { code: script } } }, { text: "read them all" }])).length;
+    const tenReads = `return Promise.all(Array.from({ length: 10 }, (_, i) => hearth.read_file("notes/n" + (i + 1) + ".md")))`;
+    const byScript = (await turn(h, [{ toolCall: { name: "run_code", input: { code: tenReads } } }, { text: "read them all" }])).length;
     rows.push({ name: "a task of 10 file reads: model calls with run_code vs tool by tool", value: `${byScript} vs ${byTool}`, target: `2 vs 11${mark(byScript === 2 && byTool === 11)}` });
   } finally {
     await h.close();

@@ -12,6 +12,8 @@ const apply = Reflect.apply;
 const construct = Reflect.construct;
 const ownKeys = Reflect.ownKeys;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+const FunctionPrototype = Function.prototype;
+const bindOf = Function.prototype.bind;
 const defineProperty = Object.defineProperty;
 const getPrototypeOf = Object.getPrototypeOf;
 const hasOwn = Object.hasOwn;
@@ -174,9 +176,9 @@ const mark = (o) => apply(weakAdd, done, [o]);
 /** Whether `f` is a constructor: the runtime's have a `prototype`, its methods none (Proxy has none either). */
 const isConstructor = (f) => f === Proxy || hasOwn(f, "prototype");
 function ticking(method) {
-  return function (...args) {
+  return function () {
     tick();
-    return apply(method, this, args);
+    return apply(method, this, arguments);
   };
 }
 function wrapMethods(o) {
@@ -188,17 +190,30 @@ function wrapMethods(o) {
     const d = getOwnPropertyDescriptor(o, name);
     if (!d || !hasOwn(d, "value") || typeof d.value !== "function" || !d.configurable) continue;
     const f = d.value;
-    if (name === "bind" && o === Function.prototype) continue;
+    if (f === bindOf && o === FunctionPrototype) continue;
     if (isConstructor(f)) {
       // A constructor: its statics and its instances' methods.
-      wrapMethods(f);
-      wrapMethods(f.prototype);
+      if (!leaves.has(name)) {
+        wrapMethods(f);
+        wrapMethods(f.prototype);
+      }
       continue;
     }
     defineProperty(o, name, { value: ticking(f), writable: d.writable, enumerable: d.enumerable, configurable: true });
   }
   wrapMethods(getPrototypeOf(o));
 }
+// What never calls a function it is given (only the coercions every
+// built-in does, looked up on the values, which tick if they are methods)
+// cannot be a link in such a chain: left as it is, for a faster start.
+const leafSet = new Set([
+  "Math", "Date", "Intl", "WebAssembly", "DataView", "ArrayBuffer", "SharedArrayBuffer", "Atomics", "Symbol",
+  "BigInt", "Number", "Boolean", "WeakMap", "WeakSet", "WeakRef", "crypto", "performance", "navigator", "Cloudflare",
+  "console", "parseInt", "parseFloat", "isNaN", "isFinite", "encodeURI", "encodeURIComponent", "decodeURI",
+  "decodeURIComponent", "escape", "unescape", "btoa", "atob", "structuredClone",
+]);
+const setHas = Set.prototype.has;
+const leaves = { has: (name) => apply(setHas, leafSet, [name]) };
 // The prototypes no global names: iterators, generators, typed arrays, crypto.subtle's.
 const hidden = [
   getPrototypeOf([][ITERATOR]()),
@@ -210,10 +225,10 @@ const hidden = [
 const generator = function* () {};
 const asyncGenerator = async function* () {};
 hidden.push(getPrototypeOf(generator.prototype), getPrototypeOf(asyncGenerator.prototype), getPrototypeOf(Uint8Array));
-if (typeof crypto === "object" && crypto.subtle) hidden.push(crypto.subtle);
 {
   const globals = ownKeys(globalThis);
   for (let i = 0; i < globals.length; i++) {
+    if (leaves.has(globals[i])) continue;
     const d = getOwnPropertyDescriptor(globalThis, globals[i]);
     if (d && hasOwn(d, "value")) {
       const v = d.value;

@@ -140,6 +140,11 @@ export class Sandbox extends WorkerEntrypoint {
     } catch (e) {
       error = describe(e);
     }
+    // The run is over: the script's `hearth` calls nothing any more, and the
+    // isolate holds no capability of the parent's once it is let go.
+    try {
+      bridge[Symbol.dispose]();
+    } catch {}
     const { stopped, steps } = state();
     // Built by hand: the script may have given Array.prototype a toJSON.
     let lines = "";
