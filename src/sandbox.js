@@ -57,9 +57,12 @@ class SandboxRun {
         if (typeof report !== "string" || report.length > MAX_REPORT_CHARS) throw new Error("the sandbox answered something unexpected");
         this.#finish(true, report);
       } finally {
-        // Let the isolate go now, not whenever the collector gets to it.
-        entrypoint[Symbol.dispose]?.();
-        worker[Symbol.dispose]?.();
+        // Let the isolate go soon, not whenever the collector gets to it, but
+        // after the Session has its report (tearing it down takes a moment).
+        setTimeout(() => {
+          entrypoint[Symbol.dispose]?.();
+          worker[Symbol.dispose]?.();
+        }, 0);
       }
     })().catch((e) => this.#finish(false, String(e?.message ?? e)));
   }
