@@ -2,7 +2,7 @@
 // each escape tried by a script in workerd and checked to have failed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
 import { redTeam } from "./helpers/codemode.mjs";
 import { ESCAPES } from "./fixtures/codemode-redteam.mjs";
 
@@ -24,10 +24,8 @@ describe("run_code red team: every escape fails", () => {
     const h = team.h;
     h.llm.push({ text: "still here" });
     const sent = h.telegram.sent().length;
-    await h.sendUpdate((await import("./helpers/hearth.mjs")).tgUpdate({ from: OWNER, text: "are you there?" }));
+    await h.sendUpdate(tgUpdate({ from: OWNER, text: "are you there?" }));
     await h.telegram.untilSent(sent + 1, { timeoutMs: 10000 });
     assert.equal(h.telegram.sent().at(-1).body.text, "still here");
   });
 });
-
-void FRIEND;
