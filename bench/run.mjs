@@ -36,6 +36,7 @@ export const PIECES = [
   { name: "usage", rows: "usage.mjs" },
   { name: "workspace", rows: "workspace.mjs" },
   { name: "conversations", rows: "conversations.mjs" },
+  { name: "codemode", rows: "codemode.mjs" },
   { name: "memory", report: "memory.mjs", title: "BM25 memory" },
 ];
 

@@ -11,7 +11,7 @@ node scripts/build-console.mjs
 
 if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "${FORCE_BUILD:-}" ]; then
   newer=$(find src durable r2-layout Cargo.toml Cargo.lock -newer build/index_bg.wasm \
-            \( -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) -not -path '*/target/*' 2>/dev/null | head -n 1)
+            \( -name '*.rs' -o -name '*.js' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) -not -path '*/target/*' 2>/dev/null | head -n 1)
   if [ -z "$newer" ]; then
     echo "[build] build/ is up to date"
     exit 0

@@ -17,6 +17,7 @@ mod js;
 mod mcp;
 mod objects;
 mod platform;
+mod sandbox;
 mod session_do;
 
 pub use agent_do::Agent;

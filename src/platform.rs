@@ -26,6 +26,8 @@ pub struct DoPlatform {
     pub sql: DoSql,
     pub channels: AgentChannels<WorkerFront>,
     pub memory: AgentMemory,
+    /// The Worker Loader binding, for `run_code` (none: no such tool).
+    pub loader: Option<wasm_bindgen::JsValue>,
 }
 
 impl DoPlatform {
@@ -45,6 +47,7 @@ impl DoPlatform {
                 channels: Channels::for_agent(&crate::adapters::EnvVars::of(env), config),
             },
             memory: AgentMemory { env: env.clone(), agent: key.agent().as_str().to_owned() },
+            loader: crate::sandbox::loader_of(env),
         })
     }
 }
@@ -96,5 +99,17 @@ impl Platform for DoPlatform {
     }
     fn log(&self, level: LogLevel, msg: &str) {
         adapters::log(level, msg)
+    }
+    fn sandbox_available(&self) -> bool {
+        self.loader.is_some()
+    }
+    async fn start_sandbox(
+        &self,
+        job: &durable::ports::SandboxJob,
+    ) -> Result<Box<dyn durable::ports::SandboxRun>, durable::ports::SandboxError> {
+        match &self.loader {
+            Some(loader) => crate::sandbox::start(loader, job),
+            None => Err(durable::ports::SandboxError("no Worker Loader binding (LOADER)".into())),
+        }
     }
 }

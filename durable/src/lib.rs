@@ -70,6 +70,7 @@ pub mod toolkit;
 
 pub mod api;
 pub mod channels;
+pub mod codemode;
 pub mod console;
 pub mod delivery;
 pub mod dreaming;

@@ -576,6 +576,16 @@ pub trait Platform {
             ..Default::default()
         })
     }
+    /// Whether scripts can run in a sandbox here (a Worker Loader binding,
+    /// `[[worker_loaders]]`): without it `run_code` is not offered.
+    fn sandbox_available(&self) -> bool {
+        false
+    }
+    /// Starts `job` in a fresh isolate ([`SandboxRun`]). Default: no sandbox.
+    async fn start_sandbox(&self, job: &SandboxJob) -> Result<Box<dyn SandboxRun>, SandboxError> {
+        let _ = job;
+        Err(SandboxError("no Worker Loader binding (LOADER)".into()))
+    }
 }
 
 /// A shared platform is a platform (a host hands its runtime's platform to
@@ -622,6 +632,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
         (**self).meter(req).await
     }
+    fn sandbox_available(&self) -> bool {
+        (**self).sandbox_available()
+    }
+    async fn start_sandbox(&self, job: &SandboxJob) -> Result<Box<dyn SandboxRun>, SandboxError> {
+        (**self).start_sandbox(job).await
+    }
 }
 
 /// A shared bucket is a bucket.
@@ -646,4 +662,45 @@ impl<O: ObjectStore> ObjectStore for std::rc::Rc<O> {
     ) -> Result<ListPage, StorageError> {
         (**self).list(prefix, delimiter, cursor).await
     }
+}
+
+/// A script to run in a fresh isolate (`run_code`, see `crate::codemode`):
+/// its modules, and the limits the runtime enforces on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxJob {
+    /// `(name, source)` of each ES module; the first is the main module,
+    /// which exports the entrypoint class `Sandbox` with a `run(bridge)` method.
+    pub modules: Vec<(String, String)>,
+    /// Wall-clock time the whole run may take (the parent stops waiting then).
+    pub wall_ms: u32,
+    /// CPU time the isolate may use (`limits.cpuMs`; enforced in production,
+    /// not by local workerd, where the script's own step guard holds).
+    pub cpu_ms: u32,
+}
+
+/// What a running script asks for, or how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxEvent {
+    /// The script calls a tool: `args` is the JSON text it passed, unchecked.
+    Call { id: u32, name: String, args: String },
+    /// The run is over: `Ok` with what the harness returned (a JSON text,
+    /// unchecked), or `Err` with why it failed (load error, limit, crash).
+    Done(Result<String, String>),
+}
+
+/// The sandbox could not be started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("sandbox: {0}")]
+pub struct SandboxError(pub String);
+
+/// A script running in its isolate. Its tool calls come out of [`next`]
+/// (several may be open at once) and are answered with [`answer`]; the last
+/// event is [`SandboxEvent::Done`], after which answers are ignored.
+///
+/// [`next`]: SandboxRun::next
+/// [`answer`]: SandboxRun::answer
+pub trait SandboxRun {
+    fn next(&self) -> futures::future::LocalBoxFuture<'_, SandboxEvent>;
+    /// Answers call `id`: the tool's text, and whether it is an error.
+    fn answer(&self, id: u32, is_error: bool, text: &str);
 }

@@ -592,6 +592,36 @@ pub struct TestPlatform {
     pub mcp_catalog_calls: Cell<u32>,
     /// The Worker's secrets, for `mcp.json` placeholders.
     pub secrets: RefCell<std::collections::HashMap<String, String>>,
+    /// `run_code`'s sandbox; `None` (the default): no Worker Loader binding.
+    pub sandbox: RefCell<Option<ScriptedSandbox>>,
+}
+
+/// A sandbox whose runs are scripted: each run gives the next list of
+/// events (its script's calls, then how it ended); the jobs it was given and
+/// the answers to the calls are recorded.
+#[cfg(test)]
+#[derive(Default)]
+pub struct ScriptedSandbox {
+    pub runs: VecDeque<Vec<SandboxEvent>>,
+    pub jobs: Vec<SandboxJob>,
+    pub answers: std::rc::Rc<RefCell<Vec<(u32, bool, String)>>>,
+}
+
+#[cfg(test)]
+struct ScriptedRun {
+    events: RefCell<VecDeque<SandboxEvent>>,
+    answers: std::rc::Rc<RefCell<Vec<(u32, bool, String)>>>,
+}
+
+#[cfg(test)]
+impl SandboxRun for ScriptedRun {
+    fn next(&self) -> futures::future::LocalBoxFuture<'_, SandboxEvent> {
+        let event = self.events.borrow_mut().pop_front().unwrap_or(SandboxEvent::Done(Err("no more events".into())));
+        Box::pin(async move { event })
+    }
+    fn answer(&self, id: u32, is_error: bool, text: &str) {
+        self.answers.borrow_mut().push((id, is_error, text.to_owned()));
+    }
 }
 
 #[cfg(test)]
@@ -628,6 +658,16 @@ impl Platform for TestPlatform {
     }
     fn secret(&self, name: &str) -> Option<String> {
         self.secrets.borrow().get(name).cloned()
+    }
+    fn sandbox_available(&self) -> bool {
+        self.sandbox.borrow().is_some()
+    }
+    async fn start_sandbox(&self, job: &SandboxJob) -> Result<Box<dyn SandboxRun>, SandboxError> {
+        let mut sandbox = self.sandbox.borrow_mut();
+        let Some(sandbox) = sandbox.as_mut() else { return Err(SandboxError("no sandbox".into())) };
+        sandbox.jobs.push(job.clone());
+        let events = sandbox.runs.pop_front().unwrap_or_default();
+        Ok(Box::new(ScriptedRun { events: RefCell::new(events.into()), answers: sandbox.answers.clone() }))
     }
     async fn sleep(&self, ms: u64) {
         self.slept.borrow_mut().push(ms);

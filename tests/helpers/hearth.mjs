@@ -48,7 +48,9 @@ export function mailHeader(raw, name) {
   return line?.slice(name.length + 1).trim();
 }
 
-export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false, email } = {}) {
+/** `loader`: give the Worker a Worker Loader binding (`LOADER`, wrangler.toml's
+ * optional `[[worker_loaders]]`), so the owner's session has `run_code`. */
+export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false, email, loader = false } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
   // Email: the handler's trigger (`/cdn-cgi/handler/email`, as `wrangler dev`
@@ -96,6 +98,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
     ...emailOptions,
     ...(inspectorPort ? { inspectorPort } : {}),
     ...(assets ? { assets: CONSOLE_ASSETS } : {}),
+    ...(loader ? { workerLoaders: { LOADER: {} } } : {}),
     ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
     ...extra,
   });

@@ -12,6 +12,7 @@
 //! [`reset`]s; a turn uses [`compaction`] and [`context`] budgeting over what
 //! [`replay`] rebuilds from the [`store`]; [`prefix`] is the stable system
 //! prompt and [`toolbox`] the tool list; [`archive`] writes what leaves;
+//! [`code`] runs `run_code` scripts;
 //! [`reply`] is how anything is said (through the outbox of
 //! [`crate::delivery`]); [`answers`] keeps the replies to messages asked
 //! over HTTP.
@@ -24,6 +25,7 @@ pub mod answer;
 pub mod answers;
 pub mod archive;
 pub mod batch;
+pub mod code;
 pub mod compaction;
 pub mod context;
 pub mod deps;

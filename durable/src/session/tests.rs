@@ -977,6 +977,7 @@ fn the_photos_of_an_album_are_one_turn_after_a_short_wait() {
     assert_eq!(f.sent(), ["Lovely photos."]);
 }
 
+mod code;
 mod meter;
 mod poison;
 

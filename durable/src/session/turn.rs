@@ -247,7 +247,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
                 deps.watch.tool(&name, "running");
-                let outcome = toolbox::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
+                let outcome = super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
                 deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
                 outcome
             };

@@ -9,6 +9,7 @@
 //! a clear HTTP error, never a panic.
 
 pub mod api;
+pub mod code;
 pub mod delivery;
 pub mod dreaming;
 pub mod groups;
@@ -169,6 +170,8 @@ pub struct AgentConfig {
     pub web: web::WebConfig,
     /// MCP client and server limits (`MCP_*`).
     pub mcp: web::McpSettings,
+    /// Code mode: who gets `run_code`, and its limits (`CODE_MODE*`).
+    pub code: code::CodeConfig,
     /// How long undelivered replies are retried (`DELIVERY_GIVE_UP_MINUTES`).
     pub delivery: delivery::DeliveryConfig,
     /// Changes kept per workspace file (`HISTORY_KEEP_VERSIONS`).
@@ -454,6 +457,7 @@ impl AgentConfig {
             memory_bm25: memory_bm25(vars, agent)?,
             web: web::WebConfig::load(vars, agent, provider)?,
             mcp: web::McpSettings::load(vars, agent)?,
+            code: code::CodeConfig::load(vars, agent)?,
             delivery,
             history_keep: dreaming::history_keep(vars, agent)?,
             usage: usage::UsageSettings::load(vars, agent)?,
