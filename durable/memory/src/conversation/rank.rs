@@ -31,6 +31,7 @@
 
 use super::{ConversationIndex, SessionOrd, TurnId};
 use crate::bm25::{self, Bm25Params, NormCache};
+use crate::index::rank_top_k;
 use crate::tokenize::EXACT_MARK;
 
 /// Step 1: a term in more than this share of the exchanges is common...
@@ -203,13 +204,9 @@ impl ConversationIndex {
             let session = if best_session > 0.0 { session_score[meta.session as usize] / best_session } else { 0.0 };
             score[s as usize] / best_turn + SESSION_WEIGHT * session
         };
-        let mut pool: Vec<(u32, f32)> = candidates.iter().map(|&s| (s, fused(s))).collect();
-        let order = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if pool.len() > SELECTION_POOL {
-            pool.select_nth_unstable_by(SELECTION_POOL - 1, order);
-            pool.truncate(SELECTION_POOL);
-        }
-        pool.sort_unstable_by(order);
+        // Best first, ties by slot (the index's own ranking: one sort in the WASM).
+        let mut pool: Vec<(u64, f32)> = candidates.iter().map(|&s| (u64::from(s), fused(s))).collect();
+        rank_top_k(&mut pool, SELECTION_POOL);
 
         // Selection: a few per session, neighbours of taken ones left as context.
         let mut taken: Vec<u32> = Vec::new();
@@ -221,6 +218,7 @@ impl ConversationIndex {
         while out.len() < q.k {
             let mut best: Option<(usize, f32)> = None;
             for (i, &(s, f)) in pool.iter().enumerate() {
+                let s = s as u32;
                 let session = self.turns[s as usize].session;
                 let already = taken_in(&per_session, session);
                 let beside_taken =
@@ -239,6 +237,7 @@ impl ConversationIndex {
             }
             let Some((i, _)) = best else { break };
             let (s, f) = pool.remove(i);
+            let s = s as u32;
             let meta = self.turns[s as usize];
             match per_session.iter_mut().find(|(x, _)| *x == meta.session) {
                 Some((_, count)) => *count += 1,

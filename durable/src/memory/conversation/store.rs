@@ -239,7 +239,7 @@ impl<S: Sql> Conversations<S> {
         }
         let store: SqlValue = self.store.as_str().into();
         let mut ids: Vec<TurnId> = hits.iter().flat_map(|h| [Some(h.id), h.before, h.after]).flatten().collect();
-        ids.sort_unstable();
+        crate::order::sort(&mut ids);
         ids.dedup();
         let marks = vec!["?"; ids.len()].join(",");
         let params: Vec<SqlValue> = ids.iter().map(|&id| SqlValue::Int(id as i64)).collect();
@@ -250,7 +250,7 @@ impl<S: Sql> Conversations<S> {
             .map(|r| (int(r.first()) as TurnId, exchange_of(r)))
             .collect();
         let mut ords: Vec<SessionOrd> = hits.iter().map(|h| h.session).collect();
-        ords.sort_unstable();
+        crate::order::sort(&mut ords);
         ords.dedup();
         let marks = vec!["?"; ords.len()].join(",");
         let mut params = vec![store.clone()];
