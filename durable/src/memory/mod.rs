@@ -19,6 +19,7 @@ pub mod backend;
 pub mod conversation;
 pub mod evidence;
 pub mod recall;
+pub mod self_report;
 pub mod tools;
 
 pub use recall::{recall, RECALL_CHARS, RECALL_K};

@@ -558,7 +558,7 @@ fn bm25_parameters_apply_to_loaded_and_later_stores() {
 }
 
 fn know(text: &str, filter: Option<&str>) -> (Value, usize) {
-    let v = mtools::know_sections(text, filter);
+    let v = super::self_report::know_sections(text, filter);
     let bytes = serde_json::to_string(&v).unwrap().len();
     (v, bytes)
 }
@@ -575,7 +575,7 @@ fn what_do_i_know_keeps_later_sections_when_one_is_huge() {
     }
     md.push_str("## People\n- Luis prefers Spanish\n## Open questions\n- What carrier does Luis use?\n");
     let (v, bytes) = know(&md, None);
-    assert!(bytes <= mtools::KNOW_MAX_BYTES, "{bytes}");
+    assert!(bytes <= super::self_report::KNOW_MAX_BYTES, "{bytes}");
     assert_eq!(headings(&v), vec!["Huge", "People", "Open questions"]);
     assert_eq!(v["sections"][1]["bullets"], json!(["Luis prefers Spanish"]));
     assert_eq!(v["sections"][2]["bullets"], json!(["What carrier does Luis use?"]));
@@ -634,9 +634,11 @@ fn what_do_i_know_caps_hold_for_any_memory_md() {
             }
         }
         let (v, bytes) = know(&md, None);
-        assert!(bytes <= mtools::KNOW_MAX_BYTES, "{bytes} bytes");
+        assert!(bytes <= super::self_report::KNOW_MAX_BYTES, "{bytes} bytes");
         let sections = v["sections"].as_array().unwrap();
-        assert!(sections.iter().all(|s| s["bullets"].as_array().unwrap().len() <= mtools::KNOW_MAX_BULLETS));
+        assert!(sections
+            .iter()
+            .all(|s| s["bullets"].as_array().unwrap().len() <= super::self_report::KNOW_MAX_BULLETS));
         if !md.is_empty() {
             assert!(!sections.is_empty());
         }
