@@ -12,7 +12,8 @@
 //!   kept across requests, at most [`MAX_LOADED_STORES`]: the least recently used
 //!   is checkpointed and unloaded) over [`backend::SqlMemoryBackend`] and answers
 //!   calls.
-//! - [`tools`]: the memory and self-report tools; [`recall`]: per-turn recall,
+//! - [`tools`]: the memory tools, [`self_report`] the self-report tools of seed 000;
+//!   [`conversation`]: what was said, searchable; [`recall`]: per-turn recall,
 //!   with a relevance floor.
 
 pub mod backend;
