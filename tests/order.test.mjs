@@ -2,20 +2,17 @@
 // their webhooks overlap and overtake each other. Telegram delivers a
 // webhook's updates over up to 40 parallel connections (Slack's Events API
 // posts each event on its own request): here every message is sent 15 ms
-// after the one before, all requests in flight together, every other one
-// held back 25 ms on its way and each a random 0–15 ms more (seeded), so
-// about half arrive after the one sent just after them. The answers must
-// come in the order sent.
+// after the one before, all requests in flight together, and about half
+// arrive after the one sent just after them (helpers/burst.mjs). The
+// answers must come in the order sent.
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
+import { burst, GAP_MS, inPlace } from "./helpers/burst.mjs";
 import { startHearth, tgUpdate } from "./helpers/hearth.mjs";
 import { signedHeaders, startSlack } from "./helpers/slack-standin.mjs";
 
-const GAP_MS = 15;
-const HELD_BACK_MS = 25;
-const JITTER_MS = 15;
 // One fresh chat per case: its first message has nothing before it to follow.
 const BURST = 5101;
 const RESET = 5102;
@@ -23,44 +20,12 @@ const COMPACT = 5103;
 const SLACK_SECRET = "slack-signing-secret-for-order";
 const SLACK_FRIEND = "U0ORDER001";
 
-/** A seeded PRNG (mulberry32): the same shuffle on every run. */
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Sends `n` requests, the i-th `GAP_MS` × i after the first plus a random
- * delay on its way, all concurrently. Returns the order they left in (which
- * the test checks is not the order sent) once every one was answered 200.
- */
-async function burst(n, send, seed) {
-  const rnd = random(seed);
-  const leaves = Array.from({ length: n }, (_, i) => ({ i, at: i * GAP_MS + (i % 2 ? 0 : HELD_BACK_MS) + rnd() * JITTER_MS }));
-  const departures = [];
-  const responses = await Promise.all(
-    leaves.map(
-      ({ i, at }) =>
-        new Promise((resolve, reject) =>
-          setTimeout(() => {
-            departures.push(i);
-            send(i).then(resolve, reject);
-          }, at),
-        ),
-    ),
-  );
+/** `burst` (helpers/burst.mjs), every webhook acknowledged and the requests truly overtaking. */
+async function overtaking(n, send, seed) {
+  const { responses, overtaken } = await burst(n, send, seed);
   for (const r of responses) assert.equal(r.status, 200, "every webhook acknowledged");
-  const overtaken = departures.filter((v, k) => departures.slice(k + 1).some((w) => w < v)).length;
   assert.ok(overtaken >= n / 4, `the requests really overtook each other (${overtaken} of ${n} left after a later one)`);
-  return departures;
 }
-
-/** How many of `got` stand where `want` has them. */
-const inPlace = (got, want) => want.filter((w, k) => got[k] === w).length;
 
 const sentTo = (h, chat) => h.telegram.sent().filter((r) => Number(r.body.chat_id) === chat).map((r) => r.body.text);
 const lastText = (body) => {
@@ -94,7 +59,7 @@ describe("telegram: turns in the order sent", () => {
     // Each turn takes a while: messages queue up behind it, out of order.
     h.llm.state.defaultDelayMs = 20;
     const updates = Array.from({ length: 30 }, (_, i) => tgUpdate({ from: BURST, text: `K-${i}` }));
-    await burst(30, (i) => h.sendUpdate(updates[i]), 23);
+    await overtaking(30, (i) => h.sendUpdate(updates[i]), 23);
     await h.until(() => sentTo(h, BURST).length === 30, { what: "30 answers", timeoutMs: 30000 });
     const want = updates.map((_, i) => `echo: K-${i}`);
     const got = sentTo(h, BURST);
@@ -113,7 +78,7 @@ describe("telegram: turns in the order sent", () => {
     h.llm.state.responder = (body) => (isExtraction(body) ? { text: "NONE" } : null);
     const texts = Array.from({ length: 20 }, (_, i) => (i === 10 ? "/reset" : `R-${i}`));
     const updates = texts.map((text) => tgUpdate({ from: RESET, text }));
-    await burst(20, (i) => h.sendUpdate(updates[i]), 7);
+    await overtaking(20, (i) => h.sendUpdate(updates[i]), 7);
     await h.until(() => sentTo(h, RESET).length === 20, { what: "20 answers", timeoutMs: 30000 });
     const got = sentTo(h, RESET);
     const want = texts.map((t) => (t === "/reset" ? got[10] : `echo: ${t}`));
@@ -148,7 +113,7 @@ describe("telegram: turns in the order sent", () => {
       h.llm.state.responder = (body) => (isCompaction(body) ? { text: "## Summary\nOlga asked about Rome.\n## Memories\n- none" } : null);
       const long = "tell me more about Rome and its history ".repeat(12);
       const updates = Array.from({ length: 16 }, (_, i) => tgUpdate({ from: COMPACT, text: `C-${i}: ${long}` }));
-      await burst(16, (i) => h.sendUpdate(updates[i]), 11);
+      await overtaking(16, (i) => h.sendUpdate(updates[i]), 11);
       await h.until(() => sentTo(h, COMPACT).length === 16, { what: "16 answers", timeoutMs: 60000 });
       const got = sentTo(h, COMPACT).map((t) => t.match(/^echo: (C-\d+):/)?.[1]);
       const want = updates.map((_, i) => `C-${i}`);
@@ -207,7 +172,7 @@ describe("slack: turns in the order sent", () => {
       return `${Math.floor(us / 1e6)}.${String(us % 1e6).padStart(6, "0")}`;
     };
     const bodies = Array.from({ length: 30 }, (_, i) => dm(`S-${i}`, tsOf(i), i));
-    await burst(30, (i) => h.fetch("/slack/main", { method: "POST", headers: signedHeaders(SLACK_SECRET, bodies[i]), body: bodies[i] }), 5);
+    await overtaking(30, (i) => h.fetch("/slack/main", { method: "POST", headers: signedHeaders(SLACK_SECRET, bodies[i]), body: bodies[i] }), 5);
     await h.until(() => slack.posted().length === 30, { what: "30 answers", timeoutMs: 30000 });
     const got = slack.posted().map((p) => p.body.text);
     const want = bodies.map((_, i) => `echo: S-${i}`);
