@@ -59,7 +59,7 @@ impl SendOrder {
         }
         let secs: i64 = secs.parse().ok()?;
         // "5" after the point is 500,000 microseconds, not 5.
-        let micros: i64 = format!("{micros:0<6}").parse().ok()?;
+        let micros = micros.bytes().chain(std::iter::repeat(b'0')).take(6).fold(0, |n, d| n * 10 + i64::from(d - b'0'));
         Some(SendOrder::new("slack", secs.checked_mul(1_000_000)?.checked_add(micros)?))
     }
 }

@@ -65,7 +65,7 @@ pub fn merge(head: Inbound, rest: Vec<Inbound>) -> Inbound {
     // The head first: without positions, the order queued stands.
     let mut all = vec![head.clone()];
     all.extend(rest);
-    all.sort_by_key(position);
+    crate::order::sort_by_key(&mut all, position);
     let mut merged = head;
     merged.text = all.iter().map(|m| m.text.trim()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n");
     merged.media = all.iter().flat_map(|m| m.media.iter().cloned()).collect();
