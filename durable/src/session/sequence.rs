@@ -30,7 +30,65 @@
 
 use super::store::{InboxItem, SessionStore};
 use crate::inbound::Inbound;
-use crate::ports::{Sql, StorageError};
+use crate::ports::{Sql, SqlValue, StorageError};
+use crate::storage::{col_i64, col_string};
+
+/// A queued message's order stream and position (`Inbound::order`), read
+/// from its payload; NULL when it has none (or the payload is not JSON).
+const STREAM: &str = "CASE WHEN json_valid(payload) THEN json_extract(payload, '$.order.stream') END";
+const POS: &str = "CASE WHEN json_valid(payload) THEN json_extract(payload, '$.order.pos') END";
+
+/// Which open message is next: the inbox's side of the two rules.
+impl<S: Sql> SessionStore<'_, S> {
+    /// The message to take next (the first rule above): one already
+    /// started (a resumed turn), else of the messages waiting the one that
+    /// arrived first, or, when its platform says where it was sent
+    /// (`Inbound::order`), the one of its stream that was sent first.
+    pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
+        // The order key is read from the queued message itself (SQLite's
+        // JSON functions), so the table needs no column of its own for it.
+        let mut head = self.sql.exec(
+            &format!(
+                "SELECT seq, state = 'active', {STREAM} FROM inbox WHERE state IN ('pending','active') \
+                 ORDER BY state = 'active' DESC, seq LIMIT 1"
+            ),
+            &[],
+        )?;
+        let Some(mut head) = head.pop() else { return Ok(None) };
+        let started = col_i64(&head, 1) != 0;
+        let stream = match head.get_mut(2) {
+            Some(SqlValue::Text(stream)) if !started => std::mem::take(stream),
+            _ => return self.open_item("seq = ?", col_i64(&head, 0).into()),
+        };
+        self.open_item(&format!("state = 'pending' AND {STREAM} = ? ORDER BY {POS}, seq"), stream.into())
+    }
+
+    /// The first open message `filter` (with one parameter) finds.
+    fn open_item(&self, filter: &str, param: SqlValue) -> Result<Option<InboxItem>, StorageError> {
+        let mut rows = self.sql.exec(
+            &format!(
+                "SELECT seq, payload, state, attempts, received_at FROM inbox \
+                 WHERE state IN ('pending','active') AND {filter} LIMIT 1"
+            ),
+            &[param],
+        )?;
+        Ok(rows.pop().map(|mut r| InboxItem {
+            seq: col_i64(&r, 0),
+            payload: col_string(&mut r, 1),
+            active: r.get(2).and_then(SqlValue::as_str) == Some("active"),
+            attempts: col_i64(&r, 3),
+            received_at: col_i64(&r, 4),
+        }))
+    }
+
+    /// Whether the delivery `dedupe_key` was taken (started or done): not
+    /// merely seen, since a message still waiting may itself wait for others.
+    pub fn taken(&self, dedupe_key: &str) -> Result<bool, StorageError> {
+        let rows =
+            self.sql.exec("SELECT 1 FROM inbox WHERE dedupe_key = ? AND state != 'pending'", &[dedupe_key.into()])?;
+        Ok(!rows.is_empty())
+    }
+}
 
 /// When the message `item` (not started yet) may start: `None` now, else
 /// the time to look again. `hold_ms`: `ORDER_HOLD_MS`.
