@@ -1,9 +1,11 @@
 // Bench piece: what one turn costs in workerd (Miniflare, instant LLM and
 // Telegram stand-ins): workerd CPU per turn in a short and a ~400-message
 // session and per tool round, per-turn wall time, webhook ack latency, and the
-// first turn after a fresh boot. `BENCH_ONLY=turns npm run bench` runs only
-// this (quick, while optimising).
+// first turn after a fresh boot; and turns in the order sent when their
+// webhooks overtake each other, and what that ordering adds to a turn.
+// `BENCH_ONLY=turns npm run bench` runs only this (quick, while optimising).
 import os from "node:os";
+import { burst, inPlace } from "../tests/helpers/burst.mjs";
 import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
 import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
 import { percentile } from "../tests/helpers/stats.mjs";
@@ -172,10 +174,82 @@ async function firstTurns() {
   );
 }
 
+// Fresh chats for the order rows: a burst, a reset in a burst, turns that
+// follow each other, and two chats taking turns.
+const ORDER = { burst: 5201, reset: 5202, follow: 5203, gapA: 5204, gapB: 5205 };
+const ORDER_N = 20; // sequential turns per latency figure
+
+/** The answers the bot sent to `chat`, in order. */
+const answersTo = (h, chat) => h.telegram.sent().filter((r) => Number(r.body.chat_id) === chat).map((r) => r.body.text);
+
+/** `n` messages 15 ms apart whose webhooks overtake each other (tests/helpers/burst.mjs); how many answers stand where sent. */
+async function orderedBurst(h, chat, texts, seed) {
+  const updates = texts.map((text) => tgUpdate({ from: chat, text }));
+  const { responses, overtaken } = await burst(texts.length, (i) => h.sendUpdate(updates[i]), seed);
+  if (responses.some((r) => r.status !== 200)) throw new Error("a webhook was not acknowledged");
+  await h.until(() => answersTo(h, chat).length >= texts.length, { what: `${texts.length} answers`, timeoutMs: 60000 });
+  const got = answersTo(h, chat);
+  const want = texts.map((t, i) => (t === "/reset" ? got[i] : `echo: ${t}`));
+  return { inPlace: inPlace(got, want), overtaken, resetAt: got.findIndex((t) => t.startsWith("🧹")) };
+}
+
+/**
+ * Turns in the order sent (the e2e cases of tests/order.test.mjs, here as
+ * figures), and what ordering adds to one turn's latency: a message whose
+ * Telegram update follows one already taken starts at once; after a gap (the
+ * update before it went to another chat: the first message of a chat, two
+ * chats taking turns; and every message of a platform without gapless ids
+ * reaching an idle session) it waits ORDER_HOLD_MS for a straggler.
+ */
+async function orderRows() {
+  const allow = Object.values(ORDER).map((c) => `telegram:${c}`).join(",");
+  const h = await startHearth({ bindings: { ALLOW_FROM: allow } });
+  try {
+    await h.putFile("agents/main/SOUL.md", "# Soul\nBrief.");
+    for (let i = 0; i < 20; i++) await turn(h, `warm ${i}`);
+    h.llm.state.defaultDelayMs = 20; // each turn takes a while: messages queue up behind it
+    const thirty = await orderedBurst(h, ORDER.burst, Array.from({ length: 30 }, (_, i) => `K-${i}`), 23);
+    row(
+      `turns in send order, 30 messages 15 ms apart (webhooks overlapping; ${thirty.overtaken} left after one sent later)`,
+      `${thirty.inPlace}/30`,
+      `30/30${mark(thirty.inPlace === 30)}`,
+    );
+    h.llm.state.responder = (body) => (JSON.stringify(body.messages.at(-1)).includes("about to be archived") ? { text: "NONE" } : null);
+    const texts = Array.from({ length: 20 }, (_, i) => (i === 10 ? "/reset" : `R-${i}`));
+    const reset = await orderedBurst(h, ORDER.reset, texts, 7);
+    row(
+      `turns in send order, 20 messages with a /reset in the middle in a burst (${reset.overtaken} overtaken; reset answered ${reset.resetAt + 1}th)`,
+      `${reset.inPlace}/20`,
+      `20/20, reset 11th${mark(reset.inPlace === 20 && reset.resetAt === 10)}`,
+    );
+    h.llm.state.defaultDelayMs = 0;
+    h.llm.state.responder = null;
+    const walls = async (chats) => {
+      const out = [];
+      for (let i = 0; i <= ORDER_N; i++) {
+        const t = await turn(h, `order ${i}`, [], chats[i % chats.length]);
+        if (i > 0) out.push(t.wall); // the first of a chat follows nothing of it
+      }
+      return percentile(sorted(out), 50);
+    };
+    const follow = await walls([ORDER.follow]);
+    const gap = await walls([ORDER.gapA, ORDER.gapB]);
+    row(`what ordering adds to a turn: a message whose Telegram update follows one taken (n=${ORDER_N}, wall p50)`, ms(follow), "no hold");
+    row(
+      `  after a gap (two chats taking turns; so every idle Slack/Discord/WhatsApp/email message) (n=${ORDER_N}, wall p50)`,
+      `${ms(gap)} (+${(gap - follow).toFixed(0)} ms)`,
+      "≈ ORDER_HOLD_MS (100)",
+    );
+  } finally {
+    await h.close();
+  }
+}
+
 async function turnCosts() {
   await firstTurns();
   await plainTurns();
   await toolTurns();
+  await orderRows();
 }
 
 export async function bench() {

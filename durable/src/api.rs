@@ -241,6 +241,7 @@ pub fn turn_request(
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         },
         thread_id: thread.to_owned(),
         stream,

@@ -7,12 +7,14 @@
 
 pub mod channel;
 pub mod context;
+pub mod order;
 
 use r2_layout::{AgentId, Scope};
 use serde::{Deserialize, Serialize};
 
 pub use channel::ChannelKind;
 pub use context::MessageContext;
+pub use order::SendOrder;
 
 /// The API thread that is the owner's main session.
 pub const MAIN_THREAD: &str = "main";
@@ -76,6 +78,11 @@ pub struct Inbound {
     /// in one turn (`session::batch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<String>,
+    /// Where the message stands in the order its person sent it, by the
+    /// platform's ids: its session answers by this, not by arrival
+    /// (`session::sequence`). `None` (HTTP, heartbeats, relays): arrival order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<SendOrder>,
 }
 
 /// A message's place in a group of agents' exchange.

@@ -96,6 +96,7 @@ mod tests {
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         }
     }
 

@@ -167,6 +167,7 @@ mod tests {
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         }
     }
 

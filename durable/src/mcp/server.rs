@@ -348,6 +348,7 @@ async fn ask<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, args: &Value
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     };
     if let Err(e) = b.enqueue(&key, &inbound).await {
         return ToolOutcome::err(format!("the agent could not take the message: {e}"));

@@ -236,6 +236,7 @@ impl Session {
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         };
         SessionStore::new(&self.p.sql).enqueue(&m.dedupe_key, &serde_json::to_string(&m).unwrap(), 0).unwrap();
         let deps = SessionDeps {

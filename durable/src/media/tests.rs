@@ -80,6 +80,7 @@ fn inbound(n: u32, text: &str, media: Vec<InboundMedia>) -> Inbound {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     }
 }
 

@@ -395,6 +395,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
         group: Some(GroupHop { listen, ..hop.clone() }),
         mentions: vec![],
         batch: None,
+        order: None,
     };
     ReplyTarget {
         channel: RELAY_CHANNEL,

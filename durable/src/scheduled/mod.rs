@@ -327,6 +327,7 @@ fn system_inbound(dedupe_key: String, chat: &str, text: String, extra: String, n
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     }
 }
 

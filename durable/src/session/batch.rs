@@ -54,17 +54,18 @@ pub fn gather<S: Sql>(
     Ok(merged)
 }
 
-/// The position of a message in its chat, when its dedupe key carries one
-/// (`telegram:update:{id}`: update ids grow in the order messages were sent).
+/// The position of a message in the order sent (the platform's, see
+/// [`crate::inbound::SendOrder`]); unknown ones last.
 fn position(m: &Inbound) -> i64 {
-    m.dedupe_key.rsplit(':').next().and_then(|n| n.parse().ok()).unwrap_or(i64::MAX)
+    m.order.as_ref().map_or(i64::MAX, |o| o.pos)
 }
 
 /// `head` with the texts and attachments of `rest`, all in the order sent.
 pub fn merge(head: Inbound, rest: Vec<Inbound>) -> Inbound {
-    let mut all = rest;
-    all.push(head.clone());
-    all.sort_by_key(position);
+    // The head first: without positions, the order queued stands.
+    let mut all = vec![head.clone()];
+    all.extend(rest);
+    crate::order::sort_by_key(&mut all, position);
     let mut merged = head;
     merged.text = all.iter().map(|m| m.text.trim()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n");
     merged.media = all.iter().flat_map(|m| m.media.iter().cloned()).collect();
@@ -78,7 +79,7 @@ pub fn merge(head: Inbound, rest: Vec<Inbound>) -> Inbound {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbound::{ChannelKind, ChatKind, InboundMedia, ReplyTarget};
+    use crate::inbound::{ChannelKind, ChatKind, InboundMedia, ReplyTarget, SendOrder};
 
     fn photo(update: i64, caption: &str, received_at: i64) -> Inbound {
         Inbound {
@@ -104,6 +105,7 @@ mod tests {
             group: None,
             mentions: vec![],
             batch: Some("telegram:album:77".into()),
+            order: Some(SendOrder::telegram(1, update, update)),
         }
     }
 

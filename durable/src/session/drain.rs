@@ -28,11 +28,12 @@ so I did not start on it. It is saved in our history; please ask again.";
 pub struct DrainReport {
     pub turns: u32,
     pub llm_calls: u32,
-    /// The next message waits for the rest of its batch until then.
+    /// The next message waits until then: for messages sent before it that
+    /// may still arrive ([`super::sequence`]), or for the rest of its batch.
     pub wake_at: Option<i64>,
 }
 
-/// Takes every open message, oldest first, and runs its turn. Returns when
+/// Takes every open message, in the order sent, and runs its turn. Returns when
 /// the queue is empty. Storage errors stop the drain (the alarm retries);
 /// LLM and channel errors are handled inside the turn. Replies whose retry
 /// is due are sent first, and again at the end.
@@ -47,6 +48,12 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             store.finish(item.seq, p.now_ms())?;
             continue;
         };
+        let hold = deps.config.order_hold_ms;
+        if let Some(at) = super::sequence::wait_until(&store, &item, &inbound, hold, p.now_ms())? {
+            // A message sent just before it may still be on its way.
+            report.wake_at = Some(at);
+            break;
+        }
         if !item.active && inbound.batch.is_some() {
             // An album's first photo waits for the rest, then takes them in;
             // the messages behind it wait too (their order is kept).

@@ -249,6 +249,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         };
         let payload = serde_json::to_string(&inbound).map_err(|e| StorageError(e.to_string()))?;
         store.enqueue(&inbound.dedupe_key, &payload, now)?;
@@ -426,16 +427,17 @@ impl<R: SessionRuntime> SessionHost<R> {
     }
 
     /// Sets the alarm for what is left: at once when a message came in
-    /// meanwhile, when the next message's batch is due if it waits for one,
-    /// else when the outbox's next retry is due.
+    /// meanwhile, when the next message may start if it waits (for its
+    /// batch, or for messages sent before it), else when the outbox's next
+    /// retry is due.
     async fn rearm(
         &self,
         store: &SessionStore<'_, R::Sql>,
         held: bool,
-        batch_due: Option<i64>,
+        next_due: Option<i64>,
     ) -> Result<(), StorageError> {
         let outbox_due = crate::delivery::next_due(self.runtime.sql())?;
-        if let Some(at) = batch_due {
+        if let Some(at) = next_due {
             return self.runtime.wake_at(outbox_due.map_or(at, |o| o.min(at))).await;
         }
         if !held && store.open_count()? > 0 {

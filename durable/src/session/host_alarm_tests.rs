@@ -83,6 +83,7 @@ fn message(n: u32) -> EnqueueRequest {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     };
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:telegram:dm:7").unwrap(),

@@ -91,6 +91,7 @@ pub(super) fn api_request(key: &str, text: &str) -> ApiTurnRequest {
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         },
         thread_id: "notes".into(),
         stream: true,

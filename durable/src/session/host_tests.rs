@@ -99,6 +99,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
             group: None,
             mentions: vec![],
             batch: None,
+            order: None,
         },
         if_idle: false,
         fresh: false,

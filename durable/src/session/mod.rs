@@ -3,7 +3,7 @@
 //! Why a queue: a Durable Object serialises storage, not I/O. While a turn
 //! awaits the LLM another webhook for the same chat runs, so messages are
 //! written to the `inbox` table first and one drain loop (the object's alarm)
-//! takes them in order, one turn at a time. A row moves `pending → active →
+//! takes them in the order they were sent ([`sequence`]), one turn at a time. A row moves `pending → active →
 //! done`; the user's message joins the history in the same step that marks it
 //! active, so a turn cut short by eviction resumes from the history and
 //! nothing is said twice or lost.
@@ -43,6 +43,7 @@ pub mod preview;
 pub mod replay;
 pub mod reply;
 pub mod reset;
+pub mod sequence;
 pub mod stop;
 pub mod store;
 pub mod toolbox;
@@ -54,5 +55,7 @@ pub mod watch;
 mod conversation_tests;
 #[cfg(test)]
 mod host_tests;
+#[cfg(test)]
+mod sequence_tests;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! The session's SQLite tables and every statement that touches them.
+//! The session's SQLite tables and every statement that touches them (but
+//! which queued message is next: [`super::sequence`]).
 
 use crate::ports::{Sql, SqlValue, StorageError};
 use crate::storage::{col_i64, col_string};
@@ -89,10 +90,12 @@ pub struct InboxItem {
     pub payload: String,
     pub active: bool,
     pub attempts: i64,
+    /// When the session got it (its clock, ms).
+    pub received_at: i64,
 }
 
 pub struct SessionStore<'a, S: Sql> {
-    sql: &'a S,
+    pub(super) sql: &'a S,
 }
 
 impl<'a, S: Sql> SessionStore<'a, S> {
@@ -132,20 +135,6 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     pub fn inbox_state(&self, dedupe_key: &str) -> Result<Option<String>, StorageError> {
         let mut rows = self.sql.exec("SELECT state FROM inbox WHERE dedupe_key = ?", &[dedupe_key.into()])?;
         Ok(rows.pop().map(|mut r| col_string(&mut r, 0)))
-    }
-
-    /// The oldest message not yet done.
-    pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
-        let mut rows = self.sql.exec(
-            "SELECT seq, payload, state, attempts FROM inbox WHERE state IN ('pending','active') ORDER BY seq LIMIT 1",
-            &[],
-        )?;
-        Ok(rows.pop().map(|mut r| InboxItem {
-            seq: col_i64(&r, 0),
-            payload: col_string(&mut r, 1),
-            active: r.get(2).and_then(SqlValue::as_str) == Some("active"),
-            attempts: col_i64(&r, 3),
-        }))
     }
 
     pub fn open_count(&self) -> Result<i64, StorageError> {

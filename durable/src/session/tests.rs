@@ -48,6 +48,7 @@ pub(super) fn inbound(n: u32, text: &str) -> Inbound {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     }
 }
 

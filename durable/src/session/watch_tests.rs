@@ -72,6 +72,7 @@ fn api_message(key: &str) -> Inbound {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     }
 }
 

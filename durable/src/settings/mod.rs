@@ -188,7 +188,15 @@ pub struct AgentConfig {
     pub voice: voice::VoiceConfig,
     /// How chats see an answer while it is written (`STREAM_REPLIES…`).
     pub stream: stream::StreamConfig,
+    /// `ORDER_HOLD_MS`: how long a message that reaches an idle session
+    /// waits for one sent before it that may still be on its way
+    /// (`session::sequence`). 0: none.
+    pub order_hold_ms: i64,
 }
+
+/// How long a message reaching an idle session waits for one sent just
+/// before it, unless `ORDER_HOLD_MS` says otherwise.
+pub const DEFAULT_ORDER_HOLD_MS: u32 = 100;
 
 /// How long a stranger waits before being told their id again, unless
 /// `STRANGER_COOLDOWN_MINUTES` says otherwise.
@@ -470,6 +478,7 @@ impl AgentConfig {
             groups: groups::load(vars, &agent_ids(vars))?,
             voice: voice::VoiceConfig::load(vars, agent)?,
             stream: stream::StreamConfig::load(vars, agent)?,
+            order_hold_ms: i64::from(number::<u32>(vars, agent, "ORDER_HOLD_MS", DEFAULT_ORDER_HOLD_MS)?),
         })
     }
 
@@ -538,6 +547,18 @@ mod tests {
         for bad in ["-5", "an hour", "1.5"] {
             let e = cooldown(&[("STRANGER_COOLDOWN_MINUTES", bad)]).unwrap_err();
             assert!(e.to_string().contains("STRANGER_COOLDOWN_MINUTES"), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_order_hold_is_a_tenth_of_a_second_unless_set() {
+        let hold = |v: &[(&str, &str)]| AgentConfig::load(&vars(v), "main").map(|c| c.order_hold_ms);
+        assert_eq!(hold(&[]).unwrap(), 100);
+        assert_eq!(hold(&[("ORDER_HOLD_MS", "0")]).unwrap(), 0);
+        assert_eq!(hold(&[("ORDER_HOLD_MS", "400")]).unwrap(), 400);
+        for bad in ["-1", "soon", "0.5"] {
+            let e = hold(&[("ORDER_HOLD_MS", bad)]).unwrap_err();
+            assert!(e.to_string().contains("ORDER_HOLD_MS"), "{e}");
         }
     }
 

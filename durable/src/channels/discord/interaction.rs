@@ -3,7 +3,7 @@
 //! we answer with, and the interaction-token lifetime. Pure, tested natively.
 
 pub use super::wire::{Attachment, Member, User};
-use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget, SendOrder};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -314,6 +314,7 @@ pub fn to_inbound(
         group: None,
         mentions: vec![],
         batch: None,
+        order: SendOrder::discord(&i.id),
     })
 }
 

@@ -45,6 +45,8 @@ fn guild_commands_are_group_messages_and_dms_direct() {
     );
     assert_eq!(inbound.dedupe_key, "discord:interaction:1180000000000000000");
     assert!(inbound.addressed);
+    let order = inbound.order.as_ref().unwrap();
+    assert_eq!((order.stream.as_str(), order.pos), ("discord", 1_180_000_000_000_000_000), "its snowflake");
     assert_eq!(inbound.reply_target.channel, ChannelKind::Discord);
     let extra = ReplyExtra::from_target(&inbound.reply_target).unwrap();
     assert_eq!(extra.token, "tok-1");

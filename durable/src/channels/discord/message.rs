@@ -4,7 +4,7 @@
 //! frame is read once into these structs, never into a JSON tree.
 
 pub use super::wire::{Attachment, Member, User};
-use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget, SendOrder};
 use serde::Deserialize;
 
 /// The fields of a Discord message Hearth reads.
@@ -139,6 +139,7 @@ pub fn to_inbound(msg: &GatewayMessage, bot_id: Option<&str>, now_ms: i64) -> Re
         group: None,
         mentions,
         batch: None,
+        order: SendOrder::discord(&msg.id),
     })
 }
 

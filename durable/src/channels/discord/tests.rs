@@ -246,6 +246,12 @@ fn dms_are_direct_and_bots_are_never_answered() {
     assert_eq!(inbound.kind, ChatKind::Direct);
     assert_eq!(inbound.sender_id, "560661188019488714");
     assert!(inbound.addressed);
+    // Ordered by its snowflake, among every Discord message and command.
+    let order = inbound.order.as_ref().unwrap();
+    assert_eq!(
+        (order.stream.as_str(), order.pos, order.after.as_deref()),
+        ("discord", 1_028_030_000_000_000_001, None)
+    );
     let mut own = (**m).clone();
     own.author.id = "1".into();
     assert_eq!(to_inbound(&own, Some("1"), 0), Err(Skipped::Bot));

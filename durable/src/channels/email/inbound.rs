@@ -15,7 +15,7 @@
 use super::client::reply_extra;
 use super::{authenticated, quote, read, reply_subject, thread_of, Authenticated, Mail};
 use crate::channels::webhook::enqueue_reliably;
-use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SessionKey};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SendOrder, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::{route, Route};
 use crate::settings::{agent_ids, principal_id, setting};
@@ -162,6 +162,9 @@ pub fn to_inbound(mail: &Mail, agent_address: &str, sender: &str, now_ms: i64) -
         group: None,
         mentions: vec![],
         batch: None,
+        // Seconds of the sender's own clock: the best a mailbox knows of
+        // which of two messages was written first.
+        order: mail.date.map(|d| SendOrder::new("email", d)),
     }
 }
 

@@ -37,6 +37,8 @@ pub struct Mail {
     pub to: Vec<String>,
     pub cc: Vec<String>,
     pub subject: String,
+    /// The `Date:` header, seconds since the epoch (the sender's clock).
+    pub date: Option<i64>,
     /// The text part (or the HTML part made text), whole.
     pub text: String,
     pub attachments: Vec<Attachment>,
@@ -117,6 +119,7 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         to: addresses(msg.to()),
         cc: addresses(msg.cc()),
         subject: msg.subject().unwrap_or("").trim().to_owned(),
+        date: msg.date().filter(|d| d.is_valid()).map(|d| d.to_timestamp()),
         text,
         attachments,
         auth,

@@ -31,6 +31,13 @@ fn charsets_and_quoted_printable_are_decoded() {
     assert_eq!(m.message_id.as_deref(), Some("4.2.0.58.20000519002557.00a88870@pop.example.com"));
     let utf7 = read(&fixture("mail-parser-legacy-001.eml")).unwrap();
     assert_eq!(utf7.subject, "Die Hasen und die Frösche (Microsoft Outlook 00)", "UTF-7");
+    // `Date:` with its zone: Wed, 17 May 2000 19:18:39 -0400 and Fri, 19 May 2000 00:29:55 -0400.
+    assert_eq!((utf7.date, m.date), (Some(958_605_519), Some(958_710_595)));
+    let order = |mail: &Mail| super::inbound::to_inbound(mail, "ember@example.com", "ana@example.com", 0).order;
+    assert_eq!(order(&m).map(|o| (o.stream, o.pos)), Some(("email".to_owned(), 958_710_595)));
+    assert!(order(&utf7).unwrap().pos < order(&m).unwrap().pos, "written first, ordered first");
+    let undated = read(b"From: pat@example.org\r\nTo: ember@example.com\r\nSubject: Hi\r\n\r\nhello\r\n").unwrap();
+    assert_eq!((undated.date, order(&undated)), (None, None), "no Date: arrival order");
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub mod webhook;
 #[cfg(test)]
 mod tests;
 
-use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SendOrder};
 use serde_json::Value;
 
 /// What Slack POSTed.
@@ -157,6 +157,7 @@ pub fn to_inbound(event: &Value, bot_user: Option<&str>, now_ms: i64) -> Result<
         group: None,
         mentions: vec![],
         batch: None,
+        order: SendOrder::slack(ts),
     })
 }
 

@@ -39,6 +39,8 @@ fn a_mention_in_a_channel_is_a_group_message_answered_in_its_thread() {
     assert_eq!((m.kind, m.chat_id.as_str(), m.sender_id.as_str()), (ChatKind::Group, "C123ABC456", "U061F7AUR"));
     assert_eq!(m.text, "is it everything a river should be?");
     assert_eq!(m.dedupe_key, "slack:C123ABC456:1515449522.000016");
+    let order = m.order.as_ref().unwrap();
+    assert_eq!((order.stream.as_str(), order.pos), ("slack", 1_515_449_522_000_016), "its ts, in microseconds");
     assert_eq!(m.thread_id.as_deref(), Some("1515449522.000016"), "a top-level mention starts a thread");
     assert_eq!(m.reply_target.thread_id.as_deref(), Some("1515449522.000016"));
     assert!(m.addressed);

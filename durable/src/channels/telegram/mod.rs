@@ -19,7 +19,7 @@ pub mod wire;
 #[cfg(test)]
 mod tests;
 
-use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SendOrder};
 pub use callback::{button_tap, ButtonTap};
 pub use describe::TELEGRAM_DOWNLOAD_LIMIT;
 pub use wire::{Entity, TgMessage, Update};
@@ -272,6 +272,7 @@ pub fn to_inbound(update: &Update, bot: &BotIdentity, now_ms: i64) -> Result<Inb
         mentions: vec![],
         // The photos of an album: one update each, answered in one turn.
         batch: msg.other.get("media_group_id").and_then(|v| v.as_str()).map(|id| format!("telegram:album:{id}")),
+        order: Some(SendOrder::telegram(msg.chat.id, msg.message_id, update.update_id)),
     })
 }
 

@@ -36,6 +36,25 @@ fn the_photos_of_an_album_share_a_batch() {
         batches,
         [Some("telegram:album:13612345678901234".into()), Some("telegram:album:13612345678901234".into())]
     );
+    // Each photo keeps its place in the chat, so the album reads in the order sent.
+    let orders: Vec<_> = updates.iter().map(|u| to_inbound(u, &bot(), 0).unwrap().order.unwrap()).collect();
+    assert_eq!((orders[0].pos, orders[1].pos), (76, 77));
+    assert_eq!(
+        orders[1].after.as_deref(),
+        Some("telegram:update:963500006"),
+        "the update before it is the first photo"
+    );
+}
+
+#[test]
+fn a_message_is_ordered_by_its_id_in_its_chat_and_names_the_update_before_it() {
+    let text = std::fs::read_to_string(fixture_dir().join("botapi-doc-text.json")).unwrap();
+    let u = parse(&text);
+    let m = to_inbound(&u, &bot(), 0).unwrap();
+    let order = m.order.expect("a Telegram message has a position");
+    assert_eq!(order.stream, "telegram:1111111");
+    assert_eq!(order.pos, 1365, "its message_id");
+    assert_eq!(order.after.as_deref(), Some("telegram:update:9999"), "update_id 10000 follows 9999");
 }
 
 #[test]

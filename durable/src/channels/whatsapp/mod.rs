@@ -29,7 +29,7 @@ pub mod webhook;
 #[cfg(test)]
 mod tests;
 
-use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget, SendOrder};
 use serde_json::Value;
 
 /// The customer-service window: replies within 24 hours of the person's message.
@@ -171,7 +171,8 @@ pub fn to_inbound(incoming: &Incoming, now_ms: i64) -> Result<Inbound, Ignored> 
         return Err(Ignored::Empty);
     }
     // Meta's timestamp (seconds) is when the person wrote: the window counts from it.
-    let sent_ms = str_of(m, "timestamp").and_then(|t| t.parse::<i64>().ok()).map_or(now_ms, |s| s * 1000);
+    let sent_secs = str_of(m, "timestamp").and_then(|t| t.parse::<i64>().ok());
+    let sent_ms = sent_secs.map_or(now_ms, |s| s.saturating_mul(1000));
     let extra = ReplyExtra { from: incoming.phone_number_id.clone(), until: sent_ms.min(now_ms) + WINDOW_MS };
     Ok(Inbound {
         dedupe_key: format!("whatsapp:{id}"),
@@ -196,6 +197,8 @@ pub fn to_inbound(incoming: &Incoming, now_ms: i64) -> Result<Inbound, Ignored> 
         group: None,
         mentions: vec![],
         batch: None,
+        // Meta counts whole seconds: messages of one second keep their order of arrival.
+        order: sent_secs.map(|s| SendOrder::new("whatsapp", s)),
     })
 }
 

@@ -52,7 +52,11 @@ fn every_message_kind_reads_as_what_it_is() {
             (ChatKind::Direct, "972987654321", "Test Name")
         );
         assert_eq!(m.dedupe_key, "whatsapp:wamid.xyzxyz", "{file}");
+        let order = m.order.as_ref().unwrap_or_else(|| panic!("{file}: no position"));
+        assert_eq!(order.stream, "whatsapp", "{file}");
     }
+    // Meta's timestamp, in seconds: the only position WhatsApp gives.
+    assert_eq!(to_inbound(&only("pywa-text.json"), THEN).unwrap().order.unwrap().pos, 1_697_043_223);
     let doc = to_inbound(&only("pywa-document.json"), THEN).unwrap();
     assert_eq!(
         (doc.media[0].handle.as_str(), doc.media[0].filename.as_deref()),

@@ -130,6 +130,7 @@ fn relays_travel_through_the_outbox_and_come_back_whole() {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     };
     let from_key = SessionKey::parse("agent:mod:telegram:group:-100").unwrap();
     let to = session_of("perf", &from_key).unwrap();
@@ -184,6 +185,7 @@ fn exchange(g: &AgentGroup, m: &[Member], human: &str, answer: &dyn Fn(&str) -> 
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     };
     let mut queue: std::collections::VecDeque<(String, GroupHop)> = human_deliveries(g, m, &like)
         .into_iter()
@@ -252,6 +254,7 @@ fn a_copy_that_could_not_be_queued_is_an_error_naming_its_session() {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     };
     let tried = std::cell::RefCell::new(Vec::new());
     let enqueue = |key: SessionKey, _msg: Inbound| {
@@ -296,6 +299,7 @@ fn a_reply_that_names_an_agent_by_its_bot_hands_over_too() {
         group: None,
         mentions: vec![],
         batch: None,
+        order: None,
     };
     let d = human_deliveries(&g, &m, &like);
     let (_, to_mod) = d.iter().find(|(k, _)| k.agent().as_str() == "mod").unwrap();

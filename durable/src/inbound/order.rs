@@ -1,0 +1,105 @@
+//! Where a message stands in the order its person sent it, read from the
+//! platform's own ids: the session answers the messages of one stream by
+//! that position, not by when their webhooks happened to arrive (Telegram
+//! delivers over up to 40 parallel connections, so requests overlap and
+//! overtake each other; see `session::sequence`).
+//!
+//! Positions compare only within one stream: ids of different platforms say
+//! nothing about each other (the owner's main session hears several), nor do
+//! Telegram's message ids of two chats. Between streams a session keeps the
+//! order of arrival.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendOrder {
+    /// Which positions this one compares with: `telegram:{chat}`,
+    /// `discord`, `slack`, `whatsapp`, `email`.
+    pub stream: String,
+    /// Larger is sent later. Equal positions (a platform that counts whole
+    /// seconds) keep their order of arrival.
+    pub pos: i64,
+    /// The delivery just before this one, when the platform numbers every
+    /// delivery without a gap (Telegram's `update_id`): its dedupe key. Once
+    /// the session has taken that one, nothing sent earlier can still come,
+    /// so this message need not wait for stragglers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+impl SendOrder {
+    pub fn new(stream: impl Into<String>, pos: i64) -> SendOrder {
+        SendOrder { stream: stream.into(), pos, after: None }
+    }
+
+    /// The order of a Telegram message: its `message_id` within its chat
+    /// (the same whichever bot of a group received it), and the update
+    /// before it (`update_id` counts every update of the bot, one by one).
+    pub fn telegram(chat_id: i64, message_id: i64, update_id: i64) -> SendOrder {
+        SendOrder {
+            stream: format!("telegram:{chat_id}"),
+            pos: message_id,
+            after: update_id.checked_sub(1).map(|u| format!("telegram:update:{u}")),
+        }
+    }
+
+    /// A Discord snowflake (message or interaction id): the millisecond it
+    /// was made in its top 42 bits, so ids of all channels compare.
+    pub fn discord(snowflake: &str) -> Option<SendOrder> {
+        let id: u64 = snowflake.parse().ok()?;
+        Some(SendOrder::new("discord", i64::try_from(id).ok()?))
+    }
+
+    /// A Slack `ts` (`"1355517523.000005"`): seconds and microseconds, unique
+    /// in its channel, made by Slack's clock as the message was posted.
+    pub fn slack(ts: &str) -> Option<SendOrder> {
+        let (secs, micros) = ts.split_once('.').unwrap_or((ts, "0"));
+        if secs.is_empty() || micros.len() > 6 || !micros.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let secs: i64 = secs.parse().ok()?;
+        // "5" after the point is 500,000 microseconds, not 5.
+        let micros = micros.bytes().chain(std::iter::repeat(b'0')).take(6).fold(0, |n, d| n * 10 + i64::from(d - b'0'));
+        Some(SendOrder::new("slack", secs.checked_mul(1_000_000)?.checked_add(micros)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn telegram_orders_by_message_id_in_its_chat_and_names_the_update_before() {
+        let o = SendOrder::telegram(-100123, 57, 900_001);
+        assert_eq!(o.stream, "telegram:-100123");
+        assert_eq!(o.pos, 57);
+        assert_eq!(o.after.as_deref(), Some("telegram:update:900000"));
+        assert_eq!(SendOrder::telegram(1, 1, 0).after.as_deref(), Some("telegram:update:-1"));
+        assert_eq!(SendOrder::telegram(1, 1, i64::MIN).after, None);
+    }
+
+    #[test]
+    fn discord_snowflakes_compare_as_numbers_in_time_order() {
+        // From Discord's docs (Reference: snowflakes): 175928847299117063 is 2016-04-30 11:18:25.796 UTC.
+        let earlier = SendOrder::discord("175928847299117063").unwrap();
+        let later = SendOrder::discord("1250000000000000001").unwrap();
+        assert!(earlier.pos < later.pos, "the longer id is later, which text order would get wrong");
+        assert_eq!((earlier.pos >> 22) + 1_420_070_400_000, 1_462_015_105_796);
+        for bad in ["", "abc", "-1", "18446744073709551615"] {
+            assert_eq!(SendOrder::discord(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn slack_ts_is_microseconds() {
+        assert_eq!(SendOrder::slack("1355517523.000005").unwrap().pos, 1_355_517_523_000_005);
+        assert_eq!(SendOrder::slack("1355517523.5").unwrap().pos, 1_355_517_523_500_000);
+        assert_eq!(SendOrder::slack("1355517523").unwrap().pos, 1_355_517_523_000_000);
+        assert!(
+            SendOrder::slack("1355517523.000005").unwrap().pos < SendOrder::slack("1355517523.000010").unwrap().pos
+        );
+        for bad in ["", ".5", "x.1", "1.1234567", "1.-5", "1.+5"] {
+            assert_eq!(SendOrder::slack(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Messages answered in the order their person sent them, not the order
+//! their webhooks arrived in. Telegram delivers a webhook's updates over up
+//! to 40 parallel connections (Slack, WhatsApp and the Discord Gateway's
+//! relays overlap too), so a message sent 15 ms after another can reach the
+//! session first.
+//!
+//! Two rules, both on the platform's own position of each message
+//! ([`crate::inbound::SendOrder`]):
+//!
+//! - **Take by position.** Of the messages waiting, the session takes the one
+//!   that arrived first, or rather the one sent first in that message's
+//!   stream ([`SessionStore::next_open`]). So whatever queued up while a
+//!   turn ran (or a compaction, or a reset) is answered in the order sent,
+//!   and a `/reset` cuts the conversation exactly where it was sent.
+//!   Streams that cannot be compared (two platforms in the owner's main
+//!   session) keep the order of arrival between them.
+//! - **Hold an idle queue's message briefly.** A message reaching an idle
+//!   queue may have overtaken one sent just before it that is still on its
+//!   way. It waits until `ORDER_HOLD_MS` after it arrived ([`wait_until`]),
+//!   unless its platform numbers deliveries without gaps and the one just
+//!   before it was taken already (Telegram's `update_id`: a person's
+//!   messages to their bot usually follow each other, and then nothing
+//!   waits). A message that queued behind a turn has waited longer than the
+//!   hold anyway.
+//!
+//! A message later than the hold (a platform's redelivery after a failure,
+//! a minute on) is answered when it comes: what was answered is never
+//! answered again or reordered; it is merely the next turn, after any
+//! message sent later that had already started.
+
+use super::store::{InboxItem, SessionStore};
+use crate::inbound::Inbound;
+use crate::ports::{Sql, SqlValue, StorageError};
+use crate::storage::{col_i64, col_string};
+
+/// A queued message's order stream and position (`Inbound::order`), read
+/// from its payload; NULL when it has none (or the payload is not JSON).
+const STREAM: &str = "CASE WHEN json_valid(payload) THEN json_extract(payload, '$.order.stream') END";
+const POS: &str = "CASE WHEN json_valid(payload) THEN json_extract(payload, '$.order.pos') END";
+
+/// Which open message is next: the inbox's side of the two rules.
+impl<S: Sql> SessionStore<'_, S> {
+    /// The message to take next (the first rule above): one already
+    /// started (a resumed turn), else of the messages waiting the one that
+    /// arrived first, or, when its platform says where it was sent
+    /// (`Inbound::order`), the one of its stream that was sent first.
+    pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
+        // The order key is read from the queued message itself (SQLite's
+        // JSON functions), so the table needs no column of its own for it.
+        let mut head = self.sql.exec(
+            &format!(
+                "SELECT seq, state = 'active', {STREAM} FROM inbox WHERE state IN ('pending','active') \
+                 ORDER BY state = 'active' DESC, seq LIMIT 1"
+            ),
+            &[],
+        )?;
+        let Some(mut head) = head.pop() else { return Ok(None) };
+        let started = col_i64(&head, 1) != 0;
+        let stream = match head.get_mut(2) {
+            Some(SqlValue::Text(stream)) if !started => std::mem::take(stream),
+            _ => return self.open_item("seq = ?", col_i64(&head, 0).into()),
+        };
+        self.open_item(&format!("state = 'pending' AND {STREAM} = ? ORDER BY {POS}, seq"), stream.into())
+    }
+
+    /// The first open message `filter` (with one parameter) finds.
+    fn open_item(&self, filter: &str, param: SqlValue) -> Result<Option<InboxItem>, StorageError> {
+        let mut rows = self.sql.exec(
+            &format!(
+                "SELECT seq, payload, state, attempts, received_at FROM inbox \
+                 WHERE state IN ('pending','active') AND {filter} LIMIT 1"
+            ),
+            &[param],
+        )?;
+        Ok(rows.pop().map(|mut r| InboxItem {
+            seq: col_i64(&r, 0),
+            payload: col_string(&mut r, 1),
+            active: r.get(2).and_then(SqlValue::as_str) == Some("active"),
+            attempts: col_i64(&r, 3),
+            received_at: col_i64(&r, 4),
+        }))
+    }
+
+    /// Whether the delivery `dedupe_key` was taken (started or done): not
+    /// merely seen, since a message still waiting may itself wait for others.
+    pub fn taken(&self, dedupe_key: &str) -> Result<bool, StorageError> {
+        let rows =
+            self.sql.exec("SELECT 1 FROM inbox WHERE dedupe_key = ? AND state != 'pending'", &[dedupe_key.into()])?;
+        Ok(!rows.is_empty())
+    }
+}
+
+/// When the message `item` (not started yet) may start: `None` now, else
+/// the time to look again. `hold_ms`: `ORDER_HOLD_MS`.
+pub fn wait_until<S: Sql>(
+    store: &SessionStore<'_, S>,
+    item: &InboxItem,
+    inbound: &Inbound,
+    hold_ms: i64,
+    now: i64,
+) -> Result<Option<i64>, StorageError> {
+    let Some(order) = inbound.order.as_ref().filter(|_| !item.active) else { return Ok(None) };
+    let due = item.received_at.saturating_add(hold_ms);
+    if now >= due {
+        return Ok(None);
+    }
+    if let Some(before) = &order.after {
+        if store.taken(before)? {
+            // Nothing sent before it can still be on its way.
+            return Ok(None);
+        }
+    }
+    Ok(Some(due))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inbound::{ChannelKind, ChatKind, ReplyTarget, SendOrder};
+    use crate::testing::MemSql;
+
+    fn msg(key: &str, text: &str, order: Option<SendOrder>) -> Inbound {
+        Inbound {
+            dedupe_key: key.into(),
+            channel: ChannelKind::Telegram,
+            kind: ChatKind::Direct,
+            chat_id: "1".into(),
+            sender_id: "1".into(),
+            sender_name: "Ana".into(),
+            text: text.into(),
+            addressed: true,
+            thread_id: None,
+            reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
+            received_at: 0,
+            media: vec![],
+            context: vec![],
+            group: None,
+            mentions: vec![],
+            batch: None,
+            order,
+        }
+    }
+
+    /// A Telegram message of chat 1: update `u`, message id `u`.
+    fn tg(u: i64) -> Inbound {
+        msg(&format!("telegram:update:{u}"), &format!("K-{u}"), Some(SendOrder::telegram(1, u, u)))
+    }
+
+    fn queue(store: &SessionStore<'_, MemSql>, m: &Inbound, at: i64) {
+        assert!(store.enqueue(&m.dedupe_key, &serde_json::to_string(m).unwrap(), at).unwrap());
+    }
+
+    /// Takes every open message in the order the session would (no holds).
+    fn drain_texts(store: &SessionStore<'_, MemSql>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(item) = store.next_open().unwrap() {
+            let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+            out.push(m.text);
+            store.start(item.seq, "", None).unwrap();
+            store.finish(item.seq, 0).unwrap();
+        }
+        out
+    }
+
+    fn store_of(sql: &MemSql) -> SessionStore<'_, MemSql> {
+        let store = SessionStore::new(sql);
+        store.init().unwrap();
+        store
+    }
+
+    #[test]
+    fn what_queued_up_is_taken_in_the_order_sent_not_the_order_arrived() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        for u in [3, 1, 4, 2, 6, 5] {
+            queue(&store, &tg(u), 0);
+        }
+        assert_eq!(drain_texts(&store), ["K-1", "K-2", "K-3", "K-4", "K-5", "K-6"]);
+    }
+
+    #[test]
+    fn a_reset_in_a_burst_cuts_where_it_was_sent() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        let reset = msg("telegram:update:3", "/reset", Some(SendOrder::telegram(1, 3, 3)));
+        queue(&store, &tg(4), 0);
+        queue(&store, &reset, 0);
+        queue(&store, &tg(2), 0);
+        queue(&store, &tg(1), 0);
+        assert_eq!(drain_texts(&store), ["K-1", "K-2", "/reset", "K-4"]);
+    }
+
+    #[test]
+    fn streams_that_cannot_be_compared_keep_their_order_of_arrival() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        // The owner's main session: Telegram and Discord, and an HTTP message.
+        let discord = |id: &str, text| msg(&format!("discord:message:{id}"), text, SendOrder::discord(id));
+        queue(&store, &tg(11), 0);
+        queue(&store, &discord("900", "D-900"), 0);
+        queue(&store, &msg("api:1", "api", None), 0);
+        queue(&store, &tg(10), 0);
+        queue(&store, &discord("800", "D-800"), 0);
+        // Telegram first (it arrived first), in its own order; then Discord's
+        // in theirs; the HTTP message between where it arrived.
+        assert_eq!(drain_texts(&store), ["K-10", "K-11", "D-800", "D-900", "api"]);
+    }
+
+    #[test]
+    fn a_started_message_is_resumed_before_an_earlier_one_that_came_late() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &tg(2), 0);
+        let first = store.next_open().unwrap().unwrap();
+        store.start(first.seq, "", None).unwrap();
+        // Evicted mid-turn; update 1 arrives late.
+        queue(&store, &tg(1), 5);
+        let again = store.next_open().unwrap().unwrap();
+        assert_eq!((again.seq, again.active), (first.seq, true), "the interrupted turn goes on");
+        store.finish(again.seq, 0).unwrap();
+        assert_eq!(drain_texts(&store), ["K-1"], "the late one is the next turn, not lost");
+    }
+
+    #[test]
+    fn an_idle_queue_holds_a_message_unless_the_update_before_it_was_taken() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        let hold = 100;
+        // Update 7 at an idle queue, update 6 never seen: it waits the hold.
+        queue(&store, &tg(7), 1_000);
+        let item = store.next_open().unwrap().unwrap();
+        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        assert_eq!(wait_until(&store, &item, &m, hold, 1_000).unwrap(), Some(1_100));
+        assert_eq!(wait_until(&store, &item, &m, hold, 1_099).unwrap(), Some(1_100));
+        assert_eq!(wait_until(&store, &item, &m, hold, 1_100).unwrap(), None);
+        assert_eq!(wait_until(&store, &item, &m, 0, 1_000).unwrap(), None, "ORDER_HOLD_MS=0: no hold");
+        store.start(item.seq, "", None).unwrap();
+        store.finish(item.seq, 1_100).unwrap();
+
+        // Update 8 follows 7, which was taken: no wait at all.
+        queue(&store, &tg(8), 2_000);
+        let item = store.next_open().unwrap().unwrap();
+        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        assert_eq!(wait_until(&store, &item, &m, hold, 2_000).unwrap(), None);
+
+        // Update 10 while 9 is still waiting in the queue (not taken): 9 goes
+        // first anyway, and 10 does not skip its own check.
+        store.start(item.seq, "", None).unwrap();
+        store.finish(item.seq, 2_000).unwrap();
+        queue(&store, &tg(10), 3_000);
+        queue(&store, &tg(9), 3_001);
+        let item = store.next_open().unwrap().unwrap();
+        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        assert_eq!(m.text, "K-9");
+        assert_eq!(wait_until(&store, &item, &m, hold, 3_001).unwrap(), None, "8 was taken");
+    }
+
+    #[test]
+    fn messages_without_a_position_and_resumed_turns_never_wait() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &msg("api:k", "over HTTP", None), 1_000);
+        let item = store.next_open().unwrap().unwrap();
+        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        assert_eq!(wait_until(&store, &item, &m, 100, 1_000).unwrap(), None);
+        let discord = msg("discord:message:5", "d", SendOrder::discord("5"));
+        let resumed = InboxItem { active: true, received_at: 1_000, ..item };
+        assert_eq!(wait_until(&store, &resumed, &discord, 100, 1_000).unwrap(), None);
+        let fresh = InboxItem { active: false, ..resumed };
+        assert_eq!(wait_until(&store, &fresh, &discord, 100, 1_000).unwrap(), Some(1_100), "no gapless ids: it waits");
+    }
+
+    #[test]
+    fn an_unreadable_payload_is_still_taken_and_does_not_stop_the_queue() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        store.enqueue("junk", "not json", 0).unwrap();
+        queue(&store, &tg(2), 0);
+        queue(&store, &tg(1), 0);
+        let first = store.next_open().unwrap().unwrap();
+        assert_eq!(first.payload, "not json", "it arrived first and has no stream");
+        store.finish(first.seq, 0).unwrap();
+        assert_eq!(drain_texts(&store), ["K-1", "K-2"]);
+    }
+}
