@@ -159,7 +159,8 @@ export function attribute(buf) {
   if (!names.size) throw new Error("the WASM has no name section: build with scripts/build.sh (it keeps target/hearth-named.wasm)");
   const groups = new Map(FEATURES.map((f) => [f.name, { ...f, raw: 0, chunks: [], fns: [] }]));
   for (const b of bodies) {
-    const name = names.get(b.index) || `func${b.index}`;
+    // v0 symbol names carry crate hashes: `durable[1a2b…]::session`.
+    const name = (names.get(b.index) || `func${b.index}`).replace(/\[[0-9a-f]{8,}\]/g, "");
     const f = FEATURES.find((f) => f.match.some((re) => re.test(name)));
     const g = groups.get(f.name);
     g.raw += b.size;
