@@ -270,6 +270,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // compares with serde_json's own readers
 mod tests {
     use super::*;
     use serde::Deserialize;

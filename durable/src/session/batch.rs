@@ -64,7 +64,7 @@ fn position(m: &Inbound) -> i64 {
 pub fn merge(head: Inbound, rest: Vec<Inbound>) -> Inbound {
     let mut all = rest;
     all.push(head.clone());
-    all.sort_by_key(position);
+    crate::order::sort_by_key(&mut all, position);
     let mut merged = head;
     merged.text = all.iter().map(|m| m.text.trim()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join("\n");
     merged.media = all.iter().flat_map(|m| m.media.iter().cloned()).collect();

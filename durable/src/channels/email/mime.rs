@@ -222,7 +222,7 @@ pub fn param(value: &str, name: &str) -> Option<String> {
     if pieces.is_empty() {
         return None;
     }
-    pieces.sort_by_key(|p| p.0);
+    crate::order::sort_by_key(&mut pieces, |p| p.0);
     // `charset'language'%xx…` in the first extended section sets the charset.
     let mut charset = String::new();
     let mut bytes = Vec::new();
