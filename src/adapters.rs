@@ -318,7 +318,7 @@ impl FetchHttp {
 /// in JS, then walks the object field by field across the boundary.)
 pub async fn request_json<T: serde::de::DeserializeOwned>(req: &mut Request) -> Result<T, String> {
     let bytes = req.bytes().await.map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+    hearth_json::from_slice(&bytes).map_err(|e| e.to_string())
 }
 
 /// An incoming request as a `worker::Request`, without reading `request.cf`.

@@ -245,7 +245,7 @@ async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Respons
         Ok(b) => b,
         Err(r) => return r,
     };
-    let call: MemoryCall = match serde_json::from_slice(&body) {
+    let call: MemoryCall = match hearth_json::from_slice(&body) {
         Ok(c) => c,
         Err(e) => {
             return json_error(

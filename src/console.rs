@@ -45,7 +45,7 @@ pub async fn login(mut req: Request, env: &Env) -> Result<Response> {
         Ok(b) => b,
         Err(r) => return r,
     };
-    let token = match serde_json::from_slice::<serde_json::Value>(&body) {
+    let token = match hearth_json::from_slice::<serde_json::Value>(&body) {
         Ok(v) => v.get("token").and_then(|t| t.as_str()).map(str::to_owned),
         Err(_) => None,
     };

@@ -44,7 +44,7 @@ pub async fn call<Req: Serialize, Resp: DeserializeOwned>(
     if !(200..300).contains(&status) {
         return Err(worker::Error::RustError(format!("{binding} {name} answered {status}: {text}")));
     }
-    serde_json::from_slice(text.as_bytes())
+    hearth_json::from_slice(text.as_bytes())
         .map_err(|e| worker::Error::RustError(format!("{binding} {name}: unreadable reply ({e}): {text}")))
 }
 

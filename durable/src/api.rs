@@ -102,7 +102,7 @@ fn content_text(content: &Value, at: usize) -> Result<String, ApiError> {
 /// "user", content}], threadId?, resourceId?}`). The thread keeps the
 /// conversation, so only user messages are sent.
 pub fn parse_ask(body: &[u8]) -> Result<Ask, ApiError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
+    let v: Value = hearth_json::from_slice(body).map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
     let Some(obj) = v.as_object() else { return Err(refuse(400, "the body must be a JSON object")) };
     let messages = match obj.get("messages") {
         Some(Value::Array(m)) if !m.is_empty() => m,
@@ -261,7 +261,7 @@ pub fn parse_stop(body: &[u8], caller: &Caller) -> Result<StopRequest, ApiError>
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(StopRequest::default());
     }
-    let v: Value = serde_json::from_slice(body).map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
+    let v: Value = hearth_json::from_slice(body).map_err(|e| refuse(400, format!("the body is not JSON: {e}")))?;
     let Some(obj) = v.as_object() else { return Err(refuse(400, "the body must be a JSON object")) };
     match obj.get("idempotencyKey") {
         None | Some(Value::Null) => Ok(StopRequest::default()),

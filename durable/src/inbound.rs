@@ -343,7 +343,7 @@ mod tests {
         let k = SessionKey::parse("agent:main:telegram:group:-1:topic:7").unwrap();
         let json = serde_json::to_string(&k).unwrap();
         assert_eq!(json, "\"agent:main:telegram:group:-1:topic:7\"");
-        assert_eq!(serde_json::from_str::<SessionKey>(&json).unwrap(), k);
-        assert!(serde_json::from_str::<SessionKey>("\"agent:main\"").is_err());
+        assert_eq!(hearth_json::from_str::<SessionKey>(&json).unwrap(), k);
+        assert!(hearth_json::from_str::<SessionKey>("\"agent:main\"").is_err());
     }
 }

@@ -385,7 +385,7 @@ impl ScriptedHttp {
         }));
     }
     pub fn request_json(&self, i: usize) -> serde_json::Value {
-        serde_json::from_slice(&self.requests.borrow()[i].body).unwrap_or_default()
+        hearth_json::from_slice(&self.requests.borrow()[i].body).unwrap_or_default()
     }
     /// Queues an answer with this status and body.
     pub fn reply(&self, status: u16, body: &str) {
@@ -399,7 +399,7 @@ impl ScriptedHttp {
         self.requests
             .borrow()
             .iter()
-            .map(|r| (r.url.clone(), serde_json::from_slice(&r.body).unwrap_or_default()))
+            .map(|r| (r.url.clone(), hearth_json::from_slice(&r.body).unwrap_or_default()))
             .collect()
     }
 }
@@ -805,7 +805,7 @@ impl Front for FakeFront {
         key: &crate::inbound::SessionKey,
     ) -> Result<crate::protocol::session::SessionStatus, String> {
         let count = self.queued.borrow().iter().filter(|(k, _)| k == key).count() as u64;
-        serde_json::from_value(serde_json::json!({"sessionKey": key.render(), "messageCount": count}))
+        hearth_json::from_value(serde_json::json!({"sessionKey": key.render(), "messageCount": count}))
             .map_err(|e| e.to_string())
     }
     async fn memory(

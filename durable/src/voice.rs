@@ -217,7 +217,7 @@ mod tests {
         assert!(audio_of(down).unwrap_err().contains("503"));
         let req = speech_request(&cfg(Some("https://tts.example/v1/")), "hi").unwrap();
         assert_eq!(req.url, "https://tts.example/v1/audio/speech");
-        let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+        let body: serde_json::Value = hearth_json::from_slice(&req.body).unwrap();
         assert_eq!(body["response_format"], "opus");
         assert_eq!(body["model"], "gpt-4o-mini-tts");
     }

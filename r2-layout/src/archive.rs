@@ -39,7 +39,7 @@ pub fn decode_lines(text: &[u8]) -> Result<Vec<Message>, ArchiveError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_slice(l.as_bytes()).map_err(|e| ArchiveError::Line { line: i + 1, why: e.to_string() })
+            hearth_json::from_slice(l.as_bytes()).map_err(|e| ArchiveError::Line { line: i + 1, why: e.to_string() })
         })
         .collect()
 }

@@ -490,7 +490,7 @@ mod tests {
             r#"{"role":"assistant","content":[{"type":"text","text":"Hi there!"}],"timestamp":1708300001000}"#,
             r#"{"role":"toolResult","toolCallId":"call_abc","toolName":"Bash","content":[{"type":"text","text":"output"}],"isError":false,"timestamp":1708300002000}"#,
         ] {
-            let m: Message = serde_json::from_str(line).unwrap();
+            let m: Message = hearth_json::from_str(line).unwrap();
             assert_eq!(serde_json::to_string(&m).unwrap(), line);
         }
     }
@@ -503,8 +503,8 @@ mod tests {
         assert_eq!(hour.cache_write_1h, 6, "never more than was written");
         let s = serde_json::to_string(&hour).unwrap();
         assert!(s.ends_with(r#""cacheWrite1h":6}"#), "{s}");
-        assert_eq!(serde_json::from_str::<Usage>(&s).unwrap(), hour);
-        let old: Usage = serde_json::from_str(r#"{"input":3,"output":4,"cacheRead":5,"cacheWrite":6}"#).unwrap();
+        assert_eq!(hearth_json::from_str::<Usage>(&s).unwrap(), hour);
+        let old: Usage = hearth_json::from_str(r#"{"input":3,"output":4,"cacheRead":5,"cacheWrite":6}"#).unwrap();
         assert_eq!((old.cache_write_1h, old.cache_write_5m()), (0, 6));
     }
 
@@ -523,8 +523,8 @@ mod tests {
         };
         let s = serde_json::to_string(&m).unwrap();
         assert!(s.contains(r#""type":"toolCall""#) && s.contains(r#""stopReason":"toolUse""#));
-        assert_eq!(serde_json::from_str::<Message>(&s).unwrap(), m);
-        let u: Message = serde_json::from_str(
+        assert_eq!(hearth_json::from_str::<Message>(&s).unwrap(), m);
+        let u: Message = hearth_json::from_str(
             r#"{"role":"user","content":[{"type":"image","mimeType":"image/png","r2Key":"media/k/u.png"},{"type":"text","text":"look"}],"timestamp":1}"#,
         )
         .unwrap();
@@ -534,12 +534,12 @@ mod tests {
     #[test]
     fn native_blocks_round_trip_and_show_their_text() {
         let line = r#"{"role":"assistant","content":[{"type":"native","provider":"anthropic","block":{"id":"srvtoolu_1","input":{"query":"q"},"name":"web_search","type":"server_tool_use"}},{"type":"native","provider":"anthropic","block":{"citations":[{"type":"web_search_result_location","url":"https://a.test/"}],"text":"Cited.","type":"text"}},{"type":"text","text":"Plain."}],"timestamp":1}"#;
-        let m: Message = serde_json::from_str(line).unwrap();
+        let m: Message = hearth_json::from_str(line).unwrap();
         assert_eq!(serde_json::to_string(&m).unwrap(), line);
         assert_eq!(m.text(), "Cited.\nPlain.");
         // Archives written before the variant existed still read.
         let old = r#"{"role":"assistant","content":[{"type":"text","text":"Hi"}],"timestamp":1}"#;
-        assert_eq!(serde_json::from_str::<Message>(old).unwrap().text(), "Hi");
+        assert_eq!(hearth_json::from_str::<Message>(old).unwrap().text(), "Hi");
     }
 
     #[test]
@@ -547,17 +547,17 @@ mod tests {
         // Hearth writes the tag first; pi-ai or a hand-edited archive may not.
         let ours = r#"{"role":"toolResult","toolCallId":"c","toolName":"Bash","content":[{"type":"text","text":"out"}],"isError":true,"timestamp":3}"#;
         let theirs = r#"{"timestamp":3,"content":[{"text":"out","type":"text"}],"isError":true,"toolName":"Bash","toolCallId":"c","role":"toolResult"}"#;
-        let a: Message = serde_json::from_str(ours).unwrap();
-        assert_eq!(serde_json::from_str::<Message>(theirs).unwrap(), a);
+        let a: Message = hearth_json::from_str(ours).unwrap();
+        assert_eq!(hearth_json::from_str::<Message>(theirs).unwrap(), a);
         let late = r#"{"content":[{"mimeType":"image/png","r2Key":"media/k/u.png","type":"image"},{"filename":"a.pdf","mimeType":"application/pdf","type":"file","r2Key":"k"}],"timestamp":1,"role":"user"}"#;
-        let m: Message = serde_json::from_str(late).unwrap();
+        let m: Message = hearth_json::from_str(late).unwrap();
         let Message::User { content: UserContent::Blocks(blocks), timestamp: 1, .. } = m else { panic!("{m:?}") };
         assert_eq!(
             blocks[1],
             UserBlock::File { mime_type: "application/pdf".into(), r2_key: "k".into(), filename: Some("a.pdf".into()) }
         );
         let usage = r#"{"content":[{"arguments":{"a":[1,2.5,"x"]},"id":"t","name":"n","type":"toolCall"}],"usage":{"input":1,"output":2},"role":"assistant","timestamp":9}"#;
-        let Message::Assistant { content, usage: Some(u), model: None, .. } = serde_json::from_str(usage).unwrap()
+        let Message::Assistant { content, usage: Some(u), model: None, .. } = hearth_json::from_str(usage).unwrap()
         else {
             panic!()
         };
@@ -572,7 +572,7 @@ mod tests {
         );
         // Unknown fields are ignored, as before.
         let extra = r#"{"role":"user","content":"hi","timestamp":1,"api":"x"}"#;
-        assert_eq!(serde_json::from_str::<Message>(extra).unwrap(), Message::user_text("hi", 1));
+        assert_eq!(hearth_json::from_str::<Message>(extra).unwrap(), Message::user_text("hi", 1));
     }
 
     #[test]
@@ -590,7 +590,7 @@ mod tests {
             r#"["user","hi",1]"#,
             r#""user""#,
         ] {
-            assert!(serde_json::from_str::<Message>(bad).is_err(), "{bad}");
+            assert!(hearth_json::from_str::<Message>(bad).is_err(), "{bad}");
         }
     }
 

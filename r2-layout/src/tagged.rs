@@ -90,7 +90,7 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for TagFirst<T> {
             _ => json.push(b'}'),
         }
         let mut again = serde_json::Deserializer::from_slice(&json);
-        tag_first(&mut again, self.tag, self.expecting).map_err(de::Error::custom)
+        tag_first(hearth_json::Objects(&mut again), self.tag, self.expecting).map_err(de::Error::custom)
     }
 }
 

@@ -57,7 +57,7 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
         match call_raw(env, AGENT_BINDING, &agent, Method::Post, PINS_ACCEPT_PATH, Some(body)).await {
             Ok((200, _)) => Ok(()),
             Ok((status, text)) => {
-                let why = serde_json::from_slice::<PinsRefusal>(text.as_bytes())
+                let why = hearth_json::from_slice::<PinsRefusal>(text.as_bytes())
                     .map(|r| r.error)
                     .unwrap_or_else(|_| "failed".into());
                 Err(format!("{status}: {why}"))

@@ -27,7 +27,7 @@ pub async fn list(env: &Env, agent: &str, caller: &Caller) -> Result<Response> {
     if status != 200 {
         return json_error(503, &format!("the agent's threads could not be read: {body}"));
     }
-    let rows: Vec<ThreadRow> = serde_json::from_slice(body.as_bytes())?;
+    let rows: Vec<ThreadRow> = hearth_json::from_slice(body.as_bytes())?;
     let threads: Vec<Value> = rows.iter().filter_map(|r| shown(caller, r)).collect();
     Response::from_json(&threads)
 }
@@ -42,7 +42,7 @@ pub async fn create(mut req: Request, env: &Env, agent: &str, caller: &Caller) -
     let v: Value = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        match serde_json::from_slice(&body) {
+        match hearth_json::from_slice(&body) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => return json_error(400, "the body must be a JSON object"),
             Err(e) => return json_error(400, &format!("the body is not JSON: {e}")),
@@ -76,7 +76,7 @@ pub async fn create(mut req: Request, env: &Env, agent: &str, caller: &Caller) -
     let (status, reply) = call_raw(env, AGENT_BINDING, agent, Method::Post, THREADS_CREATE_PATH, Some(body)).await?;
     match status {
         201 => {
-            let row: ThreadRow = serde_json::from_slice(reply.as_bytes())?;
+            let row: ThreadRow = hearth_json::from_slice(reply.as_bytes())?;
             let thread = shown(caller, &row).unwrap_or(json!({"id": thread}));
             Ok(Response::from_json(&thread)?.with_status(201))
         }

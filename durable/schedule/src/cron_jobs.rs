@@ -222,7 +222,7 @@ pub fn parse_cron_json(text: &str, default_timezone: Option<&str>) -> Result<Cro
         return Ok(CronFile::default());
     }
     let value: Value =
-        serde_json::from_slice(text.as_bytes()).map_err(|e| ScheduleError::InvalidCronFile(e.to_string()))?;
+        hearth_json::from_slice(text.as_bytes()).map_err(|e| ScheduleError::InvalidCronFile(e.to_string()))?;
     let Value::Array(items) = value else {
         return Err(ScheduleError::InvalidCronFile("top level is not an array".to_string()));
     };

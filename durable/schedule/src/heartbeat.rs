@@ -487,7 +487,7 @@ mod tests {
         assert_eq!(decide(Some(c), ProseRule::Skip), HeartbeatDecision::Run);
         assert_eq!(Checklist::of("<!-- x -->"), Checklist::default());
         let json = serde_json::to_string(&c).unwrap();
-        assert_eq!(serde_json::from_str::<Checklist>(&json).unwrap(), c);
+        assert_eq!(hearth_json::from_str::<Checklist>(&json).unwrap(), c);
     }
 
     #[test]

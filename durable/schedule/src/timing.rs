@@ -173,7 +173,7 @@ mod tests {
         assert_eq!(c.interval_minutes(), 30);
         assert_eq!(HeartbeatSettings::default().resolve().unwrap(), c);
         let s: HeartbeatSettings =
-            serde_json::from_str(r#"{"intervalMinutes":15,"activeHours":"08:00-22:00","timezone":"Europe/Paris"}"#)
+            hearth_json::from_str(r#"{"intervalMinutes":15,"activeHours":"08:00-22:00","timezone":"Europe/Paris"}"#)
                 .unwrap();
         let c = s.resolve().unwrap();
         assert_eq!(c.interval_minutes(), 15);

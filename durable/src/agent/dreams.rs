@@ -282,7 +282,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let dreams = DreamStore::new(sql);
         dreams.init()?;
         let last: Value =
-            dreams.get("last")?.and_then(|v| serde_json::from_slice(v.as_bytes()).ok()).unwrap_or(Value::Null);
+            dreams.get("last")?.and_then(|v| hearth_json::from_slice(v.as_bytes()).ok()).unwrap_or(Value::Null);
         let (slot_id, _, _) = sweep::slot(&cfg, self.runtime().now_ms());
         let g = cfg.gates;
         Ok(json!({

@@ -218,7 +218,7 @@ where
     /// The same calls by name (`op`, `search`, `get`), for the admin API and
     /// the bench: the body is the call's fields without `call`.
     pub fn memory_named(&self, agent: Option<&str>, name: &str, body: &[u8]) -> (u16, Value) {
-        let mut v: Value = match serde_json::from_slice(body) {
+        let mut v: Value = match hearth_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => return (400, error_json(&MemoryCallError::Rejected(e.to_string()))),
         };

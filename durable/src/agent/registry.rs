@@ -75,7 +75,7 @@ impl<'a, S: Sql> Registry<'a, S> {
                 let updated_at = r.get(2).and_then(SqlValue::as_i64);
                 let session_id = take(&mut r, 1);
                 let title = take(&mut r, 3);
-                let last = take(&mut r, 4).and_then(|j| serde_json::from_str::<LastMessage>(&j).ok());
+                let last = take(&mut r, 4).and_then(|j| hearth_json::from_str::<LastMessage>(&j).ok());
                 SessionEntry { session_key: col_string(&mut r, 0), session_id, updated_at, title, last }
             })
             .collect())

@@ -503,7 +503,7 @@ pub fn instrument(code: &str) -> Result<Instrumented, Refusal> {
         return Err(Refusal { line: line_of(code, code.len()), message: "an arrow function has no body".into() });
     }
     // Stable: insertions at one offset keep the order they were made in.
-    r.inserts.sort_by_key(|(at, _)| *at);
+    crate::order::sort_by_key(&mut r.inserts, |(at, _)| *at);
     let mut body = String::with_capacity(code.len() + r.inserts.iter().map(|(_, s)| s.len()).sum::<usize>());
     let mut from = 0;
     for (at, text) in &r.inserts {

@@ -146,7 +146,7 @@ pub struct ScriptError {
 
 impl Report {
     pub fn parse(text: &str) -> Result<Report, String> {
-        serde_json::from_str(text).map_err(|e| format!("the sandbox's report is unreadable: {e}"))
+        hearth_json::from_str(text).map_err(|e| format!("the sandbox's report is unreadable: {e}"))
     }
 }
 

@@ -77,7 +77,7 @@ pub async fn drive(run: &dyn SandboxRun, tools: &dyn InnerTools, max_calls: u32)
             Either::Right(None) => continue,
             Either::Left(SandboxEvent::Done(end)) => break end,
             Either::Left(SandboxEvent::Call { id, name, args }) => {
-                let parsed = match serde_json::from_str::<Value>(&args) {
+                let parsed = match hearth_json::from_str::<Value>(&args) {
                     Ok(v @ Value::Object(_)) => Ok(v),
                     _ => Err("arguments must be one object (or the arguments in order)".to_owned()),
                 };

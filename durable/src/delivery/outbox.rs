@@ -94,7 +94,7 @@ fn row(mut r: Vec<SqlValue>) -> Row {
         chat: col_string(&mut r, 3),
         // A target that no longer parses is sent nowhere: the adapter finds
         // no channel and the piece is given up (and reported), not retried.
-        target: serde_json::from_slice(target_json.as_bytes()).unwrap_or_default(),
+        target: hearth_json::from_slice(target_json.as_bytes()).unwrap_or_default(),
         part: col_i64(&r, 5),
         parts: col_i64(&r, 6),
         text: col_string(&mut r, 7),

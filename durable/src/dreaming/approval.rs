@@ -35,7 +35,7 @@ const TIMEOUT_MS: u32 = 15_000;
 async fn call<H: Http>(http: &H, tg: &Telegram, method: &str, body: &Value) -> Result<Value, String> {
     let url = format!("{}/bot{}/{method}", tg.api_base, tg.token);
     let resp = http.send(HttpRequest::post_json(url, body, TIMEOUT_MS)).await.map_err(|e| e.to_string())?;
-    let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+    let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
     if resp.status == 200 && v["ok"] == true {
         Ok(v["result"].clone())
     } else {

@@ -73,10 +73,10 @@ pub fn parse(text: &str) -> Result<Vec<Decision>, String> {
     if end < start {
         return Err("the answer holds no JSON object".into());
     }
-    let answer: Answer = serde_json::from_slice(&text.as_bytes()[start..=end])
+    let answer: Answer = hearth_json::from_slice(&text.as_bytes()[start..=end])
         .map_err(|e| format!("the answer is not the JSON asked for: {e}"))?;
     // One malformed decision does not lose the others.
-    Ok(answer.decisions.into_iter().filter_map(|d| serde_json::from_value(d).ok()).collect())
+    Ok(answer.decisions.into_iter().filter_map(|d| hearth_json::from_value(d).ok()).collect())
 }
 
 #[cfg(test)]

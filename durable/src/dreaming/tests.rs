@@ -521,7 +521,7 @@ fn a_sweep_that_fails_after_its_call_is_not_run_again_that_night() {
     assert_eq!(sched.failed().unwrap(), ["dream:2026-04-23"]);
     let spent = sched.ledger_totals().unwrap();
     assert_eq!((spent[0].kind.as_str(), spent[0].usage.total_tokens), ("dream", 340), "its tokens are counted");
-    let last: serde_json::Value = serde_json::from_str(&h.dreams().get("last").unwrap().unwrap()).unwrap();
+    let last: serde_json::Value = hearth_json::from_str(&h.dreams().get("last").unwrap().unwrap()).unwrap();
     assert_eq!(last["outcome"], "failed");
     // The next night it runs.
     assert_eq!(h.run(&c, NIGHT + DAY).unwrap().outcome, Outcome::Done);

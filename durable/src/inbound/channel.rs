@@ -108,9 +108,9 @@ mod tests {
             let kind = ChannelKind::parse(name).unwrap();
             assert_eq!(kind.as_str(), name);
             assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{name}\""));
-            assert_eq!(serde_json::from_str::<ChannelKind>(&format!("\"{name}\"")).unwrap(), kind);
+            assert_eq!(hearth_json::from_str::<ChannelKind>(&format!("\"{name}\"")).unwrap(), kind);
         }
-        assert!(serde_json::from_str::<ChannelKind>("\"Telegram\"").is_err());
+        assert!(hearth_json::from_str::<ChannelKind>("\"Telegram\"").is_err());
         assert!(ChannelKind::parse("irc").is_none());
         assert!(ChannelKind::Slack.is_platform() && !ChannelKind::Notify.is_platform());
     }

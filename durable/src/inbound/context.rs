@@ -232,6 +232,6 @@ mod tests {
         let ctx = reply(Some("Ana"), "hi", None);
         let json = serde_json::to_value(&ctx).unwrap();
         assert_eq!(json, serde_json::json!({"type": "reply", "author": "Ana", "text": "hi"}));
-        assert_eq!(serde_json::from_value::<MessageContext>(json).unwrap(), ctx);
+        assert_eq!(hearth_json::from_value::<MessageContext>(json).unwrap(), ctx);
     }
 }

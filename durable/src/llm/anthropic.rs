@@ -115,7 +115,7 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
 /// The request body as JSON (tests read what would be sent).
 pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
     let fragments = super::wire::fragments_once(req.messages, |m| fragment(m, req.media));
-    serde_json::from_slice(&encode_body(cfg, req, &fragments)).unwrap_or(Value::Null)
+    hearth_json::from_slice(&encode_body(cfg, req, &fragments)).unwrap_or(Value::Null)
 }
 
 fn user_blocks(content: &UserContent, media: &Hydrated) -> Vec<Value> {
@@ -249,7 +249,7 @@ mod tests {
 
     fn fixture(name: &str) -> Value {
         let path = format!("{}/../tests/fixtures/real-world/llm/anthropic/{name}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        hearth_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
     #[test]
@@ -334,7 +334,7 @@ mod tests {
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let http = crate::llm::build_request(&cfg(), &req).unwrap();
-        let body: Value = serde_json::from_slice(&http.body).unwrap();
+        let body: Value = hearth_json::from_slice(&http.body).unwrap();
         let mut open: Vec<String> = Vec::new();
         for (i, m) in body["messages"].as_array().unwrap().iter().enumerate() {
             let blocks = m["content"].as_array().unwrap();
@@ -426,7 +426,7 @@ mod tests {
     fn an_hour_for_the_prefix_and_5_minutes_for_the_conversation_after_it() {
         let history = [Message::user_text("[Heartbeat 2026-01-12 10:00] check", 1)];
         let http = with_ttl(CacheTtl::OneHour, &history);
-        let body: Value = serde_json::from_slice(&http.body).unwrap();
+        let body: Value = hearth_json::from_slice(&http.body).unwrap();
         assert_eq!(body["system"][0]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
         assert_eq!(body["messages"][0]["content"][0]["cache_control"], json!({"type": "ephemeral"}));
         // Longer lifetimes first, as the API demands (else a 400).
@@ -449,7 +449,7 @@ mod tests {
         // the one after for an hour: both read what the other wrote.
         let history = [Message::user_text("check", 1)];
         let strip = |http: crate::ports::HttpRequest| {
-            let mut v: Value = serde_json::from_slice(&http.body).unwrap();
+            let mut v: Value = hearth_json::from_slice(&http.body).unwrap();
             v["system"][0].as_object_mut().unwrap().remove("cache_control");
             v["messages"][0]["content"][0].as_object_mut().unwrap().remove("cache_control");
             v

@@ -394,13 +394,13 @@ async fn send<P: LlmIo>(
         },
     )
     .await?;
-    let body: Value = serde_json::from_slice(&body).map_err(|e| LlmError::Decode(e.to_string()))?;
+    let body: Value = hearth_json::from_slice(&body).map_err(|e| LlmError::Decode(e.to_string()))?;
     decode(cfg.provider, &body)
 }
 
 /// The `error.message` of either provider's error body, else the raw text (cut).
 fn error_message(body: &[u8]) -> String {
-    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let parsed: Option<Value> = hearth_json::from_slice(body).ok();
     if let Some(msg) = parsed.as_ref().and_then(|v| v.pointer("/error/message")).and_then(Value::as_str) {
         return msg.to_owned();
     }
@@ -464,7 +464,7 @@ mod tests {
 
     fn fixture(path: &str) -> Value {
         let path = format!("{}/../tests/fixtures/real-world/llm/{path}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        hearth_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
     fn openai_text(text: &str) -> Value {

@@ -109,7 +109,7 @@ pub fn encode_body(cfg: &LlmConfig, req: &ChatRequest<'_>, fragments: &[Rc<Fragm
 /// The request body as JSON (tests read what would be sent).
 pub fn encode(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Value {
     let fragments = super::wire::fragments_once(req.messages, |m| fragment(m, req.media));
-    serde_json::from_slice(&encode_body(cfg, req, &fragments)).unwrap_or(Value::Null)
+    hearth_json::from_slice(&encode_body(cfg, req, &fragments)).unwrap_or(Value::Null)
 }
 
 pub fn decode(body: &Value) -> Result<LlmReply, LlmError> {
@@ -307,7 +307,7 @@ mod tests {
 
     fn fixture(name: &str) -> Value {
         let path = format!("{}/../tests/fixtures/real-world/llm/openai/{name}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        hearth_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
     #[test]

@@ -94,7 +94,7 @@ pub fn tool_input(v: &Value) -> Cow<'_, Value> {
         Value::Object(_) => Cow::Borrowed(v),
         Value::Null => Cow::Owned(json!({})),
         Value::String(s) if blank(s) => Cow::Owned(json!({})),
-        Value::String(s) => match serde_json::from_slice::<Value>(s.as_bytes()) {
+        Value::String(s) => match hearth_json::from_slice::<Value>(s.as_bytes()) {
             Ok(parsed @ Value::Object(_)) => Cow::Owned(parsed),
             _ => Cow::Owned(json!({ UNPARSED_INPUT: s })),
         },

@@ -114,7 +114,7 @@ async fn attempt<H: Http>(
         return match decode_verdict(whole) {
             Verdict::Done(body) => {
                 let body: Value =
-                    serde_json::from_slice(&body).map_err(|e| Failed::Final(LlmError::Decode(e.to_string())))?;
+                    hearth_json::from_slice(&body).map_err(|e| Failed::Final(LlmError::Decode(e.to_string())))?;
                 let reply = super::decode(provider, &body).map_err(Failed::Final)?;
                 let text = reply.text();
                 if !text.is_empty() {
@@ -193,7 +193,7 @@ impl Fold {
     }
 
     fn parse(data: &str) -> Result<Value, Failed> {
-        serde_json::from_slice(data.as_bytes())
+        hearth_json::from_slice(data.as_bytes())
             .map_err(|e| Failed::Retry { why: format!("unreadable event ({e})"), after_ms: None })
     }
 
@@ -294,7 +294,7 @@ impl Fold {
         // What the pieces spell is the input as a non-streamed answer carries
         // it (the rules make it an object later, whatever it is); pieces that
         // spell no JSON at all are kept as text for the turn to report.
-        block["input"] = match serde_json::from_slice::<Value>(raw.as_bytes()) {
+        block["input"] = match hearth_json::from_slice::<Value>(raw.as_bytes()) {
             Ok(input) => input,
             Err(_) => super::rules::tool_input(&Value::String(raw)).into_owned(),
         };

@@ -142,8 +142,8 @@ fn rows<Q: Sql>(sql: &Q) -> Result<Vec<McpServer>, StorageError> {
     Ok(rows
         .into_iter()
         .filter_map(|mut r| {
-            let config: McpServerConfig = serde_json::from_slice(col_string(&mut r, 1).as_bytes()).ok()?;
-            let tools: Vec<McpTool> = serde_json::from_slice(col_string(&mut r, 2).as_bytes()).ok()?;
+            let config: McpServerConfig = hearth_json::from_slice(col_string(&mut r, 1).as_bytes()).ok()?;
+            let tools: Vec<McpTool> = hearth_json::from_slice(col_string(&mut r, 2).as_bytes()).ok()?;
             let at = |i: usize| r.get(i).and_then(crate::ports::SqlValue::as_i64);
             let (listed_at, checked_at) = (at(3), at(4));
             let error = r.get_mut(5).and_then(|v| std::mem::replace(v, crate::ports::SqlValue::Null).into_string());

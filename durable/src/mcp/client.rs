@@ -173,7 +173,7 @@ async fn request<H: Http>(
     let answer = if content_type.starts_with("text/event-stream") {
         sse_messages(&resp.body).into_iter().find(|m| answers(m, id))
     } else {
-        match serde_json::from_slice::<Value>(&resp.body) {
+        match hearth_json::from_slice::<Value>(&resp.body) {
             Ok(Value::Array(batch)) => batch.into_iter().find(|m| answers(m, id)),
             Ok(m) if answers(&m, id) => Some(m),
             Ok(other) => {
@@ -240,7 +240,7 @@ pub fn sse_messages(body: &[u8]) -> Vec<Value> {
     let mut data = String::new();
     let mut flush = |data: &mut String| {
         if !data.is_empty() {
-            if let Ok(v) = serde_json::from_slice::<Value>(data.as_bytes()) {
+            if let Ok(v) = hearth_json::from_slice::<Value>(data.as_bytes()) {
                 out.push(v);
             }
             data.clear();
@@ -304,10 +304,10 @@ mod tests {
         let conn = block_on(initialize(&http, ep())).unwrap();
         assert_eq!((conn.protocol_version.as_str(), conn.session_id.as_deref()), ("2025-06-18", Some("sess-1")));
         let reqs = http.requests.borrow();
-        let first: Value = serde_json::from_slice(&reqs[0].body).unwrap();
+        let first: Value = hearth_json::from_slice(&reqs[0].body).unwrap();
         assert_eq!(first["params"]["protocolVersion"], LATEST_VERSION);
         assert!(reqs[0].headers.contains(&("accept".into(), "application/json, text/event-stream".into())));
-        let second: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+        let second: Value = hearth_json::from_slice(&reqs[1].body).unwrap();
         assert_eq!(second, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         assert!(reqs[1].headers.contains(&("mcp-session-id".into(), "sess-1".into())));
         assert!(reqs[1].headers.contains(&("mcp-protocol-version".into(), "2025-06-18".into())));

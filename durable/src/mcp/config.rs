@@ -45,7 +45,7 @@ pub struct Entry {
 /// The servers of an `mcp.json`, in name order. `Err`: the file as a whole
 /// is unreadable. A bad entry is an `Entry` with an error (the others work).
 pub fn parse(raw: &[u8], default_timeout_ms: u32) -> Result<Vec<Entry>, String> {
-    let v: Value = serde_json::from_slice(raw).map_err(|e| format!("mcp.json is not valid JSON: {e}"))?;
+    let v: Value = hearth_json::from_slice(raw).map_err(|e| format!("mcp.json is not valid JSON: {e}"))?;
     let servers = v
         .get("mcpServers")
         .and_then(Value::as_object)

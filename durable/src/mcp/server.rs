@@ -103,7 +103,7 @@ fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
 
 /// Answers one POST.
 pub async fn handle<B: Backend>(b: &B, cfg: &AgentConfig, caller: &Caller, t: &Transport<'_>, body: &[u8]) -> Reply {
-    let msg: Value = match serde_json::from_slice(body) {
+    let msg: Value = match hearth_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => return Reply::of(400, Some(error(Value::Null, PARSE_ERROR, format!("Parse error: {e}")))),
     };

@@ -185,7 +185,7 @@ fn demo_catalog(scopes: Vec<McpScope>) -> McpCatalog {
                 scopes,
                 timeout_ms: 5000,
             },
-            tools: vec![serde_json::from_value::<McpTool>(json!({
+            tools: vec![hearth_json::from_value::<McpTool>(json!({
                 "name": "echo", "description": "Echoes back the input string",
                 "inputSchema": echo_tool()["inputSchema"]}))
             .unwrap()],
@@ -268,7 +268,7 @@ impl Session {
         let reqs = self.p.http.requests.borrow();
         reqs.iter()
             .filter(|r| r.url.ends_with("/v1/messages"))
-            .map(|r| serde_json::from_slice::<Value>(&r.body).unwrap()["tools"].clone())
+            .map(|r| hearth_json::from_slice::<Value>(&r.body).unwrap()["tools"].clone())
             .collect()
     }
     fn tool_results(&self) -> Vec<(String, bool)> {

@@ -111,7 +111,7 @@ pub async fn session_catalog<P: Platform>(
     }
     let sql = p.sql();
     let stored =
-        if starting { None } else { meta(sql)?.and_then(|raw| serde_json::from_slice::<Frozen>(raw.as_bytes()).ok()) };
+        if starting { None } else { meta(sql)?.and_then(|raw| hearth_json::from_slice::<Frozen>(raw.as_bytes()).ok()) };
     let catalog = match stored {
         Some(f) if f.session_id == session_id => Rc::new(f.catalog),
         _ => {

@@ -63,7 +63,7 @@ pub async fn ingest<P: Platform>(
             .as_ref()
             .and_then(|r| r.get(1))
             .and_then(|v| v.as_str())
-            .and_then(|s| serde_json::from_slice(s.as_bytes()).ok());
+            .and_then(|s| hearth_json::from_slice(s.as_bytes()).ok());
         if let Some(blocks) = done {
             out.extend(blocks);
             continue;
@@ -229,6 +229,6 @@ pub async fn transcribe<P: Platform>(
     if !(200..300).contains(&resp.status) {
         return Err(format!("HTTP {}: {}", resp.status, resp.text().chars().take(200).collect::<String>()));
     }
-    let v: serde_json::Value = serde_json::from_slice(&resp.body).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = hearth_json::from_slice(&resp.body).map_err(|e| e.to_string())?;
     v["text"].as_str().map(str::to_owned).ok_or_else(|| "no text in the answer".to_owned())
 }

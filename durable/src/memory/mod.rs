@@ -347,7 +347,7 @@ impl<S: Sql> MemoryHub<S> {
     /// Answers a call given as JSON (the Agent object's `/memory/call`): the
     /// reply is `{"ok": true, ...reply}` or `{"ok": false, "error": ..., "message": ...}`.
     pub fn call_json(&mut self, body: &[u8]) -> (u16, serde_json::Value) {
-        let call: MemoryCall = match serde_json::from_slice(body) {
+        let call: MemoryCall = match hearth_json::from_slice(body) {
             Ok(c) => c,
             Err(e) => return (400, error_json(&MemoryCallError::Rejected(format!("bad memory call: {e}")))),
         };

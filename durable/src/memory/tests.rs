@@ -317,7 +317,7 @@ fn ctx<'a>(agent: &'a AgentId, store: &str, scope: Scope, ws: &'a Workspace) -> 
 
 fn run(m: &InProcessMemory, c: &MemoryToolContext<'_>, tool: &str, args: Value) -> (Value, bool) {
     let o = block_on(mtools::run(m, c, tool, &args)).expect("a memory tool");
-    (serde_json::from_str(&o.text).unwrap_or(Value::String(o.text.clone())), o.is_error)
+    (hearth_json::from_str(&o.text).unwrap_or(Value::String(o.text.clone())), o.is_error)
 }
 
 #[test]
@@ -427,7 +427,7 @@ fn self_report_tools() {
     assert_eq!(v["sections"], json!([{"heading": "Open questions", "bullets": ["What carrier?"]}]));
     let o = block_on(mtools::run(&m, &main, "what_do_i_know", &json!({}))).unwrap();
     assert!(o.text.len() <= 6144, "{}", o.text.len());
-    let v: Value = serde_json::from_str(&o.text).unwrap();
+    let v: Value = hearth_json::from_str(&o.text).unwrap();
     assert_eq!(v["truncated"], true);
 
     run(&m, &main, "memory_add", json!({"name": "a", "content": "b"}));

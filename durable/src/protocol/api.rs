@@ -177,7 +177,7 @@ mod tests {
         };
         let (status, body) = done.http("t1");
         assert_eq!(status, 200);
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let v: serde_json::Value = hearth_json::from_str(&body).unwrap();
         assert_eq!(v["threadId"], "t1");
         assert_eq!(v["usage"]["promptTokens"], 52, "every input token, cached or not");
         assert_eq!(v["usage"]["cacheReadTokens"], 40);

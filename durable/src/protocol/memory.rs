@@ -457,12 +457,12 @@ pub fn error_json(e: &MemoryCallError) -> serde_json::Value {
 
 /// Reads a `/memory/call` answer (the client side of [`MemoryHub::call_json`]).
 pub fn decode_reply(status: u16, body: &[u8]) -> Result<MemoryReply, MemoryCallError> {
-    let v: serde_json::Value = serde_json::from_slice(body)
+    let v: serde_json::Value = hearth_json::from_slice(body)
         .map_err(|_| MemoryCallError::Unavailable(format!("memory answered {status} with a non-JSON body")))?;
     if v.get("ok").and_then(serde_json::Value::as_bool) == Some(true) {
-        serde_json::from_value(v).map_err(|e| MemoryCallError::Unavailable(format!("bad memory reply: {e}")))
+        hearth_json::from_value(v).map_err(|e| MemoryCallError::Unavailable(format!("bad memory reply: {e}")))
     } else {
-        Err(serde_json::from_value(v)
+        Err(hearth_json::from_value(v)
             .unwrap_or_else(|_| MemoryCallError::Unavailable(format!("memory answered {status}"))))
     }
 }

@@ -408,7 +408,7 @@ pub fn relay_target(to: &SessionKey, from: &str, like: &Inbound, hop: &GroupHop,
 /// A relay piece back into the session and the message it is for.
 pub fn relay_message(target: &ReplyTarget, text: &str, now_ms: i64) -> Option<(SessionKey, Inbound)> {
     let key = SessionKey::parse(&target.chat_id)?;
-    let mut msg: Inbound = serde_json::from_slice(target.extra.as_deref()?.as_bytes()).ok()?;
+    let mut msg: Inbound = hearth_json::from_slice(target.extra.as_deref()?.as_bytes()).ok()?;
     msg.text = text.to_owned();
     msg.received_at = now_ms;
     Some((key, msg))

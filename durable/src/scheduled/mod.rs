@@ -499,7 +499,7 @@ async fn requeue_pending<S: Sql, Q: SessionQueue>(
 ) -> Result<(), StorageError> {
     for run in state.pending()? {
         let key = ledger::session_of(&cfg.agent, &run);
-        let inbound = run.payload.as_deref().and_then(|p| serde_json::from_slice::<Inbound>(p.as_bytes()).ok());
+        let inbound = run.payload.as_deref().and_then(|p| hearth_json::from_slice::<Inbound>(p.as_bytes()).ok());
         let (Some(key), Some(inbound)) = (key, inbound) else {
             state.mark_failed(&run.slot_id)?;
             log(LogLevel::Error, &format!("agent {}: {} has no message to queue; given up", cfg.agent, run.slot_id));

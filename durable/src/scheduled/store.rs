@@ -409,7 +409,7 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
 
     /// A JSON value kept in the state table; `None` when absent or unreadable.
     pub fn get_json<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StorageError> {
-        Ok(self.get(key)?.and_then(|v| serde_json::from_slice(v.as_bytes()).ok()))
+        Ok(self.get(key)?.and_then(|v| hearth_json::from_slice(v.as_bytes()).ok()))
     }
 
     pub fn set_json<T: serde::Serialize>(&self, key: &str, value: &T) -> Result<(), StorageError> {

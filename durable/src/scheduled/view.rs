@@ -203,7 +203,7 @@ pub async fn status<O: ObjectStore, S: Sql, Q: SessionQueue>(
             last: state
                 .get("heartbeat_last")
                 .map_err(err)?
-                .and_then(|v| serde_json::from_slice(v.as_bytes()).ok())
+                .and_then(|v| hearth_json::from_slice(v.as_bytes()).ok())
                 .unwrap_or(serde_json::Value::Null),
             last_run_tick: state.get_i64("heartbeat_last_run").map_err(err)?,
             last_slot: state.last_heartbeat_slot().map_err(err)?,

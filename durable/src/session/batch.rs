@@ -38,7 +38,7 @@ pub fn gather<S: Sql>(
         if seq == head_seq {
             continue;
         }
-        if let Ok(m) = serde_json::from_slice::<Inbound>(payload.as_bytes()) {
+        if let Ok(m) = hearth_json::from_slice::<Inbound>(payload.as_bytes()) {
             if m.batch.as_deref() == Some(batch.as_str()) {
                 members.push((seq, m));
             }
@@ -140,12 +140,12 @@ mod tests {
         let other = Inbound { batch: None, dedupe_key: "telegram:update:24".into(), ..photo(24, "hi", 0) };
         store.enqueue(&other.dedupe_key, &serde_json::to_string(&other).unwrap(), 0).unwrap();
         let head = store.next_open().unwrap().unwrap();
-        let first: Inbound = serde_json::from_str(&head.payload).unwrap();
+        let first: Inbound = hearth_json::from_str(&head.payload).unwrap();
         let merged = gather(&store, head.seq, first, 2_000).unwrap();
         assert_eq!(merged.media.len(), 3);
         // The batch is one open message now, the next message after it.
         assert_eq!(store.open_count().unwrap(), 2);
-        let again: Inbound = serde_json::from_str(&store.next_open().unwrap().unwrap().payload).unwrap();
+        let again: Inbound = hearth_json::from_str(&store.next_open().unwrap().unwrap().payload).unwrap();
         assert_eq!(again.media.len(), 3, "the merged message is what a resumed turn reads");
     }
 }

@@ -42,7 +42,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
     let mut report = DrainReport::default();
     reply::flush(p, deps).await?;
     while let Some(item) = store.next_open()? {
-        let inbound: Option<Inbound> = serde_json::from_slice(item.payload.as_bytes()).ok();
+        let inbound: Option<Inbound> = hearth_json::from_slice(item.payload.as_bytes()).ok();
         let Some(mut inbound) = inbound else {
             p.log(LogLevel::Error, &format!("dropping unreadable queued message {}", item.seq));
             store.finish(item.seq, p.now_ms())?;

@@ -58,7 +58,7 @@ impl Client {
             .filter(|e| !e.is_empty())
             .map(|e| {
                 let field = |n: &str| e.lines().find_map(|l| l.strip_prefix(n)).unwrap().to_owned();
-                (field("event: "), serde_json::from_str(&field("data: ")).unwrap())
+                (field("event: "), hearth_json::from_str(&field("data: ")).unwrap())
             })
             .collect()
     }

@@ -215,7 +215,7 @@ fn heartbeat_run(n: u32, next: Option<i64>) -> EnqueueRequest {
 /// The system prompt's `cache_control` and the `anthropic-beta` header of request `i`.
 fn cache_of(p: &TestPlatform, i: usize) -> (serde_json::Value, Option<String>) {
     let req = &p.http.requests.borrow()[i];
-    let body: serde_json::Value = serde_json::from_slice(&req.body).unwrap();
+    let body: serde_json::Value = hearth_json::from_slice(&req.body).unwrap();
     let beta = req.headers.iter().find(|(n, _)| n == "anthropic-beta").map(|(_, v)| v.clone());
     (body["system"][0]["cache_control"].clone(), beta)
 }

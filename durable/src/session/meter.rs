@@ -468,7 +468,7 @@ pub async fn stopped<P: Platform, S: Sql>(
         .open_items()?
         .into_iter()
         .filter(|(_, payload)| {
-            serde_json::from_slice::<Inbound>(payload.as_bytes()).is_ok_and(|m| !is_usage_command(&m.text))
+            hearth_json::from_slice::<Inbound>(payload.as_bytes()).is_ok_and(|m| !is_usage_command(&m.text))
         })
         .map(|(seq, _)| seq)
         .max()
@@ -539,7 +539,7 @@ pub async fn answer_waiting_usage<P: Platform, S: Sql>(
     store: &SessionStore<'_, S>,
 ) -> Result<(), StorageError> {
     for (seq, payload) in store.pending()? {
-        let Ok(inbound) = serde_json::from_slice::<Inbound>(payload.as_bytes()) else { continue };
+        let Ok(inbound) = hearth_json::from_slice::<Inbound>(payload.as_bytes()) else { continue };
         if is_usage_command(&inbound.text) {
             store.start(seq, "", None)?;
             answer_usage(p, deps, &inbound).await?;

@@ -106,7 +106,7 @@ struct Extraction {
 impl ResetProgress {
     fn load<S: Sql>(store: &SessionStore<'_, S>, session_id: &str, messages: usize) -> Result<Self, StorageError> {
         let saved: Option<ResetProgress> =
-            store.meta(RESET_PROGRESS)?.and_then(|v| serde_json::from_slice(v.as_bytes()).ok());
+            store.meta(RESET_PROGRESS)?.and_then(|v| hearth_json::from_slice(v.as_bytes()).ok());
         Ok(match saved {
             Some(p) if p.session_id == session_id && p.messages == messages => p,
             _ => ResetProgress { session_id: session_id.to_owned(), messages, ..Default::default() },

@@ -154,7 +154,7 @@ mod tests {
     fn drain_texts(store: &SessionStore<'_, MemSql>) -> Vec<String> {
         let mut out = Vec::new();
         while let Some(item) = store.next_open().unwrap() {
-            let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+            let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
             out.push(m.text);
             store.start(item.seq, "", None).unwrap();
             store.finish(item.seq, 0).unwrap();
@@ -229,7 +229,7 @@ mod tests {
         // Update 7 at an idle queue, update 6 never seen: it waits the hold.
         queue(&store, &tg(7), 1_000);
         let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
         assert_eq!(wait_until(&store, &item, &m, hold, 1_000).unwrap(), Some(1_100));
         assert_eq!(wait_until(&store, &item, &m, hold, 1_099).unwrap(), Some(1_100));
         assert_eq!(wait_until(&store, &item, &m, hold, 1_100).unwrap(), None);
@@ -240,7 +240,7 @@ mod tests {
         // Update 8 follows 7, which was taken: no wait at all.
         queue(&store, &tg(8), 2_000);
         let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
         assert_eq!(wait_until(&store, &item, &m, hold, 2_000).unwrap(), None);
 
         // Update 10 while 9 is still waiting in the queue (not taken): 9 goes
@@ -250,7 +250,7 @@ mod tests {
         queue(&store, &tg(10), 3_000);
         queue(&store, &tg(9), 3_001);
         let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
         assert_eq!(m.text, "K-9");
         assert_eq!(wait_until(&store, &item, &m, hold, 3_001).unwrap(), None, "8 was taken");
     }
@@ -261,7 +261,7 @@ mod tests {
         let store = store_of(&sql);
         queue(&store, &msg("api:k", "over HTTP", None), 1_000);
         let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = serde_json::from_str(&item.payload).unwrap();
+        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
         assert_eq!(wait_until(&store, &item, &m, 100, 1_000).unwrap(), None);
         let discord = msg("discord:message:5", "d", SendOrder::discord("5"));
         let resumed = InboxItem { active: true, received_at: 1_000, ..item };

@@ -218,7 +218,10 @@ impl<'a, S: Sql> SessionStore<'a, S> {
     pub fn history(&self, session_id: &str) -> Result<Vec<Message>, StorageError> {
         let rows =
             self.sql.exec("SELECT message FROM history WHERE session_id = ? ORDER BY seq", &[session_id.into()])?;
-        Ok(rows.into_iter().filter_map(|mut r| serde_json::from_slice(col_string(&mut r, 0).as_bytes()).ok()).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut r| hearth_json::from_slice(col_string(&mut r, 0).as_bytes()).ok())
+            .collect())
     }
 
     /// How many messages the session holds (without reading them).
@@ -249,7 +252,7 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             .into_iter()
             .filter_map(|mut r| {
                 let seq = col_i64(&r, 0);
-                serde_json::from_slice(col_string(&mut r, 1).as_bytes()).ok().map(|m| (seq, m))
+                hearth_json::from_slice(col_string(&mut r, 1).as_bytes()).ok().map(|m| (seq, m))
             })
             .collect();
         let unreadable = total - parsed.len() as i64;
@@ -262,7 +265,10 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             "SELECT message FROM history WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
             &[session_id.into(), n.into()],
         )?;
-        Ok(rows.into_iter().filter_map(|mut r| serde_json::from_slice(col_string(&mut r, 0).as_bytes()).ok()).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut r| hearth_json::from_slice(col_string(&mut r, 0).as_bytes()).ok())
+            .collect())
     }
 
     /// The session's messages with their row numbers, in order.

@@ -383,7 +383,7 @@ impl Watch {
             .first()
             .and_then(|r| r.first())
             .and_then(SqlValue::as_str)
-            .and_then(|s| serde_json::from_slice(s.as_bytes()).ok()))
+            .and_then(|s| hearth_json::from_slice(s.as_bytes()).ok()))
     }
 
     /// Every client is told `message` (the object cannot run turns now).

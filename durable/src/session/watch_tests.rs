@@ -35,7 +35,7 @@ impl Client {
             .filter(|e| !e.is_empty())
             .map(|e| {
                 let field = |name: &str| e.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
-                (field("event: ").unwrap(), field("id: "), serde_json::from_str(&field("data: ").unwrap()).unwrap())
+                (field("event: ").unwrap(), field("id: "), hearth_json::from_str(&field("data: ").unwrap()).unwrap())
             })
             .collect()
     }

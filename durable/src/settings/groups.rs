@@ -69,7 +69,7 @@ pub fn load(vars: &impl Vars, known_agents: &[String]) -> Result<Vec<AgentGroup>
     let Some(raw) = vars.get("GROUPS").filter(|v| !v.trim().is_empty()) else { return Ok(vec![]) };
     let bad = |why: String| ConfigError::Invalid { name: "GROUPS".into(), why };
     let parsed: BTreeMap<String, RawGroup> =
-        serde_json::from_slice(raw.as_bytes()).map_err(|e| bad(format!("not the JSON of a groups map: {e}")))?;
+        hearth_json::from_slice(raw.as_bytes()).map_err(|e| bad(format!("not the JSON of a groups map: {e}")))?;
     let mut groups = Vec::new();
     for (key, g) in parsed {
         let (channel, chat) = key

@@ -129,7 +129,7 @@ fn flag(vars: &impl Vars, agent: &str, name: &str, default: bool) -> Result<bool
 pub fn parse_prices(raw: &str) -> Result<Vec<(String, ModelPrice)>, ConfigError> {
     const NAME: &str = "LLM_PRICES";
     let v: serde_json::Value =
-        serde_json::from_slice(raw.as_bytes()).map_err(|e| invalid(NAME, format!("not JSON: {e}")))?;
+        hearth_json::from_slice(raw.as_bytes()).map_err(|e| invalid(NAME, format!("not JSON: {e}")))?;
     let Some(models) = v.as_object() else {
         return Err(invalid(
             NAME,

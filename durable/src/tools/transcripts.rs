@@ -155,7 +155,7 @@ mod tests {
             history_keep: 50,
         };
         let out = block_on(session_logs(&ctx, &args));
-        serde_json::from_str(&out.text).unwrap_or(Value::String(out.text))
+        hearth_json::from_str(&out.text).unwrap_or(Value::String(out.text))
     }
 
     fn put_archive(store: &MemStore, id: &str, messages: &[Message]) {

@@ -65,7 +65,7 @@ pub async fn brave<H: Http>(http: &H, base_url: &str, api_key: &str, args: &Valu
         Ok(r) => r,
         Err(e) => return ToolOutcome::err(format!("web search failed: {e}")),
     };
-    let body: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+    let body: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
     if !(200..300).contains(&resp.status) {
         let detail = body
             .pointer("/error/detail")

@@ -16,7 +16,7 @@ pub fn send(status: u16, body: &[u8], retry_after_header: Option<&str>) -> SendO
     if (200..300).contains(&status) {
         return SendOutcome::Delivered;
     }
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let v: Value = hearth_json::from_slice(body).unwrap_or(Value::Null);
     let message = match v["message"].as_str() {
         Some(m) => m.to_owned(),
         None => String::from_utf8_lossy(body).chars().take(200).collect(),

@@ -221,7 +221,7 @@ impl DiscordApi {
                     };
                 }
                 Ok(resp) if resp.status == 429 || resp.status >= 500 => {
-                    let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                    let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
                     (format!("HTTP {}", resp.status), classify::retry_after_ms(&v, resp.header("retry-after")))
                 }
                 Ok(resp) => return Err(ChannelError::Failed(format!("attachment download: HTTP {}", resp.status))),

@@ -356,7 +356,7 @@ impl GatewayState {
 
     /// One text frame from the server.
     pub fn on_frame(&mut self, text: &str, token: &str, now: i64, jitter: f64) -> Vec<Action> {
-        let header: Header = match serde_json::from_slice(text.as_bytes()) {
+        let header: Header = match hearth_json::from_slice(text.as_bytes()) {
             Ok(h) => h,
             Err(e) => return vec![Action::Log(format!("discord gateway: unreadable frame ({e})"))],
         };
@@ -365,7 +365,7 @@ impl GatewayState {
         }
         match header.op {
             10 => {
-                let Ok(Envelope { d: Hello { heartbeat_interval } }) = serde_json::from_slice(text.as_bytes()) else {
+                let Ok(Envelope { d: Hello { heartbeat_interval } }) = hearth_json::from_slice(text.as_bytes()) else {
                     return vec![Action::Log("discord gateway: HELLO without heartbeat_interval".into())];
                 };
                 self.heartbeat_interval_ms = heartbeat_interval.max(100);
@@ -410,7 +410,7 @@ impl GatewayState {
             }
             9 => {
                 let resumable =
-                    matches!(serde_json::from_slice::<Envelope<bool>>(text.as_bytes()), Ok(Envelope { d: true }));
+                    matches!(hearth_json::from_slice::<Envelope<bool>>(text.as_bytes()), Ok(Envelope { d: true }));
                 let what = if self.resuming { "RESUME refused" } else { "session invalidated" };
                 if !resumable {
                     self.session = None;
@@ -433,7 +433,7 @@ impl GatewayState {
 
     fn on_dispatch(&mut self, t: &str, text: &str, now: i64) -> Vec<Action> {
         match t {
-            "READY" => match serde_json::from_slice::<Envelope<Ready>>(text.as_bytes()) {
+            "READY" => match hearth_json::from_slice::<Envelope<Ready>>(text.as_bytes()) {
                 Ok(Envelope { d }) => {
                     self.session = Some(Resumable { session_id: d.session_id, resume_url: d.resume_gateway_url });
                     self.bot_user_id = Some(d.user.id);
@@ -447,7 +447,7 @@ impl GatewayState {
                 self.connected(now);
                 vec![]
             }
-            "MESSAGE_CREATE" => match serde_json::from_slice::<Envelope<GatewayMessage>>(text.as_bytes()) {
+            "MESSAGE_CREATE" => match hearth_json::from_slice::<Envelope<GatewayMessage>>(text.as_bytes()) {
                 Ok(Envelope { d }) => {
                     self.messages += 1;
                     vec![Action::Message(Box::new(d))]

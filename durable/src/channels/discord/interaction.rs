@@ -152,7 +152,7 @@ pub enum InteractionError {
 }
 
 pub fn parse(body: &[u8]) -> Result<Interaction, InteractionError> {
-    serde_json::from_slice(body).map_err(|e| InteractionError::Malformed(e.to_string()))
+    hearth_json::from_slice(body).map_err(|e| InteractionError::Malformed(e.to_string()))
 }
 
 impl Interaction {
@@ -259,7 +259,7 @@ pub struct ReplyExtra {
 
 impl ReplyExtra {
     pub fn from_target(target: &ReplyTarget) -> Option<ReplyExtra> {
-        serde_json::from_slice(target.extra.as_deref()?.as_bytes()).ok()
+        hearth_json::from_slice(target.extra.as_deref()?.as_bytes()).ok()
     }
 
     /// Whether the token is (about to be) dead: past its 15 minutes minus a margin.

@@ -190,7 +190,7 @@ fn responses_and_texts() {
     assert_eq!(no_choices(), json!({"type": 8, "data": {"choices": []}}));
     assert!(not_handled_text(MESSAGE_COMPONENT).starts_with("Buttons and menus"));
     assert!(not_handled_text(MODAL_SUBMIT).starts_with("Forms"));
-    let status = |v: Value| serde_json::from_value(v).unwrap();
+    let status = |v: Value| hearth_json::from_value(v).unwrap();
     let s = status_text(&status(json!({"sessionKey": "agent:main:main", "sessionId": "u", "open": 0,
         "messageCount": 2, "usage": {"input": 200, "output": 20, "cacheRead": 100, "cacheWrite": 40, "totalTokens": 360}})));
     assert!(

@@ -30,7 +30,7 @@ impl DiscordApi {
         match io.http().send(req).await {
             Ok(resp) if (200..300).contains(&resp.status) => PreviewOutcome::Shown { handle: None },
             Ok(resp) if resp.status == 429 => {
-                let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
                 PreviewOutcome::Wait(retry_after_ms(&v, resp.header("retry-after")).unwrap_or(1000))
             }
             Ok(resp) if resp.status == 404 => PreviewOutcome::Unsupported(format!("404: {}", resp.text())),

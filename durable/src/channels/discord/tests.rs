@@ -18,7 +18,7 @@ fn sent(actions: &[Action]) -> Vec<serde_json::Value> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Send(t) => Some(serde_json::from_str(t).unwrap()),
+            Action::Send(t) => Some(hearth_json::from_str(t).unwrap()),
             _ => None,
         })
         .collect()
@@ -205,7 +205,7 @@ fn a_session_closed_right_after_ready_is_identified_again_with_the_backoff_not_i
 fn a_restarted_object_resumes_from_its_stored_state() {
     let g = ready();
     let stored = serde_json::to_string(&g).unwrap();
-    let mut back: GatewayState = serde_json::from_str(&stored).unwrap();
+    let mut back: GatewayState = hearth_json::from_str(&stored).unwrap();
     // A new instance: nothing is connected whatever the stored phase said.
     back.phase = Phase::Idle;
     let out = back.on_alarm(0, URL, 0.5);
@@ -311,7 +311,7 @@ fn a_group_routes_on_the_mentions_whichever_bot_received_the_message() {
     let frame = |content: &str, mentions: &[&str]| -> super::message::GatewayMessage {
         let mentions: Vec<serde_json::Value> =
             mentions.iter().map(|id| serde_json::json!({"id": id, "username": "bot", "bot": true})).collect();
-        serde_json::from_value(serde_json::json!({
+        hearth_json::from_value(serde_json::json!({
             "id": "900", "channel_id": "300", "guild_id": "200", "type": 0, "content": content,
             "author": {"id": "42", "username": "pat"}, "mentions": mentions,
         }))

@@ -37,7 +37,7 @@ fn signed(body: &[u8]) -> WebRequest {
 
 fn call(front: &FakeFront, req: &WebRequest) -> (u16, Value) {
     let r = block_on(handle(front, "main", req));
-    (r.status, serde_json::from_str(&r.body).unwrap_or(Value::String(r.body)))
+    (r.status, hearth_json::from_str(&r.body).unwrap_or(Value::String(r.body)))
 }
 
 /// A command in the bot's DM, created at the front's time (the snowflake

@@ -34,7 +34,7 @@ impl EmailApi {
 
     /// The envelope of a reply to `target`.
     fn envelope(&self, target: &ReplyTarget) -> Envelope {
-        let extra: Value = target.extra.as_deref().and_then(|e| serde_json::from_str(e).ok()).unwrap_or(Value::Null);
+        let extra: Value = target.extra.as_deref().and_then(|e| hearth_json::from_str(e).ok()).unwrap_or(Value::Null);
         let list = |k: &str| -> Vec<String> {
             extra[k]
                 .as_array()

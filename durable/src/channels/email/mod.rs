@@ -3,8 +3,8 @@
 //! replies leave through the `send_email` binding ([`client`], composed by
 //! [`compose`]).
 //!
-//! A message is read with `mail-parser` ([`read`]: multipart, charsets,
-//! quoted-printable and base64, attachments), and what the agent reads is
+//! A message is read with our own MIME reader ([`mime`], [`read`]:
+//! multipart, charsets, quoted-printable and base64, attachments), and what the agent reads is
 //! what the person wrote ([`quote`]: no quoted history, no signature).
 //!
 //! Threads: the owner writing to the agent alone is the main session, like
@@ -14,15 +14,17 @@
 //! their thread, so a reply that keeps only `In-Reply-To` finds it too).
 //! Replies keep the thread: `Re:` subject, `In-Reply-To`, `References`.
 
+mod charsets;
 pub mod client;
 pub mod compose;
 pub mod inbound;
+pub mod mime;
 pub mod quote;
 
 #[cfg(test)]
+mod mime_tests;
+#[cfg(test)]
 mod tests;
-
-use mail_parser::{HeaderValue, MessageParser, MimeHeaders, PartType};
 
 /// An email as the agent needs it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,55 +58,77 @@ pub struct Attachment {
     pub bytes: Vec<u8>,
 }
 
-fn ids(v: &HeaderValue<'_>) -> Vec<String> {
-    let clean = |s: &str| s.trim().trim_start_matches('<').trim_end_matches('>').to_owned();
-    match v {
-        HeaderValue::Text(t) => t.split_whitespace().map(clean).filter(|s| !s.is_empty()).collect(),
-        HeaderValue::TextList(l) => l.iter().map(|t| clean(t)).filter(|s| !s.is_empty()).collect(),
-        _ => vec![],
+/// The value of a base64 digit (the standard alphabet), for the MIME reader
+/// and UTF-7.
+fn b64_value(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
     }
 }
 
 /// Reads a raw message; `Err` when it is not one (no headers at all).
 pub fn read(raw: &[u8]) -> Result<Mail, String> {
-    let msg = MessageParser::default().parse(raw).ok_or("not an email (no headers could be read)")?;
-    let addresses = |a: Option<&mail_parser::Address<'_>>| -> Vec<String> {
-        a.map(|a| a.iter().filter_map(|x| x.address()).map(str::to_ascii_lowercase).collect()).unwrap_or_default()
-    };
-    let from = msg.from().and_then(|a| a.first()).and_then(|f| {
-        Some((f.address()?.to_ascii_lowercase(), f.name().map(str::to_owned).filter(|n| !n.trim().is_empty())))
-    });
-    // An HTML-only message is read with the web reader's HTML-to-text
-    // (mail-parser's own brings a 2,000-entity table: ~40 KiB of upload).
-    let text = match msg.text_part(0).map(|p| &p.body) {
-        Some(PartType::Text(t)) => t.replace("\r\n", "\n"),
-        Some(PartType::Html(h)) => crate::web::html::to_text(h, None).text,
-        _ => String::new(),
-    };
-    let mut attachments = Vec::new();
-    for part in msg.attachments() {
-        let mime = part
-            .content_type()
-            .map(|ct| match ct.subtype() {
-                Some(sub) => format!("{}/{}", ct.ctype(), sub),
-                None => ct.ctype().to_owned(),
-            })
-            .unwrap_or_else(|| "application/octet-stream".into())
-            .to_ascii_lowercase();
-        // An attached email (message/rfc822) keeps its raw bytes.
-        let bytes = match part.message() {
-            Some(inner) => inner.raw_message().to_vec(),
-            None => part.contents().to_vec(),
-        };
-        attachments.push(Attachment { name: part.attachment_name().map(str::to_owned), mime, bytes });
+    let msg = mime::Part::parse(raw);
+    if msg.headers.is_empty() {
+        return Err("not an email (no headers could be read)".into());
     }
-    let header = |name: &str| msg.header_raw(name).map(str::trim).map(str::to_ascii_lowercase);
-    let automatic = header("Auto-Submitted").is_some_and(|v| v != "no")
-        || header("Precedence").is_some_and(|v| matches!(v.as_str(), "bulk" | "list" | "junk"))
-        || msg.return_address() == Some("")
+    let header = |name: &str| msg.header(name).unwrap_or("");
+    let addresses = |name: &str| -> Vec<String> {
+        msg.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .flat_map(|(_, v)| mime::addresses(v))
+            .map(|(a, _)| a.to_ascii_lowercase())
+            .collect()
+    };
+    let from = mime::addresses(header("From")).into_iter().next().map(|(a, n)| (a.to_ascii_lowercase(), n));
+    let mut leaves = Vec::new();
+    mime::leaves(mime::Part::parse(raw), &mut leaves, 0);
+    // The text is the first text/plain part that is not an attachment, else
+    // the first such HTML part, read with the web reader's HTML-to-text;
+    // every other part is an attachment (an attached email keeps its bytes).
+    // Further inline text parts are alternatives of it, as mail-parser read
+    // them too.
+    let mut plain = None;
+    let mut html = None;
+    let mut attachments = Vec::new();
+    for part in &leaves {
+        let mime = match part.header("Content-Type") {
+            Some(_) => part.mime_type("text/plain"),
+            None => "text/plain".to_owned(),
+        };
+        if !part.is_attachment() && (mime == "text/plain" || mime == "text/html") {
+            // An empty part (a broken mailer's stray delimiter) is no text.
+            let text = part.text();
+            if text.trim().is_empty() {
+                continue;
+            }
+            let slot = if mime == "text/plain" { &mut plain } else { &mut html };
+            if slot.is_none() {
+                *slot = Some(text);
+            }
+            continue;
+        }
+        let mime = if part.header("Content-Type").is_some() { mime } else { "application/octet-stream".into() };
+        attachments.push(Attachment { name: part.filename(), mime, bytes: part.decoded() });
+    }
+    let text = match (plain, html) {
+        (Some(t), _) => t.replace("\r\n", "\n"),
+        (None, Some(h)) => crate::web::html::to_text(&h, None).text,
+        (None, None) => String::new(),
+    };
+    let lower = |name: &str| header(name).to_ascii_lowercase();
+    let automatic = (!header("Auto-Submitted").is_empty() && lower("Auto-Submitted") != "no")
+        || matches!(lower("Precedence").as_str(), "bulk" | "list" | "junk")
+        || msg.header("Return-Path").is_some_and(|r| r.trim_matches(['<', '>', ' ']).is_empty())
         || from.as_ref().is_some_and(|(a, _)| a.starts_with("mailer-daemon@") || a.starts_with("postmaster@"));
     let mut auth = Vec::new();
-    for (name, value) in msg.headers_raw() {
+    for (name, value) in &msg.headers {
         if name.eq_ignore_ascii_case("Authentication-Results")
             || name.eq_ignore_ascii_case("ARC-Authentication-Results")
         {
@@ -112,19 +136,26 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         }
     }
     Ok(Mail {
-        message_id: msg.message_id().map(|m| m.trim_matches(['<', '>']).to_owned()),
-        in_reply_to: ids(msg.in_reply_to()),
-        references: ids(msg.references()),
+        message_id: mime::message_ids(header("Message-ID")).into_iter().next(),
+        in_reply_to: mime::message_ids(header("In-Reply-To")),
+        references: mime::message_ids(header("References")),
         from,
-        to: addresses(msg.to()),
-        cc: addresses(msg.cc()),
-        subject: msg.subject().unwrap_or("").trim().to_owned(),
-        date: msg.date().filter(|d| d.is_valid()).map(|d| d.to_timestamp()),
+        to: addresses("To"),
+        cc: addresses("Cc"),
+        subject: mime::decode_words(header("Subject")).trim().to_owned(),
+        date: sent_at(header(\"Date\")),
         text,
         attachments,
         auth,
         automatic,
     })
+}
+
+/// The `Date:` header as seconds since the epoch; `None` when absent or unreadable
+/// (the mail is then ordered by its arrival). A wrong weekday is forgiven: mailers get it wrong.
+fn sent_at(value: &str) -> Option<i64> {
+    let parser = jiff::fmt::rfc2822::DateTimeParser::new().relaxed_weekday(true);
+    parser.parse_timestamp(value.trim()).ok().map(|t| t.as_second())
 }
 
 /// The results of one `Authentication-Results` (or `ARC-Authentication-

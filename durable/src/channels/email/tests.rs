@@ -141,7 +141,7 @@ fn the_owner_writing_alone_is_the_main_session_and_replies_keep_the_thread() {
     assert_eq!(*key, SessionKey::parse("agent:main:main").unwrap());
     assert_eq!(m.text, "[Subject: Trip plans]\nBook the train.", "the signature is not what she said");
     assert_eq!((m.kind, m.channel), (ChatKind::Direct, ChannelKind::Email));
-    let extra: serde_json::Value = serde_json::from_str(m.reply_target.extra.as_deref().unwrap()).unwrap();
+    let extra: serde_json::Value = hearth_json::from_str(m.reply_target.extra.as_deref().unwrap()).unwrap();
     assert_eq!(extra["subject"], "Re: Trip plans");
     assert_eq!(extra["inReplyTo"], "m1@example.com");
     assert_eq!(extra["to"], serde_json::json!(["olga@example.com"]));

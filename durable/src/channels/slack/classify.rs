@@ -34,7 +34,7 @@ const TRANSIENT: &[&str] =
 
 /// `ok` and the error name of an answer's body.
 pub fn ok_and_error(body: &[u8]) -> (bool, String) {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let v: Value = hearth_json::from_slice(body).unwrap_or(Value::Null);
     (v["ok"] == Value::Bool(true), v["error"].as_str().unwrap_or("").to_owned())
 }
 

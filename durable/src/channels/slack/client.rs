@@ -101,7 +101,7 @@ impl SlackApi {
                 _ => PreviewOutcome::Failed(format!("{method} {}: {error}", resp.status)),
             };
         }
-        let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+        let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
         PreviewOutcome::Shown { handle: handle.or_else(|| v["ts"].as_str().map(str::to_owned)) }
     }
 
@@ -184,7 +184,7 @@ mod tests {
         let req = front.http.requests.borrow()[0].clone();
         assert_eq!(req.url, "https://slack.test/api/chat.postMessage");
         assert!(req.headers.contains(&("authorization".into(), "Bearer xoxb-1".into())));
-        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let body: Value = hearth_json::from_slice(&req.body).unwrap();
         assert_eq!(body["text"], "*yes*, see <https://a.io|docs>");
         assert_eq!((body["channel"].as_str(), body["thread_ts"].as_str()), (Some("C1"), Some("1515449522.000016")));
     }

@@ -64,7 +64,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 
 /// Reads an Events API body.
 pub fn read(body: &[u8]) -> Result<Envelope, String> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    let v: Value = hearth_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
     match str_of(&v, "type") {
         Some("url_verification") => Ok(Envelope::UrlVerification {
             challenge: str_of(&v, "challenge").ok_or("url_verification without a challenge")?.to_owned(),

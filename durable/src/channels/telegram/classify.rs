@@ -26,7 +26,7 @@ const TELEGRAM_CHAT_GONE: &[&str] = &[
 
 /// Telegram's answer to `sendMessage`.
 pub fn send(status: u16, body: &[u8]) -> SendOutcome {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let v: Value = hearth_json::from_slice(body).unwrap_or(Value::Null);
     if (200..300).contains(&status) && v["ok"] != Value::Bool(false) {
         return SendOutcome::Delivered;
     }

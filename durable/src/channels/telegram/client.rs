@@ -63,7 +63,7 @@ impl TelegramApi {
             async |ms| io.sleep(ms).await,
             |msg| io.log(LogLevel::Warn, &format!("telegram {method}: {msg}")),
             |resp| {
-                let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+                let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
                 if (200..300).contains(&resp.status) && v["ok"] != Value::Bool(false) {
                     return Verdict::Done(v["result"].clone());
                 }

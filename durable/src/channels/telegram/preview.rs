@@ -25,7 +25,7 @@ impl TelegramApi {
             Ok(r) => r,
             Err(e) => return Err(PreviewOutcome::Failed(format!("{method}: {e}"))),
         };
-        let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+        let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
         if (200..300).contains(&resp.status) && v["ok"] != Value::Bool(false) {
             return Ok(v["result"].clone());
         }

@@ -2,7 +2,7 @@ use super::*;
 use crate::inbound::context::with_preface;
 
 fn parse(json: &str) -> Update {
-    serde_json::from_str(json).unwrap()
+    hearth_json::from_str(json).unwrap()
 }
 
 fn bot() -> BotIdentity {
@@ -30,7 +30,7 @@ fn the_photos_of_an_album_share_a_batch() {
             .join("../tests/fixtures/real-world/telegram/spec-media-group.json"),
     )
     .unwrap();
-    let updates: Vec<Update> = serde_json::from_str(&text).unwrap();
+    let updates: Vec<Update> = hearth_json::from_str(&text).unwrap();
     let batches: Vec<Option<String>> = updates.iter().map(|u| to_inbound(u, &bot(), 0).unwrap().batch).collect();
     assert_eq!(
         batches,
@@ -141,8 +141,8 @@ fn non_messages_and_channels_are_not_inbound() {
     let c =
         parse(r#"{"update_id":5,"message":{"message_id":1,"date":1,"chat":{"id":-1,"type":"channel"},"text":"x"}}"#);
     assert_eq!(to_inbound(&c, &bot(), 0), Err(Ignored::Chat("channel".into())));
-    assert!(serde_json::from_str::<Update>(r#"{"message":{}}"#).is_err());
-    assert!(serde_json::from_str::<Update>(r#"{"update_id":1,"message":{"chat":{}}}"#).is_err());
+    assert!(hearth_json::from_str::<Update>(r#"{"message":{}}"#).is_err());
+    assert!(hearth_json::from_str::<Update>(r#"{"update_id":1,"message":{"chat":{}}}"#).is_err());
     assert_eq!(utf16_slice("ab", 1, 5), None);
 }
 
@@ -378,14 +378,14 @@ fn every_real_update_becomes_the_expected_message_or_is_ignored_for_its_reason()
     assert_eq!(files, listed, "every fixture file is listed once, in order");
     for (file, expected) in table {
         let raw = std::fs::read_to_string(fixture_dir().join(file)).unwrap();
-        let value: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        let value: serde_json::Value = hearth_json::from_str(&raw).unwrap();
         let updates: Vec<serde_json::Value> = match value {
             serde_json::Value::Array(items) => items,
             one => vec![one],
         };
         assert_eq!(updates.len(), expected.len(), "{file}");
         for (update, want) in updates.into_iter().zip(expected) {
-            let update: Update = serde_json::from_value(update).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let update: Update = hearth_json::from_value(update).unwrap_or_else(|e| panic!("{file}: {e}"));
             let got = to_inbound(&update, &bot, 1);
             match (want, got) {
                 (Expect::Message { kind, text, media, preface }, Ok(m)) => {
@@ -408,8 +408,9 @@ fn every_real_update_becomes_the_expected_message_or_is_ignored_for_its_reason()
 #[test]
 fn animated_stickers_send_their_still_thumbnail_and_still_stickers_themselves() {
     let bot = bot();
-    let load =
-        |f: &str| -> Update { serde_json::from_str(&std::fs::read_to_string(fixture_dir().join(f)).unwrap()).unwrap() };
+    let load = |f: &str| -> Update {
+        hearth_json::from_str(&std::fs::read_to_string(fixture_dir().join(f)).unwrap()).unwrap()
+    };
     let animated = to_inbound(&load("teloxide-sticker-animated.json"), &bot, 0).unwrap();
     assert_eq!(
         animated.media[0].handle, "AAMCAgADGQEAARIt0GMwiZ6n4nRbxdpM3pL8vPX6PVAhAAIjAAOw0PgMaabKAcaXKCABAAdtAAMpBA",

@@ -42,7 +42,7 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         Ok(c) => c,
         Err(reply) => return reply,
     };
-    let update: Update = match serde_json::from_slice(&req.body) {
+    let update: Update = match hearth_json::from_slice(&req.body) {
         Ok(u) => u,
         Err(e) => return WebReply::text(400, format!("malformed Telegram update: {e}")),
     };
@@ -121,7 +121,7 @@ async fn button<F: Front>(
         message_id: tap.message_id,
     };
     match front.dream_tap(&tap).await {
-        Ok((200..=299, text)) => match serde_json::from_str::<TapOutcome>(&text) {
+        Ok((200..=299, text)) => match hearth_json::from_str::<TapOutcome>(&text) {
             Ok(outcome) => WebReply::ok(format!("button: {}", outcome.note)),
             Err(e) => WebReply::text(503, format!("the button tap got an unreadable answer ({e}): {text}")),
         },

@@ -31,7 +31,7 @@ const UNREACHABLE: &[i64] = &[
 
 /// `code` and a readable reason of an error answer.
 pub fn error_of(body: &[u8]) -> (Option<i64>, String) {
-    let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let v: Value = hearth_json::from_slice(body).unwrap_or(Value::Null);
     let e = &v["error"];
     let code = e["code"].as_i64();
     let message = e["message"].as_str().unwrap_or("");

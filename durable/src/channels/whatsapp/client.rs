@@ -104,7 +104,7 @@ impl WhatsAppApi {
         let info_req = self.authorized(HttpRequest::get(format!("{}/{media_id}", self.base), 30_000));
         let info = crate::channels::download(io, &self.backoff, "whatsapp media info", info_req, 64 * 1024).await?;
         let info: Value =
-            serde_json::from_slice(&info).map_err(|e| ChannelError::Failed(format!("media info is not JSON: {e}")))?;
+            hearth_json::from_slice(&info).map_err(|e| ChannelError::Failed(format!("media info is not JSON: {e}")))?;
         if let Some(size) = info["file_size"].as_u64().filter(|s| *s > max_bytes) {
             return Err(ChannelError::TooLarge(size));
         }
@@ -166,7 +166,7 @@ mod tests {
         let req = front.http.requests.borrow()[0].clone();
         assert_eq!(req.url, "https://graph.test/v23.0/1122334455667/messages");
         assert!(req.headers.contains(&("authorization".into(), "Bearer EAAG-token".into())));
-        let body: Value = serde_json::from_slice(&req.body).unwrap();
+        let body: Value = hearth_json::from_slice(&req.body).unwrap();
         assert_eq!(body["text"]["body"], "*hi* there");
         assert_eq!(
             (body["to"].as_str(), body["context"]["message_id"].as_str()),

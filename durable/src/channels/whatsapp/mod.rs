@@ -73,7 +73,7 @@ fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
 
 /// Reads a webhook notification (`object: whatsapp_business_account`).
 pub fn read(body: &[u8]) -> Result<Notification, String> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    let v: Value = hearth_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
     if str_of(&v, "object") != Some("whatsapp_business_account") {
         return Err(format!("not a WhatsApp Business Account notification (object {:?})", v.get("object")));
     }

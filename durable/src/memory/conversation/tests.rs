@@ -157,7 +157,7 @@ fn tool(m: &InProcessMemory, c: &MemoryToolContext<'_>, name: &str, args: Value)
     } else {
         block_on(mtools::run(m, c, name, &args)).expect("a memory tool")
     };
-    (serde_json::from_str(&o.text).unwrap_or(Value::String(o.text)), o.is_error)
+    (hearth_json::from_str(&o.text).unwrap_or(Value::String(o.text)), o.is_error)
 }
 
 fn add_via(m: &InProcessMemory, store: &str, from: ConversationSource, exchanges: Vec<Exchange>) {

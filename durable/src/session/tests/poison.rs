@@ -8,7 +8,7 @@ use r2_layout::AssistantBlock;
 
 fn fixture(path: &str) -> serde_json::Value {
     let path = format!("{}/../tests/fixtures/real-world/llm/{path}", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    hearth_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
 /// Every text block of an Anthropic request body.

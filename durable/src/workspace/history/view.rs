@@ -15,7 +15,7 @@ pub const MAX_LISTED: usize = 200;
 pub const UNDO_SCAN: usize = 100;
 
 async fn read_change<S: ObjectStore>(store: &S, key: &str) -> Result<Option<Change>, HistoryError> {
-    Ok(store.get(key).await?.and_then(|o| serde_json::from_slice(&o.body).ok()))
+    Ok(store.get(key).await?.and_then(|o| hearth_json::from_slice(&o.body).ok()))
 }
 
 /// The changes of `path`, newest first (at most `limit`).

@@ -1,0 +1,333 @@
+//! JSON into Rust types as `serde_json` reads it, less one thing: a struct
+//! is read from an object only, never from an array.
+//!
+//! Why: serde's derive gives every struct two readers, `visit_map` (`{"a":
+//! 1}`) and `visit_seq` (`[1]`), and `serde_json` links both for every
+//! struct it reads. Nothing Hearth reads sends a struct as an array (the
+//! platforms send objects, and `serde_json` writes structs as objects), so
+//! the second reader is dead weight: ~100 structs, ~95 kB of WASM, 27.8
+//! KiB of the gzipped upload (measured: `docs/SIZE_REPORT.md`). Reading
+//! through [`from_slice`], [`from_str`] or [`from_value`] wraps the
+//! deserializer so that `deserialize_struct` asks for a map; the array
+//! reader is then never called, and the linker drops it.
+//!
+//! Every other shape reads as with `serde_json` (the wrapper forwards each
+//! call; errors are `serde_json::Error`). Use these three everywhere in the
+//! Worker's code: a type read both through here and through `serde_json`
+//! directly is linked twice.
+
+use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
+
+pub use serde_json::{Error, Result};
+
+/// `serde_json::from_slice`, structs from objects only.
+pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = T::deserialize(Objects(&mut de))?;
+    de.end()?;
+    Ok(value)
+}
+
+/// `serde_json::from_str`, structs from objects only.
+pub fn from_str<'a, T: Deserialize<'a>>(s: &'a str) -> Result<T> {
+    // The slice reader: one reader type, so one copy of each struct's code.
+    from_slice(s.as_bytes())
+}
+
+/// `serde_json::from_value`, structs from objects only.
+pub fn from_value<T: de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
+    T::deserialize(Objects(value))
+}
+
+/// A deserializer whose `deserialize_struct` reads a map. Public for a
+/// reader that starts a `serde_json::Deserializer` of its own (wrap it, so
+/// its types are the same instances as everywhere else).
+pub struct Objects<D>(pub D);
+
+/// The wrapper again around what a visitor or seed is handed, so that
+/// nested structs read through it too.
+struct Wrap<V>(V);
+
+macro_rules! forward {
+    ($($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> std::result::Result<V::Value, D::Error> {
+            self.0.$method(Wrap(visitor))
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Objects<D> {
+    type Error = D::Error;
+
+    forward!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map,
+        deserialize_identifier,
+        deserialize_ignored_any
+    );
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_unit_struct(name, Wrap(visitor))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_newtype_struct(name, Wrap(visitor))
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_tuple(len, Wrap(visitor))
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_tuple_struct(name, len, Wrap(visitor))
+    }
+
+    /// The point of it all: a struct is a map.
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_map(Wrap(visitor))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> std::result::Result<V::Value, D::Error> {
+        self.0.deserialize_enum(name, variants, Wrap(visitor))
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+macro_rules! visit {
+    ($($method:ident: $t:ty),*) => {$(
+        fn $method<E: de::Error>(self, v: $t) -> std::result::Result<Self::Value, E> {
+            self.0.$method(v)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    visit!(
+        visit_bool: bool, visit_i8: i8, visit_i16: i16, visit_i32: i32, visit_i64: i64, visit_i128: i128,
+        visit_u8: u8, visit_u16: u16, visit_u32: u32, visit_u64: u64, visit_u128: u128, visit_f32: f32,
+        visit_f64: f64, visit_char: char, visit_str: &str, visit_borrowed_str: &'de str, visit_string: String,
+        visit_bytes: &[u8], visit_borrowed_bytes: &'de [u8], visit_byte_buf: Vec<u8>
+    );
+
+    fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        self.0.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        self.0.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        self.0.visit_some(Objects(d))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        self.0.visit_newtype_struct(Objects(d))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> std::result::Result<Self::Value, A::Error> {
+        self.0.visit_seq(Wrap(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<Self::Value, A::Error> {
+        self.0.visit_map(Wrap(map))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> std::result::Result<Self::Value, A::Error> {
+        self.0.visit_enum(Wrap(data))
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Wrap<S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        self.0.deserialize(Objects(d))
+    }
+}
+
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Wrap<A> {
+    type Error = A::Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> std::result::Result<Option<T::Value>, A::Error> {
+        self.0.next_element_seed(Wrap(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Wrap<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> std::result::Result<Option<K::Value>, A::Error> {
+        self.0.next_key_seed(Wrap(seed))
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> std::result::Result<T::Value, A::Error> {
+        self.0.next_value_seed(Wrap(seed))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        self.0.size_hint()
+    }
+}
+
+impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Wrap<A> {
+    type Error = A::Error;
+    type Variant = Wrap<A::Variant>;
+
+    fn variant_seed<T: DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> std::result::Result<(T::Value, Self::Variant), A::Error> {
+        let (value, variant) = self.0.variant_seed(Wrap(seed))?;
+        Ok((value, Wrap(variant)))
+    }
+}
+
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> std::result::Result<(), A::Error> {
+        self.0.unit_variant()
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> std::result::Result<T::Value, A::Error> {
+        self.0.newtype_variant_seed(Wrap(seed))
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> std::result::Result<V::Value, A::Error> {
+        self.0.tuple_variant(len, Wrap(visitor))
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> std::result::Result<V::Value, A::Error> {
+        self.0.struct_variant(fields, Wrap(visitor))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // compares with serde_json's own readers
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::{json, Value};
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Inner {
+        id: u64,
+        #[serde(default)]
+        tags: Vec<String>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    struct Outer {
+        name: String,
+        inner: Option<Inner>,
+        list: Vec<Inner>,
+        kind: Kind,
+        #[serde(default)]
+        extra: Value,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Kind {
+        Text { text: String },
+        Nothing,
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads() {
+        let text = r#"{"name":"a","inner":{"id":1,"tags":["x"]},"list":[{"id":2},{"id":3}],"kind":{"type":"text","text":"hi"},"extra":{"k":[1,2,{"z":null}]}}"#;
+        let ours: Outer = from_str(text).unwrap();
+        let theirs: Outer = serde_json::from_str(text).unwrap();
+        assert_eq!(ours, theirs);
+        let v: Value = from_str(text).unwrap();
+        assert_eq!(v, serde_json::from_str::<Value>(text).unwrap());
+        assert_eq!(from_value::<Outer>(v).unwrap(), theirs);
+        let nothing: Kind = from_slice(br#"{"type":"nothing"}"#).unwrap();
+        assert_eq!(nothing, Kind::Nothing);
+    }
+
+    #[test]
+    fn errors_are_serde_jsons() {
+        for bad in [r#"{"name":1}"#, r#"{"name":"a""#, r#"{"name":"a"} x"#, ""] {
+            let ours = from_str::<Outer>(bad).unwrap_err().to_string();
+            let theirs = serde_json::from_str::<Outer>(bad).unwrap_err().to_string();
+            assert_eq!(ours, theirs, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_struct_is_not_read_from_an_array() {
+        assert!(serde_json::from_value::<Inner>(json!([1, ["x"]])).is_ok(), "serde_json would");
+        let err = from_value::<Inner>(json!([1, ["x"]])).unwrap_err().to_string();
+        assert!(err.contains("invalid type: sequence"), "{err}");
+        assert!(from_str::<Inner>("[1]").is_err());
+    }
+}
