@@ -136,15 +136,22 @@ impl ObjectStore for R2 {
 /// A Durable Object's SQLite database. Change sets ([`Sql::exec_atomic`]) go
 /// through `storage.transactionSync`, so a failing statement rolls back the
 /// ones before it: a session transition, a schedule claim or a memory commit
-/// is all or nothing.
+/// is all or nothing. Clones share what the object knows of its tables
+/// ([`SchemaMemo`]): make one per object and clone it.
+#[derive(Clone)]
 pub struct DoSql {
     state: JsValue,
     sql: SqlStorage,
+    schemas: std::rc::Rc<SchemaMemo>,
 }
 
 impl DoSql {
     pub fn new(state: &State) -> Self {
-        DoSql { state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(), sql: state.storage().sql() }
+        DoSql {
+            state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(),
+            sql: state.storage().sql(),
+            schemas: Default::default(),
+        }
     }
 }
 
@@ -158,6 +165,10 @@ fn js_error(e: JsValue) -> StorageError {
 }
 
 impl Sql for DoSql {
+    fn schemas(&self) -> Option<&SchemaMemo> {
+        Some(&self.schemas)
+    }
+
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
         let bindings: Vec<SqlStorageValue> = params
             .iter()

@@ -121,14 +121,14 @@ impl DoPlatform {
     /// The platform of a Session object's turns: its agent's bucket, bots
     /// and memory.
     pub fn for_session(
-        state: &worker::State,
+        sql: &DoSql,
         env: &Env,
         config: &durable::settings::AgentConfig,
         key: &durable::inbound::SessionKey,
     ) -> worker::Result<Self> {
         Ok(DoPlatform {
             store: R2::from_env(env)?,
-            sql: DoSql::new(state),
+            sql: sql.clone(),
             channels: Channels {
                 telegram: TelegramApi::for_agent(config),
                 discord: Some(DiscordApi::for_agent(&crate::adapters::EnvVars::of(env), config)),

@@ -42,7 +42,7 @@ impl SessionRuntime for DoRuntime {
         &self.vars
     }
     fn platform(&self, config: &AgentConfig, key: &SessionKey) -> std::result::Result<DoPlatform, StorageError> {
-        DoPlatform::for_session(&self.state, &self.env, config, key).map_err(storage_err)
+        DoPlatform::for_session(&self.sql, &self.env, config, key).map_err(storage_err)
     }
     async fn wake(&self) -> std::result::Result<(), StorageError> {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)

@@ -126,11 +126,37 @@ impl From<String> for SqlValue {
     }
 }
 
+/// The schema versions a database holds, as far as its object has read or
+/// written them (see [`crate::storage::ensure`]). `known` is `None` until
+/// the object first reads its `schema_versions` table.
+#[derive(Debug, Default)]
+pub struct SchemaMemo {
+    pub(crate) known: std::cell::RefCell<Option<SchemaVersions>>,
+}
+
+/// The rows of a database's `schema_versions` table, whether the table
+/// exists, and whether the database had no table at all when the object
+/// woke (a new object: its tables are made by today's statements).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SchemaVersions {
+    pub(crate) table: bool,
+    pub(crate) fresh: bool,
+    pub(crate) versions: Vec<(String, i64)>,
+}
+
 /// A Durable Object's SQLite database. Synchronous, like `ctx.storage.sql`:
 /// statements run without an `await` between them are committed together,
 /// which is what makes each state transition of the session atomic.
 pub trait Sql {
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError>;
+
+    /// What this database's object already knows of its tables
+    /// ([`crate::storage::ensure`]): one memo per object, shared by every
+    /// handle on its database. `None` (the default): every schema is set up
+    /// again on each use, as before there were memos.
+    fn schemas(&self) -> Option<&SchemaMemo> {
+        None
+    }
 
     /// Runs `statements` in order, all or nothing. Adapters that can roll back
     /// override this (Durable Objects: `transactionSync`; tests: a savepoint);

@@ -23,6 +23,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_servers (
     listed_at INTEGER,
     checked_at INTEGER,
     error TEXT)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "mcp_servers", statements: &[SCHEMA] };
 
 /// A server whose listing failed is tried again after this long (not by
 /// every session that starts meanwhile: each would wait for its timeout).
@@ -51,7 +52,7 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
     src: &Source<'_, S, H, Q>,
     cached_only: bool,
 ) -> Result<McpCatalog, StorageError> {
-    src.sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(src.sql, &TABLES)?;
     let cached = rows(src.sql)?;
     let Some(file) = src.store.get(&keys::workspace_key(src.agent, FILE)).await? else {
         src.sql.exec("DELETE FROM mcp_servers", &[])?;

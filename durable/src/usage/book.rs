@@ -39,6 +39,7 @@ const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS usage_notes (key TEXT PRIMARY KEY, at INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS usage_blocked (thread TEXT PRIMARY KEY, since INTEGER NOT NULL)",
 ];
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "usage_ledger", statements: SCHEMA };
 
 /// The largest integer a JavaScript number holds exactly.
 const MAX_SAFE_MS: i64 = (1 << 53) - 1;
@@ -111,9 +112,7 @@ impl UsageBook {
 
     fn init<S: Sql>(&mut self, sql: &S) -> Result<(), StorageError> {
         if !self.schema_ready {
-            for stmt in SCHEMA {
-                sql.exec(stmt, &[])?;
-            }
+            crate::storage::ensure(sql, &TABLES)?;
             self.schema_ready = true;
         }
         Ok(())
