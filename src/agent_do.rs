@@ -19,6 +19,7 @@ use durable::protocol::dreams::{Tap, DREAMS_STATUS_PATH, DREAMS_TAP_PATH};
 use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
 use durable::protocol::usage::{MeterRequest, ReportRequest, METER_PATH, REPORT_PATH};
+use durable::protocol::workspace::{SessionStartRequest, SESSION_START_PATH};
 use durable::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
 use serde_json::json;
 use std::rc::Rc;
@@ -173,6 +174,16 @@ impl DurableObject for Agent {
                 };
                 host.touch(&touch).map_err(failed)?;
                 json(200, &json!({"ok": true}))
+            }
+            (Method::Post, SESSION_START_PATH) => {
+                let body: SessionStartRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return refused(Refusal { status: 400, message: format!("bad session start: {e}") }),
+                };
+                match host.session_start(&body).await {
+                    Ok(reply) => Response::from_json(&reply),
+                    Err(r) => refused(r),
+                }
             }
             (Method::Post, STRANGER_NOTICE_PATH) => {
                 let body: StrangerNoticeRequest = match adapters::request_json(&mut req).await {
@@ -359,6 +370,17 @@ pub async fn mcp_catalog_of(env: &Env, agent: &str) -> std::result::Result<McpCa
     objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, MCP_TOOLS_PATH, Some(&req))
         .await
         .map_err(|e| StorageError(format!("mcp catalog: {e}")))
+}
+
+/// A session's start from its Agent object: workspace, pins, MCP servers.
+pub async fn session_start(
+    env: &Env,
+    req: &SessionStartRequest,
+) -> std::result::Result<durable::protocol::workspace::SessionStartReply, StorageError> {
+    let agent = req.session_key.agent().as_str();
+    objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, SESSION_START_PATH, Some(req))
+        .await
+        .map_err(|e| StorageError(format!("session start: {e}")))
 }
 
 /// A call to `agent`'s usage ledger (what a Session sends, and Discord's `/usage`).

@@ -172,6 +172,12 @@ impl Platform for DoPlatform {
     ) -> Result<durable::protocol::usage::MeterReply, durable::ports::StorageError> {
         crate::agent_do::meter(&self.memory.env, req).await
     }
+    async fn session_start(
+        &self,
+        req: &durable::protocol::workspace::SessionStartRequest,
+    ) -> Result<durable::protocol::workspace::SessionStartReply, durable::ports::StorageError> {
+        crate::agent_do::session_start(&self.memory.env, req).await
+    }
     async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
         crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await
     }

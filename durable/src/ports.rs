@@ -479,6 +479,17 @@ pub trait Platform {
     async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
         Ok(crate::protocol::mcp::McpCatalog::default())
     }
+    /// A session's start from its Agent object: the workspace it composed,
+    /// its pins and the MCP servers, in one call
+    /// ([`crate::protocol::workspace`]). Default: nothing handed over (the
+    /// session loads and asks for each itself).
+    async fn session_start(
+        &self,
+        req: &crate::protocol::workspace::SessionStartRequest,
+    ) -> Result<crate::protocol::workspace::SessionStartReply, StorageError> {
+        let _ = req;
+        Ok(Default::default())
+    }
     /// A Worker secret or var by name, for the `${NAME}` placeholders of
     /// `mcp.json`. Default: none.
     fn secret(&self, name: &str) -> Option<String> {
@@ -535,6 +546,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     }
     async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
         (**self).pins().await
+    }
+    async fn session_start(
+        &self,
+        req: &crate::protocol::workspace::SessionStartRequest,
+    ) -> Result<crate::protocol::workspace::SessionStartReply, StorageError> {
+        (**self).session_start(req).await
     }
     async fn sleep(&self, ms: u64) {
         (**self).sleep(ms).await

@@ -44,6 +44,9 @@ pub struct Source<'a, S: ObjectStore, H: Http, Q: Sql> {
     /// A secret by name (the agent's `NAME__AGENT` form first).
     pub secret: &'a dyn Fn(&str) -> Option<String>,
     pub now_ms: i64,
+    /// A listing of the agent's root made just now found no `mcp.json`:
+    /// it is not read.
+    pub absent: bool,
 }
 
 /// The agent's servers and their tools, listing those whose cache is cold
@@ -54,7 +57,8 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
 ) -> Result<McpCatalog, StorageError> {
     crate::storage::ensure(src.sql, &TABLES)?;
     let cached = rows(src.sql)?;
-    let Some(file) = src.store.get(&keys::workspace_key(src.agent, FILE)).await? else {
+    let file = if src.absent { None } else { src.store.get(&keys::workspace_key(src.agent, FILE)).await? };
+    let Some(file) = file else {
         src.sql.exec("DELETE FROM mcp_servers", &[])?;
         return Ok(McpCatalog::default());
     };

@@ -4,7 +4,7 @@
 
 use super::deps::SessionDeps;
 use super::meter;
-use super::prefix::prepare;
+use super::prefix::{prefetch, prepare};
 use super::preview;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
@@ -140,11 +140,18 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
-        let recall = if item.active {
-            None
-        } else {
-            memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
+        // The conversation starts with this message (counted as `prepare` will, after `begin`).
+        let starting = store.message_count(&session_id)? + i64::from(!item.active) <= 1;
+        // Recall and the session's start (on its first turn in this object)
+        // each ask the Agent object: at once.
+        let recall = async {
+            if item.active {
+                None
+            } else {
+                memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
+            }
         };
+        let (recall, ()) = futures::future::join(recall, prefetch(p, deps, &session_id, starting)).await;
         // Attachments are fetched and stored once, before the message is started.
         let attached = if item.active {
             Vec::new()

@@ -41,9 +41,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let key = deps.key;
     let scope = key.scope();
     let target = &inbound.reply_target;
-    p.channel().typing(target).await;
     meter::begin_turn(store, deps)?;
-    let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
+    // "typing…" goes out while the prompt is put together.
+    let ((), Prepared { system, tools: tool_specs, workspace, tools_len }) =
+        futures::future::join(p.channel().typing(target), prepare(p, deps, &inbound.channel)).await;
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: crate::protocol::memory::store_for(key),
