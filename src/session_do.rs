@@ -4,6 +4,7 @@
 
 use crate::adapters::{self, DoSql, EnvVars};
 use crate::platform::DoPlatform;
+use durable::apart::apart;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
@@ -193,23 +194,34 @@ impl DurableObject for Session {
                 let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
+            // The routes a chat message does not take run as functions of
+            // their own (`apart`): compiled when first asked for.
             (Method::Post, TURN_PATH) => {
-                let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
-                };
-                self.api_turn(body).await
+                apart(async move {
+                    let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
+                    };
+                    self.api_turn(body).await
+                })
+                .await
             }
             (Method::Post, STOP_PATH) => {
-                let body: StopRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return Response::error(format!("bad stop body: {e}"), 400),
-                };
-                Response::from_json(&self.0.stop(&body))
+                apart(async move {
+                    let body: StopRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return Response::error(format!("bad stop body: {e}"), 400),
+                    };
+                    Response::from_json(&self.0.stop(&body))
+                })
+                .await
             }
             (Method::Post, WAKE_PATH) => {
-                self.0.wake().await.map_err(failed)?;
-                Response::from_json(&serde_json::json!({"ok": true}))
+                apart(async move {
+                    self.0.wake().await.map_err(failed)?;
+                    Response::from_json(&serde_json::json!({"ok": true}))
+                })
+                .await
             }
             (Method::Get, ANSWER_PATH) => {
                 let request = crate::http::query(&req, "request");
@@ -218,10 +230,15 @@ impl DurableObject for Session {
                     None => Response::error("answer needs ?request=", 400),
                 }
             }
-            (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {
-                Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),
-                None => Response::error("no such session", 404),
-            },
+            (Method::Post, RESET_PATH) => {
+                apart(async move {
+                    match self.0.admin_reset().await.map_err(failed)? {
+                        Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),
+                        None => Response::error("no such session", 404),
+                    }
+                })
+                .await
+            }
             _ => Response::error("not found", 404),
         }
     }

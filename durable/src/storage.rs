@@ -101,7 +101,9 @@ pub struct Schema {
 }
 
 impl Schema {
-    /// The version recorded for these statements (FNV-1a over their text).
+    /// The version recorded for these statements: FNV-1a over their text,
+    /// cut to 53 bits (a JavaScript number holds it exactly on its way to
+    /// SQLite and back).
     pub fn version(&self) -> i64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for stmt in self.statements {
@@ -109,7 +111,7 @@ impl Schema {
                 h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
             }
         }
-        h as i64
+        (h >> 11) as i64
     }
 }
 
@@ -283,6 +285,7 @@ mod tests {
             ],
         };
         assert_ne!(NOTES.version(), NOTES2.version());
+        assert!((0..1 << 53).contains(&NOTES.version()), "exact as a JavaScript number");
         ensure(&sql, &NOTES2).unwrap();
         assert_eq!(sql.run.take(), ["CREATE TABLE IF", "CREATE INDEX IF", "INSERT INTO schema_versions"]);
         sql.db.exec("INSERT INTO notes (text) VALUES ('kept')", &[]).unwrap();

@@ -59,7 +59,9 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
     let cached = rows(src.sql)?;
     let file = if src.absent { None } else { src.store.get(&keys::workspace_key(src.agent, FILE)).await? };
     let Some(file) = file else {
-        src.sql.exec("DELETE FROM mcp_servers", &[])?;
+        if !cached.is_empty() {
+            src.sql.exec("DELETE FROM mcp_servers", &[])?;
+        }
         return Ok(McpCatalog::default());
     };
     let entries = match config::parse(&file.body, src.settings.timeout_ms) {

@@ -14,7 +14,7 @@ use crate::clock;
 use crate::inbound::Inbound;
 use crate::media;
 use crate::memory;
-use crate::ports::{LogLevel, Platform, StorageError};
+use crate::ports::{Channel, LogLevel, Platform, StorageError};
 use crate::prompt;
 use r2_layout::{AssistantBlock, Message, UserBlock, UserContent};
 
@@ -142,8 +142,9 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         }
         // The conversation starts with this message (counted as `prepare` will, after `begin`).
         let starting = store.message_count(&session_id)? + i64::from(!item.active) <= 1;
-        // Recall and the session's start (on its first turn in this object)
-        // each ask the Agent object: at once.
+        // What a turn waits for before the model, at once: "typing…" in the
+        // chat, recall and the session's start (on its first turn in this
+        // object) from the Agent object.
         let recall = async {
             if item.active {
                 None
@@ -151,7 +152,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
                 memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
             }
         };
-        let (recall, ()) = futures::future::join(recall, prefetch(p, deps, &session_id, starting)).await;
+        let typing = p.channel().typing(&inbound.reply_target);
+        let (recall, (), ()) = futures::future::join3(recall, prefetch(p, deps, &session_id, starting), typing).await;
         // Attachments are fetched and stored once, before the message is started.
         let attached = if item.active {
             Vec::new()

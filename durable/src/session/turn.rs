@@ -27,8 +27,8 @@ use r2_layout::{AssistantBlock, Message, ResultBlock};
 pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
 What I did so far is saved; please ask again.";
 
-/// One turn: prompt, LLM, tools, reply, for queued message `seq`. Returns
-/// the number of LLM calls.
+/// One turn: prompt, LLM, tools, reply, for queued message `seq` ("typing…"
+/// was sent when the drain took it). Returns the number of LLM calls.
 pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p: &P,
     store: &SessionStore<'_, S>,
@@ -42,9 +42,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let scope = key.scope();
     let target = &inbound.reply_target;
     meter::begin_turn(store, deps)?;
-    // "typing…" goes out while the prompt is put together.
-    let ((), Prepared { system, tools: tool_specs, workspace, tools_len }) =
-        futures::future::join(p.channel().typing(target), prepare(p, deps, &inbound.channel)).await;
+    let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, &inbound.channel).await;
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: crate::protocol::memory::store_for(key),
