@@ -200,6 +200,15 @@ impl Sql for DoSql {
             .collect()
     }
 
+    /// One `exec` of the statements joined (`exec` runs them in order; the
+    /// parameters go to the last).
+    fn exec_batch(&self, statements: &[&str], last: (&str, &[SqlValue])) -> Result<(), StorageError> {
+        let mut script = statements.join(";\n");
+        script.push_str(";\n");
+        script.push_str(last.0);
+        self.exec(&script, last.1).map(|_| ())
+    }
+
     fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {
         let raw = self.state.clone();
         let work = Closure::once_into_js(move || -> Result<(), JsValue> {

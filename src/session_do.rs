@@ -4,7 +4,6 @@
 
 use crate::adapters::{self, DoSql, EnvVars};
 use crate::platform::DoPlatform;
-use durable::apart::apart;
 use durable::inbound::SessionKey;
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
@@ -194,34 +193,23 @@ impl DurableObject for Session {
                 let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
-            // The routes a chat message does not take run as functions of
-            // their own (`apart`): compiled when first asked for.
             (Method::Post, TURN_PATH) => {
-                apart(async move {
-                    let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
-                        Ok(b) => b,
-                        Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
-                    };
-                    self.api_turn(body).await
-                })
-                .await
+                let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
+                };
+                self.api_turn(body).await
             }
             (Method::Post, STOP_PATH) => {
-                apart(async move {
-                    let body: StopRequest = match adapters::request_json(&mut req).await {
-                        Ok(b) => b,
-                        Err(e) => return Response::error(format!("bad stop body: {e}"), 400),
-                    };
-                    Response::from_json(&self.0.stop(&body))
-                })
-                .await
+                let body: StopRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad stop body: {e}"), 400),
+                };
+                Response::from_json(&self.0.stop(&body))
             }
             (Method::Post, WAKE_PATH) => {
-                apart(async move {
-                    self.0.wake().await.map_err(failed)?;
-                    Response::from_json(&serde_json::json!({"ok": true}))
-                })
-                .await
+                self.0.wake().await.map_err(failed)?;
+                Response::from_json(&serde_json::json!({"ok": true}))
             }
             (Method::Get, ANSWER_PATH) => {
                 let request = crate::http::query(&req, "request");
@@ -230,15 +218,10 @@ impl DurableObject for Session {
                     None => Response::error("answer needs ?request=", 400),
                 }
             }
-            (Method::Post, RESET_PATH) => {
-                apart(async move {
-                    match self.0.admin_reset().await.map_err(failed)? {
-                        Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),
-                        None => Response::error("no such session", 404),
-                    }
-                })
-                .await
-            }
+            (Method::Post, RESET_PATH) => match self.0.admin_reset().await.map_err(failed)? {
+                Some(reply) => Ok(Response::from_json(&reply)?.with_status(202)),
+                None => Response::error("no such session", 404),
+            },
             _ => Response::error("not found", 404),
         }
     }

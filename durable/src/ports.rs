@@ -158,6 +158,17 @@ pub trait Sql {
         None
     }
 
+    /// Runs `statements` (without parameters), then `last` with its
+    /// parameters: in one call where the database takes several statements
+    /// at once (a Durable Object's `exec` does), one by one here. Not atomic:
+    /// a failure leaves the statements before it done.
+    fn exec_batch(&self, statements: &[&str], last: (&str, &[SqlValue])) -> Result<(), StorageError> {
+        for stmt in statements {
+            self.exec(stmt, &[])?;
+        }
+        self.exec(last.0, last.1).map(|_| ())
+    }
+
     /// Runs `statements` in order, all or nothing. Adapters that can roll back
     /// override this (Durable Objects: `transactionSync`; tests: a savepoint);
     /// this default runs them one by one and stops at the first failure.

@@ -122,22 +122,11 @@ const VERSIONS_TABLE: &str =
 /// Runs `schema`'s statements (see [`ensure_with`]). An additive `ALTER
 /// TABLE ... ADD COLUMN` brings a table made before the column up to date:
 /// in a new database it is skipped (its `CREATE` has the column), and one
-/// that finds its column has nothing to do.
+/// that finds its column has nothing to do. Without such a statement to run,
+/// the statements and the version's record go to the database in one call
+/// ([`Sql::exec_batch`]).
 pub fn ensure<S: Sql + ?Sized>(sql: &S, schema: &Schema) -> Result<(), StorageError> {
-    ensure_with(sql, schema, |fresh| {
-        for stmt in schema.statements {
-            let additive = stmt.trim_start().starts_with("ALTER TABLE") && stmt.contains("ADD COLUMN");
-            if additive && fresh {
-                continue;
-            }
-            if let Err(e) = sql.exec(stmt, &[]) {
-                if !(additive && e.0.contains("duplicate column")) {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    })
+    setup(sql, schema, None)
 }
 
 /// Sets up `schema`'s tables with `create` unless this database holds them
@@ -152,14 +141,47 @@ pub fn ensure_with<S: Sql + ?Sized>(
     schema: &Schema,
     create: impl FnOnce(bool) -> Result<(), StorageError>,
 ) -> Result<(), StorageError> {
-    let Some(memo) = sql.schemas() else { return create(false) };
+    let mut create = Some(create);
+    let mut run = |fresh: bool| create.take().map_or(Ok(()), |c| c(fresh));
+    setup(sql, schema, Some(&mut run))
+}
+
+const RECORD: &str = "INSERT INTO schema_versions (name, version) VALUES (?, ?) \
+    ON CONFLICT(name) DO UPDATE SET version = excluded.version";
+
+fn is_additive(stmt: &str) -> bool {
+    stmt.trim_start().starts_with("ALTER TABLE") && stmt.contains("ADD COLUMN")
+}
+
+/// Runs the statements one by one, an additive one finding its column being done.
+fn run_statements<S: Sql + ?Sized>(sql: &S, statements: &[&str]) -> Result<(), StorageError> {
+    for stmt in statements {
+        if let Err(e) = sql.exec(stmt, &[]) {
+            if !(is_additive(stmt) && e.0.contains("duplicate column")) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn setup<S: Sql + ?Sized>(
+    sql: &S,
+    schema: &Schema,
+    create: Option<&mut dyn FnMut(bool) -> Result<(), StorageError>>,
+) -> Result<(), StorageError> {
+    let Some(memo) = sql.schemas() else {
+        return match create {
+            Some(create) => create(false),
+            None => run_statements(sql, schema.statements),
+        };
+    };
     let version = schema.version();
     let held = |v: &SchemaVersions| v.versions.iter().any(|(n, at)| n == schema.name && *at == version);
     if memo.known.borrow().as_ref().is_some_and(held) {
         return Ok(());
     }
     if memo.known.borrow().is_none() {
-        // No table yet (a new object, or one made before versions were kept): nothing held.
         let read = sql.exec("SELECT name, version FROM schema_versions", &[]);
         let known = match read {
             Ok(rows) => SchemaVersions {
@@ -182,18 +204,37 @@ pub fn ensure_with<S: Sql + ?Sized>(
             return Ok(());
         }
     }
-    let fresh = memo.known.borrow().as_ref().is_some_and(|k| k.fresh);
-    create(fresh)?;
+    let (fresh, table) = memo.known.borrow().as_ref().map_or((false, false), |k| (k.fresh, k.table));
+    let record: [SqlValue; 2] = [schema.name.into(), version.into()];
+    match create {
+        Some(create) => {
+            create(fresh)?;
+            if !table {
+                sql.exec(VERSIONS_TABLE, &[])?;
+            }
+            sql.exec(RECORD, &record)?;
+        }
+        None => {
+            let todo: Vec<&str> = schema.statements.iter().copied().filter(|s| !(fresh && is_additive(s))).collect();
+            if todo.iter().any(|s| is_additive(s)) {
+                // An older database: its ALTERs may find their columns.
+                run_statements(sql, &todo)?;
+                if !table {
+                    sql.exec(VERSIONS_TABLE, &[])?;
+                }
+                sql.exec(RECORD, &record)?;
+            } else {
+                let mut all = todo;
+                if !table {
+                    all.push(VERSIONS_TABLE);
+                }
+                sql.exec_batch(&all, (RECORD, &record))?;
+            }
+        }
+    }
     let mut slot = memo.known.borrow_mut();
     let known = slot.get_or_insert_with(SchemaVersions::default);
-    if !known.table {
-        sql.exec(VERSIONS_TABLE, &[])?;
-        known.table = true;
-    }
-    sql.exec(
-        "INSERT INTO schema_versions (name, version) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET version = excluded.version",
-        &[schema.name.into(), version.into()],
-    )?;
+    known.table = true;
     known.versions.retain(|(n, _)| n != schema.name);
     known.versions.push((schema.name.to_owned(), version));
     Ok(())

@@ -16,7 +16,7 @@ use crate::protocol::pins::Pins;
 use crate::protocol::workspace::{SessionStartReply, SessionStartRequest, WorkspaceSnapshot};
 use crate::settings::agent_ids;
 use crate::settings::overlay::OverlayConfig;
-use crate::storage::{Counted, Schema};
+use crate::storage::Schema;
 use crate::workspace::pins::{self as pin_ops, PinStore};
 use crate::workspace::{load_workspace, WorkspaceCache};
 use r2_layout::{keys, AgentId, Scope};
@@ -39,7 +39,7 @@ fn kept<S: Sql + ?Sized>(sql: &S, agent: &AgentId) -> Result<WorkspaceCache, Sto
         .into_iter()
         .next()
         .and_then(|mut r| crate::storage::col_string(&mut r, 0).into())
-        .and_then(|raw: String| serde_json::from_str::<WorkspaceSnapshot>(&raw).ok());
+        .and_then(|raw: String| serde_json::from_slice::<WorkspaceSnapshot>(raw.as_bytes()).ok());
     Ok(snapshot.map(|s| WorkspaceCache::from_snapshot(s, None)).unwrap_or_default())
 }
 
@@ -70,15 +70,16 @@ where
         }
         let overlay =
             OverlayConfig::load(vars, agent.as_str()).map_err(|e| Refusal { status: 500, message: e.to_string() })?;
+        // The store itself, not a counting wrapper: the loader and the
+        // catalog are the same code (one compiled copy) as a session's.
         let store = self.runtime().store()?;
-        let counted = Counted::new(&store);
-        let mut reply = SessionStartReply { pins: self.start_pins(&counted, &overlay).await?, ..Default::default() };
+        let mut reply = SessionStartReply { pins: self.start_pins(&store, &overlay).await?, ..Default::default() };
         let mut mcp_absent = false;
         if req.workspace {
             let scope = req.session_key.scope();
             let mut cache = self.take_workspace(agent)?;
             let loaded = load_workspace(
-                &counted,
+                &store,
                 agent,
                 scope,
                 &req.today,
@@ -109,6 +110,7 @@ where
                     mcp_absent = cache
                         .listing(&keys::agent_prefix(agent), true)
                         .is_some_and(|root| !root.iter().any(|o| o.key == mcp_key));
+                    reply.r2_ops = ws.r2_ops;
                     reply.workspace = Some(cache.snapshot(agent, scope == Scope::Main));
                     self.put_workspace(agent, cache);
                 }
@@ -119,9 +121,10 @@ where
             }
         }
         if req.mcp {
-            reply.mcp = Some(self.catalog_for(agent.as_str(), false, mcp_absent, &counted).await?);
+            reply.mcp = Some(self.catalog_for(agent.as_str(), false, mcp_absent, &store).await?);
+            // The catalog's one read: mcp.json, unless the listing showed there is none.
+            reply.r2_ops += u32::from(!mcp_absent);
         }
-        reply.r2_ops = counted.ops();
         Ok(reply)
     }
 

@@ -38,13 +38,16 @@ pub struct SessionStartReply {
     pub pins: Pins,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<McpCatalog>,
-    /// R2 operations the Agent object made for this answer.
+    /// R2 operations the Agent object made for this answer's workspace and
+    /// `mcp.json` (taking a template's pins, once, reads more).
     #[serde(default)]
     pub r2_ops: u32,
 }
 
 /// A workspace loader's cache as data: what the Agent object hands a
 /// Session (only what the session's scope may see) and keeps in its SQLite.
+/// Its entries are arrays on the wire (tuple structs): smaller to send and
+/// to parse, and less code than objects.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceSnapshot {
     pub listings: Vec<ListingEntry>,
@@ -56,42 +59,24 @@ pub struct WorkspaceSnapshot {
     pub skills: Vec<SkillEntry>,
 }
 
-/// One listing and when it was made (ms since the epoch).
+/// One listing: its prefix, whether it was made with the `/` delimiter,
+/// when (ms since the epoch), and its objects.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListingEntry {
-    pub prefix: String,
-    pub delimited: bool,
-    pub at: i64,
-    pub objects: Vec<ListedObject>,
-}
+pub struct ListingEntry(pub String, pub bool, pub i64, pub Vec<ListedObject>);
 
-/// An object of a listing.
+/// An object of a listing: key, etag, size, upload time (ms).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListedObject {
-    pub key: String,
-    pub etag: String,
-    #[serde(default)]
-    pub size: u64,
-    #[serde(default)]
-    pub uploaded: i64,
-}
+pub struct ListedObject(pub String, pub String, pub u64, pub i64);
 
-/// An object's text and the etag it had (empty for immutable versions).
+/// An object's key, the etag it had (empty for immutable versions) and its text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TextEntry {
-    pub key: String,
-    pub etag: String,
-    pub text: String,
-}
+pub struct TextEntry(pub String, pub String, pub String);
 
-/// A SKILL.md as read at `etag`: the skill, or `None` when it was left out
-/// (malformed, or needing what Hearth lacks: its warning was logged once).
+/// A SKILL.md's key, the etag it was read at, and the skill, or `None`
+/// when it was left out (malformed, or needing what Hearth lacks: its
+/// warning was logged once).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillEntry {
-    pub key: String,
-    pub etag: String,
-    pub skill: Option<SkillFields>,
-}
+pub struct SkillEntry(pub String, pub String, pub Option<SkillFields>);
 
 /// What a session uses of a skill (its listing in the prompt, `load_skill`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -62,29 +62,20 @@ impl WorkspaceCache {
     /// the private files and the daily notes.
     pub fn snapshot(&self, agent: &AgentId, private: bool) -> WorkspaceSnapshot {
         let notes_prefix = keys::daily_notes_prefix(agent);
-        let text = |(key, etag, text): (&str, &str, &std::rc::Rc<str>)| TextEntry {
-            key: key.to_owned(),
-            etag: etag.to_owned(),
-            text: text.to_string(),
+        let text = |(key, etag, text): (&str, &str, &std::rc::Rc<str>)| {
+            TextEntry(key.to_owned(), etag.to_owned(), text.to_string())
         };
         let mut snap = WorkspaceSnapshot {
             listings: self
                 .listings
                 .iter()
                 .filter(|(prefix, ..)| private || !prefix.starts_with(&notes_prefix))
-                .map(|(prefix, delimited, at, objects)| ListingEntry {
-                    prefix: prefix.to_owned(),
-                    delimited,
-                    at,
-                    objects: objects
+                .map(|(prefix, delimited, at, objects)| {
+                    let objects = objects
                         .iter()
-                        .map(|o| ListedObject {
-                            key: o.key.clone(),
-                            etag: o.etag.clone(),
-                            size: o.size,
-                            uploaded: o.uploaded_ms,
-                        })
-                        .collect(),
+                        .map(|o| ListedObject(o.key.clone(), o.etag.clone(), o.size, o.uploaded_ms))
+                        .collect();
+                    ListingEntry(prefix.to_owned(), delimited, at, objects)
                 })
                 .collect(),
             texts: self.texts.iter().filter(|(key, ..)| private || !private_key(key)).map(text).collect(),
@@ -92,18 +83,15 @@ impl WorkspaceCache {
             skills: self
                 .skills
                 .iter()
-                .map(|(key, (etag, skill))| SkillEntry {
-                    key: key.clone(),
-                    etag: etag.clone(),
-                    skill: skill.as_ref().map(skill_fields),
-                })
+                .map(|(key, (etag, skill))| SkillEntry(key.clone(), etag.clone(), skill.as_ref().map(skill_fields)))
                 .collect(),
         };
         // The same cache, the same bytes (a stored snapshot is compared as text).
-        snap.listings.sort_by(|a, b| (&a.prefix, a.delimited).cmp(&(&b.prefix, b.delimited)));
-        snap.texts.sort_by(|a, b| a.key.cmp(&b.key));
-        snap.notes.sort_by(|a, b| a.key.cmp(&b.key));
-        snap.skills.sort_by(|a, b| a.key.cmp(&b.key));
+        use crate::order::sort_by;
+        sort_by(&mut snap.listings, |a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        sort_by(&mut snap.texts, |a, b| a.0.cmp(&b.0));
+        sort_by(&mut snap.notes, |a, b| a.0.cmp(&b.0));
+        sort_by(&mut snap.skills, |a, b| a.0.cmp(&b.0));
         snap
     }
 
@@ -112,23 +100,22 @@ impl WorkspaceCache {
     /// as they are (none is made again), and the turn uses those pins.
     pub fn from_snapshot(snap: WorkspaceSnapshot, handed_over: Option<Pins>) -> WorkspaceCache {
         let mut cache = WorkspaceCache::default();
-        for l in snap.listings {
-            let objects = l
-                .objects
+        for ListingEntry(prefix, delimited, at, objects) in snap.listings {
+            let objects = objects
                 .into_iter()
-                .map(|o| ObjectInfo { key: o.key, etag: o.etag, size: o.size, uploaded_ms: o.uploaded })
+                .map(|ListedObject(key, etag, size, uploaded_ms)| ObjectInfo { key, etag, size, uploaded_ms })
                 .collect();
-            cache.listings.insert(l.prefix, l.delimited, l.at, objects);
+            cache.listings.insert(prefix, delimited, at, objects);
         }
-        for t in snap.texts {
-            cache.texts.insert(t.key, t.etag, t.text.into());
+        for TextEntry(key, etag, text) in snap.texts {
+            cache.texts.insert(key, etag, text.into());
         }
-        for t in snap.notes {
-            cache.notes.insert(t.key, t.etag, t.text.into());
+        for TextEntry(key, etag, text) in snap.notes {
+            cache.notes.insert(key, etag, text.into());
         }
-        for s in snap.skills {
-            let skill = s.skill.map(|f| skill_of(&s.key, f));
-            cache.skills.insert(s.key, (s.etag, skill));
+        for SkillEntry(key, etag, skill) in snap.skills {
+            let skill = skill.map(|f| skill_of(&key, f));
+            cache.skills.insert(key, (etag, skill));
         }
         if handed_over.is_some() {
             cache.listings.set_handed_over();
