@@ -35,14 +35,22 @@ pub fn config_after_auth(
     if !known {
         return Err(unknown_agent());
     }
+    cached_config(vars, agent).map_err(|e| {
+        adapters::log(LogLevel::Error, &format!("agent {agent}: {e}"));
+        error_response(&e)
+    })
+}
+
+/// `agent`'s settings, read once per isolate and shared by the Worker and
+/// the objects in it (a new Session object reads none).
+pub fn cached_config(
+    vars: &EnvVars,
+    agent: &str,
+) -> std::result::Result<Rc<AgentConfig>, durable::settings::ConfigError> {
     if let Some(cfg) = CONFIGS.with(|c| c.borrow().get(agent).cloned()) {
         return Ok(cfg);
     }
-    let cfg = AgentConfig::load(vars, agent).map_err(|e| {
-        adapters::log(LogLevel::Error, &format!("agent {agent}: {e}"));
-        error_response(&e)
-    })?;
-    let cfg = Rc::new(cfg);
+    let cfg = Rc::new(AgentConfig::load(vars, agent)?);
     CONFIGS.with(|c| c.borrow_mut().insert(agent.to_owned(), cfg.clone()));
     Ok(cfg)
 }

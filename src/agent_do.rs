@@ -93,6 +93,12 @@ impl AgentRuntime for DoRuntime {
     fn vars(&self) -> &EnvVars {
         &self.vars
     }
+    fn agent_config(
+        &self,
+        agent: &str,
+    ) -> std::result::Result<Rc<durable::settings::AgentConfig>, durable::settings::ConfigError> {
+        crate::access::cached_config(&self.vars, agent)
+    }
     fn queue(&self) -> &DoQueue {
         &self.queue
     }

@@ -46,6 +46,11 @@ pub trait AgentRuntime {
     fn queue(&self) -> &Self::Queue;
     /// Outgoing HTTP (listing the agent's MCP servers).
     fn http(&self) -> &Self::Http;
+    /// The agent's settings. An isolate's vars are fixed for its life, so a
+    /// runtime may keep them; by default they are read.
+    fn agent_config(&self, agent: &str) -> Result<Rc<crate::settings::AgentConfig>, crate::settings::ConfigError> {
+        crate::settings::AgentConfig::load(self.vars(), agent).map(Rc::new)
+    }
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
     /// Waits (between attempts of dreaming's LLM call).

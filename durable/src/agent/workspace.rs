@@ -68,12 +68,13 @@ where
         if !agent_ids(vars).iter().any(|a| a == agent.as_str()) {
             return Err(Refusal { status: 404, message: format!("unknown agent {:?}", agent.as_str()) });
         }
-        let overlay =
-            OverlayConfig::load(vars, agent.as_str()).map_err(|e| Refusal { status: 500, message: e.to_string() })?;
+        let config =
+            self.runtime().agent_config(agent.as_str()).map_err(|e| Refusal { status: 500, message: e.to_string() })?;
+        let overlay = &config.overlay;
         // The store itself, not a counting wrapper: the loader and the
         // catalog are the same code (one compiled copy) as a session's.
         let store = self.runtime().store()?;
-        let mut reply = SessionStartReply { pins: self.start_pins(&store, &overlay).await?, ..Default::default() };
+        let mut reply = SessionStartReply { pins: self.start_pins(&store, overlay).await?, ..Default::default() };
         let mut mcp_absent = false;
         if req.workspace {
             let scope = req.session_key.scope();
