@@ -62,12 +62,10 @@ function ensure(self, name, statements) {
     }
   }
   if (self.versions.has(name)) return;
-  for (const s of statements) sql.exec(s);
-  if (!self.hasTable) {
-    sql.exec("CREATE TABLE IF NOT EXISTS schema_versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL)");
-    self.hasTable = true;
-  }
-  sql.exec("INSERT INTO schema_versions (name, version) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET version = excluded.version", name, 1);
+  // One exec: the tables, the versions table if missing, the version's record.
+  const all = [...statements, ...(self.hasTable ? [] : ["CREATE TABLE IF NOT EXISTS schema_versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL)"])];
+  sql.exec(`${all.join(";\n")};\nINSERT INTO schema_versions (name, version) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET version = excluded.version`, name, 1);
+  self.hasTable = true;
   self.versions.add(name);
 }
 
