@@ -6,7 +6,8 @@
 //   node scripts/cold-start.mjs [runs=10] [wasm[:index.js] ...]
 //
 // With several builds, the runs alternate between them (A B A B ...), so a busy
-// machine slows each alike. Without one, build/index_bg.wasm + build/index.js.
+// machine slows each alike. Without one, build/index_bg.wasm + build/index.js;
+// `floor` is the JS I/O floor worker (bench/floor/worker.mjs).
 // Per run, a new Miniflare: boot (new → ready), then
 //   first   the owner's first turn (cold isolate, cold Session and Agent objects)
 //   second  the owner's next turn (all warm)
@@ -20,12 +21,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { coldMiniflare } from "./lib/cold-miniflare.mjs";
+import { coldMiniflare, FLOOR } from "./lib/cold-miniflare.mjs";
 import { FRIEND, OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const runs = Number(process.argv[2] || 10);
+// `floor` as a build: the JS I/O floor worker (bench/floor/worker.mjs).
 const builds = (process.argv.length > 3 ? process.argv.slice(3) : [path.join(ROOT, "build/index_bg.wasm")]).map((spec) => {
+  if (spec === FLOOR) return { name: "JS I/O floor", floor: true, rows: [] };
   const [wasm, js = path.join(ROOT, "build/index.js")] = spec.split(":");
   return { name: path.basename(wasm), wasm: fs.readFileSync(wasm), js: fs.readFileSync(js, "utf8"), rows: [] };
 });
@@ -62,7 +65,7 @@ const cpuMs = (pids) => Object.values(cpuByThread(pids)).reduce((a, b) => a + b,
 const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (a[k] || 0)]));
 
 async function boot(build, telegram, llm) {
-  return coldMiniflare({ js: build.js, wasm: build.wasm, telegram, llm });
+  return coldMiniflare({ js: build.js, wasm: build.wasm, floor: build.floor, telegram, llm });
 }
 
 async function turn(mf, telegram, pids, from, text, llm = LLM) {

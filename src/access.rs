@@ -38,7 +38,8 @@ pub fn config_after_auth(
     })
 }
 
-/// `agent`'s settings, from this isolate's cache or loaded (and kept).
+/// `agent`'s settings, read once per isolate and shared by the Worker and
+/// the objects in it (a new Session object reads none).
 pub fn load(vars: &EnvVars, agent: &str) -> std::result::Result<Rc<AgentConfig>, ConfigError> {
     if let Some(cfg) = CONFIGS.with(|c| c.borrow().get(agent).cloned()) {
         return Ok(cfg);

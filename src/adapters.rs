@@ -136,15 +136,22 @@ impl ObjectStore for R2 {
 /// A Durable Object's SQLite database. Change sets ([`Sql::exec_atomic`]) go
 /// through `storage.transactionSync`, so a failing statement rolls back the
 /// ones before it: a session transition, a schedule claim or a memory commit
-/// is all or nothing.
+/// is all or nothing. Clones share what the object knows of its tables
+/// ([`SchemaMemo`]): make one per object and clone it.
+#[derive(Clone)]
 pub struct DoSql {
     state: JsValue,
     sql: SqlStorage,
+    schemas: std::rc::Rc<SchemaMemo>,
 }
 
 impl DoSql {
     pub fn new(state: &State) -> Self {
-        DoSql { state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(), sql: state.storage().sql() }
+        DoSql {
+            state: AsRef::<JsValue>::as_ref(state.as_raw()).clone(),
+            sql: state.storage().sql(),
+            schemas: Default::default(),
+        }
     }
 }
 
@@ -158,6 +165,10 @@ fn js_error(e: JsValue) -> StorageError {
 }
 
 impl Sql for DoSql {
+    fn schemas(&self) -> Option<&SchemaMemo> {
+        Some(&self.schemas)
+    }
+
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
         let bindings: Vec<SqlStorageValue> = params
             .iter()
@@ -187,6 +198,15 @@ impl Sql for DoSql {
                 })
             })
             .collect()
+    }
+
+    /// One `exec` of the statements joined (`exec` runs them in order; the
+    /// parameters go to the last).
+    fn exec_batch(&self, statements: &[&str], last: (&str, &[SqlValue])) -> Result<(), StorageError> {
+        let mut script = statements.join(";\n");
+        script.push_str(";\n");
+        script.push_str(last.0);
+        self.exec(&script, last.1).map(|_| ())
     }
 
     fn exec_atomic(&self, statements: Vec<(String, Vec<SqlValue>)>) -> Result<(), StorageError> {

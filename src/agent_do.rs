@@ -12,6 +12,7 @@
 use crate::adapters::{self, DoSql, EnvVars, FetchHttp, R2};
 use crate::objects;
 use durable::agent::host::{AgentHost, AgentRuntime, PinsAnswer, PinsCall, Refusal};
+use durable::apart::apart;
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::*;
@@ -19,6 +20,7 @@ use durable::protocol::dreams::{Tap, DREAMS_STATUS_PATH, DREAMS_TAP_PATH};
 use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
 use durable::protocol::usage::{MeterRequest, ReportRequest, METER_PATH, REPORT_PATH};
+use durable::protocol::workspace::{SessionStartRequest, SESSION_START_PATH};
 use durable::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
 use serde_json::json;
 use std::rc::Rc;
@@ -92,6 +94,12 @@ impl AgentRuntime for DoRuntime {
     fn vars(&self) -> &EnvVars {
         &self.vars
     }
+    fn agent_config(
+        &self,
+        agent: &str,
+    ) -> std::result::Result<Rc<durable::settings::AgentConfig>, durable::settings::ConfigError> {
+        crate::access::load(&self.vars, agent)
+    }
     fn queue(&self) -> &DoQueue {
         &self.queue
     }
@@ -146,21 +154,30 @@ impl DurableObject for Agent {
         Agent(AgentHost::new(runtime))
     }
 
+    /// Each route runs as a function of its own ([`apart`]): a request
+    /// compiles only its route's code.
     async fn fetch(&self, mut req: Request) -> Result<Response> {
         let path = req.path();
         let host = &self.0;
         match (req.method(), path.as_str()) {
             (_, "/health") => json(200, &json!({"ok": true})),
             (Method::Post, "/memory/call") => {
-                let agent = query(&req, "agent");
-                let (status, reply) = host.memory_call(agent.as_deref(), &req.bytes().await?);
-                json(status, &reply)
+                apart(async move {
+                    let agent = query(&req, "agent");
+                    let (status, reply) = host.memory_call(agent.as_deref(), &req.bytes().await?);
+                    json(status, &reply)
+                })
+                .await
             }
             (Method::Post, "/memory/op" | "/memory/search" | "/memory/get") => {
-                let agent = query(&req, "agent");
-                let name = path.trim_start_matches("/memory/").to_owned();
-                let (status, reply) = host.memory_named(agent.as_deref(), &name, &req.bytes().await?);
-                json(status, &reply)
+                let path = path.clone();
+                apart(async move {
+                    let agent = query(&req, "agent");
+                    let name = path.trim_start_matches("/memory/").to_owned();
+                    let (status, reply) = host.memory_named(agent.as_deref(), &name, &req.bytes().await?);
+                    json(status, &reply)
+                })
+                .await
             }
             (Method::Get, "/memory/stats") => {
                 let (status, reply) =
@@ -168,109 +185,160 @@ impl DurableObject for Agent {
                 json(status, &reply)
             }
             (Method::Post, TOUCH_PATH) => {
-                let touch: SessionTouch = match adapters::request_json(&mut req).await {
-                    Ok(t) => t,
-                    Err(e) => return Response::error(format!("bad touch: {e}"), 400),
-                };
-                host.touch(&touch).map_err(failed)?;
-                json(200, &json!({"ok": true}))
+                apart(async move {
+                    let touch: SessionTouch = match adapters::request_json(&mut req).await {
+                        Ok(t) => t,
+                        Err(e) => return Response::error(format!("bad touch: {e}"), 400),
+                    };
+                    host.touch(&touch).map_err(failed)?;
+                    json(200, &json!({"ok": true}))
+                })
+                .await
+            }
+            (Method::Post, SESSION_START_PATH) => {
+                apart(async move {
+                    let body: SessionStartRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad session start: {e}") }),
+                    };
+                    match host.session_start(&body).await {
+                        Ok(reply) => Response::from_json(&reply),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
             }
             (Method::Post, STRANGER_NOTICE_PATH) => {
-                let body: StrangerNoticeRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return Response::error(format!("bad stranger notice: {e}"), 400),
-                };
-                Response::from_json(&host.stranger_notice(&body).map_err(failed)?)
+                apart(async move {
+                    let body: StrangerNoticeRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return Response::error(format!("bad stranger notice: {e}"), 400),
+                    };
+                    Response::from_json(&host.stranger_notice(&body).map_err(failed)?)
+                })
+                .await
             }
             (Method::Get, SESSIONS_PATH) => Response::from_json(&host.sessions().map_err(failed)?),
             (Method::Get, PINS_GET_PATH | PINS_STATUS_PATH) => {
-                let call = if path == PINS_GET_PATH { PinsCall::Get } else { PinsCall::Status };
-                let req = PinsRequest { agent: query(&req, "agent").unwrap_or_default(), ..Default::default() };
-                pins_response(host.pins(call, &req).await)
+                let path = path.clone();
+                apart(async move {
+                    let call = if path == PINS_GET_PATH { PinsCall::Get } else { PinsCall::Status };
+                    let req = PinsRequest { agent: query(&req, "agent").unwrap_or_default(), ..Default::default() };
+                    pins_response(host.pins(call, &req).await)
+                })
+                .await
             }
             (Method::Post, PINS_INIT_PATH | PINS_ACCEPT_PATH) => {
-                let call = if path == PINS_INIT_PATH { PinsCall::Init } else { PinsCall::Accept };
-                let body: PinsRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
-                };
-                pins_response(host.pins(call, &body).await)
+                let path = path.clone();
+                apart(async move {
+                    let call = if path == PINS_INIT_PATH { PinsCall::Init } else { PinsCall::Accept };
+                    let body: PinsRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
+                    };
+                    pins_response(host.pins(call, &body).await)
+                })
+                .await
             }
             (Method::Post, TICK_PATH) => {
-                let body: TickRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return Response::error(format!("bad tick body: {e}"), 400),
-                };
-                Response::from_json(&host.tick(&body).await.map_err(failed)?)
+                apart(async move {
+                    let body: TickRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return Response::error(format!("bad tick body: {e}"), 400),
+                    };
+                    Response::from_json(&host.tick(&body).await.map_err(failed)?)
+                })
+                .await
             }
             (Method::Post, MCP_TOOLS_PATH) => {
-                let body: McpToolsRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
-                };
-                match host.mcp_catalog(&body, false).await {
-                    Ok(c) => Response::from_json(&c),
-                    Err(r) => refused(r),
-                }
+                apart(async move {
+                    let body: McpToolsRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad body: {e}") }),
+                    };
+                    match host.mcp_catalog(&body, false).await {
+                        Ok(c) => Response::from_json(&c),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
             }
             (Method::Get, MCP_STATUS_PATH) => {
-                let body = McpToolsRequest { agent: query(&req, "agent").unwrap_or_default() };
-                match host.mcp_catalog(&body, true).await {
-                    Ok(c) => Response::from_json(&c),
-                    Err(r) => refused(r),
-                }
+                apart(async move {
+                    let body = McpToolsRequest { agent: query(&req, "agent").unwrap_or_default() };
+                    match host.mcp_catalog(&body, true).await {
+                        Ok(c) => Response::from_json(&c),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
             }
             (Method::Post, DREAMS_TAP_PATH) => {
-                let tap: Tap = match adapters::request_json(&mut req).await {
-                    Ok(t) => t,
-                    Err(e) => return refused(Refusal { status: 400, message: format!("bad tap: {e}") }),
-                };
-                match host.dream_tap(&tap).await {
-                    Ok(outcome) => Response::from_json(&outcome),
-                    Err(r) => refused(r),
-                }
+                apart(async move {
+                    let tap: Tap = match adapters::request_json(&mut req).await {
+                        Ok(t) => t,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad tap: {e}") }),
+                    };
+                    match host.dream_tap(&tap).await {
+                        Ok(outcome) => Response::from_json(&outcome),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
             }
             (Method::Get, DREAMS_STATUS_PATH) => match host.dream_status(&query(&req, "agent").unwrap_or_default()) {
                 Ok(v) => Response::from_json(&v),
                 Err(r) => refused(r),
             },
             (Method::Post, METER_PATH) => {
-                let body: MeterRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return refused(Refusal { status: 400, message: format!("bad meter body: {e}") }),
-                };
-                match host.meter(&body) {
-                    Ok(reply) => Response::from_json(&reply),
-                    Err(r) => refused(r),
-                }
+                apart(async move {
+                    let body: MeterRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad meter body: {e}") }),
+                    };
+                    match host.meter(&body) {
+                        Ok(reply) => Response::from_json(&reply),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
             }
             (Method::Post, REPORT_PATH) => {
-                let body: ReportRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return refused(Refusal { status: 400, message: format!("bad report body: {e}") }),
-                };
-                match host.usage_report(&body.agent, &body.period, body.thread.as_deref()) {
-                    Ok(report) => Response::from_json(&report),
-                    Err(r) => refused(r),
-                }
+                apart(async move {
+                    let body: ReportRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad report body: {e}") }),
+                    };
+                    match host.usage_report(&body.agent, &body.period, body.thread.as_deref()) {
+                        Ok(report) => Response::from_json(&report),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
             }
             (Method::Post, NOTIFY_PUBLISH_PATH) => {
-                let body: PublishRequest = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return Response::error(format!("bad publish body: {e}"), 400),
-                };
-                json(200, &json!({"added": host.publish(&body).map_err(failed)?}))
+                apart(async move {
+                    let body: PublishRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return Response::error(format!("bad publish body: {e}"), 400),
+                    };
+                    json(200, &json!({"added": host.publish(&body).map_err(failed)?}))
+                })
+                .await
             }
             (Method::Get, NOTIFY_STREAM_PATH) => self.feed_stream(query(&req, "after").as_deref()),
             (Method::Post, THREADS_CREATE_PATH) => {
-                let body: ThreadCreate = match adapters::request_json(&mut req).await {
-                    Ok(b) => b,
-                    Err(e) => return Response::error(format!("bad thread body: {e}"), 400),
-                };
-                match host.create_thread(&body).map_err(failed)? {
-                    Some(row) => Ok(Response::from_json(&row)?.with_status(201)),
-                    None => Response::error("the thread exists", 409),
-                }
+                apart(async move {
+                    let body: ThreadCreate = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return Response::error(format!("bad thread body: {e}"), 400),
+                    };
+                    match host.create_thread(&body).map_err(failed)? {
+                        Some(row) => Ok(Response::from_json(&row)?.with_status(201)),
+                        None => Response::error("the thread exists", 409),
+                    }
+                })
+                .await
             }
             (Method::Get, THREADS_LIST_PATH) => Response::from_json(&host.threads().map_err(failed)?),
             (Method::Get, SCHEDULE_STATUS_PATH) => match host.schedule_status().await {
@@ -360,6 +428,17 @@ pub async fn mcp_catalog_of(env: &Env, agent: &str) -> std::result::Result<McpCa
     objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, MCP_TOOLS_PATH, Some(&req))
         .await
         .map_err(|e| StorageError(format!("mcp catalog: {e}")))
+}
+
+/// A session's start from its Agent object: workspace, pins, MCP servers.
+pub async fn session_start(
+    env: &Env,
+    req: &SessionStartRequest,
+) -> std::result::Result<durable::protocol::workspace::SessionStartReply, StorageError> {
+    let agent = req.session_key.agent().as_str();
+    objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, SESSION_START_PATH, Some(req))
+        .await
+        .map_err(|e| StorageError(format!("session start: {e}")))
 }
 
 /// A call to `agent`'s usage ledger (what a Session sends, and Discord's `/usage`).

@@ -24,6 +24,7 @@ pub use agent_do::Agent;
 pub use gateway_do::Gateway;
 pub use session_do::Session;
 
+use durable::apart::apart;
 use serde_json::json;
 use worker::{event, Context, Env, Method, Response, Result, ScheduleContext, ScheduledEvent};
 
@@ -36,36 +37,38 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
         (Method::Get, ["health"]) => {
             http::json_response(&json!({"ok": true, "name": "hearth", "version": env!("CARGO_PKG_VERSION")}), 200)
         }
+        // Each route runs as a function of its own (`apart`): a request
+        // compiles only its route's code.
         (Method::Post, ["telegram", agent]) => {
             let agent = agent.to_string();
-            channels::telegram(req, &env, &ctx, &agent).await
+            apart(channels::telegram(req, &env, &ctx, &agent)).await
         }
         (_, ["telegram", _]) => Response::error("use POST", 405),
         (Method::Post, ["discord", agent]) => {
             let agent = agent.to_string();
-            channels::discord(req, &env, &ctx, &agent).await
+            apart(channels::discord(req, &env, &ctx, &agent)).await
         }
         (_, ["discord", _]) => Response::error("use POST", 405),
         (Method::Post, ["slack", agent]) => {
             let agent = agent.to_string();
-            channels::slack(req, &env, &ctx, &agent).await
+            apart(channels::slack(req, &env, &ctx, &agent)).await
         }
         (_, ["slack", _]) => Response::error("use POST", 405),
         (Method::Get | Method::Post, ["whatsapp", agent]) => {
             let agent = agent.to_string();
-            channels::whatsapp(req, &env, &ctx, &agent).await
+            apart(channels::whatsapp(req, &env, &ctx, &agent)).await
         }
         (_, ["whatsapp", _]) => Response::error("use GET or POST", 405),
         (_, ["mcp", agent]) => {
             let agent = agent.to_string();
-            mcp::handle(req, &env, &agent).await
+            apart(mcp::handle(req, &env, &agent)).await
         }
-        (Method::Post, ["console", "login"]) => console::login(req, &env).await,
+        (Method::Post, ["console", "login"]) => apart(console::login(req, &env)).await,
         (Method::Post, ["console", "logout"]) => console::logout(&req),
         (_, ["api", rest @ ..]) => {
             let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
             let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-            api::route(req, &env, &rest).await
+            apart(api::route(req, &env, &rest)).await
         }
         _ => Response::error("not found", 404),
     }

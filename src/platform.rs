@@ -34,14 +34,14 @@ impl DoPlatform {
     /// The platform of a Session object's turns: its agent's bucket, bots
     /// and memory.
     pub fn for_session(
-        state: &worker::State,
+        sql: &DoSql,
         env: &Env,
         config: &durable::settings::AgentConfig,
         key: &durable::inbound::SessionKey,
     ) -> worker::Result<Self> {
         Ok(DoPlatform {
             store: R2::from_env(env)?,
-            sql: DoSql::new(state),
+            sql: sql.clone(),
             channels: AgentChannels {
                 front: WorkerFront::new(env),
                 channels: Channels::for_agent(&crate::adapters::EnvVars::of(env), config),
@@ -84,6 +84,12 @@ impl Platform for DoPlatform {
         req: &durable::protocol::usage::MeterRequest,
     ) -> Result<durable::protocol::usage::MeterReply, durable::ports::StorageError> {
         crate::agent_do::meter(&self.memory.env, req).await
+    }
+    async fn session_start(
+        &self,
+        req: &durable::protocol::workspace::SessionStartRequest,
+    ) -> Result<durable::protocol::workspace::SessionStartReply, durable::ports::StorageError> {
+        crate::agent_do::session_start(&self.memory.env, req).await
     }
     async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
         crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await

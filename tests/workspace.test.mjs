@@ -114,6 +114,36 @@ describe("prompt assembly", () => {
     assert.match(systemText(req), /speak like a pirate/);
   });
 
+  test("a new conversation's first turn starts from the workspace its agent composed: R2 reads only what changed, the same prompt, outside edits seen", async () => {
+    await talk(OWNER, "the agent is warm");
+    // An edit from outside, just before a new conversation starts.
+    await h.putFile("agents/main/SOUL.md", "Calm and kind. EDITED-JUST-BEFORE.");
+    const ask = (text, threadId) =>
+      h.fetch("/api/agents/main/generate", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN}` },
+        body: JSON.stringify({ messages: [{ role: "user", content: text }], ...(threadId ? { threadId } : {}) }),
+      });
+    const first = await (await ask("a new thread")).json();
+    const key = `agent:main:api:${first.threadId}`;
+    const firstReq = h.llm.requests.at(-1);
+    assert.match(systemText(firstReq), /EDITED-JUST-BEFORE/, "the edit is seen on the next turn");
+    assert.equal((await h.sessionStatus(key)).workspaceR2Ops, 2, "the agent's root listed, the edited file read, nothing else");
+    for (const p of ["PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-YESTERDAY", "PRIVATE-TODAY"]) assert.ok(!firstReq.raw.includes(p), `${p} left the Agent object`);
+    // The thread's next turn loads on its own: the same system prompt and tools, byte for byte.
+    await ask("and again", first.threadId);
+    const secondReq = h.llm.requests.at(-1);
+    assert.equal(JSON.stringify(secondReq.body.system), JSON.stringify(firstReq.body.system));
+    assert.equal(JSON.stringify(secondReq.body.tools), JSON.stringify(firstReq.body.tools));
+    assert.equal((await h.sessionStatus(key)).workspaceR2Ops, 1);
+    // Another new conversation, nothing changed meanwhile: one listing in all.
+    const other = await (await ask("one more thread")).json();
+    assert.equal((await h.sessionStatus(`agent:main:api:${other.threadId}`)).workspaceR2Ops, 1);
+    const unkeyed = (r) => JSON.stringify(r.body.system).replace(/session=agent:main:api:t-[0-9a-f]+/, "session=…");
+    assert.equal(unkeyed(h.llm.requests.at(-1)), unkeyed(firstReq), "the same prompt but for the session's key");
+    await h.putFile("agents/main/SOUL.md", "Calm and kind.");
+  });
+
   test("a bootstrap session gets the commissioning order", async () => {
     await h.putFile("agents/main/BOOTSTRAP.md", "Ask your human for a name, then delete this file.");
     try {

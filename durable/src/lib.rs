@@ -19,8 +19,9 @@
 //! - [`inbound`]: message types, session keys, reply targets.
 //! - [`protocol`]: the typed requests and replies objects send each other.
 //! - [`text`], [`clock`], [`retry`], [`storage`], [`toolkit`], [`order`]: text
-//!   helpers, local time, backoff, listing/row helpers, tool specs and
-//!   outcomes, the one sort the crate compiles.
+//!   helpers, local time, backoff, listing/row helpers (and tables set up
+//!   once per object), tool specs and outcomes, the one sort the crate
+//!   compiles; [`apart`]: code compiled only when it runs.
 //!
 //! **Features**: each one job, none importing another feature above it.
 //! - [`llm`]: Anthropic Messages and OpenAI chat-completions encodings, retries,
@@ -59,6 +60,7 @@
 pub mod ports;
 pub mod settings;
 
+pub mod apart;
 pub mod clock;
 pub mod inbound;
 pub mod order;

@@ -126,11 +126,48 @@ impl From<String> for SqlValue {
     }
 }
 
+/// The schema versions a database holds, as far as its object has read or
+/// written them (see [`crate::storage::ensure`]). `known` is `None` until
+/// the object first reads its `schema_versions` table.
+#[derive(Debug, Default)]
+pub struct SchemaMemo {
+    pub(crate) known: std::cell::RefCell<Option<SchemaVersions>>,
+}
+
+/// The rows of a database's `schema_versions` table, whether the table
+/// exists, and whether the database had no table at all when the object
+/// woke (a new object: its tables are made by today's statements).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SchemaVersions {
+    pub(crate) table: bool,
+    pub(crate) fresh: bool,
+    pub(crate) versions: Vec<(String, i64)>,
+}
+
 /// A Durable Object's SQLite database. Synchronous, like `ctx.storage.sql`:
 /// statements run without an `await` between them are committed together,
 /// which is what makes each state transition of the session atomic.
 pub trait Sql {
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError>;
+
+    /// What this database's object already knows of its tables
+    /// ([`crate::storage::ensure`]): one memo per object, shared by every
+    /// handle on its database. `None` (the default): every schema is set up
+    /// again on each use, as before there were memos.
+    fn schemas(&self) -> Option<&SchemaMemo> {
+        None
+    }
+
+    /// Runs `statements` (without parameters), then `last` with its
+    /// parameters: in one call where the database takes several statements
+    /// at once (a Durable Object's `exec` does), one by one here. Not atomic:
+    /// a failure leaves the statements before it done.
+    fn exec_batch(&self, statements: &[&str], last: (&str, &[SqlValue])) -> Result<(), StorageError> {
+        for stmt in statements {
+            self.exec(stmt, &[])?;
+        }
+        self.exec(last.0, last.1).map(|_| ())
+    }
 
     /// Runs `statements` in order, all or nothing. Adapters that can roll back
     /// override this (Durable Objects: `transactionSync`; tests: a savepoint);
@@ -550,6 +587,17 @@ pub trait Platform {
     async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
         Ok(crate::protocol::mcp::McpCatalog::default())
     }
+    /// A session's start from its Agent object: the workspace it composed,
+    /// its pins and the MCP servers, in one call
+    /// ([`crate::protocol::workspace`]). Default: nothing handed over (the
+    /// session loads and asks for each itself).
+    async fn session_start(
+        &self,
+        req: &crate::protocol::workspace::SessionStartRequest,
+    ) -> Result<crate::protocol::workspace::SessionStartReply, StorageError> {
+        let _ = req;
+        Ok(Default::default())
+    }
     /// A Worker secret or var by name, for the `${NAME}` placeholders of
     /// `mcp.json`. Default: none.
     fn secret(&self, name: &str) -> Option<String> {
@@ -616,6 +664,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     }
     async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
         (**self).pins().await
+    }
+    async fn session_start(
+        &self,
+        req: &crate::protocol::workspace::SessionStartRequest,
+    ) -> Result<crate::protocol::workspace::SessionStartReply, StorageError> {
+        (**self).session_start(req).await
     }
     async fn sleep(&self, ms: u64) {
         (**self).sleep(ms).await

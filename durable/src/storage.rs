@@ -1,7 +1,10 @@
 //! Storage helpers over the ports, shared by every feature that keeps data:
-//! complete listings, operation counting, reading SQLite rows.
+//! complete listings, operation counting, reading SQLite rows, and tables
+//! created once per object ([`ensure`]).
 
-use crate::ports::{ListPage, ObjectInfo, ObjectStore, PutOptions, SqlValue, StorageError, StoredObject};
+use crate::ports::{
+    ListPage, ObjectInfo, ObjectStore, PutOptions, SchemaVersions, Sql, SqlValue, StorageError, StoredObject,
+};
 use std::cell::Cell;
 
 /// Every object under `prefix`, following cursors. A cursor that repeats
@@ -86,6 +89,157 @@ impl<O: ObjectStore> ObjectStore for Counted<'_, O> {
     }
 }
 
+/// A feature's tables in an object's SQLite: the statements that create
+/// them (`CREATE ... IF NOT EXISTS`, additive `ALTER`s). Their version is a
+/// hash of the statements, so changing one sets the tables up again in
+/// every object, once.
+#[derive(Debug, Clone, Copy)]
+pub struct Schema {
+    /// The feature's row in `schema_versions`.
+    pub name: &'static str,
+    pub statements: &'static [&'static str],
+}
+
+impl Schema {
+    /// The version recorded for these statements: FNV-1a over their text,
+    /// cut to 53 bits (a JavaScript number holds it exactly on its way to
+    /// SQLite and back).
+    pub fn version(&self) -> i64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for stmt in self.statements {
+            for b in stmt.bytes().chain([0]) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        (h >> 11) as i64
+    }
+}
+
+/// The table that records which schema versions a database holds.
+const VERSIONS_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS schema_versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL)";
+
+/// Runs `schema`'s statements (see [`ensure_with`]). An additive `ALTER
+/// TABLE ... ADD COLUMN` brings a table made before the column up to date:
+/// in a new database it is skipped (its `CREATE` has the column), and one
+/// that finds its column has nothing to do. Without such a statement to run,
+/// the statements and the version's record go to the database in one call
+/// ([`Sql::exec_batch`]).
+pub fn ensure<S: Sql + ?Sized>(sql: &S, schema: &Schema) -> Result<(), StorageError> {
+    setup(sql, schema, None)
+}
+
+/// Sets up `schema`'s tables with `create` unless this database holds them
+/// at this version already (`create` is told whether the database had no
+/// table when the object woke). An object reads its `schema_versions` once (one
+/// statement when it wakes) and remembers what it holds and what it set up
+/// ([`crate::ports::SchemaMemo`]): a woken object runs no `CREATE` at all,
+/// a new one runs each feature's once. A database without a memo (the
+/// default of [`Sql::schemas`]) runs `create` on every call.
+pub fn ensure_with<S: Sql + ?Sized>(
+    sql: &S,
+    schema: &Schema,
+    create: impl FnOnce(bool) -> Result<(), StorageError>,
+) -> Result<(), StorageError> {
+    let mut create = Some(create);
+    let mut run = |fresh: bool| create.take().map_or(Ok(()), |c| c(fresh));
+    setup(sql, schema, Some(&mut run))
+}
+
+const RECORD: &str = "INSERT INTO schema_versions (name, version) VALUES (?, ?) \
+    ON CONFLICT(name) DO UPDATE SET version = excluded.version";
+
+fn is_additive(stmt: &str) -> bool {
+    stmt.trim_start().starts_with("ALTER TABLE") && stmt.contains("ADD COLUMN")
+}
+
+/// Runs the statements one by one, an additive one finding its column being done.
+fn run_statements<S: Sql + ?Sized>(sql: &S, statements: &[&str]) -> Result<(), StorageError> {
+    for stmt in statements {
+        if let Err(e) = sql.exec(stmt, &[]) {
+            if !(is_additive(stmt) && e.0.contains("duplicate column")) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn setup<S: Sql + ?Sized>(
+    sql: &S,
+    schema: &Schema,
+    create: Option<&mut dyn FnMut(bool) -> Result<(), StorageError>>,
+) -> Result<(), StorageError> {
+    let Some(memo) = sql.schemas() else {
+        return match create {
+            Some(create) => create(false),
+            None => run_statements(sql, schema.statements),
+        };
+    };
+    let version = schema.version();
+    let held = |v: &SchemaVersions| v.versions.iter().any(|(n, at)| n == schema.name && *at == version);
+    if memo.known.borrow().as_ref().is_some_and(held) {
+        return Ok(());
+    }
+    if memo.known.borrow().is_none() {
+        let read = sql.exec("SELECT name, version FROM schema_versions", &[]);
+        let known = match read {
+            Ok(rows) => SchemaVersions {
+                table: true,
+                fresh: false,
+                versions: rows.into_iter().map(|mut r| (col_string(&mut r, 0), col_i64(&r, 1))).collect(),
+            },
+            // No table yet: a new object, or one made before versions were
+            // kept (it has other tables).
+            Err(_) => SchemaVersions {
+                fresh: sql
+                    .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1", &[])
+                    .is_ok_and(|rows| rows.is_empty()),
+                ..Default::default()
+            },
+        };
+        let done = held(&known);
+        *memo.known.borrow_mut() = Some(known);
+        if done {
+            return Ok(());
+        }
+    }
+    let (fresh, table) = memo.known.borrow().as_ref().map_or((false, false), |k| (k.fresh, k.table));
+    let record: [SqlValue; 2] = [schema.name.into(), version.into()];
+    match create {
+        Some(create) => {
+            create(fresh)?;
+            if !table {
+                sql.exec(VERSIONS_TABLE, &[])?;
+            }
+            sql.exec(RECORD, &record)?;
+        }
+        None => {
+            let todo: Vec<&str> = schema.statements.iter().copied().filter(|s| !(fresh && is_additive(s))).collect();
+            if todo.iter().any(|s| is_additive(s)) {
+                // An older database: its ALTERs may find their columns.
+                run_statements(sql, &todo)?;
+                if !table {
+                    sql.exec(VERSIONS_TABLE, &[])?;
+                }
+                sql.exec(RECORD, &record)?;
+            } else {
+                let mut all = todo;
+                if !table {
+                    all.push(VERSIONS_TABLE);
+                }
+                sql.exec_batch(&all, (RECORD, &record))?;
+            }
+        }
+    }
+    let mut slot = memo.known.borrow_mut();
+    let known = slot.get_or_insert_with(SchemaVersions::default);
+    known.table = true;
+    known.versions.retain(|(n, _)| n != schema.name);
+    known.versions.push((schema.name.to_owned(), version));
+    Ok(())
+}
+
 /// Column `i` of a row as an integer (0 when absent or not a number).
 pub fn col_i64(row: &[SqlValue], i: usize) -> i64 {
     row.get(i).and_then(SqlValue::as_i64).unwrap_or(0)
@@ -120,6 +274,110 @@ mod tests {
             let info = ObjectInfo { key: format!("{prefix}x"), ..Default::default() };
             Ok(ListPage { objects: vec![info], cursor: Some("same".into()), ..Default::default() })
         }
+    }
+
+    /// Counts the statements run through it (and can forget its memo, as a woken object does).
+    struct Counting {
+        db: crate::testing::MemSql,
+        memo: crate::ports::SchemaMemo,
+        run: std::cell::RefCell<Vec<String>>,
+    }
+    impl Sql for Counting {
+        fn exec(&self, q: &str, p: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
+            self.run.borrow_mut().push(q.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+            self.db.exec(q, p)
+        }
+        fn schemas(&self) -> Option<&crate::ports::SchemaMemo> {
+            Some(&self.memo)
+        }
+    }
+
+    const NOTES: Schema =
+        Schema { name: "notes", statements: &["CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT)"] };
+
+    #[test]
+    fn tables_are_created_once_per_object_and_version() {
+        let sql = Counting { db: Default::default(), memo: Default::default(), run: Default::default() };
+        ensure(&sql, &NOTES).unwrap();
+        assert_eq!(
+            sql.run.take(),
+            [
+                "SELECT name, version",
+                "SELECT 1 FROM",
+                "CREATE TABLE IF",
+                "CREATE TABLE IF",
+                "INSERT INTO schema_versions"
+            ],
+            "a new database: read (no table), see it is empty, create, record"
+        );
+        ensure(&sql, &NOTES).unwrap();
+        assert!(sql.run.take().is_empty(), "the same object knows: no statement");
+        // The object is evicted and woken: one read, no CREATE.
+        let sql = Counting { db: sql.db, memo: Default::default(), run: Default::default() };
+        ensure(&sql, &NOTES).unwrap();
+        ensure(&sql, &NOTES).unwrap();
+        assert_eq!(sql.run.take(), ["SELECT name, version"]);
+        // A new version of the statements: set up again, once.
+        const NOTES2: Schema = Schema {
+            name: "notes",
+            statements: &[
+                "CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT)",
+                "CREATE INDEX IF NOT EXISTS notes_text ON notes(text)",
+            ],
+        };
+        assert_ne!(NOTES.version(), NOTES2.version());
+        assert!((0..1 << 53).contains(&NOTES.version()), "exact as a JavaScript number");
+        ensure(&sql, &NOTES2).unwrap();
+        assert_eq!(sql.run.take(), ["CREATE TABLE IF", "CREATE INDEX IF", "INSERT INTO schema_versions"]);
+        sql.db.exec("INSERT INTO notes (text) VALUES ('kept')", &[]).unwrap();
+        let sql = Counting { db: sql.db, memo: Default::default(), run: Default::default() };
+        ensure(&sql, &NOTES2).unwrap();
+        assert_eq!(sql.run.take(), ["SELECT name, version"]);
+        assert_eq!(sql.db.exec("SELECT text FROM notes", &[]).unwrap().len(), 1, "rows kept");
+    }
+
+    #[test]
+    fn additive_columns_are_added_to_old_tables_only() {
+        const TABLES: Schema =
+            Schema { name: "t", statements: &["CREATE TABLE IF NOT EXISTS t (a, b)", "ALTER TABLE t ADD COLUMN b"] };
+        let sql = Counting { db: Default::default(), memo: Default::default(), run: Default::default() };
+        ensure(&sql, &TABLES).unwrap();
+        assert!(!sql.run.take().iter().any(|q| q.starts_with("ALTER")), "a new database skips them");
+        // A database made before `b` (and before versions were kept).
+        let old = Counting { db: Default::default(), memo: Default::default(), run: Default::default() };
+        old.db.exec("CREATE TABLE t (a)", &[]).unwrap();
+        ensure(&old, &TABLES).unwrap();
+        assert!(old.run.take().iter().any(|q| q.starts_with("ALTER")));
+        old.db.exec("INSERT INTO t (a, b) VALUES (1, 2)", &[]).unwrap();
+        // One made after `b`, before versions were kept: the column is found, nothing to do.
+        let newer = Counting { db: Default::default(), memo: Default::default(), run: Default::default() };
+        newer.db.exec("CREATE TABLE t (a, b)", &[]).unwrap();
+        ensure(&newer, &TABLES).unwrap();
+    }
+
+    #[test]
+    fn a_failed_setup_is_tried_again() {
+        let sql = Counting { db: Default::default(), memo: Default::default(), run: Default::default() };
+        sql.db.fail_writes.set(true);
+        assert!(ensure(&sql, &NOTES).is_err());
+        sql.db.fail_writes.set(false);
+        ensure(&sql, &NOTES).unwrap();
+        assert!(sql.db.exec("SELECT * FROM notes", &[]).is_ok());
+        // Without a memo, every call sets up.
+        let plain = crate::testing::MemSql::default();
+        let bare = |q: &str| plain.conn.execute_batch(q).unwrap();
+        bare("CREATE TABLE t (x)");
+        struct NoMemo<'a>(&'a crate::testing::MemSql, Cell<u32>);
+        impl Sql for NoMemo<'_> {
+            fn exec(&self, q: &str, p: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
+                self.1.set(self.1.get() + 1);
+                self.0.exec(q, p)
+            }
+        }
+        let n = NoMemo(&plain, Cell::new(0));
+        ensure(&n, &NOTES).unwrap();
+        ensure(&n, &NOTES).unwrap();
+        assert_eq!(n.1.get(), 2);
     }
 
     #[test]

@@ -218,6 +218,8 @@ pub struct MemSql {
     /// Writes with a text parameter containing this fail (one chosen value,
     /// e.g. a meta row saved with `"inMemory":true`).
     pub fail_writes_of_value: RefCell<Option<String>>,
+    /// What the object knows of its tables, as a Durable Object's handle keeps it.
+    pub schemas: crate::ports::SchemaMemo,
 }
 
 #[cfg(test)]
@@ -228,12 +230,17 @@ impl Default for MemSql {
             fail_writes: Cell::new(false),
             fail_writes_containing: RefCell::new(None),
             fail_writes_of_value: RefCell::new(None),
+            schemas: Default::default(),
         }
     }
 }
 
 #[cfg(test)]
 impl Sql for MemSql {
+    fn schemas(&self) -> Option<&crate::ports::SchemaMemo> {
+        Some(&self.schemas)
+    }
+
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
         use rusqlite::types::{Value as V, ValueRef};
         let is_write = !query.trim_start().to_ascii_uppercase().starts_with("SELECT");

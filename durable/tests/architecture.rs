@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 /// one way (never both).
 const FLOORS: &[&[&str]] = &[
     // Ground: message types, text, time, ordering.
-    &["clock", "order", "text", "inbound"],
+    &["clock", "order", "text", "inbound", "apart"],
     // Settings and the typed messages objects exchange.
     &["settings", "protocol", "toolkit"],
     // The ports through which the runtime touches the world.

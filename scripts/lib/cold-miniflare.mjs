@@ -9,21 +9,32 @@ import { FRIEND, OWNER, SECRET } from "../../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-/** A new Miniflare running `js` + `wasm` (contents), ready. */
-export async function coldMiniflare({ js, wasm, telegram, llm, inspectorPort }) {
+/** The JS I/O floor (bench/floor/worker.mjs): a build spec of its own. */
+export const FLOOR = "floor";
+
+/**
+ * A new Miniflare running `js` + `wasm` (contents), ready; with `floor`, the
+ * JS I/O floor worker instead (same bindings). `allow`: more allowed chats.
+ */
+export async function coldMiniflare({ js, wasm, floor, telegram, llm, inspectorPort, allow = [] }) {
   const mf = new Miniflare({
     modulesRoot: ROOT,
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "build/index.js"), contents: js },
-      { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm"), contents: wasm },
-    ],
+    modules: floor
+      ? [{ type: "ESModule", path: path.join(ROOT, "bench/floor/worker.mjs") }]
+      : [
+          { type: "ESModule", path: path.join(ROOT, "build/index.js"), contents: js },
+          { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm"), contents: wasm },
+        ],
     compatibilityDate: "2026-04-01",
     r2Buckets: ["BUCKET"],
     durableObjects: { SESSION: { className: "Session", useSQLite: true }, AGENT: { className: "Agent", useSQLite: true } },
     bindings: {
       AGENTS: "main", LLM_PROVIDER: "anthropic", LLM_BASE_URL: llm.base, LLM_MODEL: "claude-test", LLM_API_KEY: "test-llm-key",
       TELEGRAM_API_BASE: telegram.base, TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_WEBHOOK_SECRET: SECRET,
-      OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: `telegram:${FRIEND}`, RESET_DAILY_AT: "off",
+      OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: [FRIEND, ...allow].map((id) => `telegram:${id}`).join(","), RESET_DAILY_AT: "off",
+      // The floor does not order messages: the hold a first message waits for
+      // a straggler (+ORDER_HOLD_MS wall, one alarm) is the order rows' figure.
+      ORDER_HOLD_MS: "0",
     },
     cf: false,
     ...(inspectorPort ? { inspectorPort } : {}),

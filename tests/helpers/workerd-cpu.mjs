@@ -76,3 +76,29 @@ export function workerdCpuMeter(pids = workerdPids()) {
     resolutionMs: 1000 / TICKS_PER_SECOND,
   };
 }
+
+/**
+ * A finer meter than [`workerdCpuMeter`]: the CPU time of every thread of
+ * the workerd processes, in ms, from `/proc/{pid}/task/{tid}/schedstat`
+ * (nanoseconds; the `stat` ticks are 10 ms, too coarse for one turn).
+ * Threads started later (V8's compile workers) are counted as they appear.
+ */
+export function workerdSchedMeter(pids = workerdPids()) {
+  if (!pids.length) throw new Error("no workerd process found under this Node process");
+  return {
+    pids,
+    read() {
+      let ns = 0;
+      for (const pid of pids) {
+        for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+          try {
+            ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+          } catch {
+            // a thread that ended between the listing and the read
+          }
+        }
+      }
+      return ns / 1e6;
+    },
+  };
+}

@@ -46,6 +46,11 @@ pub trait AgentRuntime {
     fn queue(&self) -> &Self::Queue;
     /// Outgoing HTTP (listing the agent's MCP servers).
     fn http(&self) -> &Self::Http;
+    /// The agent's settings. An isolate's vars are fixed for its life, so a
+    /// runtime may keep them; by default they are read.
+    fn agent_config(&self, agent: &str) -> Result<Rc<crate::settings::AgentConfig>, crate::settings::ConfigError> {
+        crate::settings::AgentConfig::load(self.vars(), agent).map(Rc::new)
+    }
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
     /// Waits (between attempts of dreaming's LLM call).
@@ -132,6 +137,8 @@ pub struct AgentHost<R: AgentRuntime> {
     pub(super) usage: RefCell<Option<(String, crate::usage::book::UsageBook)>>,
     /// The notification feed's live clients (shared with its keep-alive loop).
     feed: Rc<Feed>,
+    /// The workspace composed for the agent's sessions ([`super::workspace`]).
+    pub(super) workspace: RefCell<Option<(AgentId, crate::workspace::WorkspaceCache)>>,
 }
 
 impl<R: AgentRuntime> AgentHost<R>
@@ -139,7 +146,13 @@ where
     R: 'static,
 {
     pub fn new(runtime: R) -> Self {
-        AgentHost { runtime, hub: RefCell::new(None), usage: RefCell::new(None), feed: Rc::default() }
+        AgentHost {
+            runtime,
+            hub: RefCell::new(None),
+            usage: RefCell::new(None),
+            feed: Rc::default(),
+            workspace: RefCell::new(None),
+        }
     }
 
     /// Creates an API thread (`None`: it exists).
@@ -347,23 +360,37 @@ where
         if !agent_ids(vars).contains(&req.agent) {
             return Err(Refusal::new(404, format!("unknown agent {:?}", req.agent)));
         }
-        let agent = AgentId::parse(&req.agent).map_err(|e| Refusal::new(400, e))?;
-        let settings = crate::settings::web::McpSettings::load(vars, &req.agent).map_err(|e| Refusal::new(500, e))?;
         let store = self.runtime.store()?;
-        let secret = |name: &str| crate::settings::setting(vars, &req.agent, name);
+        self.catalog_for(&req.agent, cached_only, false, &store).await
+    }
+
+    /// [`Self::mcp_catalog`] of a configured agent; `absent`: a listing made
+    /// just now found no `mcp.json` (it is not read).
+    pub(super) async fn catalog_for<S: ObjectStore>(
+        &self,
+        agent_name: &str,
+        cached_only: bool,
+        absent: bool,
+        store: &S,
+    ) -> Result<McpCatalog, Refusal> {
+        let vars = self.runtime.vars();
+        let agent = AgentId::parse(agent_name).map_err(|e| Refusal::new(400, e))?;
+        let settings = crate::settings::web::McpSettings::load(vars, agent_name).map_err(|e| Refusal::new(500, e))?;
+        let secret = |name: &str| crate::settings::setting(vars, agent_name, name);
         let src = crate::mcp::catalog::Source {
-            store: &store,
+            store,
             http: self.runtime.http(),
             sql: &**self.runtime.sql(),
             agent: &agent,
             settings: &settings,
             secret: &secret,
             now_ms: self.runtime.now_ms(),
+            absent,
         };
         let catalog = crate::mcp::catalog::catalog(&src, cached_only).await?;
         if catalog.listed_now > 0 {
             let failed: Vec<&str> = catalog.servers.iter().filter_map(|s| s.error.as_deref()).collect();
-            let msg = format!("mcp: listed {} server(s) for {}; problems: {failed:?}", catalog.listed_now, req.agent);
+            let msg = format!("mcp: listed {} server(s) for {agent_name}; problems: {failed:?}", catalog.listed_now);
             self.runtime.log(if failed.is_empty() { LogLevel::Info } else { LogLevel::Warn }, &msg);
         }
         Ok(catalog)

@@ -430,3 +430,89 @@ fn the_history_clean_up_runs_once_per_day_of_the_agents_time_zone() {
     tick("2026-03-16T15:05:00Z");
     assert!(!has(&blob("c")), "the 17th in Tokyo");
 }
+
+mod session_start {
+    use super::*;
+    use crate::protocol::workspace::{SessionStartRequest, WorkspaceSnapshot};
+
+    fn start(key: &str, workspace: bool, mcp: bool) -> SessionStartRequest {
+        SessionStartRequest {
+            session_key: SessionKey::parse(key).unwrap(),
+            today: "2026-03-15".into(),
+            yesterday: "2026-03-14".into(),
+            workspace,
+            mcp,
+        }
+    }
+
+    fn texts(snap: &WorkspaceSnapshot) -> String {
+        serde_json::to_string(snap).unwrap()
+    }
+
+    fn seeded() -> AgentHost<Runtime> {
+        let h = host(&[("AGENTS", "main")]);
+        let s = &h.runtime().store;
+        s.put_text("agents/main/SOUL.md", "SOUL-TEXT");
+        s.put_text("agents/main/USER.md", "PRIVATE-USER");
+        s.put_text("agents/main/MEMORY.md", "PRIVATE-MEMORY");
+        s.put_text("agents/main/memory/2026-03-15.md", "PRIVATE-TODAY");
+        s.put_text("_catalog/defaults/workspace/AGENTS.md", "DEFAULT-AGENTS");
+        s.put_text("skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidies.\n---\nBody");
+        h
+    }
+
+    #[test]
+    fn a_session_gets_what_its_scope_may_see_in_one_call() {
+        let h = seeded();
+        let main = block_on(h.session_start(&start("agent:main:main", true, true))).unwrap();
+        let all = texts(main.workspace.as_ref().unwrap());
+        for t in ["SOUL-TEXT", "PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-TODAY", "DEFAULT-AGENTS", "Tidies."] {
+            assert!(all.contains(t), "{t}");
+        }
+        let catalog = main.mcp.unwrap();
+        assert!(catalog.servers.is_empty() && catalog.config_error.is_none());
+        // Listings (root, defaults, both skill folders, notes) and the files;
+        // no mcp.json read: the root listing said there is none.
+        assert_eq!(main.r2_ops, 5 + 6);
+        assert_eq!(h.runtime().store.ops_matching("agents/main/mcp.json"), 0);
+        // A friend's DM, a moment later: the root listed again, nothing read, nothing private.
+        let dm = block_on(h.session_start(&start("agent:main:telegram:dm:7", true, false))).unwrap();
+        assert_eq!(dm.r2_ops, 1);
+        assert!(dm.mcp.is_none());
+        let shared = texts(dm.workspace.as_ref().unwrap());
+        for t in ["PRIVATE-USER", "PRIVATE-MEMORY", "PRIVATE-TODAY", "agents/main/memory/"] {
+            assert!(!shared.contains(t), "{t} left for a shared session");
+        }
+        assert!(shared.contains("SOUL-TEXT") && shared.contains("Tidies."));
+        // The owner's cache kept its notes meanwhile.
+        let again = block_on(h.session_start(&start("agent:main:heartbeat", true, false))).unwrap();
+        assert_eq!(again.r2_ops, 1);
+        assert!(texts(again.workspace.as_ref().unwrap()).contains("PRIVATE-TODAY"));
+        assert_eq!(block_on(h.session_start(&start("agent:other:main", true, false))).unwrap_err().status, 404);
+    }
+
+    #[test]
+    fn an_evicted_agent_object_reads_nothing_unchanged_again() {
+        let h = seeded();
+        block_on(h.session_start(&start("agent:main:main", true, false))).unwrap();
+        // Evicted: a new host on the same SQLite.
+        let woken = AgentHost::new(Runtime {
+            sql: h.runtime().sql.clone(),
+            store: h.runtime().store.clone(),
+            vars: h.runtime().vars.clone(),
+            queue: Queue::default(),
+            wakes: Cell::new(0),
+            now: Rc::new(Cell::new(h.runtime().now.get() + 10_000)),
+            http: Default::default(),
+        });
+        let reply = block_on(woken.session_start(&start("agent:main:main", true, false))).unwrap();
+        assert_eq!(reply.r2_ops, 1, "within the TTLs: the root listing only");
+        assert!(texts(reply.workspace.as_ref().unwrap()).contains("PRIVATE-TODAY"));
+        // Past every TTL, and SOUL.md edited from outside: the listings and that file.
+        woken.runtime().now.set(woken.runtime().now.get() + 10 * 60_000);
+        woken.runtime().store.put_text("agents/main/SOUL.md", "SOUL-EDITED");
+        let reply = block_on(woken.session_start(&start("agent:main:main", true, false))).unwrap();
+        assert_eq!(reply.r2_ops, 5 + 1);
+        assert!(texts(reply.workspace.as_ref().unwrap()).contains("SOUL-EDITED"));
+    }
+}

@@ -3,7 +3,8 @@
 //! id are its own small tables; [`notifications`] is the feed of what its
 //! heartbeats and jobs said; [`dreams`] is what it does for dreaming (the
 //! nightly sweep, proposals, the view); [`conversations`] indexes archived
-//! conversations the memory does not have yet.
+//! conversations the memory does not have yet; [`workspace`] is the
+//! workspace it composes and hands each new Session object.
 
 pub mod conversations;
 pub mod dreams;
@@ -15,3 +16,4 @@ pub mod registry;
 pub mod strangers;
 pub mod threads;
 pub mod usage;
+pub mod workspace;

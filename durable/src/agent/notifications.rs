@@ -24,6 +24,7 @@ pub const KEEP: i64 = 1000;
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, source TEXT NOT NULL,
     hash TEXT NOT NULL, text TEXT NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "notifications", statements: &[SCHEMA] };
 
 /// The feed's live clients and its table.
 #[derive(Default)]
@@ -52,7 +53,7 @@ fn event(id: i64, at: i64, source: &str, text: &str) -> String {
 impl Feed {
     fn ready<S: Sql>(&self, sql: &S) -> Result<(), StorageError> {
         if !self.schema_ready.get() {
-            sql.exec(SCHEMA, &[])?;
+            crate::storage::ensure(sql, &TABLES)?;
             self.schema_ready.set(true);
         }
         Ok(())

@@ -15,6 +15,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS sessions (
 /// on every call for the tables that have the column).
 const LABELS: &str = "CREATE TABLE IF NOT EXISTS session_labels (
     session_key TEXT PRIMARY KEY, title TEXT, last TEXT)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "registry", statements: &[SCHEMA, LABELS] };
 
 pub struct Registry<'a, S: Sql> {
     sql: &'a S,
@@ -29,9 +30,9 @@ impl<'a, S: Sql> Registry<'a, S> {
         Registry { sql }
     }
 
+    /// Creates the tables (once per object).
     pub fn init(&self) -> Result<(), StorageError> {
-        self.sql.exec(SCHEMA, &[])?;
-        self.sql.exec(LABELS, &[]).map(|_| ())
+        crate::storage::ensure(self.sql, &TABLES)
     }
 
     /// Records (or refreshes) a session. A touch without a title or last

@@ -20,6 +20,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS stranger_notices (
     channel TEXT NOT NULL, sender TEXT NOT NULL, notified_at INTEGER NOT NULL,
     PRIMARY KEY (channel, sender))";
 const INDEX: &str = "CREATE INDEX IF NOT EXISTS stranger_notices_at ON stranger_notices (notified_at)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "strangers", statements: &[SCHEMA, INDEX] };
 
 /// Claims the right to tell `req.sender` their id at `now`: granted when
 /// they were not told within the cooldown (and then recorded), refused
@@ -28,8 +29,7 @@ pub fn claim<S: Sql>(sql: &S, req: &StrangerNoticeRequest, now: i64) -> Result<S
     if req.cooldown_ms <= 0 {
         return Ok(StrangerNoticeReply { notify: true, quiet_until: now });
     }
-    sql.exec(SCHEMA, &[])?;
-    sql.exec(INDEX, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let since = now.saturating_sub(req.cooldown_ms);
     sql.exec("DELETE FROM stranger_notices WHERE notified_at <= ?", &[since.into()])?;
     let rows = sql.exec(

@@ -10,6 +10,7 @@ use crate::storage::col_i64;
 
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS api_threads (
     session_key TEXT PRIMARY KEY, title TEXT, resource_id TEXT, created_at INTEGER NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "api_threads", statements: &[SCHEMA] };
 
 fn text(v: Option<&SqlValue>) -> Option<String> {
     v.and_then(SqlValue::as_str).map(str::to_owned)
@@ -17,7 +18,7 @@ fn text(v: Option<&SqlValue>) -> Option<String> {
 
 /// Creates a thread; `None` when it exists (it was created or used before).
 pub fn create<S: Sql>(sql: &S, req: &ThreadCreate) -> Result<Option<ThreadRow>, StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let key = req.session_key.render();
     let registry = Registry::new(sql);
     registry.init()?;
@@ -42,7 +43,7 @@ pub fn create<S: Sql>(sql: &S, req: &ThreadCreate) -> Result<Option<ThreadRow>, 
 
 /// Every API thread and the main session, most recently active first.
 pub fn list<S: Sql>(sql: &S) -> Result<Vec<ThreadRow>, StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let registry = Registry::new(sql);
     registry.init()?;
     let mut rows: Vec<ThreadRow> = Vec::new();

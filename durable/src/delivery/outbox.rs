@@ -8,7 +8,9 @@
 
 use crate::inbound::ReplyTarget;
 use crate::ports::{Sql, SqlValue, StorageError};
-use crate::storage::{col_i64, col_string};
+use crate::storage::{col_i64, col_string, Schema};
+
+const TABLES: Schema = Schema { name: "outbox", statements: SCHEMA };
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS outbox (
@@ -124,11 +126,9 @@ pub struct Outbox<'a, S: Sql> {
 }
 
 impl<'a, S: Sql> Outbox<'a, S> {
-    /// The outbox of `sql`, its table created if missing.
+    /// The outbox of `sql`, its table created if missing (once per object).
     pub fn open(sql: &'a S) -> Result<Self, StorageError> {
-        for stmt in SCHEMA {
-            sql.exec(stmt, &[])?;
-        }
+        crate::storage::ensure(sql, &TABLES)?;
         Ok(Outbox { sql })
     }
 

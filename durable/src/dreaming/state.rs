@@ -28,6 +28,7 @@ const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS dream_proposals_state ON dream_proposals(state, expires_at)",
     "CREATE TABLE IF NOT EXISTS dream_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ];
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "dreams", statements: SCHEMA };
 
 /// A tap's claim on a proposal (`approving`) older than this is taken again
 /// (the object stopped while writing the fact; the write skips a line already there).
@@ -120,10 +121,7 @@ impl<'a, S: Sql + ?Sized> DreamStore<'a, S> {
     }
 
     pub fn init(&self) -> Result<(), StorageError> {
-        for stmt in SCHEMA {
-            self.sql.exec(stmt, &[])?;
-        }
-        Ok(())
+        crate::storage::ensure(self.sql, &TABLES)
     }
 
     /// Whether the entry with this content was settled, or waits in a proposal.

@@ -23,6 +23,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_servers (
     listed_at INTEGER,
     checked_at INTEGER,
     error TEXT)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "mcp_servers", statements: &[SCHEMA] };
 
 /// A server whose listing failed is tried again after this long (not by
 /// every session that starts meanwhile: each would wait for its timeout).
@@ -43,6 +44,9 @@ pub struct Source<'a, S: ObjectStore, H: Http, Q: Sql> {
     /// A secret by name (the agent's `NAME__AGENT` form first).
     pub secret: &'a dyn Fn(&str) -> Option<String>,
     pub now_ms: i64,
+    /// A listing of the agent's root made just now found no `mcp.json`:
+    /// it is not read.
+    pub absent: bool,
 }
 
 /// The agent's servers and their tools, listing those whose cache is cold
@@ -51,10 +55,13 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
     src: &Source<'_, S, H, Q>,
     cached_only: bool,
 ) -> Result<McpCatalog, StorageError> {
-    src.sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(src.sql, &TABLES)?;
     let cached = rows(src.sql)?;
-    let Some(file) = src.store.get(&keys::workspace_key(src.agent, FILE)).await? else {
-        src.sql.exec("DELETE FROM mcp_servers", &[])?;
+    let file = if src.absent { None } else { src.store.get(&keys::workspace_key(src.agent, FILE)).await? };
+    let Some(file) = file else {
+        if !cached.is_empty() {
+            src.sql.exec("DELETE FROM mcp_servers", &[])?;
+        }
         return Ok(McpCatalog::default());
     };
     let entries = match config::parse(&file.body, src.settings.timeout_ms) {

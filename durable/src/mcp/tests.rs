@@ -91,6 +91,7 @@ impl Agent {
             settings: &settings,
             secret: &secret,
             now_ms: self.now.get(),
+            absent: false,
         };
         block_on(catalog::catalog(&src, false)).unwrap()
     }

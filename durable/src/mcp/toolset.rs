@@ -36,6 +36,9 @@ pub struct McpState {
     connections: HashMap<String, Connection>,
     /// Catalogs taken from the Agent object since the object started.
     pub fetched: u32,
+    /// The catalog was taken for this turn already, at the session's start
+    /// ([`freeze_handed`]): the turn's tools use it, starting or not.
+    handed: bool,
 }
 
 /// The catalog of a session, as stored in its SQLite.
@@ -106,28 +109,76 @@ pub async fn session_catalog<P: Platform>(
     session_id: &str,
     starting: bool,
 ) -> Result<Rc<McpCatalog>, StorageError> {
-    if !starting && state.borrow().session_id.as_deref() == Some(session_id) {
+    let handed = std::mem::take(&mut state.borrow_mut().handed);
+    if (!starting || handed) && state.borrow().session_id.as_deref() == Some(session_id) {
         return Ok(state.borrow().catalog.clone());
     }
     let sql = p.sql();
-    let stored =
-        if starting { None } else { meta(sql)?.and_then(|raw| hearth_json::from_slice::<Frozen>(raw.as_bytes()).ok()) };
-    let catalog = match stored {
-        Some(f) if f.session_id == session_id => Rc::new(f.catalog),
-        _ => {
-            let catalog = p.mcp_catalog().await?;
-            let frozen = Frozen { session_id: session_id.to_owned(), catalog };
-            let raw = serde_json::to_string(&frozen).map_err(|e| StorageError(e.to_string()))?;
-            sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", &[META_KEY.into(), raw.into()])?;
-            state.borrow_mut().fetched += 1;
-            Rc::new(frozen.catalog)
+    let stored = if starting { None } else { stored(sql)? };
+    match stored {
+        Some(f) if f.session_id == session_id => {
+            let catalog = Rc::new(f.catalog);
+            let mut s = state.borrow_mut();
+            s.session_id = Some(session_id.to_owned());
+            s.catalog = catalog.clone();
+            s.connections.clear();
+            Ok(catalog)
         }
-    };
+        _ => freeze(sql, state, session_id, p.mcp_catalog().await?),
+    }
+}
+
+/// Whether the session must take its Agent object's catalog this turn
+/// (what [`session_catalog`] would ask for): it starts, or has none frozen.
+pub fn needs_catalog<S: Sql>(
+    sql: &S,
+    state: &RefCell<McpState>,
+    session_id: &str,
+    starting: bool,
+) -> Result<bool, StorageError> {
+    if starting {
+        return Ok(true);
+    }
+    if state.borrow().session_id.as_deref() == Some(session_id) {
+        return Ok(false);
+    }
+    Ok(stored(sql)?.is_none_or(|f| f.session_id != session_id))
+}
+
+/// Freezes the catalog the Agent object handed at the session's start
+/// (`crate::protocol::workspace`): this turn's tools are these.
+pub fn freeze_handed<S: Sql>(
+    sql: &S,
+    state: &RefCell<McpState>,
+    session_id: &str,
+    catalog: McpCatalog,
+) -> Result<(), StorageError> {
+    freeze(sql, state, session_id, catalog)?;
+    state.borrow_mut().handed = true;
+    Ok(())
+}
+
+/// Keeps `catalog` as the session's, in memory and in its SQLite.
+fn freeze<S: Sql>(
+    sql: &S,
+    state: &RefCell<McpState>,
+    session_id: &str,
+    catalog: McpCatalog,
+) -> Result<Rc<McpCatalog>, StorageError> {
+    let frozen = Frozen { session_id: session_id.to_owned(), catalog };
+    let raw = serde_json::to_string(&frozen).map_err(|e| StorageError(e.to_string()))?;
+    sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", &[META_KEY.into(), raw.into()])?;
+    let catalog = Rc::new(frozen.catalog);
     let mut s = state.borrow_mut();
+    s.fetched += 1;
     s.session_id = Some(session_id.to_owned());
     s.catalog = catalog.clone();
     s.connections.clear();
     Ok(catalog)
+}
+
+fn stored<S: Sql>(sql: &S) -> Result<Option<Frozen>, StorageError> {
+    Ok(meta(sql)?.and_then(|raw| hearth_json::from_slice::<Frozen>(raw.as_bytes()).ok()))
 }
 
 fn meta<S: Sql>(sql: &S) -> Result<Option<String>, StorageError> {

@@ -22,6 +22,7 @@ const INGEST_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS media_ingest (
     uuid TEXT NOT NULL,
     blocks TEXT,
     PRIMARY KEY (seq, idx))";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "media_ingest", statements: &[INGEST_SCHEMA] };
 
 /// The outcome of one attachment: reference blocks (or a note), and what to
 /// tell the user, if anything.
@@ -50,7 +51,7 @@ pub async fn ingest<P: Platform>(
         return Ok(Vec::new());
     }
     let sql = p.sql();
-    sql.exec(INGEST_SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     // Earlier messages are done (the queue runs in order): forget them.
     sql.exec("DELETE FROM media_ingest WHERE seq <> ?", &[seq.into()])?;
     let mut out = Vec::new();

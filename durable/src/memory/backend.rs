@@ -24,6 +24,7 @@ pub const SCHEMA: &[&str] = &[
     // Recall evidence per entry (see `super::evidence`).
     super::evidence::SCHEMA,
 ];
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "memory", statements: SCHEMA };
 
 const DAY_MS: i64 = 86_400_000;
 /// Days of recall counts kept (my_stats reports the last 7).
@@ -61,10 +62,7 @@ pub fn prune_recalls<S: Sql + ?Sized>(sql: &S, now_ms: i64) -> Result<(), Storag
 
 /// Creates the tables (idempotent).
 pub fn init_schema<S: Sql + ?Sized>(sql: &S) -> Result<(), BackendError> {
-    for stmt in SCHEMA {
-        sql.exec(stmt, &[]).map_err(|e| BackendError(e.0))?;
-    }
-    Ok(())
+    crate::storage::ensure(sql, &TABLES).map_err(|e| BackendError(e.0))
 }
 
 /// One named store's rows in the shared database.

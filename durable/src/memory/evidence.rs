@@ -25,6 +25,7 @@ use std::collections::HashMap;
 pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS memory_evidence (store TEXT NOT NULL, entry_id INTEGER NOT NULL, \
 hits INTEGER NOT NULL, n_queries INTEGER NOT NULL, n_days INTEGER NOT NULL, last_score REAL, last_at INTEGER NOT NULL, \
 queries TEXT NOT NULL, days TEXT NOT NULL, PRIMARY KEY (store, entry_id))";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "memory_evidence", statements: &[SCHEMA] };
 
 const COLUMNS: &str = "entry_id, hits, last_score, last_at, queries, days";
 
@@ -150,7 +151,7 @@ pub fn passing<S: Sql + ?Sized>(
 ) -> Result<Vec<(EntryId, Evidence)>, StorageError> {
     // An agent that never used its memory has no table yet (the hub makes it
     // when it opens): that is no evidence, not an error.
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let rows = sql.exec(
         &format!(
             "SELECT {COLUMNS} FROM memory_evidence WHERE store = ? AND hits >= ? AND n_queries >= ? AND n_days >= ? \
@@ -169,7 +170,7 @@ pub fn passing<S: Sql + ?Sized>(
 
 /// The most used entries of `store`, most hits first (for the admin view).
 pub fn top<S: Sql + ?Sized>(sql: &S, store: &str, limit: usize) -> Result<Vec<(EntryId, Evidence)>, StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let rows = sql.exec(
         &format!(
             "SELECT {COLUMNS} FROM memory_evidence WHERE store = ? ORDER BY hits DESC, last_at DESC, entry_id LIMIT ?"

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod pins;
 pub mod session;
 pub mod usage;
+pub mod workspace;
 
 /// The R2 bucket binding.
 pub const BUCKET_BINDING: &str = "BUCKET";

@@ -13,6 +13,7 @@ use hearth_schedule::notify::{is_duplicate, notification_hash, SentNotification,
 
 // The hash is stored as hex text: a u64 does not survive JavaScript numbers.
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS notify_sent (hash TEXT NOT NULL, sent_at INTEGER NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "notify_sent", statements: &[SCHEMA] };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotifyDecision {
@@ -36,7 +37,7 @@ pub fn decide<S: Sql>(
     if is_heartbeat_ok(text) {
         return Ok(NotifyDecision::Silent);
     }
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let since = now.saturating_sub(DEFAULT_DEDUPE_WINDOW_MS);
     let rows = sql.exec("SELECT hash, sent_at FROM notify_sent WHERE sent_at >= ?", &[since.into()])?;
     let sent: Vec<SentNotification> = rows
@@ -59,7 +60,7 @@ pub fn decide<S: Sql>(
 /// owner: a repeat is held back even while the first still waits to be
 /// delivered), and forgets old records.
 pub fn record<S: Sql>(sql: &S, text: &str, now: i64) -> Result<(), StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     sql.exec(
         "INSERT INTO notify_sent (hash, sent_at) VALUES (?, ?)",
         &[format!("{:016x}", notification_hash(text)).into(), now.into()],

@@ -50,6 +50,21 @@ const MIGRATE_V2: &[&str] = &[
 
 const SCHEMA_VERSION: i64 = 2;
 
+/// Every statement of both versions: what the set-up's version is hashed
+/// from ([`crate::storage::ensure_with`]); [`ScheduleStore::init`] runs them.
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "schedule", statements: ALL };
+const ALL: &[&str] = &[
+    SCHEMA_V1[0],
+    SCHEMA_V1[1],
+    SCHEMA_V1[2],
+    MIGRATE_V2[0],
+    MIGRATE_V2[1],
+    MIGRATE_V2[2],
+    MIGRATE_V2[3],
+    MIGRATE_V2[4],
+];
+const _: () = assert!(ALL.len() == SCHEMA_V1.len() + MIGRATE_V2.len(), "ALL lists every statement");
+
 /// Claims are kept this long (by slot time): far longer than any retry or
 /// redelivery, short enough to keep the table small. The usage ledger is
 /// not pruned (one small row per run).
@@ -142,8 +157,13 @@ impl<'a, S: Sql> ScheduleStore<'a, S> {
         ScheduleStore { sql }
     }
 
-    /// Creates the tables and brings an older object's tables up to date.
+    /// Creates the tables and brings an older object's tables up to date
+    /// (once per object).
     pub fn init(&self) -> Result<(), StorageError> {
+        crate::storage::ensure_with(self.sql, &TABLES, |_| self.create())
+    }
+
+    fn create(&self) -> Result<(), StorageError> {
         for stmt in SCHEMA_V1 {
             self.sql.exec(stmt, &[])?;
         }

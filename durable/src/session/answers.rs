@@ -14,13 +14,14 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS api_answers (
     request TEXT NOT NULL,
     text TEXT NOT NULL,
     at INTEGER NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "api_answers", statements: &[SCHEMA] };
 
 /// How long an answer waits to be collected.
 pub const RETENTION_MS: i64 = 24 * 3600 * 1000;
 
 /// Keeps a reply to `request`; answers older than [`RETENTION_MS`] go.
 pub fn record<S: Sql>(sql: &S, request: &str, text: &str, now: i64) -> Result<(), StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     sql.exec_atomic(vec![
         ("DELETE FROM api_answers WHERE at < ?".into(), vec![(now - RETENTION_MS).into()]),
         (
@@ -32,7 +33,7 @@ pub fn record<S: Sql>(sql: &S, request: &str, text: &str, now: i64) -> Result<()
 
 /// Where `request` stands in the session's queue, and its replies so far.
 pub fn answer<S: Sql>(sql: &S, request: &str) -> Result<AnswerReply, StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let mut rows = sql.exec("SELECT state FROM inbox WHERE dedupe_key = ?", &[request.into()])?;
     let state = match rows.pop().map(|mut r| col_string(&mut r, 0)).as_deref() {
         None => AnswerState::Unknown,

@@ -4,7 +4,7 @@
 
 use super::deps::SessionDeps;
 use super::meter;
-use super::prefix::prepare;
+use super::prefix::{prefetch, prepare};
 use super::preview;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
@@ -14,7 +14,7 @@ use crate::clock;
 use crate::inbound::Inbound;
 use crate::media;
 use crate::memory;
-use crate::ports::{LogLevel, Platform, StorageError};
+use crate::ports::{Channel, LogLevel, Platform, StorageError};
 use crate::prompt;
 use r2_layout::{AssistantBlock, Message, UserBlock, UserContent};
 
@@ -158,11 +158,20 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
-        let recall = if item.active {
-            None
-        } else {
-            memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
+        // The conversation starts with this message (counted as `prepare` will, after `begin`).
+        let starting = store.message_count(&session_id)? + i64::from(!item.active) <= 1;
+        // What a turn waits for before the model, at once: "typing…" in the
+        // chat, recall and the session's start (on its first turn in this
+        // object) from the Agent object.
+        let recall = async {
+            if item.active {
+                None
+            } else {
+                memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
+            }
         };
+        let typing = p.channel().typing(&inbound.reply_target);
+        let (recall, (), ()) = futures::future::join3(recall, prefetch(p, deps, &session_id, starting), typing).await;
         // Attachments are fetched and stored once, before the message is started.
         let attached = if item.active {
             Vec::new()

@@ -49,6 +49,11 @@ pub trait SessionRuntime {
     /// set to run earlier (the outbox's next retry, or usage waiting to be
     /// settled with the ledger).
     async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
+    /// The agent's settings. An isolate's vars are fixed for its life, so a
+    /// runtime may keep them for all its objects; by default they are read.
+    fn agent_config(&self, agent: &str) -> Result<std::rc::Rc<AgentConfig>, crate::settings::ConfigError> {
+        AgentConfig::load(self.vars(), agent).map(std::rc::Rc::new)
+    }
     /// Tells the agent's Agent object this session exists (best effort).
     async fn register(&self, touch: &SessionTouch) -> Result<(), StorageError>;
     /// Hands what a heartbeat or job said to the agent's notification feed
@@ -359,10 +364,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             return Ok(if store.meta("session_key")?.is_none() { AlarmOutcome::Empty } else { AlarmOutcome::BadKey });
         };
         let loaded = self.config.borrow().clone();
-        let config = match loaded
-            .map(Ok)
-            .unwrap_or_else(|| AgentConfig::load(self.runtime.vars(), key.agent().as_str()).map(std::rc::Rc::new))
-        {
+        let config = match loaded.map(Ok).unwrap_or_else(|| self.runtime.agent_config(key.agent().as_str())) {
             Ok(c) => {
                 *self.config.borrow_mut() = Some(c.clone());
                 c

@@ -18,6 +18,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS notes (
     at INTEGER NOT NULL,
     kind TEXT NOT NULL,
     text TEXT NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "notes", statements: &[SCHEMA] };
 
 /// The model could not answer.
 pub const ERROR: &str = "error";
@@ -29,7 +30,7 @@ const KEEP: i64 = 100;
 
 /// Keeps a note of session `session_id`.
 pub fn record<S: Sql>(sql: &S, session_id: &str, at: i64, kind: &str, text: &str) -> Result<(), StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     sql.exec_atomic(vec![
         ("DELETE FROM notes WHERE session_id != ?".into(), vec![session_id.into()]),
         (
@@ -42,7 +43,7 @@ pub fn record<S: Sql>(sql: &S, session_id: &str, at: i64, kind: &str, text: &str
 
 /// The notes of session `session_id`, oldest first.
 pub fn list<S: Sql>(sql: &S, session_id: &str) -> Result<Vec<SessionNote>, StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let rows = sql.exec("SELECT at, kind, text FROM notes WHERE session_id = ? ORDER BY seq", &[session_id.into()])?;
     Ok(rows
         .into_iter()

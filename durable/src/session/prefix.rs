@@ -8,8 +8,9 @@ use crate::clock;
 use crate::llm::cache_ttl::{self, CacheTtl};
 use crate::ports::{LogLevel, Platform};
 use crate::prompt::{self, RuntimeInfo};
+use crate::protocol::workspace::SessionStartRequest;
 use crate::toolkit::ToolSpec;
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorkspaceCache};
 
 /// The stable part of every request of a session: system prompt and tools.
 pub struct Prepared {
@@ -26,7 +27,12 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let scope = deps.key.scope();
     let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
     let workspace = {
-        let pins = crate::workspace::pins_for_turn(p, &cfg.overlay).await;
+        // The pins a workspace handed over this turn was resolved with, else the Agent object's now.
+        let handed = deps.workspace_cache.borrow_mut().take_handed_pins();
+        let pins = match handed {
+            Some(pins) => pins,
+            None => crate::workspace::pins_for_turn(p, &cfg.overlay).await,
+        };
         let overlay = cfg.overlay.inputs(&pins);
         // Taken out for the load, not borrowed across its awaits, so nothing
         // the object serves meanwhile can find it borrowed; `/status` reads
@@ -107,6 +113,49 @@ pub fn cache_ttl<S: crate::ports::Sql>(
     Ok(cache_ttl::prefix_ttl(deps.config.llm.cache_policy, background, next_run))
 }
 
+/// A session's first turn in this object, or the start of a conversation:
+/// the workspace, its pins and the MCP servers from the Agent object in one
+/// call ([`crate::protocol::workspace`]), which [`prepare`] then uses. A
+/// warm object in a conversation under way asks nothing. A call that fails
+/// leaves it all to [`prepare`], which loads and asks as it always could.
+/// `starting`: the conversation begins with this turn.
+pub async fn prefetch<P: Platform>(p: &P, deps: &SessionDeps<'_>, session_id: &str, starting: bool) {
+    let workspace = deps.workspace_cache.borrow().is_empty();
+    let mcp = crate::mcp::toolset::needs_catalog(p.sql(), deps.mcp, session_id, starting).unwrap_or(false);
+    if !workspace && !mcp {
+        return;
+    }
+    let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &deps.config.timezone);
+    let req = SessionStartRequest { session_key: deps.key.clone(), today, yesterday, workspace, mcp };
+    let reply = match p.session_start(&req).await {
+        Ok(r) => r,
+        Err(e) => {
+            p.log(LogLevel::Warn, &format!("session start from the Agent object failed, loading here: {e}"));
+            return;
+        }
+    };
+    if let Some(snapshot) = reply.workspace {
+        let mut cache = deps.workspace_cache.borrow_mut();
+        // Still empty: nothing loaded it while the call ran.
+        if cache.is_empty() {
+            *cache = WorkspaceCache::from_snapshot(snapshot, Some(reply.pins));
+            cache.count_handed_ops(reply.r2_ops);
+        }
+    }
+    if let Some(catalog) = reply.mcp {
+        log_mcp_problems(p, &catalog);
+        if let Err(e) = crate::mcp::toolset::freeze_handed(p.sql(), deps.mcp, session_id, catalog) {
+            p.log(LogLevel::Warn, &format!("mcp: the session's tools not kept: {e}"));
+        }
+    }
+}
+
+fn log_mcp_problems<P: Platform>(p: &P, catalog: &crate::protocol::mcp::McpCatalog) {
+    for e in catalog.servers.iter().filter_map(|s| s.error.as_ref()).chain(&catalog.config_error) {
+        p.log(LogLevel::Warn, &format!("mcp: {e}"));
+    }
+}
+
 /// The session's MCP tools: frozen when the session (or a heartbeat or job
 /// run, which starts from an empty history) begins, the same list after.
 async fn mcp_specs<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Vec<ToolSpec> {
@@ -114,12 +163,11 @@ async fn mcp_specs<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Vec<ToolSpec> 
     let Ok(Some(session_id)) = store.meta("session_id") else { return Vec::new() };
     // The first turn of a conversation has only the user's message.
     let starting = store.message_count(&session_id).map_or(true, |n| n <= 1);
+    let fetched = deps.mcp.borrow().fetched;
     match crate::mcp::toolset::session_catalog(p, deps.mcp, &session_id, starting).await {
         Ok(catalog) => {
-            if starting {
-                for e in catalog.servers.iter().filter_map(|s| s.error.as_ref()).chain(&catalog.config_error) {
-                    p.log(LogLevel::Warn, &format!("mcp: {e}"));
-                }
+            if starting && deps.mcp.borrow().fetched > fetched {
+                log_mcp_problems(p, &catalog);
             }
             crate::mcp::toolset::specs(&catalog, crate::protocol::mcp::McpScope::of(deps.key))
         }

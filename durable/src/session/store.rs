@@ -2,8 +2,13 @@
 //! which queued message is next: [`super::sequence`]).
 
 use crate::ports::{Sql, SqlValue, StorageError};
-use crate::storage::{col_i64, col_string};
+use crate::storage::{col_i64, col_string, Schema};
 use r2_layout::{Message, Usage};
+
+/// The session's tables; the `ALTER`s add the columns `usage` gained after
+/// it was first created (rows written before them count as settled: they
+/// were never meant for the Agent object's ledger).
+const TABLES: Schema = Schema { name: "session", statements: SCHEMA };
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS inbox (
@@ -39,13 +44,6 @@ const SCHEMA: &[&str] = &[
         kind TEXT NOT NULL DEFAULT 'conversation',
         settled INTEGER NOT NULL DEFAULT 1,
         cache_write_1h INTEGER NOT NULL DEFAULT 0)",
-];
-
-/// Columns added to `usage` after it was first created: added to older
-/// tables on first use (an "already there" error is the expected answer
-/// for newer ones). Rows written before them count as settled: they were
-/// never meant for the Agent object's ledger.
-const USAGE_COLUMNS: &[&str] = &[
     "ALTER TABLE usage ADD COLUMN kind TEXT NOT NULL DEFAULT 'conversation'",
     "ALTER TABLE usage ADD COLUMN settled INTEGER NOT NULL DEFAULT 1",
     // The part of `cache_write` written for an hour (older rows: none).
@@ -103,18 +101,9 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         SessionStore { sql }
     }
 
+    /// Creates the tables, once per object ([`crate::storage::ensure`]).
     pub fn init(&self) -> Result<(), StorageError> {
-        for stmt in SCHEMA {
-            self.sql.exec(stmt, &[])?;
-        }
-        for stmt in USAGE_COLUMNS {
-            if let Err(e) = self.sql.exec(stmt, &[]) {
-                if !e.0.contains("duplicate column") {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
+        crate::storage::ensure(self.sql, &TABLES)
     }
 
     /// Queues a delivery. `false` when the same `dedupe_key` was seen before

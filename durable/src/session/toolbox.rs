@@ -50,10 +50,16 @@ pub fn tool_names(scope: Scope) -> Vec<&'static str> {
 
 /// Every tool Hearth has, in any scope (for skills' `allowed-tools`).
 pub fn all_tool_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = [Scope::Main, Scope::Shared].into_iter().flat_map(tool_names).collect();
-    crate::order::sort(&mut names);
-    names.dedup();
-    names
+    thread_local! {
+        /// Built once per isolate: the specs behind them are made of JSON values.
+        static NAMES: Vec<&'static str> = {
+            let mut names: Vec<&'static str> = [Scope::Main, Scope::Shared].into_iter().flat_map(tool_names).collect();
+            crate::order::sort(&mut names);
+            names.dedup();
+            names
+        };
+    }
+    NAMES.with(Vec::clone)
 }
 
 /// Tools a heartbeat or job run does without: editing memory entries by

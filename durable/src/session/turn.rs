@@ -27,8 +27,8 @@ use r2_layout::{AssistantBlock, Message, ResultBlock};
 pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
 What I did so far is saved; please ask again.";
 
-/// One turn: prompt, LLM, tools, reply, for queued message `seq`. Returns
-/// the number of LLM calls.
+/// One turn: prompt, LLM, tools, reply, for queued message `seq` ("typing…"
+/// was sent when the drain took it). Returns the number of LLM calls.
 pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p: &P,
     store: &SessionStore<'_, S>,
@@ -41,7 +41,6 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let key = deps.key;
     let scope = key.scope();
     let target = &inbound.reply_target;
-    p.channel().typing(target).await;
     meter::begin_turn(store, deps)?;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, inbound.channel.as_str()).await;
     let prefix_ttl = super::prefix::cache_ttl(store, deps)?;

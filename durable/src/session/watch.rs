@@ -36,6 +36,7 @@ pub const RESULT_RETENTION_MS: i64 = 24 * 3600 * 1000;
 
 const SCHEMA: &str =
     "CREATE TABLE IF NOT EXISTS api_results (key TEXT PRIMARY KEY, outcome TEXT NOT NULL, at INTEGER NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "api_results", statements: &[SCHEMA] };
 
 /// The watchers of a Session object's messages (one per object).
 #[derive(Default)]
@@ -446,7 +447,7 @@ impl Watch {
 
     fn ensure_schema<S: Sql>(&self, sql: &S) -> Result<(), StorageError> {
         if !self.schema_ready.get() {
-            sql.exec(SCHEMA, &[])?;
+            crate::storage::ensure(sql, &TABLES)?;
             self.schema_ready.set(true);
         }
         Ok(())

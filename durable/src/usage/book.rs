@@ -21,13 +21,6 @@ use crate::settings::usage::{ModelPrice, UsageSettings, WARN_PERCENT};
 use crate::storage::{col_i64, col_string};
 use std::collections::{BTreeSet, HashMap};
 
-/// Columns added after the ledger was first created: added to older ledgers
-/// on first use ("duplicate column" is the expected answer for newer ones).
-const LEDGER_COLUMNS: &[&str] = &[
-    // The part of `cache_write` written for an hour (priced apart).
-    "ALTER TABLE usage_ledger ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0",
-];
-
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS usage_ledger (
         thread TEXT NOT NULL,
@@ -46,7 +39,11 @@ const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS usage_ledger_at ON usage_ledger(at)",
     "CREATE TABLE IF NOT EXISTS usage_notes (key TEXT PRIMARY KEY, at INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS usage_blocked (thread TEXT PRIMARY KEY, since INTEGER NOT NULL)",
+    // Added after the ledger was first made (the part of `cache_write` written
+    // for an hour, priced apart): run on older ledgers, skipped on new ones.
+    "ALTER TABLE usage_ledger ADD COLUMN cache_write_1h INTEGER NOT NULL DEFAULT 0",
 ];
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "usage_ledger", statements: SCHEMA };
 
 /// The largest integer a JavaScript number holds exactly.
 const MAX_SAFE_MS: i64 = (1 << 53) - 1;
@@ -119,16 +116,7 @@ impl UsageBook {
 
     fn init<S: Sql>(&mut self, sql: &S) -> Result<(), StorageError> {
         if !self.schema_ready {
-            for stmt in SCHEMA {
-                sql.exec(stmt, &[])?;
-            }
-            for stmt in LEDGER_COLUMNS {
-                if let Err(e) = sql.exec(stmt, &[]) {
-                    if !e.0.contains("duplicate column") {
-                        return Err(e);
-                    }
-                }
-            }
+            crate::storage::ensure(sql, &TABLES)?;
             self.schema_ready = true;
         }
         Ok(())

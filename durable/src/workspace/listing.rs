@@ -47,12 +47,40 @@ type Listed = (i64, Rc<Vec<ObjectInfo>>);
 #[derive(Debug, Default)]
 pub struct ListingCache {
     entries: HashMap<(String, bool), Listed>,
+    /// The listings were just made for this turn by another object (the
+    /// Agent's, [`super::snapshot`]): the next load takes every one as it
+    /// is, even those listed on every turn. Cleared by that load.
+    handed_over: bool,
 }
 
 impl ListingCache {
     fn fresh(&self, want: &Want<'_>, now_ms: i64) -> Option<Rc<Vec<ObjectInfo>>> {
         let (at, objects) = self.entries.get(&(want.prefix.to_owned(), want.delimiter.is_some()))?;
-        (now_ms >= *at && now_ms - at < want.ttl_ms).then(|| objects.clone())
+        (self.handed_over || (now_ms >= *at && now_ms - at < want.ttl_ms)).then(|| objects.clone())
+    }
+
+    /// Whether no listing was ever made or handed over.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every listing: (prefix, delimited, made at, objects).
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&str, bool, i64, &[ObjectInfo])> {
+        self.entries.iter().map(|((prefix, delimited), (at, objects))| (prefix.as_str(), *delimited, *at, &objects[..]))
+    }
+
+    /// Takes a listing made elsewhere (`handed_over`: see the field).
+    pub(super) fn insert(&mut self, prefix: String, delimited: bool, at: i64, objects: Vec<ObjectInfo>) {
+        self.entries.insert((prefix, delimited), (at, Rc::new(objects)));
+    }
+
+    pub(super) fn set_handed_over(&mut self) {
+        self.handed_over = true;
+    }
+
+    /// The listing of `prefix` as last made (with `delimiter` `/` or none).
+    pub fn get(&self, prefix: &str, delimited: bool) -> Option<&[ObjectInfo]> {
+        self.entries.get(&(prefix.to_owned(), delimited)).map(|(_, objects)| &objects[..])
     }
 
     /// Forgets the listings under `agents/` (the agent's own folders), e.g.
@@ -77,6 +105,8 @@ pub async fn list_due<S: ObjectStore>(
     now_ms: i64,
 ) -> Result<(Vec<Rc<Vec<ObjectInfo>>>, u32), StorageError> {
     let cached: Vec<Option<Rc<Vec<ObjectInfo>>>> = wants.iter().map(|w| cache.fresh(w, now_ms)).collect();
+    // A handed-over cache serves one load as it is; later ones keep the TTLs.
+    cache.handed_over = false;
     let due =
         wants.iter().zip(&cached).filter(|(_, c)| c.is_none()).map(|(w, _)| list_all(store, w.prefix, w.delimiter));
     let mut fetched = futures::future::join_all(due).await.into_iter();

@@ -19,21 +19,48 @@ use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// Files kept between turns (one cache per Session object).
+/// Files kept between turns (one cache per Session object, and one in the
+/// Agent object that hands new Session objects theirs, [`super::snapshot`]).
 #[derive(Debug, Default)]
 pub struct WorkspaceCache {
     /// Every listing of a load, with its TTL rules.
-    listings: ListingCache,
+    pub(super) listings: ListingCache,
     /// Overlay files (agent, template, defaults, pinned) by key and etag.
-    texts: TextCache,
+    pub(super) texts: TextCache,
     /// Today's and yesterday's daily notes by key and etag.
-    notes: TextCache,
+    pub(super) notes: TextCache,
     /// Parsed skills by key and etag (a skipped skill is remembered as
     /// `None`, so its warning is logged once per version).
-    skills: HashMap<String, (String, Option<Skill>)>,
+    pub(super) skills: HashMap<String, (String, Option<Skill>)>,
+    /// The pins a handed-over cache was resolved with, for the turn that
+    /// takes it (the Agent object's, so that turn asks for none).
+    pub(super) handed_pins: Option<crate::protocol::pins::Pins>,
+    /// R2 operations the Agent object made to hand it over: counted with
+    /// the load that takes it (`/status`, the bench).
+    handed_ops: u32,
 }
 
 impl WorkspaceCache {
+    /// Whether nothing was ever loaded into it (a new or woken object).
+    pub fn is_empty(&self) -> bool {
+        self.listings.is_empty()
+    }
+
+    /// Counts `ops` (made elsewhere to hand this cache over) with its next load.
+    pub fn count_handed_ops(&mut self, ops: u32) {
+        self.handed_ops = self.handed_ops.saturating_add(ops);
+    }
+
+    /// The pins of a cache just handed over, once.
+    pub fn take_handed_pins(&mut self) -> Option<crate::protocol::pins::Pins> {
+        self.handed_pins.take()
+    }
+
+    /// The listing of `prefix` as last made (`delimited`: with `/`).
+    pub fn listing(&self, prefix: &str, delimited: bool) -> Option<&[ObjectInfo]> {
+        self.listings.get(prefix, delimited)
+    }
+
     /// Forgets the cached listings of the agent's own folders (daily notes,
     /// skills), e.g. after this object wrote one; the agent's root is listed
     /// on every turn anyway, and shared layers cannot be written by it.
@@ -125,7 +152,11 @@ pub async fn load_workspace<S: ObjectStore>(
     ops += n;
     let (found_skills, n) = found_skills?;
     ops += n;
-    cache.notes.retain_keys(note_reads.iter().map(|(k, _)| k.as_str()));
+    if private_ok {
+        // A load that may not read the notes leaves them (the Agent object's
+        // cache serves the main session too).
+        cache.notes.retain_keys(note_reads.iter().map(|(k, _)| k.as_str()));
+    }
 
     let mut ws = Workspace {
         files: resolved.files,
@@ -141,7 +172,7 @@ pub async fn load_workspace<S: ObjectStore>(
             ws.yesterday = text;
         }
     }
-    ws.r2_ops = ops;
+    ws.r2_ops = ops.saturating_add(std::mem::take(&mut cache.handed_ops));
     Ok(ws)
 }
 

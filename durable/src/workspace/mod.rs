@@ -38,6 +38,7 @@ pub mod pins;
 pub mod placeholders;
 pub mod resolve;
 pub mod skills;
+pub mod snapshot;
 pub mod yaml;
 
 pub use load::{load_workspace, Workspace, WorkspaceCache};

@@ -45,6 +45,8 @@ pub fn guardrail_files() -> impl Iterator<Item = WorkspaceFile> {
     WorkspaceFile::ALL.into_iter().filter(|f| f.is_guardrail())
 }
 
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "pins", statements: &SCHEMA };
+
 const SCHEMA: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS overlay_pins (template TEXT NOT NULL, file TEXT NOT NULL,
         sha256 TEXT NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (template, file))",
@@ -65,12 +67,9 @@ impl<'a, Q: Sql> PinStore<'a, Q> {
         PinStore { sql }
     }
 
-    /// Creates the tables (idempotent).
+    /// Creates the tables (once per object).
     pub fn init(&self) -> Result<(), StorageError> {
-        for q in SCHEMA {
-            self.sql.exec(q, &[])?;
-        }
-        Ok(())
+        crate::storage::ensure(self.sql, &TABLES)
     }
 
     /// The pins taken for `template`, or `None` if they never were.

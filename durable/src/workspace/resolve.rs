@@ -132,6 +132,16 @@ pub struct TextCache {
 }
 
 impl TextCache {
+    /// Every text: (key, etag, text).
+    pub(super) fn iter(&self) -> impl Iterator<Item = (&str, &str, &Rc<str>)> {
+        self.texts.iter().map(|(k, (etag, text))| (k.as_str(), etag.as_str(), text))
+    }
+
+    /// Takes a text read elsewhere.
+    pub(super) fn insert(&mut self, key: String, etag: String, text: Rc<str>) {
+        self.texts.insert(key, (etag, text));
+    }
+
     /// Keeps only the given keys (e.g. today's and yesterday's notes).
     pub fn retain_keys<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) {
         let keep: std::collections::HashSet<&str> = keys.into_iter().collect();

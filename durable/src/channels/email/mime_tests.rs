@@ -71,6 +71,7 @@ fn reference(raw: &[u8]) -> Result<Mail, String> {
         to: addresses(msg.to()),
         cc: addresses(msg.cc()),
         subject: msg.subject().unwrap_or("").trim().to_owned(),
+        date: msg.date().filter(|d| d.is_valid()).map(|d| d.to_timestamp()),
         text,
         attachments,
         auth,

@@ -143,7 +143,7 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         to: addresses("To"),
         cc: addresses("Cc"),
         subject: mime::decode_words(header("Subject")).trim().to_owned(),
-        date: sent_at(header(\"Date\")),
+        date: sent_at(header("Date")),
         text,
         attachments,
         auth,

@@ -34,6 +34,7 @@ pub const SKIPPED_STORE: &str = "-";
 
 const SCHEMA: &str =
     "CREATE TABLE IF NOT EXISTS conv_backfill (agent TEXT PRIMARY KEY, idle_until INTEGER NOT NULL, archives INTEGER NOT NULL)";
+const TABLES: crate::storage::Schema = crate::storage::Schema { name: "conv_backfill", statements: &[SCHEMA] };
 
 /// Where a run adds what it reads (the Agent object's memory).
 pub trait Indexer {
@@ -74,14 +75,12 @@ pub async fn run<O: ObjectStore, S: Sql + ?Sized>(
     indexer: &mut dyn Indexer,
     log: &dyn Fn(LogLevel, &str),
 ) -> Result<BackfillReport, StorageError> {
-    sql.exec(SCHEMA, &[])?;
+    crate::storage::ensure(sql, &TABLES)?;
     let state = sql.exec("SELECT idle_until FROM conv_backfill WHERE agent = ?", &[agent.as_str().into()])?;
     if state.first().and_then(|r| r.first()).and_then(SqlValue::as_i64).is_some_and(|until| now < until) {
         return Ok(BackfillReport { idle: true, ..Default::default() });
     }
-    for stmt in super::store::SCHEMA {
-        sql.exec(stmt, &[])?;
-    }
+    crate::storage::ensure(sql, &super::store::TABLES)?;
     let prefix = keys::sessions_prefix(agent);
     let (objects, _) = list_all(r2, &prefix, None).await?;
     // Every source already added, in one read (an agent may have thousands of archives).

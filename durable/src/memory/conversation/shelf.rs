@@ -38,9 +38,7 @@ impl<S: Sql> Shelf<S> {
 
     fn schema(&mut self) -> Result<(), MemoryCallError> {
         if !self.schema_ready {
-            for stmt in store::SCHEMA {
-                self.sql.exec(stmt, &[]).map_err(unavailable)?;
-            }
+            crate::storage::ensure(&*self.sql, &store::TABLES).map_err(unavailable)?;
             self.schema_ready = true;
         }
         Ok(())

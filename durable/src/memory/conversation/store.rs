@@ -32,6 +32,8 @@ pub const SCHEMA: &[&str] = &[
     "CREATE INDEX IF NOT EXISTS conv_source_any ON conv_source (source)",
     "CREATE TABLE IF NOT EXISTS conv_checkpoint (store TEXT NOT NULL, seq INTEGER NOT NULL, chunk BLOB NOT NULL, PRIMARY KEY (store, seq))",
 ];
+/// [`SCHEMA`], created once per object.
+pub const TABLES: crate::storage::Schema = crate::storage::Schema { name: "conversations", statements: SCHEMA };
 
 /// Exchanges added since the checkpoint after which maintenance writes a new one: a
 /// cold load re-indexes at most about this many from their text (a few ms).
