@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { sizeBudgetRows } from "./size.mjs";
+import { sizeBudgetRows } from "./size/features.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, "..");
@@ -54,7 +54,7 @@ function sizeRows(dryRunFile) {
   }
   const wasm = fs.statSync(path.join(ROOT, "build/index_bg.wasm")).size;
   rows.push({ name: "build/index_bg.wasm", value: `${(wasm / 1024).toFixed(1)} KiB`, target: "" });
-  // The upload by feature, against each feature's budget (bench/size.mjs).
+  // The upload by feature, against each feature's budget (bench/size/features.mjs).
   rows.push(...sizeBudgetRows(m ? Number(m[2]) : null));
   return rows;
 }

@@ -35,7 +35,7 @@ else
   worker-build --release
   # worker-build keeps the wasm name section (~340 kB raw) for stack traces;
   # the upload is smaller without it. HEARTH_KEEP_NAMES=1 keeps it for debugging.
-  # bench/size.mjs reads the names (the upload's size by feature) from a copy.
+  # bench/size/features.mjs reads the names (the upload's size by feature) from a copy.
   mkdir -p target
   cp build/index_bg.wasm target/hearth-named.wasm
   if [ -z "${HEARTH_KEEP_NAMES:-}" ]; then

@@ -771,8 +771,9 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     await page.focus(".skip");
     await page.keyboard.press("Enter");
     assert.match(await active(), /^main#main/);
+    assert.equal(await page.evaluate(() => location.hash), "#/chat/main", "the skip link moves the focus, not the page");
     const walk = await tabTo((a) => a.startsWith("textarea#message"));
-    assert.ok(walk.some((a) => a.includes("#new-chat")), "New chat is on the way");
+    assert.ok(walk.some((a) => a.includes("#new-chat")), `New chat is on the way: ${walk.join(" → ")}`);
     await page.keyboard.type("Hello from the keyboard");
     h.llm.push({ text: "Hello, keyboard." });
     await page.keyboard.press("Enter");

@@ -163,6 +163,14 @@ async function start() {
 
 // Leaving a page with unsaved edits asks first (another page, another agent, a reload).
 let lastHash = location.hash;
+// "Skip to content" moves the focus and stays on the page: followed as a
+// link, "#main" would reach the hash router as a route and draw the chat
+// page again (on any page, dropping what was typed).
+document.querySelector(".skip").addEventListener("click", (e) => {
+  e.preventDefault();
+  document.getElementById("main").focus();
+});
+
 window.addEventListener("hashchange", () => {
   if (leaving.guard && !leaving.guard()) {
     history.replaceState(null, "", lastHash);

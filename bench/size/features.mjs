@@ -1,7 +1,7 @@
 // The upload's size by feature (issue 23 item 2): which feature's code takes
 // how much of the WASM, so growth shows at the change that causes it.
 //
-//   node bench/size.mjs [named.wasm] [--budget] [--top N feature]
+//   node bench/size/features.mjs [named.wasm] [--budget] [--top N feature]
 //
 // How it works: `scripts/build.sh` keeps a copy of the release WASM with its
 // name section (target/hearth-named.wasm) before it strips the upload. This
@@ -27,7 +27,7 @@ import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, "..");
+const ROOT = path.resolve(HERE, "../..");
 export const NAMED_WASM = path.join(ROOT, "target/hearth-named.wasm");
 
 /**
