@@ -10,9 +10,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { coldMiniflare } from "../scripts/lib/cold-miniflare.mjs";
+import { coldMiniflare, postTelegram } from "../scripts/lib/cold-miniflare.mjs";
 import { burst, inPlace } from "../tests/helpers/burst.mjs";
-import { FRIEND, OWNER, SECRET, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
 import { cpuMeasurable, workerdCpuMeter, workerdPids, workerdSchedMeter } from "../tests/helpers/workerd-cpu.mjs";
 import { percentile } from "../tests/helpers/stats.mjs";
@@ -192,13 +192,7 @@ async function coldTurn({ mf, meter, telegram }, from, text) {
   await sleep(20);
   const c0 = meter.read();
   const t0 = performance.now();
-  const res = await mf.dispatchFetch("http://hearth.test/telegram/main", {
-    method: "POST",
-    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
-    body: JSON.stringify(tgUpdate({ from, text })),
-  });
-  await res.text();
-  if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
+  await postTelegram(mf, from, text);
   await telegram.untilSent(want, { timeoutMs: 20000 });
   const wall = performance.now() - t0;
   await sleep(TAIL_MS);

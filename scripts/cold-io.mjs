@@ -16,7 +16,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { FRIEND, OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { postTelegram } from "./lib/cold-miniflare.mjs";
+import { FRIEND, OWNER, SECRET } from "../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const has = (f) => process.argv.includes(f);
@@ -59,13 +60,7 @@ const counts = async () => JSON.parse(await (await mf.dispatchFetch("http://hear
 await counts();
 async function turn(from, text) {
   const before = telegram.sent().length;
-  const res = await mf.dispatchFetch("http://hearth.test/telegram/main", {
-    method: "POST",
-    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
-    body: JSON.stringify(tgUpdate({ from, text })),
-  });
-  await res.text();
-  if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
+  await postTelegram(mf, from, text);
   await telegram.untilSent(before + 1, { timeoutMs: 20000 });
   await new Promise((r) => setTimeout(r, 150)); // the turn's tail (registry, usage)
   return counts();

@@ -21,8 +21,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { coldMiniflare, FLOOR } from "./lib/cold-miniflare.mjs";
-import { FRIEND, OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { coldMiniflare, FLOOR, postTelegram } from "./lib/cold-miniflare.mjs";
+import { FRIEND, OWNER } from "../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const runs = Number(process.argv[2] || 10);
@@ -75,14 +75,8 @@ async function turn(mf, telegram, pids, from, text, llm = LLM) {
   const th0 = cpuByThread(pids);
   const w0 = Date.now();
   const t0 = performance.now();
-  const res = await mf.dispatchFetch("http://hearth.test/telegram/main", {
-    method: "POST",
-    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
-    body: JSON.stringify(tgUpdate({ from, text })),
-  });
-  await res.text();
+  await postTelegram(mf, from, text);
   const ack = performance.now() - t0;
-  if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
   const deadline = Date.now() + 20000;
   while (telegram.sent().length <= before) {
     if (Date.now() > deadline) throw new Error("no reply");

@@ -5,7 +5,7 @@
 import { Miniflare } from "miniflare";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { FRIEND, OWNER, SECRET } from "../../tests/helpers/hearth.mjs";
+import { FRIEND, OWNER, SECRET, tgUpdate } from "../../tests/helpers/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -41,4 +41,15 @@ export async function coldMiniflare({ js, wasm, floor, telegram, llm, inspectorP
   });
   await mf.ready;
   return mf;
+}
+
+/** Sends `text` from `from` to the agent's Telegram webhook; throws unless it is acknowledged. */
+export async function postTelegram(mf, from, text) {
+  const res = await mf.dispatchFetch("http://hearth.test/telegram/main", {
+    method: "POST",
+    headers: { "content-type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET },
+    body: JSON.stringify(tgUpdate({ from, text })),
+  });
+  await res.text();
+  if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
 }
