@@ -665,6 +665,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     async fn pins(&self) -> Result<crate::protocol::pins::Pins, StorageError> {
         (**self).pins().await
     }
+    async fn mcp_catalog(&self) -> Result<crate::protocol::mcp::McpCatalog, StorageError> {
+        (**self).mcp_catalog().await
+    }
+    fn secret(&self, name: &str) -> Option<String> {
+        (**self).secret(name)
+    }
     async fn session_start(
         &self,
         req: &crate::protocol::workspace::SessionStartRequest,
@@ -757,4 +763,25 @@ pub trait SandboxRun {
     fn next(&self) -> futures::future::LocalBoxFuture<'_, SandboxEvent>;
     /// Answers call `id`: the tool's text, and whether it is an error.
     fn answer(&self, id: u32, is_error: bool, text: &str);
+}
+
+#[cfg(test)]
+mod shared_platform_tests {
+    use super::Platform;
+    use crate::testing::TestPlatform;
+    use std::rc::Rc;
+
+    /// Every method with a default answer reaches the shared platform: a
+    /// default would silently drop its MCP servers or its secrets.
+    #[test]
+    fn a_shared_platform_answers_as_the_platform_it_shares() {
+        let inner = TestPlatform::default();
+        inner.secrets.borrow_mut().insert("GITHUB_TOKEN".into(), "ghp_x".into());
+        inner.mcp_catalog.borrow_mut().config_error = Some("mcp.json: line 1".into());
+        let shared = Rc::new(inner);
+        assert_eq!(shared.secret("GITHUB_TOKEN").as_deref(), Some("ghp_x"));
+        let catalog = futures::executor::block_on(shared.mcp_catalog()).unwrap();
+        assert_eq!(catalog.config_error.as_deref(), Some("mcp.json: line 1"));
+        assert_eq!(shared.mcp_catalog_calls.get(), 1);
+    }
 }
