@@ -766,7 +766,7 @@ pub trait SandboxRun {
 }
 
 #[cfg(test)]
-mod shared_platform_tests {
+mod tests {
     use super::Platform;
     use crate::testing::TestPlatform;
     use std::rc::Rc;

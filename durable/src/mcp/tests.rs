@@ -172,7 +172,7 @@ struct Session {
     history: RefCell<crate::session::history::HistoryCache>,
     memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<McpState>,
-    meter: RefCell<crate::session::meter::MeterState>,
+    meter: RefCell<crate::session::meter_state::MeterState>,
     n: Cell<u32>,
 }
 

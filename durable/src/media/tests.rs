@@ -99,7 +99,7 @@ struct Fx {
     history: RefCell<crate::session::history::HistoryCache>,
     wire_memo: RefCell<crate::llm::wire::WireMemo>,
     mcp: RefCell<crate::mcp::toolset::McpState>,
-    meter: RefCell<crate::session::meter::MeterState>,
+    meter: RefCell<crate::session::meter_state::MeterState>,
     watch: crate::session::watch::Watch,
 }
 

@@ -29,7 +29,7 @@ pub struct SessionDeps<'a> {
     pub mcp: &'a RefCell<McpState>,
     /// Calls not yet in the usage ledger, the reservation in flight, the
     /// turn's footer, the cache watch.
-    pub meter: &'a RefCell<super::meter::MeterState>,
+    pub meter: &'a RefCell<super::meter_state::MeterState>,
     /// Who follows the message being answered (API clients, chat previews).
     pub watch: &'a Watch,
 }

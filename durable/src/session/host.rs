@@ -108,7 +108,7 @@ pub struct SessionHost<R: SessionRuntime> {
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
     mcp: RefCell<McpState>,
-    meter: RefCell<super::meter::MeterState>,
+    meter: RefCell<super::meter_state::MeterState>,
     /// Who follows the messages' turns (API clients, previews, notices).
     watch: Rc<Watch>,
     schema_ready: Cell<bool>,

@@ -46,31 +46,6 @@ const MAX_WAITS: u32 = 120;
 const BLOCKED: &str = "budget_blocked";
 const TOLD: &str = "budget_told";
 
-/// What the meter keeps between calls (in the object's memory; SQLite
-/// holds what must survive an eviction).
-#[derive(Debug, Default)]
-pub struct MeterState {
-    /// Calls not yet in the ledger, once read from SQLite.
-    pending: Vec<CallRecord>,
-    loaded: bool,
-    /// Reservations to release with the next request, and since when.
-    release: Vec<u64>,
-    release_since: Option<i64>,
-    /// The reservation of the call in flight, and whether its limit is near.
-    open: Option<u64>,
-    tight: bool,
-    /// No settlement before this (the last one failed).
-    not_before: i64,
-    /// This turn so far, for the footer.
-    turn: Usage,
-    turn_cost: Option<f64>,
-    turn_unpriced: bool,
-    turn_model: String,
-    last_call: Option<cache::Shape>,
-    prices: Option<prices::PriceBook>,
-    blocked: Option<bool>,
-}
-
 /// Whether a call may be made.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Gate {

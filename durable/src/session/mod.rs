@@ -37,6 +37,7 @@ pub mod host;
 mod host_alarm_tests;
 pub mod label;
 pub mod meter;
+pub mod meter_state;
 pub mod notes;
 pub mod prefix;
 pub mod preview;

@@ -67,7 +67,7 @@ pub(super) struct Fixture {
     pub(super) history: RefCell<super::history::HistoryCache>,
     pub(super) wire_memo: RefCell<crate::llm::wire::WireMemo>,
     pub(super) mcp: RefCell<crate::mcp::toolset::McpState>,
-    pub(super) meter: RefCell<crate::session::meter::MeterState>,
+    pub(super) meter: RefCell<crate::session::meter_state::MeterState>,
     pub(super) watch: crate::session::watch::Watch,
 }
 
