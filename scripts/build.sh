@@ -36,10 +36,13 @@ else
   # worker-build keeps the wasm name section (~340 kB raw) for stack traces;
   # the upload is smaller without it. HEARTH_KEEP_NAMES=1 keeps it for debugging.
   # bench/size/features.mjs reads the names (the upload's size by feature) from a copy.
+  # The same pass also runs -Oz a second time (with Cargo.toml's inlining limit):
+  # worker-build's single run leaves work a second finds (issue 23 item 2, measured
+  # with `npm run size`: 1,104.8 -> 1,101.9 KiB gzip, ~16 s more build).
   mkdir -p target
   cp build/index_bg.wasm target/hearth-named.wasm
   if [ -z "${HEARTH_KEEP_NAMES:-}" ]; then
-    wasm-opt build/index_bg.wasm --strip-debug --strip-producers \
+    wasm-opt build/index_bg.wasm -Oz --one-caller-inline-max-function-size 0 --strip-debug --strip-producers \
       --enable-mutable-globals --enable-sign-ext --enable-nontrapping-float-to-int --enable-bulk-memory \
       --enable-multivalue --enable-reference-types --enable-exception-handling \
       -o build/index_bg.wasm

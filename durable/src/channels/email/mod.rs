@@ -17,10 +17,13 @@
 mod charsets;
 pub mod client;
 pub mod compose;
+mod date;
 pub mod inbound;
 pub mod mime;
 pub mod quote;
 
+#[cfg(test)]
+mod date_tests;
 #[cfg(test)]
 mod mime_tests;
 #[cfg(test)]
@@ -154,8 +157,7 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
 /// The `Date:` header as seconds since the epoch; `None` when absent or unreadable
 /// (the mail is then ordered by its arrival). A wrong weekday is forgiven: mailers get it wrong.
 fn sent_at(value: &str) -> Option<i64> {
-    let parser = jiff::fmt::rfc2822::DateTimeParser::new().relaxed_weekday(true);
-    parser.parse_timestamp(value.trim()).ok().map(|t| t.as_second())
+    date::parse(value.trim())
 }
 
 /// The results of one `Authentication-Results` (or `ARC-Authentication-
