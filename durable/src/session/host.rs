@@ -409,9 +409,7 @@ impl<R: SessionRuntime> SessionHost<R> {
         self.rearm(&store, held, report.wake_at).await?;
         let session_id = store.meta("session_id").ok().flatten();
         let last = match &session_id {
-            // The history cache, brought up to date: the turn's own rows are
-            // parsed once (here or at the next turn), not re-read every time.
-            Some(id) => self.history.borrow_mut().rows(&store, id).ok().and_then(super::label::last_message),
+            Some(id) => super::label::last_message(&store, id).ok().flatten(),
             None => None,
         };
         let touch = SessionTouch {

@@ -2,12 +2,14 @@
 //! talks with and its last message, sent to the Agent object's registry with
 //! the session's touch ([`super::host`]).
 
+use super::store::SessionStore;
+use crate::ports::{Sql, StorageError};
 use crate::protocol::session::LastMessage;
 use r2_layout::{Message, UserBlock, UserContent};
 
 /// Messages looked back at for one with text (a turn ends with its answer;
 /// tool results and attachments alone are skipped).
-const LOOK_BACK: usize = 6;
+const LOOK_BACK: i64 = 6;
 
 /// The text a person wrote or read in `m`, if any: a user message without
 /// the reminders Hearth adds, an assistant's visible text.
@@ -28,20 +30,21 @@ pub fn shown_text(m: &Message) -> Option<(&'static str, String)> {
     (!text.is_empty()).then_some((role, text))
 }
 
-/// The session's last message with text, cut for a listing, from its rows
-/// in order (the object's [`super::history::HistoryCache`], brought up to
-/// date: no message is parsed again at the end of each turn).
-pub fn last_message(rows: &[(i64, Message)]) -> Option<LastMessage> {
-    for (_, m) in rows.iter().rev().take(LOOK_BACK) {
-        if let Some((role, text)) = shown_text(m) {
-            let at = match m {
+/// The session's last message with text, cut for a listing.
+pub fn last_message<S: Sql>(
+    store: &SessionStore<'_, S>,
+    session_id: &str,
+) -> Result<Option<LastMessage>, StorageError> {
+    for m in store.recent(session_id, LOOK_BACK)? {
+        if let Some((role, text)) = shown_text(&m) {
+            let at = match &m {
                 Message::User { timestamp, .. } | Message::Assistant { timestamp, .. } => *timestamp,
                 Message::ToolResult { timestamp, .. } => *timestamp,
             };
-            return Some(LastMessage { role: role.to_owned(), text: cut(&text, LastMessage::MAX_CHARS), at });
+            return Ok(Some(LastMessage { role: role.to_owned(), text: cut(&text, LastMessage::MAX_CHARS), at }));
         }
     }
-    None
+    Ok(None)
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -54,8 +57,6 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::history::HistoryCache;
-    use crate::session::store::SessionStore;
     use crate::testing::MemSql;
     use r2_layout::{AssistantBlock, ResultBlock};
 
@@ -64,8 +65,7 @@ mod tests {
         let sql = MemSql::default();
         let store = SessionStore::new(&sql);
         store.init().unwrap();
-        let mut cache = HistoryCache::default();
-        assert_eq!(last_message(cache.rows(&store, "s").unwrap()), None);
+        assert_eq!(last_message(&store, "s").unwrap(), None);
         let user = Message::User {
             content: UserContent::Blocks(vec![
                 UserBlock::Text { text: "<system-reminder>Current time: x</system-reminder>".into() },
@@ -76,7 +76,7 @@ mod tests {
             channel: None,
         };
         store.append("s", &user).unwrap();
-        let last = last_message(cache.rows(&store, "s").unwrap()).unwrap();
+        let last = last_message(&store, "s").unwrap().unwrap();
         assert_eq!((last.role.as_str(), last.text.as_str(), last.at), ("user", "Is the tea ready?", 5));
         let answer = Message::Assistant {
             content: vec![AssistantBlock::Text { text: "é".repeat(200) }],
@@ -94,7 +94,7 @@ mod tests {
             timestamp: 7,
         };
         store.append("s", &result).unwrap();
-        let last = last_message(cache.rows(&store, "s").unwrap()).unwrap();
+        let last = last_message(&store, "s").unwrap().unwrap();
         assert_eq!(last.role, "assistant", "a tool result is not a message a person reads");
         assert_eq!(last.text.chars().count(), LastMessage::MAX_CHARS + 1, "cut, with an ellipsis");
     }

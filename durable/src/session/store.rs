@@ -248,6 +248,18 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok((parsed, unreadable))
     }
 
+    /// The session's last `n` messages, newest first (unreadable rows skipped).
+    pub fn recent(&self, session_id: &str, n: i64) -> Result<Vec<Message>, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT message FROM history WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+            &[session_id.into(), n.into()],
+        )?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|mut r| hearth_json::from_slice(col_string(&mut r, 0).as_bytes()).ok())
+            .collect())
+    }
+
     /// The session's messages with their row numbers, in order.
     pub fn history_rows(&self, session_id: &str) -> Result<Vec<(i64, Message)>, StorageError> {
         Ok(self.history_rows_after(session_id, 0)?.0)
