@@ -9,7 +9,9 @@
 //!
 //! Recording is on the turn's path (a search, a read, a recall), so it must
 //! cost next to nothing: records are kept in RAM once read, and one use of
-//! any number of entries is one `INSERT OR REPLACE` statement. An entry
+//! any number of entries is one upsert statement, which updates a known row
+//! in place (`INSERT OR REPLACE` deleted and re-inserted it: a new rowid,
+//! its index entry moved, more pages written at each commit). An entry
 //! seen for the first time since the object started costs one `SELECT` of
 //! the entries missing from RAM first. The counts have their own columns,
 //! so the nightly sweep asks SQLite for the entries past its gates without
@@ -115,8 +117,10 @@ impl EvidenceBook {
         let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?)"; updated.len()].join(", ");
         sql.exec(
             &format!(
-                "INSERT OR REPLACE INTO memory_evidence (store, entry_id, hits, n_queries, n_days, last_score, last_at, \
-                 queries, days) VALUES {rows}"
+                "INSERT INTO memory_evidence (store, entry_id, hits, n_queries, n_days, last_score, last_at, queries, \
+                 days) VALUES {rows} ON CONFLICT (store, entry_id) DO UPDATE SET hits = excluded.hits, \
+                 n_queries = excluded.n_queries, n_days = excluded.n_days, last_score = excluded.last_score, \
+                 last_at = excluded.last_at, queries = excluded.queries, days = excluded.days"
             ),
             &params,
         )?;

@@ -35,7 +35,11 @@ pub fn last_message<S: Sql>(
     store: &SessionStore<'_, S>,
     session_id: &str,
 ) -> Result<Option<LastMessage>, StorageError> {
-    for m in store.recent(session_id, LOOK_BACK)? {
+    // Parsed one by one, newest first: a turn ends with its answer, so the
+    // first usually has text and the other rows are never parsed.
+    let recent = store.recent_json(session_id, LOOK_BACK)?;
+    let messages = recent.iter().filter_map(|json| hearth_json::from_slice::<Message>(json.as_bytes()).ok());
+    for m in messages {
         if let Some((role, text)) = shown_text(&m) {
             let at = match &m {
                 Message::User { timestamp, .. } | Message::Assistant { timestamp, .. } => *timestamp,

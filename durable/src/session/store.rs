@@ -248,16 +248,15 @@ impl<'a, S: Sql> SessionStore<'a, S> {
         Ok((parsed, unreadable))
     }
 
-    /// The session's last `n` messages, newest first (unreadable rows skipped).
-    pub fn recent(&self, session_id: &str, n: i64) -> Result<Vec<Message>, StorageError> {
+    /// The JSON of the session's last `n` messages, newest first: the caller
+    /// parses only as many as it needs (a listing's label, at the end of
+    /// every turn, usually needs the newest one alone).
+    pub fn recent_json(&self, session_id: &str, n: i64) -> Result<Vec<String>, StorageError> {
         let rows = self.sql.exec(
             "SELECT message FROM history WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
             &[session_id.into(), n.into()],
         )?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|mut r| hearth_json::from_slice(col_string(&mut r, 0).as_bytes()).ok())
-            .collect())
+        Ok(rows.into_iter().map(|mut r| col_string(&mut r, 0)).collect())
     }
 
     /// The session's messages with their row numbers, in order.
