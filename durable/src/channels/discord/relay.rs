@@ -24,7 +24,6 @@
 
 use futures::channel::oneshot;
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// How long a relay waits for the one before it in its channel. A relay
@@ -38,10 +37,11 @@ pub const PATIENCE_MS: u64 = 5_000;
 /// forgotten (their next message merely waits the session's hold).
 const MAX_LANES: usize = 512;
 
-/// One lane per channel.
+/// One lane per channel. A list, not a map: a few hundred channels at
+/// most are scanned in no time, and a map of its own costs upload size.
 #[derive(Default)]
 pub struct Lanes {
-    lanes: RefCell<HashMap<String, Rc<RefCell<Lane>>>>,
+    lanes: RefCell<Vec<(String, Rc<RefCell<Lane>>)>>,
 }
 
 #[derive(Default)]
@@ -66,11 +66,18 @@ impl Lanes {
     /// frames came, before anything awaits.
     pub fn join(&self, channel: &str) -> Ticket {
         let mut lanes = self.lanes.borrow_mut();
-        if lanes.len() >= MAX_LANES && !lanes.contains_key(channel) {
-            // A lane no ticket holds is idle.
-            lanes.retain(|_, lane| Rc::strong_count(lane) > 1);
-        }
-        let lane = lanes.entry(channel.to_owned()).or_default().clone();
+        let lane = match lanes.iter().find(|(c, _)| c == channel) {
+            Some((_, lane)) => lane.clone(),
+            None => {
+                if lanes.len() >= MAX_LANES {
+                    // A lane no ticket holds is idle.
+                    lanes.retain(|(_, lane)| Rc::strong_count(lane) > 1);
+                }
+                let lane = Rc::<RefCell<Lane>>::default();
+                lanes.push((channel.to_owned(), lane.clone()));
+                lane
+            }
+        };
         let (done, tail) = oneshot::channel();
         let before = lane.borrow_mut().tail.replace(tail);
         Ticket { lane, before, _done: done }
