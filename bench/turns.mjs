@@ -364,7 +364,7 @@ async function orderRows() {
     const gap = await walls([ORDER.gapA, ORDER.gapB]);
     row(`what ordering adds to a turn: a message whose Telegram update follows one taken (n=${ORDER_N}, wall p50)`, ms(follow), "no hold");
     row(
-      `  after a gap (two chats taking turns; so every idle Slack/Discord/WhatsApp/email message) (n=${ORDER_N}, wall p50)`,
+      `  after a gap (two chats taking turns; so every idle Slack/WhatsApp/email message or Discord command; Gateway messages: the gateway piece) (n=${ORDER_N}, wall p50)`,
       `${ms(gap)} (+${(gap - follow).toFixed(0)} ms)`,
       "≈ ORDER_HOLD_MS (100)",
     );

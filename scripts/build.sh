@@ -10,8 +10,11 @@ cd "$ROOT"
 node scripts/build-console.mjs
 
 if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "${FORCE_BUILD:-}" ]; then
+  # -print -quit, not `| head -n 1`: with pipefail, head closing the pipe
+  # early killed the script (exit 141, no build) when many files were newer.
   newer=$(find src durable r2-layout Cargo.toml Cargo.lock -newer build/index_bg.wasm \
-            \( -name '*.rs' -o -name '*.js' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) -not -path '*/target/*' 2>/dev/null | head -n 1)
+            \( -name '*.rs' -o -name '*.js' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) -not -path '*/target/*' \
+            -print -quit 2>/dev/null || true)
   if [ -z "$newer" ]; then
     echo "[build] build/ is up to date"
     exit 0

@@ -14,6 +14,7 @@
 use crate::adapters::{self, EnvVars};
 use crate::js::js_message;
 use durable::channels::discord::gateway::{Action, GatewayState, Phase, DEFAULT_GATEWAY_URL};
+use durable::channels::discord::relay::Lanes;
 use durable::ports::LogLevel;
 use durable::protocol::gateway::{EnsureRequest, ENSURE_PATH, STATUS_PATH};
 use durable::settings::setting;
@@ -55,6 +56,9 @@ struct Inner {
     alarm_at: Cell<Option<i64>>,
     /// What was last stored (phase, session, fatal, bot id): stored again when it changes.
     stored: RefCell<Option<String>>,
+    /// The relays of each channel's messages, one after the other (kept
+    /// across reconnects: a resumed socket's replay follows the old one's).
+    lanes: Lanes,
 }
 
 #[durable_object(alarm)]
@@ -188,9 +192,13 @@ impl Inner {
                     let env = self.env.clone();
                     let agent = self.agent.borrow().clone().unwrap_or_default();
                     let bot = self.gw.borrow().bot_user_id.clone();
+                    // Its place in its channel's lane now, in the order the
+                    // frames came; the relay waits for the one before.
+                    let ticket = self.lanes.join(&msg.channel_id);
                     wasm_bindgen_futures::spawn_local(async move {
                         let front = crate::front::WorkerFront::new(&env);
-                        durable::channels::discord::events::handle_message(&front, &agent, bot.as_deref(), &msg).await;
+                        durable::channels::discord::events::relay_message(&front, &agent, bot.as_deref(), &msg, ticket)
+                            .await;
                     });
                 }
                 Action::Log(line) => {
@@ -278,6 +286,7 @@ impl DurableObject for Gateway {
             generation: Cell::new(0),
             alarm_at: Cell::new(None),
             stored: RefCell::new(None),
+            lanes: Lanes::default(),
         }))
     }
 

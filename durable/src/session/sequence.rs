@@ -17,11 +17,14 @@
 //! - **Hold an idle queue's message briefly.** A message reaching an idle
 //!   queue may have overtaken one sent just before it that is still on its
 //!   way. It waits until `ORDER_HOLD_MS` after it arrived ([`wait_until`]),
-//!   unless its platform numbers deliveries without gaps and the one just
-//!   before it was taken already (Telegram's `update_id`: a person's
-//!   messages to their bot usually follow each other, and then nothing
-//!   waits). A message that queued behind a turn has waited longer than the
-//!   hold anyway.
+//!   unless the delivery just before it is known and was taken already
+//!   (`SendOrder::after`): Telegram's `update_id` numbers a bot's updates
+//!   without gaps (a person's messages to their bot usually follow each
+//!   other, and then nothing waits); the Discord Gateway object relays a
+//!   channel's messages one after the other and names the one it relayed
+//!   before (`channels::discord::relay`). Webhooks with no such chain
+//!   (Discord interactions, Slack, WhatsApp, email) are held. A message that
+//!   queued behind a turn has waited longer than the hold anyway.
 //!
 //! A message later than the hold (a platform's redelivery after a failure,
 //! a minute on) is answered when it comes: what was answered is never
@@ -253,6 +256,42 @@ mod tests {
         let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
         assert_eq!(m.text, "K-9");
         assert_eq!(wait_until(&store, &item, &m, hold, 3_001).unwrap(), None, "8 was taken");
+    }
+
+    #[test]
+    fn a_gateway_message_is_held_only_until_the_one_relayed_before_it_was_taken() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        let hold = 100;
+        let relayed = |id: &str, before: Option<&str>| {
+            let mut order = SendOrder::discord(id).unwrap();
+            order.after = before.map(|b| format!("discord:message:{b}"));
+            msg(&format!("discord:message:{id}"), id, Some(order))
+        };
+        // The first since the Gateway object started names nothing: held.
+        let first = relayed("1001", None);
+        queue(&store, &first, 1_000);
+        let item = store.next_open().unwrap().unwrap();
+        assert_eq!(wait_until(&store, &item, &first, hold, 1_000).unwrap(), Some(1_100));
+        // The next names it; while 1001 waits, 1002 is not let through either.
+        let second = relayed("1002", Some("1001"));
+        queue(&store, &second, 1_010);
+        let item2 = InboxItem { seq: item.seq + 1, received_at: 1_010, ..item.clone() };
+        assert_eq!(wait_until(&store, &item2, &second, hold, 1_010).unwrap(), Some(1_110));
+        store.start(item.seq, "", None).unwrap();
+        store.finish(item.seq, 1_100).unwrap();
+        // Idle again, hours later: 1003 follows 1002 once 1002 was taken, at once.
+        let next = store.next_open().unwrap().unwrap();
+        assert_eq!(wait_until(&store, &next, &second, hold, 1_100).unwrap(), None, "1001 was taken");
+        store.start(next.seq, "", None).unwrap();
+        store.finish(next.seq, 1_200).unwrap();
+        let third = relayed("1003", Some("1002"));
+        queue(&store, &third, 9_000_000);
+        let item3 = store.next_open().unwrap().unwrap();
+        assert_eq!(wait_until(&store, &item3, &third, hold, 9_000_000).unwrap(), None, "no hold");
+        // An interaction over the webhook (no chain) is held as before.
+        let command = msg("discord:interaction:1004", "/usage", SendOrder::discord("1004"));
+        assert_eq!(wait_until(&store, &item3, &command, hold, 9_000_000).unwrap(), Some(9_000_100));
     }
 
     #[test]

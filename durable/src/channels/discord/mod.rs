@@ -2,7 +2,8 @@
 //! [`interaction`], checked by [`verify`]), and the Gateway (the WebSocket
 //! bots receive messages on): its protocol as a state machine ([`gateway`]),
 //! its `MESSAGE_CREATE` read into an [`crate::inbound::Inbound`]
-//! ([`message`]) and routed ([`events`]). Replies go through [`client`]
+//! ([`message`]) and routed ([`events`]), one channel's relays in the
+//! order the Gateway sent them ([`relay`]). Replies go through [`client`]
 //! (deferred responses edited, follow-ups, channel messages) and
 //! [`preview`].
 
@@ -13,6 +14,7 @@ pub mod gateway;
 pub mod interaction;
 pub mod message;
 pub mod preview;
+pub mod relay;
 pub mod verify;
 pub mod webhook;
 pub mod wire;
