@@ -2,7 +2,7 @@
 //! (`U024BE7LH`); the name people see comes from the Web API's `users.info`
 //! (bot scope `users:read`). It is looked up in the webhook, before the
 //! message is queued, so the name travels with the message everywhere a
-//! sender's name goes: a channel's speaker labels and roster, the
+//! sender's name goes: a channel's speaker labels in the prompt, the
 //! conversation memory, the console's session list.
 //!
 //! Names are kept in the isolate's memory for a day (a failure, as the id,
