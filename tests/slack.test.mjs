@@ -158,6 +158,56 @@ describe("slack", () => {
     assert.equal(h.llm.requests.length, 2);
   });
 
+  test("a channel message reaches the model under the person's Slack name, asked of Slack once", async () => {
+    const ANA = "U0ANA00001";
+    slack.addUser(ANA, { displayName: "ana.lima", realName: "Ana Lima" });
+    h.llm.push({ text: "Hello Ana." });
+    const m = mention("who am I?", { user: ANA });
+    await post(m);
+    await h.until(() => slack.posted().length === 1, { what: "the answer" });
+    const [lookup] = slack.calls("users.info");
+    assert.equal(lookup.user, ANA);
+    assert.equal(lookup.headers.authorization, `Bearer ${slack.token}`);
+    assert.deepEqual(lookup.answer.user.profile.display_name, "ana.lima");
+    const said = lastUserText(h.llm.requests[0]);
+    assert.match(said, /\[ana\.lima\]: who am I\?/, "the speaker label is the display name");
+    assert.ok(!JSON.stringify(h.llm.requests[0].body).includes(ANA), "the id appears nowhere in the model's request");
+    await h.settle(`agent:main:slack:group:${CHANNEL}:topic:${m.event.ts}`);
+
+    // Her next mention (a new thread, so another session): the name is known, Slack is not asked.
+    h.llm.push({ text: "Still you." });
+    const again = mention("and now?", { user: ANA });
+    await post(again);
+    await h.until(() => slack.posted().length === 2, { what: "the second answer" });
+    assert.equal(slack.calls("users.info").length, 1, "users.info asked once for two messages");
+    assert.match(lastUserText(h.llm.requests[1]), /\[ana\.lima\]: and now\?/);
+    await h.settle(`agent:main:slack:group:${CHANNEL}:topic:${again.event.ts}`);
+  });
+
+  test("someone Slack does not know, or a token without users:read, is named by id and still answered", async () => {
+    const NOBODY = "U0NOBODY01";
+    h.llm.push({ text: "Hello, whoever you are." });
+    const m = mention("hi there", { user: NOBODY });
+    await post(m);
+    await h.until(() => slack.posted().length === 1, { what: "the answer" });
+    assert.equal(slack.calls("users.info")[0].answer.error, "user_not_found");
+    assert.match(lastUserText(h.llm.requests[0]), new RegExp(`\\[${NOBODY}\\]: hi there`));
+    await h.settle(`agent:main:slack:group:${CHANNEL}:topic:${m.event.ts}`);
+
+    // The app was installed without users:read: Slack refuses, the message goes on under the id.
+    const BEA = "U0BEA00001";
+    slack.addUser(BEA, { displayName: "bea", realName: "Bea Ortiz" });
+    slack.state.scopes.delete("users:read");
+    h.llm.push({ text: "Hi." });
+    const n = mention("hello from bea", { user: BEA });
+    await post(n);
+    await h.until(() => slack.posted().length === 2, { what: "the second answer" });
+    const refused = slack.calls("users.info").at(-1);
+    assert.deepEqual([refused.answer.error, refused.answer.needed], ["missing_scope", "users:read"]);
+    assert.match(lastUserText(h.llm.requests[1]), new RegExp(`\\[${BEA}\\]: hello from bea`));
+    await h.settle(`agent:main:slack:group:${CHANNEL}:topic:${n.event.ts}`);
+  });
+
   test("a shared image is downloaded with the bot token, kept in R2 and shown to the model", async () => {
     const bytes = jpegBytes(30_000);
     const url = slack.serveFile(bytes, "photo.jpg", "image/jpeg");

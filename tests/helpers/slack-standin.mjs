@@ -7,6 +7,14 @@
 // rate-limited, and its sign-in page (a 200 web page) for a file fetched
 // without the token. Every request is recorded.
 //
+// users.info answers from `users` (add them with `addUser`) in Slack's
+// shape (`{ok: true, user: {id, name, real_name, profile: {display_name,
+// real_name, ...}}}`); an unknown id gets `user_not_found`, and a token
+// without the `users:read` scope (`scopes`) gets `missing_scope` with
+// `needed`/`provided`, as Slack answers. Like Slack, it reads `user` from the
+// query string or a form body only (the method takes no JSON): a JSON body
+// is `invalid_arguments`.
+//
 // Also: Events API requests signed as Slack signs them (v0, HMAC-SHA256).
 import crypto from "node:crypto";
 import http from "node:http";
@@ -29,10 +37,16 @@ export function signedHeaders(secret, body, { ts = Math.floor(Date.now() / 1000)
 let tsSeq = 0;
 const nextTs = () => `${Math.floor(Date.now() / 1000)}.${String(++tsSeq).padStart(6, "0")}`;
 
-export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z89" } = {}) {
+const DEFAULT_SCOPES = ["app_mentions:read", "chat:write", "im:history", "files:read", "users:read"];
+
+export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z89", scopes = DEFAULT_SCOPES } = {}) {
   const state = {
     token,
     botUser,
+    /** The bot token's scopes (what `missing_scope` checks). */
+    scopes: new Set(scopes),
+    /** user id -> user object as users.info returns it. */
+    users: new Map(),
     requests: [],
     /** method -> [{status, body, headers}] answered next, in order. */
     failures: new Map(),
@@ -73,8 +87,9 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
     const m = url.pathname.match(/^\/api\/([\w.]+)$/);
     entry.method = m ? m[1] : "unknown";
     let body = {};
+    const form = /^application\/x-www-form-urlencoded/.test(req.headers["content-type"] ?? "");
     try {
-      body = raw ? JSON.parse(raw) : {};
+      body = !raw ? {} : form ? Object.fromEntries(new URLSearchParams(raw)) : JSON.parse(raw);
     } catch {
       state.requests.push(entry);
       return send(200, { ok: false, error: "invalid_json" });
@@ -96,6 +111,18 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
       if (state.broken.has(channel)) return send(200, { ok: false, error: state.broken.get(channel) });
     }
     switch (entry.method) {
+      case "users.info": {
+        if (!state.scopes.has("users:read")) {
+          return send(200, { ok: false, error: "missing_scope", needed: "users:read", provided: [...state.scopes].join(",") });
+        }
+        // Arguments come in the query string or a form body, never JSON.
+        const user = url.searchParams.get("user") ?? (form ? body.user : undefined);
+        entry.user = user;
+        if (!user) return send(200, { ok: false, error: "invalid_arguments" });
+        const found = state.users.get(user);
+        if (!found) return send(200, { ok: false, error: "user_not_found" });
+        return send(200, { ok: true, user: found });
+      }
       case "chat.postMessage": {
         const text = body.text ?? "";
         if (body.blocks !== undefined) {
@@ -141,6 +168,31 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
       return `${origin}${path}`;
     },
     calls: (method) => state.requests.filter((r) => r.method === method),
+    /**
+     * A workspace member, as users.info returns one (fields the user never
+     * filled are empty strings, as Slack sends them).
+     */
+    addUser(id, { displayName = "", realName = "", name = id.toLowerCase() } = {}) {
+      state.users.set(id, {
+        id,
+        team_id: "T012AB3C4",
+        name,
+        deleted: false,
+        real_name: realName,
+        tz: "America/Los_Angeles",
+        profile: {
+          real_name: realName,
+          display_name: displayName,
+          real_name_normalized: realName,
+          display_name_normalized: displayName,
+          image_48: "https://avatars.slack-edge.com/example_48.jpg",
+          team: "T012AB3C4",
+        },
+        is_admin: false,
+        is_bot: false,
+        updated: 1502138686,
+      });
+    },
     /** The messages posted that Slack accepted. */
     posted: () => state.requests.filter((r) => r.method === "chat.postMessage" && r.answer?.ok),
     /** What a channel (or a thread of it) shows now. */
@@ -156,6 +208,7 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
       state.requests.length = 0;
       state.failures.clear();
       state.broken.clear();
+      state.scopes = new Set(scopes);
     },
     close: () => new Promise((r) => server.close(r)),
   };

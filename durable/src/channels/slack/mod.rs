@@ -2,7 +2,8 @@
 //! signature ([`verify`]), the envelope read ([`read`] → [`Envelope`]), the
 //! event as an [`Inbound`] ([`to_inbound`]), the webhook's flow
 //! ([`webhook`]), the Web API client ([`client`]: `chat.postMessage`,
-//! `chat.update` for previews, file downloads) and `mrkdwn` ([`format`]).
+//! `chat.update` for previews, file downloads), senders' names ([`names`]:
+//! `users.info`) and `mrkdwn` ([`format`]).
 //!
 //! What starts a turn: `app_mention` in a channel (only mentions, so a
 //! channel's chatter costs nothing) and `message` in the app's DMs
@@ -17,6 +18,7 @@
 pub mod classify;
 pub mod client;
 pub mod format;
+pub mod names;
 pub mod verify;
 pub mod webhook;
 
@@ -140,6 +142,7 @@ pub fn to_inbound(event: &Value, bot_user: Option<&str>, now_ms: i64) -> Result<
         kind: chat_kind,
         chat_id: channel.to_owned(),
         sender_id: user.to_owned(),
+        // The id until the webhook learns the name (`names::sender_name`).
         sender_name: user.to_owned(),
         text,
         addressed: true,

@@ -161,6 +161,8 @@ fn bad_signatures_stale_requests_and_strangers_are_refused() {
     assert_eq!((r.status, r.body.as_str()), (200, "not allowed"));
     assert!(matches!(r.later.as_deref(), Some(crate::channels::webhook::Later::TellStranger { .. })));
     assert!(g.queued.borrow().is_empty());
+    // Nor is a stranger's name asked of Slack.
+    assert!(g.http.requests.borrow().is_empty());
 }
 
 #[test]
@@ -174,9 +176,14 @@ fn the_request_url_check_is_answered_with_its_challenge() {
 #[test]
 fn a_mention_in_an_allowed_channel_is_its_threads_session() {
     let f = front("slack:U2147483697");
+    f.http.reply(200, std::str::from_utf8(&fixture("users-info-docs.json")).unwrap());
     let r = call(&f, &signed(&f, &fixture("spec-app-mention-in-thread.json")));
     assert_eq!(r.body, "queued");
     assert_eq!(f.queued.borrow()[0].0.render(), "agent:main:slack:group:C123ABC456:topic:1515449522.000016");
+    // The sender's name from users.info, queued with the message (its id stays the id).
+    let (id, name) = (f.queued.borrow()[0].1.sender_id.clone(), f.queued.borrow()[0].1.sender_name.clone());
+    assert_eq!((id.as_str(), name.as_str()), ("U061F7AUR", "spengler"));
+    assert!(f.http.requests.borrow()[0].url.ends_with("/users.info?user=U061F7AUR"));
     // The bot's own messages never start a turn.
     let r = call(&f, &signed(&f, &fixture("bot-message-docs.json")));
     assert_eq!((r.status, r.body.as_str()), (200, "ignored: written by a bot"));

@@ -6,10 +6,12 @@
 //! a queued event is a duplicate there (the dedupe key is the message's
 //! channel and `ts`), so an event is answered once however often it comes.
 
+use super::client::SlackApi;
+use super::names;
 use super::verify::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::{Envelope, Ignored};
 use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
-use crate::inbound::{ChannelKind, ChatKind, ReplyTarget};
+use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::{route, Route};
 use crate::settings::setting;
@@ -53,7 +55,7 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         Err(reply) => return reply,
     };
     let bot_user = bot_user.or_else(|| setting(front.vars(), agent, "SLACK_BOT_USER_ID"));
-    let inbound = match super::to_inbound(&event, bot_user.as_deref(), front.now_ms()) {
+    let mut inbound = match super::to_inbound(&event, bot_user.as_deref(), front.now_ms()) {
         Ok(m) => m,
         Err(why @ (Ignored::ChannelMessage | Ignored::Bot | Ignored::Subtype(_) | Ignored::NotAMessage(_))) => {
             return WebReply::ok(format!("ignored: {why}"))
@@ -65,13 +67,13 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         front.log(LogLevel::Info, &format!("slack event {event_id} delivered again (retry {n}, {reason})"));
     }
     match route(&cfg, &inbound) {
-        Route::Turn(key) => match front.enqueue(&key, &inbound).await {
-            Ok(true) => WebReply::ok("queued"),
-            // A retry of an event already queued: answered once.
-            Ok(false) => WebReply::ok("duplicate"),
-            // Not queued: a non-2xx makes Slack deliver it again, so nothing is lost.
-            Err(e) => WebReply::text(503, format!("could not queue the message: {e}")),
-        },
+        Route::Turn(key) => {
+            // Only a message that starts a turn costs a lookup (cached: see `names`).
+            if let Some(api) = SlackApi::for_agent(front.vars(), &cfg) {
+                inbound.sender_name = names::sender_name(front, &api, agent, &inbound.sender_id).await;
+            }
+            enqueue(front, &key, &inbound).await
+        }
         Route::Stranger => WebReply::ok("not allowed").then(Later::TellStranger {
             agent: agent.to_owned(),
             channel: ChannelKind::Slack,
@@ -92,5 +94,15 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             WebReply::ok("channel not allowed")
         }
         Route::GroupNotAllowed => WebReply::ok("channel not allowed"),
+    }
+}
+
+async fn enqueue<F: Front>(front: &F, key: &SessionKey, inbound: &Inbound) -> WebReply {
+    match front.enqueue(key, inbound).await {
+        Ok(true) => WebReply::ok("queued"),
+        // A retry of an event already queued: answered once.
+        Ok(false) => WebReply::ok("duplicate"),
+        // Not queued: a non-2xx makes Slack deliver it again, so nothing is lost.
+        Err(e) => WebReply::text(503, format!("could not queue the message: {e}")),
     }
 }
