@@ -119,29 +119,11 @@ pub fn wait_until<S: Sql>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbound::{ChannelKind, ChatKind, ReplyTarget, SendOrder};
+    use crate::inbound::SendOrder;
     use crate::testing::MemSql;
 
     fn msg(key: &str, text: &str, order: Option<SendOrder>) -> Inbound {
-        Inbound {
-            dedupe_key: key.into(),
-            channel: ChannelKind::Telegram,
-            kind: ChatKind::Direct,
-            chat_id: "1".into(),
-            sender_id: "1".into(),
-            sender_name: "Ana".into(),
-            text: text.into(),
-            addressed: true,
-            thread_id: None,
-            reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
-            received_at: 0,
-            media: vec![],
-            context: vec![],
-            group: None,
-            mentions: vec![],
-            batch: None,
-            order,
-        }
+        crate::testing::telegram_dm(key, text, order)
     }
 
     /// A Telegram message of chat 1: update `u`, message id `u`.

@@ -3,32 +3,14 @@
 
 use super::store::SessionStore;
 use super::tests::{anthropic_text, Fixture};
-use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SendOrder};
+use crate::inbound::{Inbound, SendOrder};
 use crate::settings::DEFAULT_ORDER_HOLD_MS;
 
 const HOLD: i64 = DEFAULT_ORDER_HOLD_MS as i64;
 
 /// A Telegram message of chat 1: update `u`, message id `u`.
 fn tg(u: i64, text: &str) -> Inbound {
-    Inbound {
-        dedupe_key: format!("telegram:update:{u}"),
-        channel: ChannelKind::Telegram,
-        kind: ChatKind::Direct,
-        chat_id: "1".into(),
-        sender_id: "1".into(),
-        sender_name: "Ana".into(),
-        text: text.into(),
-        addressed: true,
-        thread_id: None,
-        reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
-        received_at: 0,
-        media: vec![],
-        context: vec![],
-        group: None,
-        mentions: vec![],
-        batch: None,
-        order: Some(SendOrder::telegram(1, u, u)),
-    }
+    crate::testing::telegram_dm(format!("telegram:update:{u}"), text, Some(SendOrder::telegram(1, u, u)))
 }
 
 fn k(u: i64) -> Inbound {

@@ -3,8 +3,7 @@
 use super::deps::SessionDeps;
 use super::drain::{drain, is_reset_command, is_undo_command, DrainReport};
 use super::store::SessionStore;
-use crate::inbound::ReplyTarget;
-use crate::inbound::{ChannelKind, ChatKind, Inbound, SessionKey};
+use crate::inbound::{ChannelKind, Inbound, SessionKey};
 use crate::settings::AgentConfig;
 use crate::testing::{Fault, StoreOp, TestPlatform};
 use crate::workspace::WorkspaceCache;
@@ -31,25 +30,7 @@ pub(super) fn config() -> AgentConfig {
 }
 
 pub(super) fn inbound(n: u32, text: &str) -> Inbound {
-    Inbound {
-        dedupe_key: format!("telegram:update:{n}"),
-        channel: ChannelKind::Telegram,
-        kind: ChatKind::Direct,
-        chat_id: "1".into(),
-        sender_id: "1".into(),
-        sender_name: "Ana".into(),
-        text: text.into(),
-        addressed: true,
-        thread_id: None,
-        reply_target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "1".into(), ..Default::default() },
-        received_at: 0,
-        media: vec![],
-        context: vec![],
-        group: None,
-        mentions: vec![],
-        batch: None,
-        order: None,
-    }
+    crate::testing::telegram_dm(format!("telegram:update:{n}"), text, None)
 }
 
 pub(super) fn anthropic_text(text: &str) -> serde_json::Value {
