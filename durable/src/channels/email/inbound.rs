@@ -1,24 +1,26 @@
 //! The Worker's `email` handler: mail that Email Routing delivers to an
 //! agent's address. In order: which agent (its `EMAIL_ADDRESS` is the
 //! envelope recipient); the message read; mail sent by programs accepted and
-//! left unanswered (no loops between agents and auto-responders); the
-//! sender authenticated where the receiving server said so (SPF, DKIM,
-//! DMARC in its `Authentication-Results`, `EMAIL_AUTH`); only the owner and
-//! `ALLOW_FROM` senders reach the agent (anyone else gets an SMTP
-//! rejection, so their server tells them, and it costs nothing); then the
-//! attachments kept in the bucket and the message queued in its session.
+//! left unanswered (no loops between agents and auto-responders); only the
+//! owner and `ALLOW_FROM` senders reach the agent (anyone else gets an SMTP
+//! rejection, so their server tells them, and it costs nothing), and only
+//! when the receiving server proved the `From:` address ([`super::auth`]:
+//! an aligned SPF, DKIM or DMARC pass), whatever `EMAIL_AUTH` says short of
+//! `off`; then the attachments kept in the bucket and the message queued in
+//! its session.
 //!
 //! Email Routing does not deliver a message twice once it is accepted: a
 //! message that cannot be queued is rejected with a temporary reason, so the
 //! sender learns it did not arrive.
 
+use super::auth::{ascii_domain, prove, Sender, DEFAULT_AUTH_SERVID};
 use super::client::reply_extra;
-use super::{authenticated, quote, read, reply_subject, thread_of, Authenticated, Mail};
+use super::{quote, read, reply_subject, thread_of, Mail};
 use crate::channels::webhook::enqueue_reliably;
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SendOrder, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::{route, Route};
-use crate::settings::{agent_ids, principal_id, setting};
+use crate::settings::{agent_ids, principal_id, setting, AgentConfig};
 
 /// What became of an email: accepted (and why, for the log), or refused
 /// with a reason the sending server passes on.
@@ -27,10 +29,6 @@ pub enum Verdict {
     Accepted(String),
     Rejected(String),
 }
-
-/// The server whose authentication results are believed (others could be
-/// written by the sender): Email Routing's, unless `EMAIL_AUTH_SERVID` says.
-pub const DEFAULT_AUTH_SERVID: &str = "mx.cloudflare.net";
 
 /// Handles one delivered message (`from`/`to`: the SMTP envelope).
 pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str, raw: &[u8]) -> Verdict {
@@ -58,20 +56,21 @@ pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str,
         return Verdict::Accepted("an automatic message: not answered".into());
     }
     let servid = setting(vars, &agent, "EMAIL_AUTH_SERVID").unwrap_or_else(|| DEFAULT_AUTH_SERVID.into());
-    let policy = setting(vars, &agent, "EMAIL_AUTH").map(|v| v.to_ascii_lowercase()).unwrap_or_else(|| "check".into());
-    match (authenticated(&mail, &servid.to_ascii_lowercase()), policy.as_str()) {
-        (_, "off") | (Authenticated::Pass, _) => {}
-        (Authenticated::Fail, _) => {
-            front.log(LogLevel::Warn, &format!("email to {agent} from {envelope_from} failed SPF/DKIM/DMARC: refused"));
-            return Verdict::Rejected("the message failed sender authentication (SPF/DKIM/DMARC)".into());
-        }
-        (Authenticated::Unknown, "require") => {
-            return Verdict::Rejected("the message carries no sender authentication results".into());
-        }
-        (Authenticated::Unknown, _) => {}
-    }
+    // `check` (the default) and `require` (an older name) both mean: proven
+    // or refused. Only `off`, for a local test setup, lets an unproven
+    // sender in, and says so for every message.
+    let checked = !setting(vars, &agent, "EMAIL_AUTH").is_some_and(|v| v.trim().eq_ignore_ascii_case("off"));
+    let proof = if checked {
+        prove(&mail, &servid)
+    } else {
+        front.log(
+            LogLevel::Warn,
+            &format!("email to {agent} from {envelope_from}: EMAIL_AUTH=off, the sender is not checked (a setting for local tests only)"),
+        );
+        Sender::Unproven("EMAIL_AUTH=off".into())
+    };
     let sender = mail.from.as_ref().map(|(a, _)| a.clone()).unwrap_or_else(|| envelope_from.to_ascii_lowercase());
-    let Some(sender_id) = principal_id(ChannelKind::Email, &sender) else {
+    let Some(sender_id) = sender_id(&cfg, &sender) else {
         return Verdict::Rejected(format!("{sender:?} is not an email address"));
     };
     let inbound = to_inbound(&mail, &to, &sender_id, front.now_ms());
@@ -84,6 +83,22 @@ pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str,
             ));
         }
     };
+    // Whoever would reach the agent must be proven: the owner above all
+    // (their main session holds MEMORY.md and USER.md).
+    match proof {
+        Sender::Proven { via, domain } => front.log(
+            LogLevel::Info,
+            &format!("email from email:{sender_id} to {agent}: sender proven by {via} ({domain})"),
+        ),
+        Sender::Unproven(why) if checked => {
+            front
+                .log(LogLevel::Warn, &format!("email to {agent} claiming to be from email:{sender_id} refused: {why}"));
+            return Verdict::Rejected(format!(
+                "the sender could not be verified: {why} (an aligned SPF, DKIM or DMARC pass is required)"
+            ));
+        }
+        Sender::Unproven(_) => {}
+    }
     let inbound = match stash(front, &key, &mail, inbound).await {
         Ok(i) => i,
         Err(e) => {
@@ -96,6 +111,25 @@ pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str,
         Ok(false) => Verdict::Accepted("a repeat".into()),
         Err(_) => Verdict::Rejected("this mailbox cannot take mail right now; please try again later".into()),
     }
+}
+
+/// The sender's principal id: the address as `OWNER_IDS`/`ALLOW_FROM`
+/// write it when one of them names the same mailbox (an internationalised
+/// domain written as Unicode there, as punycode in the mail, or the other
+/// way round), else as the mail writes it.
+fn sender_id(cfg: &AgentConfig, address: &str) -> Option<String> {
+    let ascii = |a: &str| {
+        let (local, domain) = a.rsplit_once('@')?;
+        Some(format!("{}@{}", local.to_lowercase(), ascii_domain(domain)?))
+    };
+    let mine = ascii(address);
+    let listed = cfg.owners.iter().chain(&cfg.allow_from).filter(|p| p.channel == ChannelKind::Email);
+    for p in listed {
+        if mine.is_some() && ascii(&p.id) == mine {
+            return Some(p.id.clone());
+        }
+    }
+    principal_id(ChannelKind::Email, address)
 }
 
 /// The message as the runtime sees it (attachments not kept yet).

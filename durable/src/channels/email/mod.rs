@@ -14,6 +14,7 @@
 //! their thread, so a reply that keeps only `In-Reply-To` finds it too).
 //! Replies keep the thread: `Re:` subject, `In-Reply-To`, `References`.
 
+pub mod auth;
 mod charsets;
 pub mod client;
 pub mod compose;
@@ -22,6 +23,8 @@ pub mod inbound;
 pub mod mime;
 pub mod quote;
 
+#[cfg(test)]
+mod auth_tests;
 #[cfg(test)]
 mod date_tests;
 #[cfg(test)]
@@ -47,8 +50,10 @@ pub struct Mail {
     /// The text part (or the HTML part made text), whole.
     pub text: String,
     pub attachments: Vec<Attachment>,
-    /// `spf`, `dkim`, `dmarc` results from `Authentication-Results` headers.
-    pub auth: Vec<(String, String, String)>,
+    /// Every `From:` address (lower case): one, in mail a person sent.
+    pub from_all: Vec<String>,
+    /// The `Authentication-Results` headers, top first ([`auth`] reads them).
+    pub auth_results: Vec<String>,
     /// Sent by a program, not a person (`Auto-Submitted`, `Precedence:
     /// bulk|list|junk`, a bounce): never answered, so two agents cannot loop.
     pub automatic: bool,
@@ -130,14 +135,14 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         || matches!(lower("Precedence").as_str(), "bulk" | "list" | "junk")
         || msg.header("Return-Path").is_some_and(|r| r.trim_matches(['<', '>', ' ']).is_empty())
         || from.as_ref().is_some_and(|(a, _)| a.starts_with("mailer-daemon@") || a.starts_with("postmaster@"));
-    let mut auth = Vec::new();
-    for (name, value) in &msg.headers {
-        if name.eq_ignore_ascii_case("Authentication-Results")
-            || name.eq_ignore_ascii_case("ARC-Authentication-Results")
-        {
-            auth.extend(auth_results(value));
-        }
-    }
+    // Only `Authentication-Results`: `ARC-Authentication-Results` is a
+    // claim nobody here validated (see [`auth`]).
+    let auth_results = msg
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("Authentication-Results"))
+        .map(|(_, v)| v.clone())
+        .collect();
     Ok(Mail {
         message_id: mime::message_ids(header("Message-ID")).into_iter().next(),
         in_reply_to: mime::message_ids(header("In-Reply-To")),
@@ -149,7 +154,8 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         date: sent_at(header("Date")),
         text,
         attachments,
-        auth,
+        from_all: addresses("From"),
+        auth_results,
         automatic,
     })
 }
@@ -158,55 +164,6 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
 /// (the mail is then ordered by its arrival). A wrong weekday is forgiven: mailers get it wrong.
 fn sent_at(value: &str) -> Option<i64> {
     date::parse(value.trim())
-}
-
-/// The results of one `Authentication-Results` (or `ARC-Authentication-
-/// Results`) header (RFC 8601): `(server, method, result)` for `spf`,
-/// `dkim` and `dmarc`. The server (the authserv-id) says who checked.
-pub fn auth_results(value: &str) -> Vec<(String, String, String)> {
-    let value = value.replace(['\r', '\n', '\t'], " ");
-    let mut parts = value.split(';').map(str::trim);
-    let mut server = parts.next().unwrap_or("").to_owned();
-    // ARC's form starts with the instance: `i=1; mx.example.net; …`.
-    if server.starts_with("i=") {
-        server = parts.next().unwrap_or("").to_owned();
-    }
-    let server = server.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-    let mut out = Vec::new();
-    for p in parts {
-        let Some((method, rest)) = p.split_once('=') else { continue };
-        let method = method.trim().to_ascii_lowercase();
-        if matches!(method.as_str(), "spf" | "dkim" | "dmarc") {
-            let result = rest.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-            out.push((server.clone(), method, result));
-        }
-    }
-    out
-}
-
-/// What the authentication results of a message say, as far as `server`
-/// checked it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Authenticated {
-    /// DMARC did not fail, and SPF or DKIM passed.
-    Pass,
-    /// DMARC failed, or neither SPF nor DKIM passed.
-    Fail,
-    /// `server` left no results (a local test, another route).
-    Unknown,
-}
-
-pub fn authenticated(mail: &Mail, server: &str) -> Authenticated {
-    let mine: Vec<&(String, String, String)> = mail.auth.iter().filter(|(s, _, _)| s == server).collect();
-    if mine.is_empty() {
-        return Authenticated::Unknown;
-    }
-    let has = |m: &str, r: &str| mine.iter().any(|(_, method, result)| method == m && result == r);
-    if has("dmarc", "fail") || !(has("spf", "pass") || has("dkim", "pass")) {
-        Authenticated::Fail
-    } else {
-        Authenticated::Pass
-    }
 }
 
 /// The thread a message belongs to: a short id of its root message (the

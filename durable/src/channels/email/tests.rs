@@ -83,29 +83,14 @@ fn a_real_reply_loses_its_signature_and_names_its_authentication() {
         "the signature after -- is gone: …{}",
         &body[body.len().saturating_sub(60)..]
     );
-    assert!(m.auth.contains(&("gmx.net".into(), "dkim".into(), "pass".into())), "{:?}", m.auth);
-    // gmx.net's results are not Email Routing's: unknown, not trusted.
-    assert_eq!(authenticated(&m, "mx.cloudflare.net"), Authenticated::Unknown);
-    assert_eq!(authenticated(&m, "gmx.net"), Authenticated::Pass);
-}
-
-#[test]
-fn authentication_results_are_read_as_rfc_8601_writes_them() {
-    let arc = auth_results("i=1; mx.cloudflare.net; dkim=pass header.d=example.com header.s=s1 header.b=abc; dmarc=pass header.from=example.com policy.dmarc=none; spf=pass (mx.cloudflare.net: domain of a@example.com designates 192.0.2.1 as permitted sender) smtp.mailfrom=a@example.com");
-    assert_eq!(arc.len(), 3);
-    assert!(arc.iter().all(|(s, _, r)| s == "mx.cloudflare.net" && r == "pass"));
-    let mail = |results: &str| Mail { auth: auth_results(results), ..Default::default() };
-    assert_eq!(
-        authenticated(&mail("mx.cloudflare.net; spf=fail smtp.mailfrom=x; dkim=none; dmarc=fail"), "mx.cloudflare.net"),
-        Authenticated::Fail
+    assert!(
+        !m.auth_results.is_empty() && m.auth_results.iter().all(|r| r.trim().starts_with("gmx.net;")),
+        "{:?}",
+        m.auth_results
     );
-    assert_eq!(
-        authenticated(&mail("mx.cloudflare.net; spf=softfail; dkim=pass; dmarc=pass"), "mx.cloudflare.net"),
-        Authenticated::Pass
-    );
-    assert_eq!(
-        authenticated(&mail("mx.cloudflare.net; spf=pass; dkim=pass; dmarc=fail"), "mx.cloudflare.net"),
-        Authenticated::Fail
+    // gmx.net's results are not Email Routing's: nothing is proven by them.
+    assert!(
+        matches!(auth::prove(&m, "mx.cloudflare.net"), auth::Sender::Unproven(w) if w.contains("no authentication results"))
     );
 }
 
@@ -123,10 +108,20 @@ fn front() -> FakeFront {
     ])
 }
 
+/// Email Routing's results for a message its `From:` domain really sent
+/// (DKIM and DMARC pass, as it writes them above the sender's headers).
+pub(super) fn genuine(from: &str) -> String {
+    let domain = from.rsplit('@').next().unwrap_or("").trim_end_matches('>');
+    format!(
+        "Authentication-Results: mx.cloudflare.net;\r\n\tdkim=pass header.d={domain} header.s=s1 header.b=AbCd;\r\n\tdmarc=pass header.from={domain} policy.dmarc=none;\r\n\tspf=pass (mx.cloudflare.net: domain of x@{domain} designates 192.0.2.1 as permitted sender) smtp.mailfrom=x@{domain};\r\n\tarc=none smtp.remote-ip=192.0.2.1\r\n"
+    )
+}
+
 fn email(from: &str, to: &str, cc: &str, id: &str, extra: &str, body: &str) -> Vec<u8> {
     let cc = if cc.is_empty() { String::new() } else { format!("Cc: {cc}\r\n") };
+    let auth = if extra.contains("Authentication-Results") { String::new() } else { genuine(from) };
     format!(
-        "From: {from}\r\nTo: {to}\r\n{cc}Subject: Trip plans\r\nMessage-ID: <{id}>\r\nDate: Mon, 3 Aug 2026 10:00:00 +0000\r\n{extra}MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"
+        "{auth}From: {from}\r\nTo: {to}\r\n{cc}Subject: Trip plans\r\nMessage-ID: <{id}>\r\nDate: Mon, 3 Aug 2026 10:00:00 +0000\r\n{extra}MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n"
     )
     .into_bytes()
 }
@@ -197,7 +192,7 @@ fn strangers_failed_authentication_and_robots_do_not_reach_the_agent() {
         "it is me, really",
     );
     assert!(
-        matches!(block_on(handle(&f, "attacker@example.net", AGENT, &forged)), Verdict::Rejected(w) if w.contains("authentication"))
+        matches!(block_on(handle(&f, "attacker@example.net", AGENT, &forged)), Verdict::Rejected(w) if w.contains("could not be verified"))
     );
     let robot = email(
         "olga@example.com",
@@ -224,7 +219,7 @@ fn attachments_are_kept_for_the_session_beside_its_media() {
     let raw = String::from_utf8(fixture("mail-parser-legacy-041.eml")).unwrap();
     // The real message, addressed to the agent from its owner.
     let raw = raw.replacen("From: ", "X-Original-From: ", 1).replacen("To: ", "X-Original-To: ", 1);
-    let raw = format!("From: olga@example.com\r\nTo: {AGENT}\r\n{raw}");
+    let raw = format!("{}From: olga@example.com\r\nTo: {AGENT}\r\n{raw}", genuine("olga@example.com"));
     assert!(matches!(block_on(handle(&f, "olga@example.com", AGENT, raw.as_bytes())), Verdict::Accepted(_)));
     let queued = f.queued.borrow();
     let media = &queued[0].1.media;
