@@ -89,38 +89,24 @@ pub fn prove(mail: &Mail, servid: &str) -> Sender {
 }
 
 /// Two domains are aligned (RFC 7489 §3.1, relaxed) when they share their
-/// organisational domain. Without the Public Suffix List, what is certain:
+/// organisational domain. Without the Public Suffix List, only what is
+/// certain counts: equal domains, or one inside the other
+/// (`mail.example.com` and `example.com`). Whoever passes SPF or DKIM for a
+/// domain controls its DNS, and the DNS of a domain's parent or child is its
+/// owner's, unless the shorter one is a suffix that others register under
+/// ([`is_suffix`]).
 ///
-/// - equal domains, or one inside the other (`mail.example.com` and
-///   `example.com`): whoever passes SPF or DKIM for a domain controls its DNS,
-///   and the DNS of a domain's parent or child is its owner's, unless the
-///   parent is a suffix that others register under ([`is_suffix`]);
-/// - siblings (`news.example.com` and `mail.example.com`) only when their
-///   common parent is plainly one organisation's: three labels or more, or a
-///   name directly under a generic TLD (`example.com`) that is no known shared
-///   suffix. Siblings under a two-label country name (`example.de`) are not
-///   aligned here: such a domain is proven by its `dmarc=pass`, for which the
-///   receiver applied the real list.
+/// Siblings (`news.example.com` and `mail.example.com`) are never aligned
+/// here: telling `example.com` (one organisation) from `eu.org` or
+/// `is-a.dev` (thousands of registrants, each setting their own DNS) needs
+/// the list. A sibling-signed sender is still proven by the receiver's
+/// `dmarc=pass`, which was computed with the real list.
 pub fn aligned(a: &str, b: &str) -> bool {
     if a == b {
         return true;
     }
     let (short, long) = if a.len() < b.len() { (a, b) } else { (b, a) };
-    if long.ends_with(&format!(".{short}")) {
-        return !is_suffix(short);
-    }
-    let (la, lb): (Vec<&str>, Vec<&str>) = (a.rsplit('.').collect(), b.rsplit('.').collect());
-    let common = la.iter().zip(&lb).take_while(|(x, y)| x == y).count();
-    let parent: Vec<&str> = la[..common].iter().rev().copied().collect();
-    let parent = parent.join(".");
-    match common {
-        0 | 1 => false,
-        2 => {
-            let tld = la[0];
-            tld.len() > 2 && !tld.starts_with("xn--") && !is_suffix(&parent)
-        }
-        _ => !is_suffix(&parent),
-    }
+    long.ends_with(&format!(".{short}")) && !is_suffix(short)
 }
 
 /// A name others register under: a TLD, a generic second level of a
