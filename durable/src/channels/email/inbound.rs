@@ -47,7 +47,8 @@ pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str,
             return Verdict::Rejected("this mailbox cannot take mail right now; please try again later".into());
         }
     };
-    let mail = match read(raw) {
+    let dec = |label: &str, bytes: &[u8]| front.decode_text(label, bytes);
+    let mail = match read(raw, &dec) {
         Ok(m) => m,
         Err(e) => return Verdict::Rejected(format!("not a readable email: {e}")),
     };

@@ -5,6 +5,10 @@
 
 use super::inbound::{handle, Verdict};
 use super::*;
+
+fn read(raw: &[u8]) -> Result<Mail, String> {
+    super::read(raw, &crate::testing::decode_text)
+}
 use crate::inbound::{ChannelKind, ChatKind, SessionKey};
 use crate::testing::FakeFront;
 use futures::executor::block_on;
