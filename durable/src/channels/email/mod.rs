@@ -28,7 +28,11 @@ use charsets::Decoder;
 #[cfg(test)]
 mod auth_tests;
 #[cfg(test)]
+mod charsets_tests;
+#[cfg(test)]
 mod date_tests;
+#[cfg(test)]
+mod forwards_tests;
 #[cfg(test)]
 mod mime_tests;
 #[cfg(test)]
@@ -84,6 +88,11 @@ fn b64_value(c: u8) -> Option<u8> {
 /// Reads a raw message, its text in its charsets through the runtime's
 /// decoder `dec`; `Err` when it is not one (no headers at all).
 pub fn read(raw: &[u8], dec: Decoder) -> Result<Mail, String> {
+    // A message kept in an mbox starts with its `From sender date` line.
+    let raw = match raw.strip_prefix(b"From ") {
+        Some(rest) => rest.iter().position(|&b| b == b'\n').map_or(raw, |i| &rest[i + 1..]),
+        None => raw,
+    };
     let msg = mime::Part::parse(raw);
     if msg.headers.is_empty() {
         return Err("not an email (no headers could be read)".into());
@@ -236,6 +245,48 @@ fn automatic_subject(subject: &str, reply: bool) -> bool {
     ];
     let s = subject.trim().to_lowercase();
     STARTS.iter().any(|p| s.starts_with(p)) || reply && s.starts_with("auto:")
+}
+
+/// An attached email (`message/rfc822`, a forward as an attachment) read
+/// like an inline forward: its headers and text appended to the message's
+/// text under a forward line, its own attachments kept in its place (an
+/// email inside it too, a few levels deep); the `.eml` itself is not kept
+/// as a file nobody can open.
+pub fn inline_forwards(mail: &mut Mail, dec: Decoder) {
+    inline_forwards_at(mail, dec, 0);
+}
+
+const MAX_FORWARD_DEPTH: usize = 3;
+
+fn inline_forwards_at(mail: &mut Mail, dec: Decoder, depth: usize) {
+    if depth >= MAX_FORWARD_DEPTH || !mail.attachments.iter().any(|a| a.mime == "message/rfc822") {
+        return;
+    }
+    let mut kept = Vec::new();
+    for a in std::mem::take(&mut mail.attachments) {
+        if a.mime != "message/rfc822" {
+            kept.push(a);
+            continue;
+        }
+        let Ok(mut inner) = read(&a.bytes, dec) else {
+            kept.push(a);
+            continue;
+        };
+        inline_forwards_at(&mut inner, dec, depth + 1);
+        let head = mime::Part::parse(&a.bytes);
+        let field = |name: &str| head.header(name).map(|v| mime::decode_words(v, dec).trim().to_owned());
+        let mut block = String::from("---------- Forwarded message ---------");
+        for name in ["From", "Date", "Subject", "To", "Cc"] {
+            if let Some(v) = field(name).filter(|v| !v.is_empty()) {
+                block.push_str(&format!("\n{name}: {v}"));
+            }
+        }
+        block.push_str("\n\n");
+        block.push_str(inner.text.trim_end());
+        mail.text = if mail.text.trim().is_empty() { block } else { format!("{}\n\n{block}", mail.text.trim_end()) };
+        kept.append(&mut inner.attachments);
+    }
+    mail.attachments = kept;
 }
 
 /// The `Date:` header as seconds since the epoch; `None` when absent or unreadable
