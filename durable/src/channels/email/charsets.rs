@@ -142,7 +142,8 @@ fn looks_latin(bytes: &[u8]) -> bool {
     for i in 0..bytes.len() {
         if high(i) {
             all += 1;
-            if !(i > 0 && high(i - 1)) && !high(i + 1) {
+            let neighbour = i > 0 && high(i - 1) || high(i + 1);
+            if !neighbour {
                 alone += 1;
             }
         }

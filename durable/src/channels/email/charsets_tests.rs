@@ -109,3 +109,29 @@ fn mislabelled_utf8_and_undeclared_latin1_are_read_as_what_they_are() {
     );
     assert!(decode("", &[0xc6, 0xfc, 0xcb, 0xdc, 0xb8, 0xec], dec).is_err(), "EUC-JP undeclared: runs of 8-bit bytes");
 }
+
+#[test]
+fn raw_8bit_headers_are_read_in_the_messages_charset_or_said_unreadable() {
+    let dec = &crate::testing::decode_text;
+    let subject: &[u8] = &[137, 239, 139, 99, 130, 204, 130, 168, 146, 109, 130, 231, 130, 185];
+    let name: &[u8] = &[147, 99, 146, 134];
+    let message = |charset: &str| {
+        [
+            &b"From: \""[..],
+            name,
+            b"\" <tanaka@docomo.ne.jp>\r\nSubject: ",
+            subject,
+            format!("\r\nContent-Type: text/plain; charset={charset}\r\n\r\n").as_bytes(),
+            name,
+            b"\r\n",
+        ]
+        .concat()
+    };
+    // Old Japanese mobile mail: the Subject in raw Shift_JIS, like the body.
+    let m = super::read(&message("Shift_JIS"), dec).unwrap();
+    assert_eq!((m.subject.as_str(), m.from.as_ref().and_then(|f| f.1.as_deref())), ("会議のお知らせ", Some("田中")));
+    assert_eq!(m.text.trim(), "田中");
+    // The same bytes in a UTF-8 message cannot be read: said so, not Latin-1 garbage.
+    let m = super::read(&message("utf-8"), dec).unwrap();
+    assert_eq!(m.subject, UNREADABLE);
+}

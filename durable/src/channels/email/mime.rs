@@ -14,6 +14,9 @@
 /// transfer encoding.
 pub struct Part<'a> {
     pub headers: Vec<(String, String)>,
+    /// Beside each header: whether it held 8-bit bytes that are not UTF-8
+    /// (kept as Latin-1 code points until [`Part::header_in`] reads them).
+    pub raw8: Vec<bool>,
     pub body: &'a [u8],
 }
 
@@ -36,6 +39,7 @@ impl<'a> Part<'a> {
     /// the first line that is not a header.
     pub fn parse(raw: &'a [u8]) -> Part<'a> {
         let mut headers: Vec<(String, String)> = Vec::new();
+        let mut raw8: Vec<bool> = Vec::new();
         let mut pos = 0;
         while pos < raw.len() {
             let end = raw[pos..].iter().position(|&b| b == b'\n').map_or(raw.len(), |i| pos + i + 1);
@@ -45,10 +49,13 @@ impl<'a> Part<'a> {
                 break;
             }
             if matches!(line[0], b' ' | b'\t') {
-                match headers.last_mut() {
+                match (headers.last_mut(), raw8.last_mut()) {
                     // A folded line: the break goes, its whitespace stays.
-                    Some((_, v)) => v.push_str(&header_text(line)),
-                    None => break,
+                    (Some((_, v)), Some(r)) => {
+                        v.push_str(&header_text(line));
+                        *r |= std::str::from_utf8(line).is_err();
+                    }
+                    _ => break,
                 }
             } else {
                 let Some(colon) = line.iter().position(|&b| b == b':') else { break };
@@ -59,15 +66,29 @@ impl<'a> Part<'a> {
                 }
                 let value = header_text(&line[colon + 1..]);
                 headers.push((String::from_utf8_lossy(name).into_owned(), value));
+                raw8.push(std::str::from_utf8(&line[colon + 1..]).is_err());
             }
             pos = end;
         }
-        Part { headers, body: &raw[pos..] }
+        Part { headers, raw8, body: &raw[pos..] }
     }
 
     /// The first header of that name (any case), unfolded, trimmed.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim())
+    }
+
+    /// The first header of that name as text: 8-bit bytes that are not
+    /// UTF-8 (old mailers put raw Shift_JIS or Latin-1 there) read in
+    /// `charset` (the message's text's), or [`UNREADABLE`]; encoded words
+    /// left for [`decode_words`].
+    pub fn header_in(&self, name: &str, charset: &str, dec: Decoder) -> Option<String> {
+        let i = self.headers.iter().position(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        let value = self.headers[i].1.trim();
+        if !self.raw8.get(i).copied().unwrap_or(false) {
+            return Some(value.to_owned());
+        }
+        Some(super::charsets::decode(charset, &word_bytes(value), dec).unwrap_or_else(|_| UNREADABLE.to_owned()))
     }
 
     /// `type/subtype`, lower case; `default` when there is none.

@@ -106,9 +106,16 @@ pub fn read(raw: &[u8], dec: Decoder) -> Result<Mail, String> {
             .map(|(a, _)| a.to_ascii_lowercase())
             .collect()
     };
-    let from = mime::addresses(header("From"), dec).into_iter().next().map(|(a, n)| (a.to_ascii_lowercase(), n));
     let mut leaves = Vec::new();
     mime::leaves(mime::Part::parse(raw), &mut leaves, 0, dec);
+    // Raw 8-bit header text is read in the charset of the message's text.
+    let charset = leaves
+        .iter()
+        .find(|p| p.mime_type("text/plain").starts_with("text/"))
+        .and_then(|p| p.param("Content-Type", "charset", dec))
+        .unwrap_or_default();
+    let text_of = |name: &str| msg.header_in(name, &charset, dec).unwrap_or_default();
+    let from = mime::addresses(&text_of("From"), dec).into_iter().next().map(|(a, n)| (a.to_ascii_lowercase(), n));
     // The text is the first text/plain part that is not an attachment, else
     // the first such HTML part, read with the web reader's HTML-to-text;
     // every other part is an attachment (an attached email keeps its bytes).
@@ -144,7 +151,7 @@ pub fn read(raw: &[u8], dec: Decoder) -> Result<Mail, String> {
         (Some(Err(why)), _) | (None, Some(Err(why))) => mime::unreadable_part(&why),
         (None, None) => String::new(),
     };
-    let subject = mime::decode_words(header("Subject"), dec).trim().to_owned();
+    let subject = mime::decode_words(&text_of("Subject"), dec).trim().to_owned();
     let automatic =
         automatic(&|name| msg.header(name).map(str::to_owned), &subject, from.as_ref().map(|f| f.0.as_str()));
     // Only `Authentication-Results`: `ARC-Authentication-Results` is a
