@@ -99,6 +99,9 @@ impl Front for WorkerFront {
         let opts = PutOptions { content_type: Some(content_type.to_owned()), custom_metadata: vec![] };
         store.put(key, bytes, opts).await.map_err(|e| e.to_string())
     }
+    fn decode_text(&self, label: &str, bytes: &[u8]) -> Option<String> {
+        crate::js::decode_text(label, bytes)
+    }
     async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String> {
         crate::js::hmac_sha256(key, data).await
     }

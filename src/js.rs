@@ -380,3 +380,21 @@ pub async fn send_email(env: &Env, from: &str, to: &str, raw: &[u8]) -> Result<(
     let message = worker::EmailMessage::new(from, to, &raw).map_err(|e| MailError::Refused(js_message(&e)))?;
     binding.send(&message).await.map(|_| ()).map_err(|e| MailError::Refused(js_message(&e)))
 }
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// The runtime's `TextDecoder` (WHATWG Encoding Standard).
+    #[wasm_bindgen(js_name = TextDecoder)]
+    type JsTextDecoder;
+    #[wasm_bindgen(catch, constructor, js_class = TextDecoder)]
+    fn new(label: &str) -> Result<JsTextDecoder, JsValue>;
+    #[wasm_bindgen(catch, method, js_class = TextDecoder)]
+    fn decode(this: &JsTextDecoder, input: &[u8]) -> Result<String, JsValue>;
+}
+
+/// `bytes` in the encoding a WHATWG `label` names, by the runtime's own
+/// `TextDecoder` (no decoder tables in the upload); `None` when it has none
+/// for the label (`new TextDecoder` throws a RangeError).
+pub fn decode_text(label: &str, bytes: &[u8]) -> Option<String> {
+    JsTextDecoder::new(label).ok()?.decode(bytes).ok()
+}

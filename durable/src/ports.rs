@@ -554,6 +554,11 @@ pub trait Front: Io {
     /// Keeps an attachment that arrived inside a message (an email's) in the
     /// bucket at `key`, for the session to ingest like a download.
     async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String>;
+    /// `bytes` as text in the encoding a WHATWG Encoding Standard `label`
+    /// names (the runtime's `TextDecoder`: every legacy charset mail uses, at
+    /// no upload cost), malformed sequences as U+FFFD; `None` when the
+    /// runtime has no decoder for `label`.
+    fn decode_text(&self, label: &str, bytes: &[u8]) -> Option<String>;
     /// HMAC-SHA256 of `data` with `key` (the runtime's WebCrypto).
     async fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> Result<[u8; 32], String>;
     /// Ed25519 verification (the runtime's WebCrypto). `Err`: the key is not

@@ -784,10 +784,25 @@ impl Io for FakeFront {
     }
 }
 
+/// The runtime's `TextDecoder` natively: `encoding_rs`, the same WHATWG
+/// standard (labels, decoders, U+FFFD for malformed bytes).
+pub fn decode_text(label: &str, bytes: &[u8]) -> Option<String> {
+    let encoding = encoding_rs::Encoding::for_label(label.trim().as_bytes())?;
+    // The standard's "replacement" encoding (hz-gb-2312, iso-2022-kr…):
+    // `new TextDecoder` refuses those labels.
+    if encoding == encoding_rs::REPLACEMENT {
+        return None;
+    }
+    Some(encoding.decode_without_bom_handling(bytes).0.into_owned())
+}
+
 impl Front for FakeFront {
     type Vars = std::collections::HashMap<String, String>;
     fn vars(&self) -> &Self::Vars {
         &self.vars
+    }
+    fn decode_text(&self, label: &str, bytes: &[u8]) -> Option<String> {
+        decode_text(label, bytes)
     }
     fn config(&self, agent: &str) -> Result<std::rc::Rc<crate::settings::AgentConfig>, crate::settings::ConfigError> {
         crate::settings::AgentConfig::load(&self.vars, agent).map(std::rc::Rc::new)

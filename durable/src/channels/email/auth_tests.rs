@@ -7,7 +7,10 @@
 
 use super::auth::{aligned, ascii_domain, parse, prove, Sender};
 use super::inbound::{handle, Verdict};
-use super::read;
+
+fn read(raw: &[u8]) -> Result<super::Mail, String> {
+    super::read(raw, &crate::testing::decode_text)
+}
 use crate::testing::FakeFront;
 use futures::executor::block_on;
 

@@ -143,7 +143,7 @@ mod tests {
         let raw = message(&env, body, "Fri, 19 May 2000 04:29:55 +0000", &id);
         assert!(raw.lines().all(|l| l.len() <= 78), "{raw}");
         assert!(raw.is_ascii());
-        let mail = super::super::read(raw.as_bytes()).unwrap();
+        let mail = super::super::read(raw.as_bytes(), &crate::testing::decode_text).unwrap();
         assert_eq!(mail.text.trim_end(), body);
         assert_eq!(mail.subject, "Re: Die Hasen und die Frösche");
         assert_eq!(mail.in_reply_to, ["root@example.com"]);

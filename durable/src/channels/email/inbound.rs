@@ -15,7 +15,7 @@
 
 use super::auth::{ascii_domain, prove, Sender, DEFAULT_AUTH_SERVID};
 use super::client::reply_extra;
-use super::{quote, read, reply_subject, thread_of, Mail};
+use super::{inline_forwards, quote, read, reply_subject, thread_of, Mail};
 use crate::channels::webhook::enqueue_reliably;
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SendOrder, SessionKey};
 use crate::ports::{Front, LogLevel};
@@ -47,10 +47,12 @@ pub async fn handle<F: Front>(front: &F, envelope_from: &str, envelope_to: &str,
             return Verdict::Rejected("this mailbox cannot take mail right now; please try again later".into());
         }
     };
-    let mail = match read(raw) {
+    let dec = |label: &str, bytes: &[u8]| front.decode_text(label, bytes);
+    let mut mail = match read(raw, &dec) {
         Ok(m) => m,
         Err(e) => return Verdict::Rejected(format!("not a readable email: {e}")),
     };
+    inline_forwards(&mut mail, &dec);
     if mail.automatic {
         front.log(LogLevel::Info, &format!("email to {agent} from a program ({envelope_from}): not answered"));
         return Verdict::Accepted("an automatic message: not answered".into());
@@ -145,13 +147,14 @@ pub fn to_inbound(mail: &Mail, agent_address: &str, sender: &str, now_ms: i64) -
         ChatKind::Direct => sender.to_owned(),
         ChatKind::Group => thread.clone(),
     };
-    let mut text = quote::stripped(&mail.text);
+    let mut text = quote::written(&mail.text, &mail.subject);
     if mail.in_reply_to.is_empty() && !mail.subject.is_empty() {
         text = format!("[Subject: {}]\n{text}", mail.subject);
     }
-    let reply_to_all: Vec<String> =
-        std::iter::once(sender.to_owned()).chain(mail.to.iter().filter(|a| !me(a) && *a != sender).cloned()).collect();
-    let cc: Vec<String> = mail.cc.iter().filter(|a| !me(a) && *a != sender).cloned().collect();
+    // The reply goes to the sender, whose address was proven, and to no one
+    // else: not to the others of the thread (a sender could name anyone in
+    // Cc), not to a `Reply-To:` (anyone's text).
+    let reply_to: Vec<String> = vec![sender.to_owned()];
     let mut references = mail.references.clone();
     if let Some(id) = &mail.message_id {
         if !references.contains(id) {
@@ -181,8 +184,8 @@ pub fn to_inbound(mail: &Mail, agent_address: &str, sender: &str, now_ms: i64) -
             chat_id: sender.to_owned(),
             reply_to: mail.message_id.clone(),
             extra: Some(reply_extra(
-                &reply_to_all,
-                &cc,
+                &reply_to,
+                &[],
                 &reply_subject(&mail.subject),
                 mail.message_id.as_deref(),
                 &references,

@@ -1,7 +1,8 @@
 //! A MIME reader (RFC 5322, 2045–2047, 2231) for what the email channel
 //! takes from a message: headers (unfolded; encoded words decoded where they
 //! are text), the parts of a multipart tree, their transfer encodings
-//! (base64, quoted-printable) and charsets ([`super::charsets`]).
+//! (base64, quoted-printable) and charsets ([`super::charsets`], through the
+//! runtime's decoder: every function that makes text takes it).
 //!
 //! Hand-written instead of a crate for the upload's sake: `mail-parser` cost
 //! ~58 KiB gzip, mostly a parser for every header of every mail RFC and
@@ -13,7 +14,21 @@
 /// transfer encoding.
 pub struct Part<'a> {
     pub headers: Vec<(String, String)>,
+    /// Beside each header: whether it held 8-bit bytes that are not UTF-8
+    /// (kept as Latin-1 code points until [`Part::header_in`] reads them).
+    pub raw8: Vec<bool>,
     pub body: &'a [u8],
+}
+
+use super::charsets::Decoder;
+
+/// What stands in a header for an encoded word in a charset that cannot be
+/// read.
+pub const UNREADABLE: &str = "[unreadable text]";
+
+/// What the model reads for a text part that cannot be read.
+pub fn unreadable_part(why: &str) -> String {
+    format!("[This part of the email could not be read: {why}. Its text is left out.]")
 }
 
 /// Multipart trees deeper than this are read as opaque attachments.
@@ -24,6 +39,7 @@ impl<'a> Part<'a> {
     /// the first line that is not a header.
     pub fn parse(raw: &'a [u8]) -> Part<'a> {
         let mut headers: Vec<(String, String)> = Vec::new();
+        let mut raw8: Vec<bool> = Vec::new();
         let mut pos = 0;
         while pos < raw.len() {
             let end = raw[pos..].iter().position(|&b| b == b'\n').map_or(raw.len(), |i| pos + i + 1);
@@ -33,10 +49,13 @@ impl<'a> Part<'a> {
                 break;
             }
             if matches!(line[0], b' ' | b'\t') {
-                match headers.last_mut() {
+                match (headers.last_mut(), raw8.last_mut()) {
                     // A folded line: the break goes, its whitespace stays.
-                    Some((_, v)) => v.push_str(&header_text(line)),
-                    None => break,
+                    (Some((_, v)), Some(r)) => {
+                        v.push_str(&header_text(line));
+                        *r |= std::str::from_utf8(line).is_err();
+                    }
+                    _ => break,
                 }
             } else {
                 let Some(colon) = line.iter().position(|&b| b == b':') else { break };
@@ -47,15 +66,29 @@ impl<'a> Part<'a> {
                 }
                 let value = header_text(&line[colon + 1..]);
                 headers.push((String::from_utf8_lossy(name).into_owned(), value));
+                raw8.push(std::str::from_utf8(&line[colon + 1..]).is_err());
             }
             pos = end;
         }
-        Part { headers, body: &raw[pos..] }
+        Part { headers, raw8, body: &raw[pos..] }
     }
 
     /// The first header of that name (any case), unfolded, trimmed.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim())
+    }
+
+    /// The first header of that name as text: 8-bit bytes that are not
+    /// UTF-8 (old mailers put raw Shift_JIS or Latin-1 there) read in
+    /// `charset` (the message's text's), or [`UNREADABLE`]; encoded words
+    /// left for [`decode_words`].
+    pub fn header_in(&self, name: &str, charset: &str, dec: Decoder) -> Option<String> {
+        let i = self.headers.iter().position(|(n, _)| n.eq_ignore_ascii_case(name))?;
+        let value = self.headers[i].1.trim();
+        if !self.raw8.get(i).copied().unwrap_or(false) {
+            return Some(value.to_owned());
+        }
+        Some(super::charsets::decode(charset, &word_bytes(value), dec).unwrap_or_else(|_| UNREADABLE.to_owned()))
     }
 
     /// `type/subtype`, lower case; `default` when there is none.
@@ -76,8 +109,8 @@ impl<'a> Part<'a> {
     /// A parameter of a structured header (`Content-Type`'s `charset`,
     /// `Content-Disposition`'s `filename`), RFC 2231 continuations and
     /// charsets included; encoded words (which mailers use there too) decoded.
-    pub fn param(&self, header: &str, name: &str) -> Option<String> {
-        param(self.header(header)?, name)
+    pub fn param(&self, header: &str, name: &str, dec: Decoder) -> Option<String> {
+        param(self.header(header)?, name, dec)
     }
 
     /// The body without its transfer encoding.
@@ -90,41 +123,47 @@ impl<'a> Part<'a> {
         }
     }
 
-    /// The body as text, in its charset.
-    pub fn text(&self) -> String {
-        let charset = self.param("Content-Type", "charset").unwrap_or_default();
-        super::charsets::decode(&charset, &self.decoded())
+    /// The body as text, in its charset; a part that cannot be read is a
+    /// sentence saying so (for the model: never mojibake).
+    pub fn text(&self, dec: Decoder) -> String {
+        self.text_or_why(dec).unwrap_or_else(|why| unreadable_part(&why))
+    }
+
+    /// The body as text, or why it cannot be read.
+    pub fn text_or_why(&self, dec: Decoder) -> Result<String, String> {
+        let charset = self.param("Content-Type", "charset", dec).unwrap_or_default();
+        super::charsets::decode(&charset, &self.decoded(), dec)
     }
 
     /// Whether this part says it is an attachment, or has a file name.
-    pub fn is_attachment(&self) -> bool {
+    pub fn is_attachment(&self, dec: Decoder) -> bool {
         let disposition = self.header("Content-Disposition").unwrap_or("");
         disposition.split(';').next().is_some_and(|d| d.trim().eq_ignore_ascii_case("attachment"))
-            || self.filename().is_some()
+            || self.filename(dec).is_some()
     }
 
-    pub fn filename(&self) -> Option<String> {
-        self.param("Content-Disposition", "filename").or_else(|| self.param("Content-Type", "name"))
+    pub fn filename(&self, dec: Decoder) -> Option<String> {
+        self.param("Content-Disposition", "filename", dec).or_else(|| self.param("Content-Type", "name", dec))
     }
 
     /// The parts of a multipart body (empty for any other part).
-    pub fn children(&self) -> Vec<Part<'a>> {
-        let Some(boundary) = self.param("Content-Type", "boundary") else { return vec![] };
+    pub fn children(&self, dec: Decoder) -> Vec<Part<'a>> {
+        let Some(boundary) = self.param("Content-Type", "boundary", dec) else { return vec![] };
         split_multipart(self.body, boundary.as_bytes()).into_iter().map(Part::parse).collect()
     }
 }
 
 /// The parts of a message that are not multipart, in order (a
 /// `message/rfc822` part is one leaf: an attached email stays whole).
-pub fn leaves<'a>(part: Part<'a>, out: &mut Vec<Part<'a>>, depth: usize) {
+pub fn leaves<'a>(part: Part<'a>, out: &mut Vec<Part<'a>>, depth: usize, dec: Decoder) {
     let default = "text/plain";
     if part.mime_type(default).starts_with("multipart/") && depth < MAX_DEPTH {
         let digest = part.mime_type(default) == "multipart/digest";
-        for mut child in part.children() {
+        for mut child in part.children(dec) {
             if digest && child.header("Content-Type").is_none() {
                 child.headers.push(("Content-Type".into(), "message/rfc822".into()));
             }
-            leaves(child, out, depth + 1);
+            leaves(child, out, depth + 1, dec);
         }
     } else {
         out.push(part);
@@ -199,7 +238,7 @@ fn trim_eol(line: &[u8]) -> &[u8] {
 }
 
 /// A structured header's parameter (see [`Part::param`]).
-pub fn param(value: &str, name: &str) -> Option<String> {
+pub fn param(value: &str, name: &str, dec: Decoder) -> Option<String> {
     // (section number, value, whether it is RFC 2231 extended)
     let mut pieces: Vec<(u32, String, bool)> = Vec::new();
     for (key, v) in params(value) {
@@ -241,8 +280,8 @@ pub fn param(value: &str, name: &str) -> Option<String> {
         }
         bytes.extend(percent_decode(v.as_bytes()));
     }
-    let text = super::charsets::decode(&charset, &bytes);
-    Some(if pieces[0].2 { text } else { decode_words(&text) })
+    let text = super::charsets::decode(&charset, &bytes, dec).unwrap_or_else(|_| UNREADABLE.to_owned());
+    Some(if pieces[0].2 { text } else { decode_words(&text, dec) })
 }
 
 /// `key=value` pairs after the value of a structured header (after its
@@ -385,13 +424,13 @@ pub fn base64(s: &[u8]) -> Vec<u8> {
 
 /// Header text with its encoded words (RFC 2047, `=?charset?Q|B?…?=`)
 /// decoded; the blanks between two encoded words go, as the RFC says.
-pub fn decode_words(s: &str) -> String {
+pub fn decode_words(s: &str, dec: Decoder) -> String {
     let mut out = String::new();
     let mut rest = s;
     let mut after_word = false;
     while let Some(start) = rest.find("=?") {
         let (before, from) = rest.split_at(start);
-        match encoded_word(from) {
+        match encoded_word(from, dec) {
             Some((text, len)) => {
                 if !(after_word && before.chars().all(char::is_whitespace)) {
                     out.push_str(before);
@@ -413,7 +452,7 @@ pub fn decode_words(s: &str) -> String {
 }
 
 /// One encoded word at the start of `s`: its text and its length.
-fn encoded_word(s: &str) -> Option<(String, usize)> {
+fn encoded_word(s: &str, dec: Decoder) -> Option<(String, usize)> {
     let body = s.strip_prefix("=?")?;
     let q1 = body.find('?')?;
     let charset = body[..q1].split('*').next().unwrap_or("");
@@ -432,13 +471,14 @@ fn encoded_word(s: &str) -> Option<(String, usize)> {
         "B" | "b" => base64(text.as_bytes()),
         _ => return None,
     };
-    Some((super::charsets::decode(charset, &bytes), 2 + text_start + text_len + 2))
+    let text = super::charsets::decode(charset, &bytes, dec).unwrap_or_else(|_| UNREADABLE.to_owned());
+    Some((text, 2 + text_start + text_len + 2))
 }
 
 /// The mailboxes of an address list (`To`, `Cc`, `From`): address and
 /// display name. Groups (`team: a@x, b@y;`) give their members; a mailbox
 /// without an `@` is left out.
-pub fn addresses(value: &str) -> Vec<(String, Option<String>)> {
+pub fn addresses(value: &str, dec: Decoder) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     for item in split_list(value) {
         // A group's name goes; its members stay.
@@ -448,8 +488,8 @@ pub fn addresses(value: &str) -> Vec<(String, Option<String>)> {
         };
         let item = item.trim().trim_end_matches(';').trim();
         let (addr, name) = match (item.rfind('<'), item.rfind('>')) {
-            (Some(l), Some(r)) if l < r => (item[l + 1..r].trim().to_owned(), Some(display_name(&item[..l]))),
-            _ => (strip_comments(item).trim().to_owned(), comment(item)),
+            (Some(l), Some(r)) if l < r => (item[l + 1..r].trim().to_owned(), Some(display_name(&item[..l], dec))),
+            _ => (strip_comments(item).trim().to_owned(), comment(item, dec)),
         };
         if addr.contains('@') {
             out.push((addr, name.filter(|n| !n.trim().is_empty())));
@@ -491,21 +531,21 @@ fn split_list(value: &str) -> Vec<String> {
 }
 
 /// A display name: unquoted, comments out, encoded words decoded.
-fn display_name(s: &str) -> String {
+fn display_name(s: &str, dec: Decoder) -> String {
     let s = strip_comments(s);
     let s = s.trim();
     let s = match s.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
         Some(inner) => inner.replace("\\\"", "\"").replace("\\\\", "\\"),
         None => s.to_owned(),
     };
-    decode_words(&s).trim().to_owned()
+    decode_words(&s, dec).trim().to_owned()
 }
 
 /// The text of the first comment, `a@b (Name)`'s name.
-fn comment(s: &str) -> Option<String> {
+fn comment(s: &str, dec: Decoder) -> Option<String> {
     let l = s.find('(')?;
     let r = s[l..].find(')')? + l;
-    Some(decode_words(s[l + 1..r].trim()))
+    Some(decode_words(s[l + 1..r].trim(), dec))
 }
 
 fn strip_comments(s: &str) -> String {

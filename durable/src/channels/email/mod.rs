@@ -15,7 +15,7 @@
 //! Replies keep the thread: `Re:` subject, `In-Reply-To`, `References`.
 
 pub mod auth;
-mod charsets;
+pub mod charsets;
 pub mod client;
 pub mod compose;
 mod date;
@@ -23,10 +23,16 @@ pub mod inbound;
 pub mod mime;
 pub mod quote;
 
+use charsets::Decoder;
+
 #[cfg(test)]
 mod auth_tests;
 #[cfg(test)]
+mod charsets_tests;
+#[cfg(test)]
 mod date_tests;
+#[cfg(test)]
+mod forwards_tests;
 #[cfg(test)]
 mod mime_tests;
 #[cfg(test)]
@@ -54,8 +60,8 @@ pub struct Mail {
     pub from_all: Vec<String>,
     /// The `Authentication-Results` headers, top first ([`auth`] reads them).
     pub auth_results: Vec<String>,
-    /// Sent by a program, not a person (`Auto-Submitted`, `Precedence:
-    /// bulk|list|junk`, a bounce): never answered, so two agents cannot loop.
+    /// Sent by a program, not a person ([`automatic`]): never answered, so
+    /// two agents cannot loop.
     pub automatic: bool,
 }
 
@@ -79,8 +85,14 @@ fn b64_value(c: u8) -> Option<u8> {
     }
 }
 
-/// Reads a raw message; `Err` when it is not one (no headers at all).
-pub fn read(raw: &[u8]) -> Result<Mail, String> {
+/// Reads a raw message, its text in its charsets through the runtime's
+/// decoder `dec`; `Err` when it is not one (no headers at all).
+pub fn read(raw: &[u8], dec: Decoder) -> Result<Mail, String> {
+    // A message kept in an mbox starts with its `From sender date` line.
+    let raw = match raw.strip_prefix(b"From ") {
+        Some(rest) => rest.iter().position(|&b| b == b'\n').map_or(raw, |i| &rest[i + 1..]),
+        None => raw,
+    };
     let msg = mime::Part::parse(raw);
     if msg.headers.is_empty() {
         return Err("not an email (no headers could be read)".into());
@@ -90,51 +102,58 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         msg.headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .flat_map(|(_, v)| mime::addresses(v))
+            .flat_map(|(_, v)| mime::addresses(v, dec))
             .map(|(a, _)| a.to_ascii_lowercase())
             .collect()
     };
-    let from = mime::addresses(header("From")).into_iter().next().map(|(a, n)| (a.to_ascii_lowercase(), n));
     let mut leaves = Vec::new();
-    mime::leaves(mime::Part::parse(raw), &mut leaves, 0);
+    mime::leaves(mime::Part::parse(raw), &mut leaves, 0, dec);
+    // Raw 8-bit header text is read in the charset of the message's text.
+    let charset = leaves
+        .iter()
+        .find(|p| p.mime_type("text/plain").starts_with("text/"))
+        .and_then(|p| p.param("Content-Type", "charset", dec))
+        .unwrap_or_default();
+    let text_of = |name: &str| msg.header_in(name, &charset, dec).unwrap_or_default();
+    let from = mime::addresses(&text_of("From"), dec).into_iter().next().map(|(a, n)| (a.to_ascii_lowercase(), n));
     // The text is the first text/plain part that is not an attachment, else
     // the first such HTML part, read with the web reader's HTML-to-text;
     // every other part is an attachment (an attached email keeps its bytes).
     // Further inline text parts are alternatives of it, as mail-parser read
-    // them too.
-    let mut plain = None;
-    let mut html = None;
+    // them too. A part that cannot be read gives way to an alternative that
+    // can, else it is said so.
+    let mut plain: Option<Result<String, String>> = None;
+    let mut html: Option<Result<String, String>> = None;
     let mut attachments = Vec::new();
     for part in &leaves {
         let mime = match part.header("Content-Type") {
             Some(_) => part.mime_type("text/plain"),
             None => "text/plain".to_owned(),
         };
-        if !part.is_attachment() && (mime == "text/plain" || mime == "text/html") {
+        if !part.is_attachment(dec) && (mime == "text/plain" || mime == "text/html") {
             // An empty part (a broken mailer's stray delimiter) is no text.
-            let text = part.text();
-            if text.trim().is_empty() {
+            let text = part.text_or_why(dec);
+            if text.as_ref().is_ok_and(|t| t.trim().is_empty()) {
                 continue;
             }
             let slot = if mime == "text/plain" { &mut plain } else { &mut html };
-            if slot.is_none() {
+            if slot.as_ref().is_none_or(|s| s.is_err() && text.is_ok()) {
                 *slot = Some(text);
             }
             continue;
         }
         let mime = if part.header("Content-Type").is_some() { mime } else { "application/octet-stream".into() };
-        attachments.push(Attachment { name: part.filename(), mime, bytes: part.decoded() });
+        attachments.push(Attachment { name: part.filename(dec), mime, bytes: part.decoded() });
     }
     let text = match (plain, html) {
-        (Some(t), _) => t.replace("\r\n", "\n"),
-        (None, Some(h)) => crate::web::html::to_text(&h, None).text,
+        (Some(Ok(t)), _) => t.replace("\r\n", "\n"),
+        (_, Some(Ok(h))) => crate::web::html::to_text(&h, None).text,
+        (Some(Err(why)), _) | (None, Some(Err(why))) => mime::unreadable_part(&why),
         (None, None) => String::new(),
     };
-    let lower = |name: &str| header(name).to_ascii_lowercase();
-    let automatic = (!header("Auto-Submitted").is_empty() && lower("Auto-Submitted") != "no")
-        || matches!(lower("Precedence").as_str(), "bulk" | "list" | "junk")
-        || msg.header("Return-Path").is_some_and(|r| r.trim_matches(['<', '>', ' ']).is_empty())
-        || from.as_ref().is_some_and(|(a, _)| a.starts_with("mailer-daemon@") || a.starts_with("postmaster@"));
+    let subject = mime::decode_words(&text_of("Subject"), dec).trim().to_owned();
+    let automatic =
+        automatic(&|name| msg.header(name).map(str::to_owned), &subject, from.as_ref().map(|f| f.0.as_str()));
     // Only `Authentication-Results`: `ARC-Authentication-Results` is a
     // claim nobody here validated (see [`auth`]).
     let auth_results = msg
@@ -150,7 +169,7 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         from,
         to: addresses("To"),
         cc: addresses("Cc"),
-        subject: mime::decode_words(header("Subject")).trim().to_owned(),
+        subject,
         date: sent_at(header("Date")),
         text,
         attachments,
@@ -158,6 +177,123 @@ pub fn read(raw: &[u8]) -> Result<Mail, String> {
         auth_results,
         automatic,
     })
+}
+
+/// Sent by a program, not a person: never answered, so an agent and an
+/// auto-responder never write to each other forever. RFC 3834's
+/// `Auto-Submitted`, bulk and list `Precedence`, bounces (null return path,
+/// `MAILER-DAEMON`, delivery reports), and the responders that set none of
+/// these: `X-Autoreply`, `X-Autorespond`, `X-Autogenerated: Reply`,
+/// `Precedence: auto_reply`, or only a subject saying so ("Auto:",
+/// "Automatic reply:", "Out of Office:" and their forms in other languages).
+pub fn automatic(header: &dyn Fn(&str) -> Option<String>, subject: &str, from: Option<&str>) -> bool {
+    let lower = |name: &str| header(name).map(|v| v.trim().to_ascii_lowercase());
+    let set = |name: &str| lower(name).is_some_and(|v| !v.is_empty() && v != "no" && v != "false");
+    set("Auto-Submitted")
+        || lower("Precedence")
+            .is_some_and(|p| matches!(p.as_str(), "bulk" | "list" | "junk" | "auto_reply" | "auto-reply"))
+        || lower("X-Precedence").is_some_and(|p| p == "auto_reply")
+        || set("X-Autoreply")
+        || set("X-Autorespond")
+        || set("X-Autoresponder")
+        || set("X-Mail-Autoreply")
+        || lower("X-Autogenerated").is_some_and(|v| v == "reply")
+        || lower("X-FC-MachineGenerated").is_some_and(|v| v == "true")
+        || lower("Content-Type").is_some_and(|c| c.starts_with("multipart/report"))
+        || header("Return-Path").is_some_and(|r| r.trim_matches(['<', '>', ' ']).is_empty())
+        || from.is_some_and(|a| a.starts_with("mailer-daemon@") || a.starts_with("postmaster@"))
+        || automatic_subject(subject, header("In-Reply-To").is_some() || header("References").is_some())
+}
+
+/// A subject that says a program wrote it (auto-replies, out-of-office
+/// notices and bounces, as mail programs word them). "Auto:" only on a
+/// reply (an answer to the agent's mail): a new message "Auto: …" may be
+/// about a car.
+fn automatic_subject(subject: &str, reply: bool) -> bool {
+    const STARTS: &[&str] = &[
+        "auto-reply:",
+        "auto reply:",
+        "autoreply:",
+        "auto response:",
+        "auto-response:",
+        "automatic reply:",
+        "automatic response:",
+        "out of office:",
+        "out of office reply:",
+        "out of the office:",
+        "undeliverable:",
+        "undelivered mail returned to sender",
+        "delivery status notification",
+        "mail delivery failed",
+        "returned mail:",
+        "automatische antwort:",
+        "abwesenheitsnotiz:",
+        "réponse automatique :",
+        "réponse automatique:",
+        "respuesta automática:",
+        "risposta automatica:",
+        "resposta automática:",
+        "automatisch antwoord:",
+        "autosvar:",
+        "automaattinen vastaus:",
+        "odpowiedź automatyczna:",
+        "automatická odpověď:",
+        "автоматический ответ:",
+        "自动回复:",
+        "自动回复：",
+        "自動回覆:",
+        "自動回覆：",
+        "自動応答:",
+        "自動応答：",
+        "自動返信:",
+        "自動返信：",
+        "자동 회신:",
+        "자동 응답:",
+    ];
+    let s = subject.trim().to_lowercase();
+    STARTS.iter().any(|p| s.starts_with(p)) || reply && s.starts_with("auto:")
+}
+
+/// An attached email (`message/rfc822`, a forward as an attachment) read
+/// like an inline forward: its headers and text appended to the message's
+/// text under a forward line, its own attachments kept in its place (an
+/// email inside it too, a few levels deep); the `.eml` itself is not kept
+/// as a file nobody can open.
+pub fn inline_forwards(mail: &mut Mail, dec: Decoder) {
+    inline_forwards_at(mail, dec, 0);
+}
+
+const MAX_FORWARD_DEPTH: usize = 3;
+
+fn inline_forwards_at(mail: &mut Mail, dec: Decoder, depth: usize) {
+    if depth >= MAX_FORWARD_DEPTH || !mail.attachments.iter().any(|a| a.mime == "message/rfc822") {
+        return;
+    }
+    let mut kept = Vec::new();
+    for a in std::mem::take(&mut mail.attachments) {
+        if a.mime != "message/rfc822" {
+            kept.push(a);
+            continue;
+        }
+        let Ok(mut inner) = read(&a.bytes, dec) else {
+            kept.push(a);
+            continue;
+        };
+        inline_forwards_at(&mut inner, dec, depth + 1);
+        let head = mime::Part::parse(&a.bytes);
+        let field = |name: &str| head.header(name).map(|v| mime::decode_words(v, dec).trim().to_owned());
+        let mut block = String::from("---------- Forwarded message ---------");
+        for name in ["From", "Date", "Subject", "To", "Cc"] {
+            if let Some(v) = field(name).filter(|v| !v.is_empty()) {
+                block.push_str(&format!("\n{name}: {v}"));
+            }
+        }
+        block.push_str("\n\n");
+        block.push_str(inner.text.trim_end());
+        mail.text = if mail.text.trim().is_empty() { block } else { format!("{}\n\n{block}", mail.text.trim_end()) };
+        kept.append(&mut inner.attachments);
+    }
+    mail.attachments = kept;
 }
 
 /// The `Date:` header as seconds since the epoch; `None` when absent or unreadable

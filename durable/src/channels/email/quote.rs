@@ -7,10 +7,17 @@
 //!
 //! Cautious: a line is dropped only when it has one of these forms, and a
 //! message this would empty is kept whole.
+//!
+//! A forward is not history: what the person forwards is what they want
+//! read. An inline forward (Gmail's `---------- Forwarded message
+//! ---------`, Apple Mail's `Begin forwarded message:`, Thunderbird's
+//! `-------- Forwarded Message --------`, Outlook's header block under an
+//! `FW:` subject, and their translations) is kept whole, forwarded headers
+//! included ([`written`]); only a forward inside quoted history goes with it.
 
 /// Attribution lines of quoted replies in the languages mail programs use
 /// (`On Tue, … Ana wrote:`, `Le … a écrit :`, `Am … schrieb …:`, `El … escribió:`,
-/// `Il … ha scritto:`, `Em … escreveu:`).
+/// `Il … ha scritto:`, `Em … escreveu:`, and the CJK and Russian forms below).
 fn is_attribution(line: &str) -> bool {
     let l = line.trim();
     let ends = |s: &str| l.ends_with(s);
@@ -22,6 +29,13 @@ fn is_attribution(line: &str) -> bool {
         || (starts("Il ") && ends("ha scritto:"))
         || (starts("Em ") && ends("escreveu:"))
         || (starts("Op ") && ends("geschreven:"))
+        // Chinese, Korean, Japanese and Russian mail programs' forms:
+        // `于 2013年01月31日 05:25, Ana 写道:`, `2013년 1월 31일 (목) 오전 5:25, Ana <a@b>님이 작성:`,
+        // `2013年1月31日(木) 5:25 Ana <a@b>:`, `31.01.2013 5:25, Ана пишет:`.
+        || ["写道:", "写道：", "寫道:", "寫道：", "님이 작성:", "のメッセージ:", "написал(а):", "написал:", "пишет:"]
+            .iter()
+            .any(|e| ends(e))
+        || (l.contains('年') && l.contains('日') && ends(">:"))
 }
 
 /// An attribution split over two lines (`On Tue, Mar 1, 2011 at 6:02 PM,` /
@@ -75,6 +89,114 @@ fn is_list_footer(lines: &[&str], i: usize) -> bool {
         })
 }
 
+/// What the person wrote, and what they forwarded: the text without quoted
+/// history and signature ([`stripped`]) above a forward, the forward whole.
+pub fn written(text: &str, subject: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let lines: Vec<&str> = text.lines().collect();
+    let marker = lines.iter().position(|l| is_forward_marker(l)).or_else(|| {
+        // Outlook forwards with the same block it replies with: the subject says which.
+        is_forward_subject(subject)
+            .then(|| {
+                (0..lines.len())
+                    .find(|&i| is_header_block(&lines, i) || is_separator(lines[i]) && is_header_block_near(&lines, i))
+            })
+            .flatten()
+    });
+    let Some(at) = marker else { return stripped(&text) };
+    let own = lines[..at].join("\n");
+    // A forward inside the quoted history is history (`-----Original
+    // Message-----` above it): the whole goes, as any quote.
+    if history_start(&lines[..at]).is_some() {
+        return stripped(&text);
+    }
+    let forward = lines[at..].join("\n");
+    let own = if own.trim().is_empty() { String::new() } else { stripped(&own) };
+    if own.is_empty() {
+        forward.trim_end().to_owned()
+    } else {
+        format!("{own}\n\n{}", forward.trim_end())
+    }
+}
+
+/// A forward's opening line, in the forms and languages mail programs write.
+fn is_forward_marker(line: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "forward",
+        "fwd",
+        "reenviado",
+        "transféré",
+        "weitergeleitet",
+        "inoltrato",
+        "encaminhad",
+        "doorgestuurd",
+        "vidarebefordrat",
+        "videresendt",
+        "välitetty",
+        "przekazan",
+        "přeposlan",
+        "пересыла",
+        "転送",
+        "转发",
+        "轉寄",
+        "전달",
+    ];
+    const OPENINGS: &[&str] = &[
+        "begin forwarded message",
+        "anfang der weitergeleiteten nachricht",
+        "début du message réexpédié",
+        "début du message transféré",
+        "inicio del mensaje reenviado",
+        "inizio messaggio inoltrato",
+        "início da mensagem reencaminhada",
+        "転送されたメッセージ",
+    ];
+    let l = line.trim().to_lowercase();
+    let dashed = l.starts_with("--") && l.ends_with("--") && l.len() > 4;
+    let inner = l.trim_matches(|c: char| c == '-' || c.is_whitespace());
+    (dashed && WORDS.iter().any(|w| inner.contains(w)) && !inner.contains("original"))
+        || OPENINGS.iter().any(|o| l.starts_with(o))
+}
+
+/// `Fwd:`, `FW:` and the forms of other languages' mail programs.
+fn is_forward_subject(subject: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "fw:",
+        "fwd:",
+        "wg:",
+        "tr:",
+        "rv:",
+        "enc:",
+        "i:",
+        "doorst:",
+        "vs:",
+        "vb:",
+        "pd:",
+        "fs:",
+        "转发:",
+        "转发：",
+        "轉寄:",
+        "转寄:",
+        "전달:",
+        "転送:",
+        "fwd：",
+    ];
+    let s = subject.trim().to_lowercase();
+    PREFIXES.iter().any(|p| s.starts_with(p))
+}
+
+/// Where quoted history starts in `lines`, if anywhere (see [`stripped`]).
+fn history_start(lines: &[&str]) -> Option<usize> {
+    (0..lines.len()).find(|&i| {
+        let next = lines.get(i + 1).copied();
+        let outlook = is_header_block(lines, i) || is_separator(lines[i]) && is_header_block_near(lines, i);
+        let attribution = is_attribution(lines[i]) || is_split_attribution(lines[i], next);
+        let only_quotes_after =
+            || lines[i + 1..].iter().filter(|l| !l.trim().is_empty()).all(|l| is_quoted(l) || is_attribution(l));
+        outlook || attribution && only_quotes_after()
+    })
+}
+
 /// The text of a message without the quoted history and the signature.
 pub fn stripped(text: &str) -> String {
     let text = text.replace("\r\n", "\n");
@@ -86,18 +208,7 @@ pub fn stripped(text: &str) -> String {
     // header block. Everything from there is the history when what follows
     // is only quoted lines, headers or the old message (top posting); if the
     // person wrote below the quote (bottom posting), only the quoted lines go.
-    let mut cut = lines.len();
-    for i in 0..lines.len() {
-        let next = lines.get(i + 1).copied();
-        let outlook = is_header_block(&lines, i) || is_separator(lines[i]) && is_header_block_near(&lines, i);
-        let attribution = is_attribution(lines[i]) || is_split_attribution(lines[i], next);
-        let only_quotes_after =
-            || lines[i + 1..].iter().filter(|l| !l.trim().is_empty()).all(|l| is_quoted(l) || is_attribution(l));
-        if outlook || attribution && only_quotes_after() {
-            cut = i;
-            break;
-        }
-    }
+    let cut = history_start(&lines).unwrap_or(lines.len());
     let mut kept: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < cut {
