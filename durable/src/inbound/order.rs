@@ -25,11 +25,30 @@ pub struct SendOrder {
     /// so this message need not wait for stragglers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+    /// What the Worker that received it saw of the deliveries numbered
+    /// before it (Telegram's `update_id`s, `channels::telegram::arrivals`):
+    /// none is unknown (a new isolate, a platform without such numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier: Option<Earlier>,
+}
+
+/// What the receiving Worker knows of the deliveries before a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Earlier {
+    /// Every one reached this Worker and its session (or is later than the
+    /// hold, so it is merely the next turn when it comes): nothing sent
+    /// before this one can still overtake it.
+    Arrived,
+    /// One of them is still on its way (one after it arrived, it did not
+    /// yet), or still being queued by this Worker for the same chat: a
+    /// straggler is likely.
+    Missing,
 }
 
 impl SendOrder {
     pub fn new(stream: impl Into<String>, pos: i64) -> SendOrder {
-        SendOrder { stream: stream.into(), pos, after: None }
+        SendOrder { stream: stream.into(), pos, after: None, earlier: None }
     }
 
     /// The order of a Telegram message: its `message_id` within its chat
@@ -40,6 +59,7 @@ impl SendOrder {
             stream: format!("telegram:{chat_id}"),
             pos: message_id,
             after: update_id.checked_sub(1).map(|u| format!("telegram:update:{u}")),
+            earlier: None,
         }
     }
 
