@@ -80,8 +80,10 @@ const CONFIG = {
 
 /**
  * A booted GSV in a Miniflare of its own: `{mf, send(from, text, chat?), close()}`.
+ * `persist`: a folder for its R2 and objects' storage; `seed`: write its
+ * settings and the workspace `files` (a storage that has them already: no).
  */
-export async function startGsv({ telegram, llm, files = { "agents/main/SOUL.md": "# Soul\nBrief." } }) {
+export async function startGsv({ telegram, llm, persist, seed = true, files = { "agents/main/SOUL.md": "# Soul\nBrief." } }) {
   const { script } = gsvBundle();
   const mf = new Miniflare({
     workers: [
@@ -108,6 +110,7 @@ export async function startGsv({ telegram, llm, files = { "agents/main/SOUL.md":
       { name: "llm-route", modules: true, script: ROUTE, compatibilityDate: "2026-01-28", bindings: { LLM_BASE: llm.base } },
     ],
     cf: false,
+    ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
     // GSV logs every step (console.log): drained, not printed into the bench's report.
     handleRuntimeStdio(stdout, stderr) {
       stdout.resume();
@@ -115,11 +118,13 @@ export async function startGsv({ telegram, llm, files = { "agents/main/SOUL.md":
     },
   });
   await mf.ready;
-  const bucket = await mf.getR2Bucket("STORAGE", "gsv");
-  for (const [key, text] of Object.entries(files)) await bucket.put(key, text);
-  const res = await mf.dispatchFetch("http://bench-channel/config", { method: "POST", body: JSON.stringify(CONFIG) });
-  if (res.status !== 200) throw new Error(`GSV config: ${res.status} ${await res.text()}`);
-  let id = 1;
+  if (seed) {
+    const bucket = await mf.getR2Bucket("STORAGE", "gsv");
+    for (const [key, text] of Object.entries(files)) await bucket.put(key, text);
+    const res = await mf.dispatchFetch("http://bench-channel/config", { method: "POST", body: JSON.stringify(CONFIG) });
+    if (res.status !== 200) throw new Error(`GSV config: ${res.status} ${await res.text()}`);
+  }
+  let id = Date.now();
   return {
     mf,
     /** A DM from `from` (the main session), or with `chat` their message in that group: resolves when GSV accepted it. */
