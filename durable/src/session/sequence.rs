@@ -56,32 +56,20 @@ impl<S: Sql> SessionStore<'_, S> {
     /// arrived first, or, when its platform says where it was sent
     /// (`Inbound::order`), the one of its stream that was sent first.
     pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
-        // The order key is read from the queued message itself (SQLite's
-        // JSON functions), so the table needs no column of its own for it.
-        let mut head = self.sql.exec(
-            &format!(
-                "SELECT seq, state = 'active', {STREAM} FROM inbox WHERE state IN ('pending','active') \
-                 ORDER BY state = 'active' DESC, seq LIMIT 1"
-            ),
-            &[],
-        )?;
-        let Some(mut head) = head.pop() else { return Ok(None) };
-        let started = col_i64(&head, 1) != 0;
-        let stream = match head.get_mut(2) {
-            Some(SqlValue::Text(stream)) if !started => std::mem::take(stream),
-            _ => return self.open_item("seq = ?", col_i64(&head, 0).into()),
-        };
-        self.open_item(&format!("state = 'pending' AND {STREAM} = ? ORDER BY {POS}, seq"), stream.into())
-    }
-
-    /// The first open message `filter` (with one parameter) finds.
-    fn open_item(&self, filter: &str, param: SqlValue) -> Result<Option<InboxItem>, StorageError> {
+        // One statement: the head (a started message, else the first to
+        // arrive), and when it waits with a stream, the one of its stream
+        // sent first. The order key is read from the queued message itself
+        // (SQLite's JSON functions), so the table needs no column for it.
         let mut rows = self.sql.exec(
             &format!(
-                "SELECT seq, payload, state, attempts, received_at FROM inbox \
-                 WHERE state IN ('pending','active') AND {filter} LIMIT 1"
+                "WITH head AS (SELECT seq, state = 'active' AS started, {STREAM} AS stream FROM inbox \
+                 WHERE state IN ('pending','active') ORDER BY state = 'active' DESC, seq LIMIT 1) \
+                 SELECT inbox.seq, payload, state, attempts, received_at FROM inbox, head \
+                 WHERE state IN ('pending','active') AND (inbox.seq = head.seq OR (NOT head.started \
+                 AND head.stream IS NOT NULL AND state = 'pending' AND {STREAM} = head.stream)) \
+                 ORDER BY CASE WHEN head.started OR head.stream IS NULL THEN 0 ELSE {POS} END, inbox.seq LIMIT 1"
             ),
-            &[param],
+            &[],
         )?;
         Ok(rows.pop().map(|mut r| InboxItem {
             seq: col_i64(&r, 0),
