@@ -394,7 +394,11 @@ mod tests {
         let resumed = InboxItem { active: true, received_at: 1_000, ..item };
         assert_eq!(wait_until(&store, &resumed, &discord, 100, 1_001).unwrap(), Start::Now);
         let fresh = InboxItem { active: false, ..resumed };
-        assert_eq!(wait_until(&store, &fresh, &discord, 100, 1_001).unwrap(), Start::At(1_100), "no gapless ids, a burst: it waits");
+        assert_eq!(
+            wait_until(&store, &fresh, &discord, 100, 1_001).unwrap(),
+            Start::At(1_100),
+            "no gapless ids, a burst: it waits"
+        );
     }
 
     #[test]
