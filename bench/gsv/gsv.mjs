@@ -6,12 +6,15 @@
 //   GSV_REPO=/path/to/gsv[.git]   the repository (a bare git dir or a checkout)
 //   GSV_COMMIT=dcd2be14           the commit measured (default dcd2be14)
 //
-// The first run extracts that commit into .bench/gsv-<commit>/ (not
-// committed), runs `npm ci` in its gateway/ and `wrangler deploy --dry-run
-// --outdir` (its own wrangler, as its users deploy it) for the bundle; later
-// runs reuse it. Without GSV_REPO the GSV figures are skipped, saying so.
+//   GSV_BUILD_DIR=...             where it is built (default ~/.cache/hearth-bench/gsv-<commit>)
+//
+// The first run extracts that commit there (outside the repository), runs
+// `npm ci` in its gateway/ and `wrangler deploy --dry-run --outdir` (its own
+// wrangler, as its users deploy it) for the bundle; later runs reuse it.
+// Without GSV_REPO the GSV figures are skipped, saying so.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
@@ -35,7 +38,7 @@ const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore",
  */
 export function gsvBundle() {
   const repo = process.env.GSV_REPO;
-  const dir = path.join(ROOT, ".bench", `gsv-${GSV_COMMIT}`);
+  const dir = process.env.GSV_BUILD_DIR || path.join(os.homedir(), ".cache", "hearth-bench", `gsv-${GSV_COMMIT}`);
   const out = path.join(dir, "out");
   const script = path.join(out, "index.js");
   const uploadFile = path.join(out, "upload.txt");
