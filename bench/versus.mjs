@@ -10,7 +10,8 @@
 // - the first turn of the main session after a boot: a new workerd on the
 //   storage of the one before (a deploy, an eviction), and on empty storage
 //   (a first message ever; GSV's storage then holds only its settings);
-// - workerd CPU of a warm plain turn of the main session;
+// - workerd CPU of a warm plain turn of the main session, at a short history
+//   and at ~400 messages;
 // - turns in the order sent when 30 webhooks 15 ms apart overtake each other.
 //
 // Turns are taken in turn (Hearth, GSV, floor, Hearth…) so that a busier
@@ -38,6 +39,7 @@ const NEW_MEASURED = 20;
 const WARM_TURNS = 20; // owner turns before the warm windows (history ~40)
 const WINDOWS = 3; // warm windows per system, taken in turn
 const WINDOW = 15; // turns per window
+const LONG_TURNS = 200; // owner turns before the long-history windows (history ~400 messages)
 const TAIL_MS = 100; // after a reply: the turn's bookkeeping lands in its own window
 const CHATS = Array.from({ length: NEW_WARM + NEW_MEASURED + 2 }, (_, i) => 6000 + i);
 const BURST_CHAT = CHATS.at(-1);
@@ -98,6 +100,14 @@ const HEARTH = hearthLike("Hearth", () => ({
   wasm: fs.readFileSync(path.join(ROOT, "build/index_bg.wasm")),
 }));
 const FLOOR = hearthLike("JS I/O floor", () => ({ floor: true }));
+// VERSUS_BASE=<dir with index.js and index_bg.wasm>: another Hearth build in
+// the same run (the one before a change), shown beside.
+const BASE = process.env.VERSUS_BASE
+  ? hearthLike("Hearth base", () => ({
+      js: fs.readFileSync(path.join(process.env.VERSUS_BASE, "index.js"), "utf8"),
+      wasm: fs.readFileSync(path.join(process.env.VERSUS_BASE, "index_bg.wasm")),
+    }))
+  : null;
 const GSV = {
   name: "GSV",
   async boot({ telegram, llm, persist, seeded }) {
@@ -188,22 +198,28 @@ async function warm(systems, telegram, llm, by) {
     for (const chat of CHATS.slice(NEW_WARM, NEW_WARM + NEW_MEASURED)) {
       for (const { s, sys } of live) by[s.name].fresh.push(await timed(sys, telegram, chat, "hello there", chat));
     }
-    // Warm plain turns of the main session.
-    for (let i = 0; i < WARM_TURNS; i++) for (const { sys } of live) await timed(sys, telegram, OWNER, `plain ${i}`);
-    for (let w = 0; w < WINDOWS; w++) {
-      for (const { s, sys } of live) {
-        await sleep(TAIL_MS);
-        const c0 = sys.meter.read();
-        const t0 = performance.now();
-        for (let i = 0; i < WINDOW; i++) {
-          const want = telegram.sent().length + 1;
-          await sys.send(OWNER, `warm ${w}.${i}`);
-          await telegram.untilSent(want, { timeoutMs: 20000 });
+    // Warm plain turns of the main session: windows at a short history, then at ~400 messages.
+    const plain = async (sys, text) => {
+      const want = telegram.sent().length + 1;
+      await sys.send(OWNER, text);
+      await telegram.untilSent(want, { timeoutMs: 20000 });
+    };
+    const windows = async (into) => {
+      for (let w = 0; w < WINDOWS; w++) {
+        for (const { s, sys } of live) {
+          await sleep(TAIL_MS);
+          const c0 = sys.meter.read();
+          const t0 = performance.now();
+          for (let i = 0; i < WINDOW; i++) await plain(sys, `warm ${w}.${i}`);
+          await sleep(TAIL_MS);
+          by[s.name][into].push((sys.meter.read() - c0 - sys.idlePerMs * (performance.now() - t0)) / WINDOW);
         }
-        await sleep(TAIL_MS);
-        by[s.name].warm.push((sys.meter.read() - c0 - sys.idlePerMs * (performance.now() - t0)) / WINDOW);
       }
-    }
+    };
+    for (let i = 0; i < WARM_TURNS; i++) for (const { sys } of live) await plain(sys, `plain ${i}`);
+    await windows("warm");
+    for (let i = WARM_TURNS + WINDOWS * WINDOW; i < LONG_TURNS; i++) for (const { sys } of live) await plain(sys, `plain ${i}`);
+    await windows("long");
     // 30 messages 15 ms apart whose requests overtake each other (tests/helpers/burst.mjs).
     llm.state.defaultDelayMs = 20;
     for (const { s, sys } of live) {
@@ -236,8 +252,8 @@ export async function bench() {
   } else {
     row("GSV", missing);
   }
-  const systems = [HEARTH, ...(gsv ? [GSV] : []), FLOOR];
-  const by = Object.fromEntries(systems.map((s) => [s.name, { kept: [], empty: [], fresh: [], warm: [] }]));
+  const systems = [HEARTH, ...(BASE ? [BASE] : []), ...(gsv ? [GSV] : []), FLOOR];
+  const by = Object.fromEntries(systems.map((s) => [s.name, { kept: [], empty: [], fresh: [], warm: [], long: [] }]));
   const telegram = await startTelegram();
   const llm = await startLlm();
   const load0 = os.loadavg()[0];
@@ -251,26 +267,30 @@ export async function bench() {
   const H = by.Hearth;
   const G = by.GSV;
   const F = by["JS I/O floor"];
+  const B = by["Hearth base"];
   const ms = (x) => `${x.toFixed(1)} ms`;
   const walls = (xs) => median(xs.map((t) => t.wall));
   const cpus = (xs) => median(xs.map((t) => t.cpu));
   // "Hearth vs GSV (× r) vs floor (× r)"; the target's ratio against GSV, or, without GSV, against the floor.
-  const beside = (h, g, f, limit, what) => {
+  // `b`: the base build's figure (VERSUS_BASE), and its ratio to GSV.
+  const beside = (h, g, f, limit, what, b) => {
     const vsG = g === undefined ? null : h / g;
-    const value = `Hearth ${ms(h)}${g === undefined ? "" : `, GSV ${ms(g)} (× ${vsG.toFixed(2)})`}, floor ${ms(f)} (× ${(h / f).toFixed(2)})`;
-    const target = vsG === null ? `≤ ${limit} × GSV (GSV not run)` : `≤ ${limit} × GSV${mark(vsG <= limit)}`;
+    const base = b === undefined ? "" : `; base build ${ms(b)}${g === undefined ? "" : ` (× ${(b / g).toFixed(2)})`}`;
+    const value = `Hearth ${ms(h)}${g === undefined ? "" : `, GSV ${ms(g)} (× ${vsG.toFixed(2)})`}, floor ${ms(f)} (× ${(h / f).toFixed(2)})${base}`;
+    const target = limit === null ? "" : vsG === null ? `≤ ${limit} × GSV (GSV not run)` : `≤ ${limit} × GSV${mark(vsG <= limit)}`;
     row(what, value, target);
   };
-  beside(walls(H.fresh), G && walls(G.fresh), walls(F.fresh), 1.2, `first message of a new conversation, warm isolate, wall (median of ${NEW_MEASURED})`);
-  beside(walls(H.kept), G && walls(G.kept), walls(F.kept), 1.5, `first turn of the main session after a boot, storage kept, wall (median of ${BOOTS} boots)`);
-  beside(walls(H.empty), G && walls(G.empty), walls(F.empty), 1.5, `  the same on empty storage (a first message ever), wall`);
-  beside(cpus(H.fresh), G && cpus(G.fresh), cpus(F.fresh), 1.0, `CPU of a new conversation's first turn (workerd, all threads, minus idle; median of ${NEW_MEASURED})`);
-  beside(cpus(H.kept), G && cpus(G.kept), cpus(F.kept), Infinity, `  CPU of the first main-session turn after a boot, storage kept`);
-  beside(median(H.warm), G && median(G.warm), median(F.warm), 0.8, `CPU of a warm plain turn, main session (${WINDOWS} windows of ${WINDOW}, median)`);
+  beside(walls(H.fresh), G && walls(G.fresh), walls(F.fresh), 1.2, `first message of a new conversation, warm isolate, wall (median of ${NEW_MEASURED})`, B && walls(B.fresh));
+  beside(walls(H.kept), G && walls(G.kept), walls(F.kept), 1.5, `first turn of the main session after a boot, storage kept, wall (median of ${BOOTS} boots)`, B && walls(B.kept));
+  beside(walls(H.empty), G && walls(G.empty), walls(F.empty), 1.5, `  the same on empty storage (a first message ever), wall`, B && walls(B.empty));
+  beside(cpus(H.fresh), G && cpus(G.fresh), cpus(F.fresh), 1.0, `CPU of a new conversation's first turn (workerd, all threads, minus idle; median of ${NEW_MEASURED})`, B && cpus(B.fresh));
+  beside(cpus(H.kept), G && cpus(G.kept), cpus(F.kept), null, `  CPU of the first main-session turn after a boot, storage kept`, B && cpus(B.kept));
+  beside(median(H.warm), G && median(G.warm), median(F.warm), 0.8, `CPU of a warm plain turn, main session, history ~${2 * WARM_TURNS + 4}→${2 * (WARM_TURNS + WINDOWS * WINDOW) + 4} messages (${WINDOWS} windows of ${WINDOW}, median)`, B && median(B.warm));
+  beside(median(H.long), G && median(G.long), median(F.long), 0.8, `  the same at history ~${2 * LONG_TURNS + 4}→${2 * (LONG_TURNS + WINDOWS * WINDOW) + 4}`, B && median(B.long));
   const order = (x) => (x ? `${x.order.inPlace}/30 (${x.order.overtaken} overtaken)` : "n/a");
   row(
     `turns in the order sent, 30 messages 15 ms apart overlapping (main session for GSV)`,
-    `Hearth ${order(H)}${G ? `, GSV ${order(G)}` : ""}`,
+    `Hearth ${order(H)}${G ? `, GSV ${order(G)}` : ""}${B ? `; base build ${order(B)}` : ""}`,
     `Hearth 30/30${mark(H.order?.inPlace === 30)}`,
   );
   if (gsv) row(`GSV ${GSV_COMMIT} upload (its wrangler deploy --dry-run)`, gsv.upload);

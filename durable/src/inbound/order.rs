@@ -28,13 +28,27 @@ pub struct SendOrder {
     /// What the Worker that received it saw of the deliveries numbered
     /// before it (Telegram's `update_id`s, `channels::telegram::arrivals`):
     /// none is unknown (a new isolate, a platform without such numbers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Queued as `"earlier": true` (arrived) or `false` (missing).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "earlier_as_bool")]
     pub earlier: Option<Earlier>,
 }
 
+/// [`Earlier`] as a JSON boolean (an enum's serde code is larger).
+mod earlier_as_bool {
+    use super::Earlier;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(e: &Option<Earlier>, s: S) -> Result<S::Ok, S::Error> {
+        e.map(|e| e == Earlier::Arrived).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Earlier>, D::Error> {
+        Ok(Option::<bool>::deserialize(d)?.map(|arrived| if arrived { Earlier::Arrived } else { Earlier::Missing }))
+    }
+}
+
 /// What the receiving Worker knows of the deliveries before a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Earlier {
     /// Every one reached this Worker and its session (or is later than the
     /// hold, so it is merely the next turn when it comes): nothing sent
@@ -96,6 +110,20 @@ mod tests {
         assert_eq!(o.after.as_deref(), Some("telegram:update:900000"));
         assert_eq!(SendOrder::telegram(1, 1, 0).after.as_deref(), Some("telegram:update:-1"));
         assert_eq!(SendOrder::telegram(1, 1, i64::MIN).after, None);
+    }
+
+    #[test]
+    fn what_the_worker_saw_before_a_message_is_queued_as_a_boolean_and_read_back() {
+        let mut o = SendOrder::telegram(1, 2, 3);
+        assert!(!serde_json::to_string(&o).unwrap().contains("earlier"), "nothing known: nothing written");
+        for (e, json) in [(Earlier::Arrived, r#""earlier":true"#), (Earlier::Missing, r#""earlier":false"#)] {
+            o.earlier = Some(e);
+            let text = serde_json::to_string(&o).unwrap();
+            assert!(text.contains(json), "{text}");
+            assert_eq!(hearth_json::from_str::<SendOrder>(&text).unwrap(), o);
+        }
+        let old: SendOrder = hearth_json::from_str(r#"{"stream":"slack","pos":5}"#).unwrap();
+        assert_eq!(old.earlier, None, "a message queued before this field");
     }
 
     #[test]

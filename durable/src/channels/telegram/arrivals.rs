@@ -25,13 +25,13 @@
 
 use crate::inbound::Earlier;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
 
 /// Updates remembered per bot; older ones are long settled.
 const KEPT: usize = 256;
 
 #[derive(Debug, Clone)]
 struct Seen {
+    id: i64,
     at: i64,
     /// The order stream of its message (`telegram:{chat}`); none until read,
     /// or when it is no message.
@@ -40,31 +40,41 @@ struct Seen {
     done: bool,
 }
 
-/// One bot's recent updates.
+/// One bot's recent updates, by id (ascending; a plain list: they nearly
+/// always arrive in order, so each goes at the end).
 #[derive(Debug, Default)]
 pub struct Arrivals {
-    seen: BTreeMap<i64, Seen>,
+    seen: Vec<Seen>,
 }
 
 impl Arrivals {
+    fn find(&mut self, id: i64) -> Option<&mut Seen> {
+        let at = self.seen.binary_search_by_key(&id, |s| s.id).ok()?;
+        self.seen.get_mut(at)
+    }
+
     /// Update `id` arrived at `now` (being handled).
     pub fn arrive(&mut self, id: i64, now: i64) {
-        self.seen.insert(id, Seen { at: now, stream: None, done: false });
-        while self.seen.len() > KEPT {
-            self.seen.pop_first();
+        let seen = Seen { id, at: now, stream: None, done: false };
+        match self.seen.binary_search_by_key(&id, |s| s.id) {
+            Ok(at) => self.seen[at] = seen,
+            Err(at) => self.seen.insert(at, seen),
+        }
+        if self.seen.len() > KEPT {
+            self.seen.remove(0);
         }
     }
 
     /// Update `id` is a message of `stream`.
     pub fn stream(&mut self, id: i64, stream: &str) {
-        if let Some(s) = self.seen.get_mut(&id) {
+        if let Some(s) = self.find(id) {
             s.stream = Some(stream.to_owned());
         }
     }
 
     /// Update `id` is handled: queued, or answered without a turn.
     pub fn done(&mut self, id: i64) {
-        if let Some(s) = self.seen.get_mut(&id) {
+        if let Some(s) = self.find(id) {
             s.done = true;
         }
     }
@@ -72,7 +82,9 @@ impl Arrivals {
     /// Update `id` was not taken (answered 5xx): Telegram delivers it again,
     /// so until then it is missing.
     pub fn forget(&mut self, id: i64) {
-        self.seen.remove(&id);
+        if let Ok(at) = self.seen.binary_search_by_key(&id, |s| s.id) {
+            self.seen.remove(at);
+        }
     }
 
     /// What this isolate knows of the updates before `id`, a message of
@@ -83,7 +95,9 @@ impl Arrivals {
         // hold ago settles everything below it (Telegram sent those first:
         // any still missing is later than the hold).
         let mut expect = id.checked_sub(1)?;
-        for (&v, s) in self.seen.range(..id).rev() {
+        let below = self.seen.partition_point(|s| s.id < id);
+        for s in self.seen[..below].iter().rev() {
+            let v = s.id;
             if v != expect {
                 // A hole below a recent update: on its way (or at another isolate).
                 return Some(Earlier::Missing);
@@ -106,18 +120,22 @@ impl Arrivals {
 }
 
 thread_local! {
-    /// Per agent (one bot each, one webhook each).
-    static ARRIVALS: RefCell<HashMap<String, Arrivals>> = RefCell::new(HashMap::new());
+    /// Per agent (one bot each, one webhook each; an isolate serves a few).
+    static ARRIVALS: RefCell<Vec<(String, Arrivals)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `f` on agent `agent`'s bot's arrivals in this isolate.
 pub fn with<R>(agent: &str, f: impl FnOnce(&mut Arrivals) -> R) -> R {
     ARRIVALS.with(|a| {
         let mut all = a.borrow_mut();
-        if !all.contains_key(agent) {
-            all.insert(agent.to_owned(), Arrivals::default());
-        }
-        f(all.get_mut(agent).expect("inserted above"))
+        let at = match all.iter().position(|(name, _)| name == agent) {
+            Some(at) => at,
+            None => {
+                all.push((agent.to_owned(), Arrivals::default()));
+                all.len() - 1
+            }
+        };
+        f(&mut all[at].1)
     })
 }
 
@@ -254,7 +272,7 @@ mod tests {
         let next = Arrival::new("t-agent", 11, 20_010);
         assert_eq!(next.earlier(CHAT, HOLD, 20_010), Some(Earlier::Missing), "Telegram delivers 10 again");
         drop(next);
-        with("t-agent", |a| assert!(a.seen.get(&11).unwrap().done, "done when dropped"));
+        with("t-agent", |a| assert!(a.find(11).unwrap().done, "done when dropped"));
 
         let mut big = Arrivals::default();
         steady(&mut big, 0..1_000, OTHER, 0, 10);
