@@ -61,7 +61,7 @@ pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushRepor
     // Each chat's head, read again only when what was read may be out of
     // date: a chat with more pieces after the one sent, anything but a
     // delivery (those may queue notices and reports).
-    let mut heads = outbox.heads_counted()?;
+    let mut heads = outbox.heads()?;
     for _ in 0..MAX_STEPS {
         let now = p.now_ms();
         let Some(at) = heads.iter().position(|(r, _)| r.next_at <= now) else { break };
@@ -72,7 +72,7 @@ pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushRepor
             done.gave_up += outbox.give_up_reply(&head.reply, GaveUp::Expired, &why, now)? as u32;
             let age = human_duration(now.saturating_sub(head.created_at));
             report(p, policy, &head, &format!("still failing after {age} ({why}), so I gave up"))?;
-            heads = outbox.heads_counted()?;
+            heads = outbox.heads()?;
             continue;
         }
         let piece = crate::channels::render(head.target.channel, &head.text, head.markup, head.part == 0, head.opens);
@@ -127,7 +127,7 @@ pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushRepor
             }
         }
         if !delivered || queued > 1 {
-            heads = outbox.heads_counted()?;
+            heads = outbox.heads()?;
         }
     }
     Ok(done)

@@ -186,21 +186,10 @@ impl<'a, S: Sql> Outbox<'a, S> {
         Ok(())
     }
 
-    /// The piece each chat waits on (its oldest pending one), oldest first.
-    pub fn heads(&self) -> Result<Vec<Row>, StorageError> {
-        let rows = self.sql.exec(
-            &format!(
-                "SELECT {COLUMNS} FROM outbox WHERE state = 'pending' AND seq IN \
-                 (SELECT MIN(seq) FROM outbox WHERE state = 'pending' GROUP BY chat) ORDER BY seq"
-            ),
-            &[],
-        )?;
-        Ok(rows.into_iter().map(row).collect())
-    }
-
-    /// [`Self::heads`], each with how many pieces its chat has pending (the
-    /// head included): a chat with one has nothing left once it is sent.
-    pub fn heads_counted(&self) -> Result<Vec<(Row, i64)>, StorageError> {
+    /// The piece each chat waits on (its oldest pending one), oldest first,
+    /// each with how many pieces its chat has pending (the head included):
+    /// a chat with one has nothing left once it is sent.
+    pub fn heads(&self) -> Result<Vec<(Row, i64)>, StorageError> {
         let rows = self.sql.exec(
             &format!(
                 "SELECT {COLUMNS}, (SELECT COUNT(*) FROM outbox AS o WHERE o.state = 'pending' AND o.chat = outbox.chat) \
@@ -220,7 +209,7 @@ impl<'a, S: Sql> Outbox<'a, S> {
 
     /// When the next attempt is due, if anything waits.
     pub fn next_due(&self) -> Result<Option<i64>, StorageError> {
-        Ok(self.heads()?.iter().map(|r| r.next_at).min())
+        Ok(self.heads()?.iter().map(|(r, _)| r.next_at).min())
     }
 
     pub fn mark_sent(&self, seq: i64, now: i64) -> Result<(), StorageError> {
