@@ -103,6 +103,8 @@ export async function startGsv({ telegram, llm, persist, seed = true, files = { 
         name: "gsv",
         modules: true,
         scriptPath: script,
+        // Its build lives outside the repository: module names are taken from there.
+        modulesRoot: path.dirname(script),
         compatibilityDate: "2026-01-28",
         compatibilityFlags: ["nodejs_compat"],
         r2Buckets: ["STORAGE"],
@@ -117,7 +119,10 @@ export async function startGsv({ telegram, llm, persist, seed = true, files = { 
     // GSV logs every step (console.log): drained, not printed into the bench's report.
     handleRuntimeStdio(stdout, stderr) {
       stdout.resume();
-      stderr.resume();
+      // Errors still show (a runtime that fails to start says why there).
+      stderr.on("data", (d) => {
+        if (process.env.GSV_DEBUG || /error/i.test(String(d))) process.stderr.write(d);
+      });
     },
   });
   await mf.ready;
