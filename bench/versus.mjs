@@ -28,7 +28,7 @@ import { burst, inPlace } from "../tests/helpers/burst.mjs";
 import { OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
 import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
 import { percentile } from "../tests/helpers/stats.mjs";
-import { workerdPids, workerdSchedMeter } from "../tests/helpers/workerd-cpu.mjs";
+import { workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../tests/helpers/workerd-cpu.mjs";
 import { gsvBundle, gsvMissing, GSV_COMMIT, startGsv } from "./gsv/gsv.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -52,8 +52,8 @@ const mark = (ok) => (ok ? " ✓" : " ✗");
 async function booted(make) {
   const before = new Set(workerdPids());
   const sys = await make();
-  const meter = workerdSchedMeter(workerdPids().filter((p) => !before.has(p)));
-  return { ...sys, meter };
+  const pids = workerdPids().filter((p) => !before.has(p));
+  return { ...sys, meter: workerdSchedMeter(pids), main: workerdMainThreadMeter(pids) };
 }
 
 /** Posts a Telegram update to the agent's webhook; throws unless it is acknowledged. */
@@ -127,20 +127,24 @@ async function timed(sys, telegram, from, text, chat) {
   const want = telegram.sent().length + 1;
   await sleep(20);
   const c0 = sys.meter.read();
+  const m0 = sys.main.read();
   const t0 = performance.now();
   await sys.send(from, text, chat);
   await telegram.untilSent(want, { timeoutMs: 20000 });
   const wall = performance.now() - t0;
   await sleep(TAIL_MS);
-  return { wall, cpu: sys.meter.read() - c0 - sys.idlePerMs * (performance.now() - t0) };
+  const idle = performance.now() - t0;
+  return { wall, cpu: sys.meter.read() - c0 - sys.idlePerMs * idle, main: sys.main.read() - m0 - (sys.mainIdlePerMs ?? 0) * idle };
 }
 
-/** What the system's workerd burns idle, per ms (timers, housekeeping). */
+/** What the system's workerd burns idle, per ms (timers, housekeeping): all threads, the main thread. */
 async function idleRate(sys, ms = 1500) {
   const c0 = sys.meter.read();
+  const m0 = sys.main.read();
   const t0 = performance.now();
   await sleep(ms);
-  return (sys.meter.read() - c0) / (performance.now() - t0);
+  const span = performance.now() - t0;
+  return [(sys.meter.read() - c0) / span, (sys.main.read() - m0) / span];
 }
 
 function tmpDir(tag) {
@@ -189,7 +193,7 @@ async function warm(systems, telegram, llm, by) {
   const live = [];
   try {
     for (const s of systems) live.push({ s, sys: await s.boot({ telegram, llm }) });
-    for (const { sys } of live) sys.idlePerMs = await idleRate(sys);
+    for (const { sys } of live) [sys.idlePerMs, sys.mainIdlePerMs] = await idleRate(sys);
     for (const { sys } of live) {
       await timed(sys, telegram, OWNER, "warm");
       await timed(sys, telegram, OWNER, "warm again");
@@ -209,10 +213,13 @@ async function warm(systems, telegram, llm, by) {
         for (const { s, sys } of live) {
           await sleep(TAIL_MS);
           const c0 = sys.meter.read();
+          const m0 = sys.main.read();
           const t0 = performance.now();
           for (let i = 0; i < WINDOW; i++) await plain(sys, `warm ${w}.${i}`);
           await sleep(TAIL_MS);
-          by[s.name][into].push((sys.meter.read() - c0 - sys.idlePerMs * (performance.now() - t0)) / WINDOW);
+          const span = performance.now() - t0;
+          by[s.name][into].push((sys.meter.read() - c0 - sys.idlePerMs * span) / WINDOW);
+          by[s.name][`${into}Main`].push((sys.main.read() - m0 - sys.mainIdlePerMs * span) / WINDOW);
         }
       }
     };
@@ -253,7 +260,7 @@ export async function bench() {
     row("GSV", missing);
   }
   const systems = [HEARTH, ...(BASE ? [BASE] : []), ...(gsv ? [GSV] : []), FLOOR];
-  const by = Object.fromEntries(systems.map((s) => [s.name, { kept: [], empty: [], fresh: [], warm: [], long: [] }]));
+  const by = Object.fromEntries(systems.map((s) => [s.name, { kept: [], empty: [], fresh: [], warm: [], long: [], warmMain: [], longMain: [] }]));
   const telegram = await startTelegram();
   const llm = await startLlm();
   const load0 = os.loadavg()[0];
@@ -271,6 +278,7 @@ export async function bench() {
   const ms = (x) => `${x.toFixed(1)} ms`;
   const walls = (xs) => median(xs.map((t) => t.wall));
   const cpus = (xs) => median(xs.map((t) => t.cpu));
+  const mains = (xs) => median(xs.map((t) => t.main));
   // "Hearth vs GSV (× r) vs floor (× r)"; the target's ratio against GSV, or, without GSV, against the floor.
   // `b`: the base build's figure (VERSUS_BASE), and its ratio to GSV.
   const beside = (h, g, f, limit, what, b) => {
@@ -284,9 +292,12 @@ export async function bench() {
   beside(walls(H.kept), G && walls(G.kept), walls(F.kept), 1.5, `first turn of the main session after a boot, storage kept, wall (median of ${BOOTS} boots)`, B && walls(B.kept));
   beside(walls(H.empty), G && walls(G.empty), walls(F.empty), 1.5, `  the same on empty storage (a first message ever), wall`, B && walls(B.empty));
   beside(cpus(H.fresh), G && cpus(G.fresh), cpus(F.fresh), 1.0, `CPU of a new conversation's first turn (workerd, all threads, minus idle; median of ${NEW_MEASURED})`, B && cpus(B.fresh));
+  beside(mains(H.fresh), G && mains(G.fresh), mains(F.fresh), null, `  the same, workerd's main thread only (no background compiles or GC)`, B && mains(B.fresh));
   beside(cpus(H.kept), G && cpus(G.kept), cpus(F.kept), null, `  CPU of the first main-session turn after a boot, storage kept`, B && cpus(B.kept));
   beside(median(H.warm), G && median(G.warm), median(F.warm), 0.8, `CPU of a warm plain turn, main session, history ~${2 * WARM_TURNS + 4}→${2 * (WARM_TURNS + WINDOWS * WINDOW) + 4} messages (${WINDOWS} windows of ${WINDOW}, median)`, B && median(B.warm));
+  beside(median(H.warmMain), G && median(G.warmMain), median(F.warmMain), null, `  the same, workerd's main thread only`, B && median(B.warmMain));
   beside(median(H.long), G && median(G.long), median(F.long), 0.8, `  the same at history ~${2 * LONG_TURNS + 4}→${2 * (LONG_TURNS + WINDOWS * WINDOW) + 4}`, B && median(B.long));
+  beside(median(H.longMain), G && median(G.longMain), median(F.longMain), null, `  the same at ~400, main thread only`, B && median(B.longMain));
   const order = (x) => (x ? `${x.order.inPlace}/30 (${x.order.overtaken} overtaken)` : "n/a");
   row(
     `turns in the order sent, 30 messages 15 ms apart overlapping (main session for GSV)`,

@@ -102,3 +102,21 @@ export function workerdSchedMeter(pids = workerdPids()) {
     },
   };
 }
+
+/**
+ * [`workerdSchedMeter`] of each workerd's main thread only (its thread id is
+ * its pid): where every isolate's JavaScript and WASM run and the I/O is
+ * driven, without V8's background threads (optimising compiles, concurrent
+ * GC), which a turn's own time limit does not count.
+ */
+export function workerdMainThreadMeter(pids = workerdPids()) {
+  if (!pids.length) throw new Error("no workerd process found under this Node process");
+  return {
+    pids,
+    read() {
+      let ns = 0;
+      for (const pid of pids) ns += Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
+      return ns / 1e6;
+    },
+  };
+}
