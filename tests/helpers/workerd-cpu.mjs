@@ -83,14 +83,14 @@ export function workerdCpuMeter(pids = workerdPids()) {
  * (nanoseconds; the `stat` ticks are 10 ms, too coarse for one turn).
  * Threads started later (V8's compile workers) are counted as they appear.
  */
-export function workerdSchedMeter(pids = workerdPids()) {
+export function workerdSchedMeter(pids = workerdPids(), { mainOnly = false } = {}) {
   if (!pids.length) throw new Error("no workerd process found under this Node process");
   return {
     pids,
     read() {
       let ns = 0;
       for (const pid of pids) {
-        for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+        for (const tid of mainOnly ? [String(pid)] : fs.readdirSync(`/proc/${pid}/task`)) {
           try {
             ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
           } catch {
@@ -109,14 +109,4 @@ export function workerdSchedMeter(pids = workerdPids()) {
  * driven, without V8's background threads (optimising compiles, concurrent
  * GC), which a turn's own time limit does not count.
  */
-export function workerdMainThreadMeter(pids = workerdPids()) {
-  if (!pids.length) throw new Error("no workerd process found under this Node process");
-  return {
-    pids,
-    read() {
-      let ns = 0;
-      for (const pid of pids) ns += Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]);
-      return ns / 1e6;
-    },
-  };
-}
+export const workerdMainThreadMeter = (pids = workerdPids()) => workerdSchedMeter(pids, { mainOnly: true });
