@@ -26,6 +26,7 @@ const OUT = path.join(HERE, "out");
  */
 export const PIECES = [
   { name: "turns", rows: "turns.mjs" },
+  { name: "versus", rows: "versus.mjs" },
   { name: "api", rows: "api.mjs" },
   { name: "discord", rows: "discord.mjs" },
   { name: "dreams", rows: "dreams.mjs" },

@@ -314,24 +314,50 @@ impl FetchHttp {
         let Some(reader) = crate::js::BodyReader::of(&resp) else {
             return Ok(HttpStream { status, headers, body: Box::pin(futures::stream::empty()) });
         };
-        let pieces = futures::stream::unfold(Some((reader, controller)), move |state| async move {
-            let (reader, controller) = state?;
-            let read = match select(Box::pin(reader.next()), Box::pin(Delay::from(idle))).await {
-                Either::Left((read, _)) => Some(read),
-                Either::Right(_) => None,
+        // One timer per quiet stretch, not one per piece (a model's answer
+        // comes in hundreds of pieces): when it fires, the time since the
+        // last piece says whether the stream is idle or the timer is set
+        // again for the rest.
+        let reading = Reading { reader, controller, timer: Box::pin(Delay::from(idle)), last: Date::now().as_millis() };
+        let idle_ms = idle.as_millis() as u64;
+        let pieces = futures::stream::unfold(Some(reading), move |state| async move {
+            let mut st = state?;
+            let mut read = Box::pin(st.reader.next());
+            let read = loop {
+                match select(read, st.timer.as_mut()).await {
+                    Either::Left((read, _)) => break Some(read),
+                    Either::Right(((), pending)) => {
+                        let quiet = Date::now().as_millis().saturating_sub(st.last);
+                        if quiet >= idle_ms {
+                            break None;
+                        }
+                        st.timer = Box::pin(Delay::from(Duration::from_millis(idle_ms - quiet)));
+                        read = pending;
+                    }
+                }
             };
+            st.last = Date::now().as_millis();
             match read {
-                Some(Ok(Some(piece))) => Some((Ok(piece), Some((reader, controller)))),
+                Some(Ok(Some(piece))) => Some((Ok(piece), Some(st))),
                 Some(Ok(None)) => None,
                 Some(Err(e)) => Some((Err(HttpError::Network(e.to_string())), None)),
                 None => {
-                    controller.abort();
+                    st.controller.abort();
                     Some((Err(HttpError::Timeout), None))
                 }
             }
         });
         Ok(HttpStream { status, headers, body: Box::pin(pieces) })
     }
+}
+
+/// A streamed body being read: its reader, the request's abort, the timer
+/// of the current quiet stretch and when the last piece came (ms).
+struct Reading {
+    reader: crate::js::BodyReader,
+    controller: AbortController,
+    timer: std::pin::Pin<Box<Delay>>,
+    last: u64,
 }
 
 /// A request's body as JSON, decoded in Rust. (`Request::json` decodes it

@@ -4,7 +4,9 @@
 // posts each event on its own request): here every message is sent 15 ms
 // after the one before, all requests in flight together, and about half
 // arrive after the one sent just after them (helpers/burst.mjs). The
-// answers must come in the order sent.
+// answers must come in the order sent. And a message after a pause is not
+// held for stragglers that nothing says are coming (ORDER_HOLD_MS is 3 s
+// there, so that a hold is unmistakable).
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -17,8 +19,10 @@ import { signedHeaders, startSlack } from "./helpers/slack-standin.mjs";
 const BURST = 5101;
 const RESET = 5102;
 const COMPACT = 5103;
+const PAUSE = [5111, 5112, 5113];
 const SLACK_SECRET = "slack-signing-secret-for-order";
 const SLACK_FRIEND = "U0ORDER001";
+const SLACK_HOLD = 1500;
 
 /** `burst` (helpers/burst.mjs), every webhook acknowledged and the requests truly overtaking. */
 async function overtaking(n, send, seed) {
@@ -51,6 +55,10 @@ describe("telegram: turns in the order sent", () => {
         CONTEXT_RESERVE: "200",
       },
     });
+    // A Worker that has been running: its isolate received the bot's update
+    // before the burst (here an edit, which starts no turn), so it can tell
+    // when one of the burst's is still on its way.
+    assert.equal((await h.sendUpdate(tgUpdate({ from: BURST, text: "edited", edited: true }))).status, 200);
   });
   after(() => h.close());
   beforeEach(() => h.reset());
@@ -125,6 +133,63 @@ describe("telegram: turns in the order sent", () => {
   });
 });
 
+describe("telegram: a message after a pause is not held", () => {
+  const HOLD = 1500;
+  /** One message from `chat` to its answer: ms. */
+  async function answered(h, chat, text) {
+    const want = sentTo(h, chat).length + 1;
+    const t0 = performance.now();
+    assert.equal((await h.sendUpdate(tgUpdate({ from: chat, text }))).status, 200);
+    await h.until(() => sentTo(h, chat).length >= want, { what: `the answer to ${text}`, timeoutMs: HOLD * 3 });
+    return performance.now() - t0;
+  }
+
+  test("a fresh Worker's first message, a new chat's, chats taking turns and a quick follow-up start at once", async (t) => {
+    const h = await startHearth({ bindings: { ALLOW_FROM: PAUSE.map((c) => `telegram:${c}`).join(","), ORDER_HOLD_MS: String(HOLD) } });
+    try {
+      const times = {};
+      // The isolate's first update: it knows nothing before it, and the chat had nothing in the last second.
+      times.first = await answered(h, PAUSE[0], "first ever");
+      // What came before its first update is settled once a hold has passed since.
+      await new Promise((r) => setTimeout(r, HOLD));
+      // A new chat's first message: the isolate saw every update before it arrive.
+      times.newChat = await answered(h, PAUSE[1], "hello");
+      // Two chats taking turns: the update before each went to the other chat.
+      times.turns = [];
+      for (let i = 0; i < 4; i++) times.turns.push(await answered(h, PAUSE[1 + (i % 2)], `turn ${i}`));
+      // A second message right after an answer (well within a second).
+      times.followUp = await answered(h, PAUSE[2], "and another thing");
+      t.diagnostic(JSON.stringify(times, (k, v) => (typeof v === "number" ? Math.round(v) : v)));
+      for (const ms of [times.first, times.newChat, ...times.turns, times.followUp]) {
+        assert.ok(ms < HOLD / 2, `answered in ${JSON.stringify(times, (k, v) => (typeof v === "number" ? Math.round(v) : v))} ms (hold ${HOLD})`);
+      }
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("a burst reaching a fresh Worker: the first message, overtaken, is answered first when it comes while the next one's turn prepares", async () => {
+    const h = await startHearth({ bindings: { ALLOW_FROM: `telegram:${PAUSE[0]}` } });
+    try {
+      // "typing…" takes as long as a real round trip to Telegram can: the
+      // turn of K-1 prepares (typing, recall, the workspace) meanwhile.
+      h.telegram.state.latencyMs.sendChatAction = 400;
+      const [k0, k1] = [tgUpdate({ from: PAUSE[0], text: "K-0" }), tgUpdate({ from: PAUSE[0], text: "K-1" })];
+      // K-1 overtakes K-0 and reaches a Worker that knows nothing yet.
+      const second = h.sendUpdate(k1);
+      await new Promise((r) => setTimeout(r, 100));
+      const first = h.sendUpdate(k0);
+      for (const r of await Promise.all([second, first])) assert.equal(r.status, 200);
+      await h.until(() => sentTo(h, PAUSE[0]).length === 2, { what: "two answers" });
+      assert.deepEqual(sentTo(h, PAUSE[0]), ["echo: K-0", "echo: K-1"]);
+      const asked = h.llm.requests.map((r) => lastText(r.body));
+      assert.deepEqual(asked.map((t) => t.match(/K-\d/)?.[0]), ["K-0", "K-1"], "K-1's turn stepped back before its model call");
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe("slack: turns in the order sent", () => {
   let h;
   let slack;
@@ -137,6 +202,8 @@ describe("slack: turns in the order sent", () => {
         SLACK_API_BASE: slack.base,
         ALLOW_FROM: `slack:${SLACK_FRIEND}`,
         STREAM_REPLIES: "off",
+        // Long enough that a held message is unmistakable.
+        ORDER_HOLD_MS: String(SLACK_HOLD),
       },
     });
   });
@@ -163,7 +230,14 @@ describe("slack: turns in the order sent", () => {
     });
   }
 
-  test("30 messages 15 ms apart, overtaking each other, are answered 30/30 in the order sent", async () => {
+  test("30 messages 15 ms apart, overtaking each other, right after a message (a conversation going on), are answered 30/30 in the order sent", async () => {
+    // Slack numbers nothing without gaps: a session holds a message for
+    // stragglers only when another came within the last second. Here the
+    // person wrote a moment before the burst.
+    const pre = dm("S-pre", `${Math.floor(Date.now() / 1000) - 1}.000001`, 99);
+    assert.equal((await h.fetch("/slack/main", { method: "POST", headers: signedHeaders(SLACK_SECRET, pre), body: pre })).status, 200);
+    await h.until(() => slack.posted().length === 1, { what: "the first answer" });
+    slack.reset();
     h.llm.state.defaultDelayMs = 20;
     const t0 = Date.now();
     // Slack's ts: seconds and microseconds of when each was posted, 15 ms apart.
@@ -177,5 +251,16 @@ describe("slack: turns in the order sent", () => {
     const got = slack.posted().map((p) => p.body.text);
     const want = bodies.map((_, i) => `echo: S-${i}`);
     assert.equal(inPlace(got, want), 30, `answered ${got.map((t) => t.slice(6)).join(",")}`);
+  });
+
+  test("a message after a pause is answered at once, not held", async () => {
+    await new Promise((r) => setTimeout(r, 1100)); // nothing from this person in the last second
+    const us = Date.now() * 1000;
+    const body = dm("after a pause", `${Math.floor(us / 1e6)}.${String(us % 1e6).padStart(6, "0")}`, 200);
+    const t0 = performance.now();
+    assert.equal((await h.fetch("/slack/main", { method: "POST", headers: signedHeaders(SLACK_SECRET, body), body })).status, 200);
+    await h.until(() => slack.posted().length === 1, { what: "the answer" });
+    const ms = performance.now() - t0;
+    assert.ok(ms < SLACK_HOLD / 2, `answered in ${ms.toFixed(0)} ms (hold ${SLACK_HOLD} ms)`);
   });
 });

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub use channel::ChannelKind;
 pub use context::MessageContext;
-pub use order::SendOrder;
+pub use order::{Earlier, SendOrder};
 
 /// The API thread that is the owner's main session.
 pub const MAIN_THREAD: &str = "main";

@@ -132,6 +132,9 @@ impl From<String> for SqlValue {
 #[derive(Debug, Default)]
 pub struct SchemaMemo {
     pub(crate) known: std::cell::RefCell<Option<SchemaVersions>>,
+    /// When this object last ran each of its periodic chores (pruning old
+    /// rows, [`crate::storage::chore_due`]).
+    pub(crate) chores: std::cell::RefCell<Vec<(&'static str, i64)>>,
 }
 
 /// The rows of a database's `schema_versions` table, whether the table

@@ -125,6 +125,27 @@ const VERSIONS_TABLE: &str =
 /// that finds its column has nothing to do. Without such a statement to run,
 /// the statements and the version's record go to the database in one call
 /// ([`Sql::exec_batch`]).
+/// Whether this object's chore `name` (pruning rows past their retention)
+/// should run at `now`: once per `every_ms` per object (a woken object runs
+/// it on its first turn), on every call for a database without a memo. A
+/// retention kept a little longer costs nothing; a `DELETE` on every turn
+/// costs a statement each.
+pub fn chore_due<S: Sql + ?Sized>(sql: &S, name: &'static str, now: i64, every_ms: i64) -> bool {
+    let Some(memo) = sql.schemas() else { return true };
+    let mut chores = memo.chores.borrow_mut();
+    match chores.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, last)) if now.saturating_sub(*last) < every_ms => false,
+        Some((_, last)) => {
+            *last = now;
+            true
+        }
+        None => {
+            chores.push((name, now));
+            true
+        }
+    }
+}
+
 pub fn ensure<S: Sql + ?Sized>(sql: &S, schema: &Schema) -> Result<(), StorageError> {
     setup(sql, schema, None)
 }
@@ -353,6 +374,27 @@ mod tests {
         let newer = Counting { db: Default::default(), memo: Default::default(), run: Default::default() };
         newer.db.exec("CREATE TABLE t (a, b)", &[]).unwrap();
         ensure(&newer, &TABLES).unwrap();
+    }
+
+    #[test]
+    fn a_chore_runs_once_per_period_per_object_and_always_without_a_memo() {
+        use crate::testing::MemSql;
+        let sql = MemSql::default();
+        assert!(chore_due(&sql, "prune", 1_000, 3_600_000), "the first turn of a woken object");
+        assert!(!chore_due(&sql, "prune", 2_000, 3_600_000));
+        assert!(chore_due(&sql, "other", 2_000, 3_600_000), "chores are apart");
+        assert!(!chore_due(&sql, "prune", 3_600_999, 3_600_000));
+        assert!(chore_due(&sql, "prune", 3_601_000, 3_600_000), "an hour on");
+        assert!(!chore_due(&sql, "prune", 3_601_001, 3_600_000));
+        // Another object (its own memo) runs it on its own first turn.
+        assert!(chore_due(&MemSql::default(), "prune", 3_601_001, 3_600_000));
+        struct Plain;
+        impl Sql for Plain {
+            fn exec(&self, _: &str, _: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
+                Ok(vec![])
+            }
+        }
+        assert!(chore_due(&Plain, "prune", 1, 3_600_000) && chore_due(&Plain, "prune", 2, 3_600_000));
     }
 
     #[test]

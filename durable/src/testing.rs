@@ -456,6 +456,9 @@ pub struct RecordingChannel {
     pub script: RefCell<VecDeque<SendOutcome>>,
     pub down: RefCell<std::collections::HashMap<String, SendOutcome>>,
     pub typing: Cell<u32>,
+    /// "typing…" takes a moment (one poll), as a real chat's call does: a
+    /// test can queue another message while a turn prepares.
+    pub typing_yields: Cell<bool>,
     /// Attachments it can serve, by handle; every fetch is recorded.
     pub media: RefCell<std::collections::HashMap<String, Vec<u8>>>,
     pub fetched: RefCell<Vec<String>>,
@@ -530,6 +533,9 @@ impl Channel for RecordingChannel {
     }
     async fn typing(&self, _target: &ReplyTarget) {
         self.typing.set(self.typing.get() + 1);
+        if self.typing_yields.get() {
+            YieldOnce::default().await;
+        }
     }
     async fn fetch_media(
         &self,

@@ -15,8 +15,11 @@ export const FLOOR = "floor";
 /**
  * A new Miniflare running `js` + `wasm` (contents), ready; with `floor`, the
  * JS I/O floor worker instead (same bindings). `allow`: more allowed chats.
+ * `defaults`: the settings users get (else the order hold is off, see
+ * below); `persist`: a folder for R2 and the objects' storage (a later
+ * Miniflare on it is a boot with the storage kept).
  */
-export async function coldMiniflare({ js, wasm, floor, telegram, llm, inspectorPort, allow = [] }) {
+export async function coldMiniflare({ js, wasm, floor, telegram, llm, inspectorPort, allow = [], defaults = false, persist }) {
   const mf = new Miniflare({
     modulesRoot: ROOT,
     modules: floor
@@ -34,10 +37,11 @@ export async function coldMiniflare({ js, wasm, floor, telegram, llm, inspectorP
       OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: [FRIEND, ...allow].map((id) => `telegram:${id}`).join(","), RESET_DAILY_AT: "off",
       // The floor does not order messages: the hold a first message waits for
       // a straggler (+ORDER_HOLD_MS wall, one alarm) is the order rows' figure.
-      ORDER_HOLD_MS: "0",
+      ...(defaults ? {} : { ORDER_HOLD_MS: "0" }),
     },
     cf: false,
     ...(inspectorPort ? { inspectorPort } : {}),
+    ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
   });
   await mf.ready;
   return mf;

@@ -74,6 +74,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     requests: [],
     failures: new Map(), // method -> [{status, body}]
     outages: [], // {method, chat, after, status, body}
+    latencyMs: {}, // method -> ms it takes to answer
     fileBytes: new Map(), // file_id -> {bytes, path}
     nextMessageId: 1000,
     // Messages the bot has in each chat, by `${chat}:${message_id}`: their text and reply_markup
@@ -155,6 +156,8 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
     } else if (outage) {
       return sendJson(res, outage.status, outage.body);
     }
+    // A method that takes a while, as the real API's round trip does (ms).
+    if (state.latencyMs[method]) await sleep(state.latencyMs[method]);
     const scripted = state.failures.get(method);
     if (scripted && scripted.length) {
       const f = scripted.shift();
@@ -344,6 +347,7 @@ export async function startTelegram({ token = "123456:TEST-TOKEN", username = "h
       state.failures.clear();
       state.outages.length = 0;
       state.messages.clear();
+      state.latencyMs = {};
     },
     close: () => new Promise((r) => server.close(r)),
   };

@@ -83,14 +83,14 @@ export function workerdCpuMeter(pids = workerdPids()) {
  * (nanoseconds; the `stat` ticks are 10 ms, too coarse for one turn).
  * Threads started later (V8's compile workers) are counted as they appear.
  */
-export function workerdSchedMeter(pids = workerdPids()) {
+export function workerdSchedMeter(pids = workerdPids(), { mainOnly = false } = {}) {
   if (!pids.length) throw new Error("no workerd process found under this Node process");
   return {
     pids,
     read() {
       let ns = 0;
       for (const pid of pids) {
-        for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+        for (const tid of mainOnly ? [String(pid)] : fs.readdirSync(`/proc/${pid}/task`)) {
           try {
             ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
           } catch {
@@ -102,3 +102,11 @@ export function workerdSchedMeter(pids = workerdPids()) {
     },
   };
 }
+
+/**
+ * [`workerdSchedMeter`] of each workerd's main thread only (its thread id is
+ * its pid): where every isolate's JavaScript and WASM run and the I/O is
+ * driven, without V8's background threads (optimising compiles, concurrent
+ * GC), which a turn's own time limit does not count.
+ */
+export const workerdMainThreadMeter = (pids = workerdPids()) => workerdSchedMeter(pids, { mainOnly: true });

@@ -58,20 +58,27 @@ pub fn next_due<S: Sql>(sql: &S) -> Result<Option<i64>, StorageError> {
 pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushReport, StorageError> {
     let outbox = Outbox::open(p.sql())?;
     let mut done = FlushReport::default();
+    // Each chat's head, read again only when what was read may be out of
+    // date: a chat with more pieces after the one sent, anything but a
+    // delivery (those may queue notices and reports).
+    let mut heads = outbox.heads()?;
     for _ in 0..MAX_STEPS {
         let now = p.now_ms();
-        let Some(head) = outbox.heads()?.into_iter().find(|r| r.next_at <= now) else { break };
+        let Some(at) = heads.iter().position(|(r, _)| r.next_at <= now) else { break };
+        let (head, queued) = heads.remove(at);
         let give_up_at = head.created_at.saturating_add(policy.settings.give_up_ms);
         if now >= give_up_at {
             let why = head.last_error.clone().unwrap_or_else(|| "not sent in time".into());
             done.gave_up += outbox.give_up_reply(&head.reply, GaveUp::Expired, &why, now)? as u32;
             let age = human_duration(now.saturating_sub(head.created_at));
             report(p, policy, &head, &format!("still failing after {age} ({why}), so I gave up"))?;
+            heads = outbox.heads()?;
             continue;
         }
         let piece = crate::channels::render(head.target.channel, &head.text, head.markup, head.part == 0, head.opens);
         let outcome = p.channel().send_chunk(&head.target, &piece).await;
         let now = p.now_ms();
+        let delivered = outcome == SendOutcome::Delivered;
         match outcome {
             SendOutcome::Delivered => {
                 outbox.mark_sent(head.seq, now)?;
@@ -118,6 +125,9 @@ pub async fn flush<P: Platform>(p: &P, policy: &Policy<'_>) -> Result<FlushRepor
                 };
                 report(p, policy, &head, &format!("the chat cannot be reached ({why}){also}"))?;
             }
+        }
+        if !delivered || queued > 1 {
+            heads = outbox.heads()?;
         }
     }
     Ok(done)

@@ -173,8 +173,12 @@ impl<'a, S: Sql> Outbox<'a, S> {
         self.sql.exec_atomic(statements)
     }
 
-    /// Forgets delivered pieces and old failures past their retention.
+    /// Forgets delivered pieces and old failures past their retention (at
+    /// most once an hour per object: a statement on every reply otherwise).
     pub fn prune(&self, now: i64) -> Result<(), StorageError> {
+        if !crate::storage::chore_due(self.sql, "outbox-prune", now, 3600 * 1000) {
+            return Ok(());
+        }
         self.sql.exec(
             "DELETE FROM outbox WHERE (state = 'sent' AND done_at < ?) OR (state NOT IN ('pending', 'sent') AND done_at < ?)",
             &[(now - SENT_RETENTION_MS).into(), (now - FAILED_RETENTION_MS).into()],
@@ -182,21 +186,30 @@ impl<'a, S: Sql> Outbox<'a, S> {
         Ok(())
     }
 
-    /// The piece each chat waits on (its oldest pending one), oldest first.
-    pub fn heads(&self) -> Result<Vec<Row>, StorageError> {
+    /// The piece each chat waits on (its oldest pending one), oldest first,
+    /// each with how many pieces its chat has pending (the head included):
+    /// a chat with one has nothing left once it is sent.
+    pub fn heads(&self) -> Result<Vec<(Row, i64)>, StorageError> {
         let rows = self.sql.exec(
             &format!(
-                "SELECT {COLUMNS} FROM outbox WHERE state = 'pending' AND seq IN \
+                "SELECT {COLUMNS}, (SELECT COUNT(*) FROM outbox AS o WHERE o.state = 'pending' AND o.chat = outbox.chat) \
+                 FROM outbox WHERE state = 'pending' AND seq IN \
                  (SELECT MIN(seq) FROM outbox WHERE state = 'pending' GROUP BY chat) ORDER BY seq"
             ),
             &[],
         )?;
-        Ok(rows.into_iter().map(row).collect())
+        Ok(rows
+            .into_iter()
+            .map(|mut r| {
+                let queued = r.pop().and_then(|v| v.as_i64()).unwrap_or(i64::MAX);
+                (row(r), queued)
+            })
+            .collect())
     }
 
     /// When the next attempt is due, if anything waits.
     pub fn next_due(&self) -> Result<Option<i64>, StorageError> {
-        Ok(self.heads()?.iter().map(|r| r.next_at).min())
+        Ok(self.heads()?.iter().map(|(r, _)| r.next_at).min())
     }
 
     pub fn mark_sent(&self, seq: i64, now: i64) -> Result<(), StorageError> {

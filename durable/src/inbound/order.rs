@@ -25,11 +25,44 @@ pub struct SendOrder {
     /// so this message need not wait for stragglers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
+    /// What the Worker that received it saw of the deliveries numbered
+    /// before it (Telegram's `update_id`s, `channels::telegram::arrivals`):
+    /// none is unknown (a new isolate, a platform without such numbers).
+    /// Queued as `"earlier": true` (arrived) or `false` (missing).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "earlier_as_bool")]
+    pub earlier: Option<Earlier>,
+}
+
+/// [`Earlier`] as a JSON boolean (an enum's serde code is larger).
+mod earlier_as_bool {
+    use super::Earlier;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(e: &Option<Earlier>, s: S) -> Result<S::Ok, S::Error> {
+        e.map(|e| e == Earlier::Arrived).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Earlier>, D::Error> {
+        Ok(Option::<bool>::deserialize(d)?.map(|arrived| if arrived { Earlier::Arrived } else { Earlier::Missing }))
+    }
+}
+
+/// What the receiving Worker knows of the deliveries before a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Earlier {
+    /// Every one reached this Worker and its session (or is later than the
+    /// hold, so it is merely the next turn when it comes): nothing sent
+    /// before this one can still overtake it.
+    Arrived,
+    /// One of them is still on its way (one after it arrived, it did not
+    /// yet), or still being queued by this Worker for the same chat: a
+    /// straggler is likely.
+    Missing,
 }
 
 impl SendOrder {
     pub fn new(stream: impl Into<String>, pos: i64) -> SendOrder {
-        SendOrder { stream: stream.into(), pos, after: None }
+        SendOrder { stream: stream.into(), pos, after: None, earlier: None }
     }
 
     /// The order of a Telegram message: its `message_id` within its chat
@@ -40,6 +73,7 @@ impl SendOrder {
             stream: format!("telegram:{chat_id}"),
             pos: message_id,
             after: update_id.checked_sub(1).map(|u| format!("telegram:update:{u}")),
+            earlier: None,
         }
     }
 
@@ -76,6 +110,20 @@ mod tests {
         assert_eq!(o.after.as_deref(), Some("telegram:update:900000"));
         assert_eq!(SendOrder::telegram(1, 1, 0).after.as_deref(), Some("telegram:update:-1"));
         assert_eq!(SendOrder::telegram(1, 1, i64::MIN).after, None);
+    }
+
+    #[test]
+    fn what_the_worker_saw_before_a_message_is_queued_as_a_boolean_and_read_back() {
+        let mut o = SendOrder::telegram(1, 2, 3);
+        assert!(!serde_json::to_string(&o).unwrap().contains("earlier"), "nothing known: nothing written");
+        for (e, json) in [(Earlier::Arrived, r#""earlier":true"#), (Earlier::Missing, r#""earlier":false"#)] {
+            o.earlier = Some(e);
+            let text = serde_json::to_string(&o).unwrap();
+            assert!(text.contains(json), "{text}");
+            assert_eq!(hearth_json::from_str::<SendOrder>(&text).unwrap(), o);
+        }
+        let old: SendOrder = hearth_json::from_str(r#"{"stream":"slack","pos":5}"#).unwrap();
+        assert_eq!(old.earlier, None, "a message queued before this field");
     }
 
     #[test]

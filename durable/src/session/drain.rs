@@ -8,6 +8,7 @@ use super::prefix::{prefetch, prepare};
 use super::preview;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
+use super::sequence::Start;
 use super::store::{InboxItem, SessionStore};
 use super::turn::run_turn;
 use crate::clock;
@@ -49,8 +50,9 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         };
         let hold = deps.config.order_hold_ms;
-        if let Some(at) = super::sequence::wait_until(&store, &item, &inbound, hold, p.now_ms())? {
-            // A message sent just before it may still be on its way.
+        let start = super::sequence::wait_until(&store, &item, &inbound, hold, p.now_ms())?;
+        if let Start::At(at) = start {
+            // A message sent just before it is likely on its way.
             report.wake_at = Some(at);
             break;
         }
@@ -172,6 +174,11 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         };
         let typing = p.channel().typing(&inbound.reply_target);
         let (recall, (), ()) = futures::future::join3(recall, prefetch(p, deps, &session_id, starting), typing).await;
+        if start == Start::Watching && gave_way(&store, &item, &inbound)? {
+            // One sent before it arrived meanwhile: that one first (nothing
+            // of this turn is written yet; it is taken again after).
+            continue;
+        }
         // Attachments are fetched and stored once, before the message is started.
         let attached = if item.active {
             Vec::new()
@@ -209,6 +216,19 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
     reply::flush(p, deps).await?;
     meter::flush(p, deps).await?;
     Ok(report)
+}
+
+/// Whether a message of `inbound`'s stream sent before it arrived while its
+/// turn prepared (see `sequence`, "give way before the model call").
+fn gave_way<S: crate::ports::Sql>(
+    store: &SessionStore<'_, S>,
+    item: &InboxItem,
+    inbound: &Inbound,
+) -> Result<bool, StorageError> {
+    match &inbound.order {
+        Some(order) => store.sent_before_waiting(item, order),
+        None => Ok(false),
+    }
 }
 
 /// Told when a message failed every attempt.

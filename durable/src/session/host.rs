@@ -408,18 +408,19 @@ impl<R: SessionRuntime> SessionHost<R> {
         let held = super::meter::held(&deps);
         self.rearm(&store, held, report.wake_at).await?;
         let session_id = store.meta("session_id").ok().flatten();
-        let last = match &session_id {
-            Some(id) => super::label::last_message(&store, id).ok().flatten(),
-            None => None,
-        };
-        let touch = SessionTouch {
+        let mut touch = SessionTouch {
             session_key: key,
             session_id,
             updated_at: store.meta("updated_at").ok().flatten().and_then(|v| v.parse::<i64>().ok()),
             title: self.watch.speaker(),
-            last,
+            last: None,
         };
         if self.worth_registering(&touch) {
+            // The listing's label, read only when the registry hears of it.
+            touch.last = match &touch.session_id {
+                Some(id) => super::label::last_message(&store, id).ok().flatten(),
+                None => None,
+            };
             match self.runtime.register(&touch).await {
                 Ok(()) => *self.registered.borrow_mut() = Some(touch),
                 Err(e) => self.runtime.log(LogLevel::Warn, &format!("session registry not updated: {e}")),

@@ -4,7 +4,7 @@
 //! relays overlap too), so a message sent 15 ms after another can reach the
 //! session first.
 //!
-//! Two rules, both on the platform's own position of each message
+//! Three rules, on the platform's own position of each message
 //! ([`crate::inbound::SendOrder`]):
 //!
 //! - **Take by position.** Of the messages waiting, the session takes the one
@@ -14,25 +14,33 @@
 //!   and a `/reset` cuts the conversation exactly where it was sent.
 //!   Streams that cannot be compared (two platforms in the owner's main
 //!   session) keep the order of arrival between them.
-//! - **Hold an idle queue's message briefly.** A message reaching an idle
-//!   queue may have overtaken one sent just before it that is still on its
-//!   way. It waits until `ORDER_HOLD_MS` after it arrived ([`wait_until`]),
-//!   unless the delivery just before it is known and was taken already
-//!   (`SendOrder::after`): Telegram's `update_id` numbers a bot's updates
-//!   without gaps (a person's messages to their bot usually follow each
-//!   other, and then nothing waits); the Discord Gateway object relays a
-//!   channel's messages one after the other and names the one it relayed
-//!   before (`channels::discord::relay`). Webhooks with no such chain
-//!   (Discord interactions, Slack, WhatsApp, email) are held. A message that
-//!   queued behind a turn has waited longer than the hold anyway.
+//! - **Hold a message only when a straggler is likely** ([`wait_until`]). A
+//!   message reaching an idle queue may have overtaken one sent just before
+//!   it that is still on its way; it waits until `ORDER_HOLD_MS` after it
+//!   arrived when that is likely: the Worker that received it saw an earlier
+//!   Telegram update missing (`Earlier::Missing`, see
+//!   `channels::telegram::arrivals`), or another message reached this
+//!   session within [`LIKELY_MS`] of it (a burst). It starts at once when
+//!   nothing can be missing: the Worker saw every earlier update arrive
+//!   (`Earlier::Arrived`: a person writing after a pause, a new chat), or
+//!   the delivery just before it was taken here already (`SendOrder::after`:
+//!   Telegram's `update_id`, the Discord Gateway object's relay chain,
+//!   `channels::discord::relay`). A hold ends when the straggler comes (its
+//!   enqueue wakes the session), not at a fixed time.
+//! - **Give way before the model call.** A message that started with nothing
+//!   said either way ([`Start::Watching`]: a new isolate, a platform without
+//!   gapless ids, after a pause) steps back if one sent before it arrives
+//!   while its turn prepares (recall, the workspace, "typing…"): that one is
+//!   answered first. Nothing of the turn was written yet.
 //!
-//! A message later than the hold (a platform's redelivery after a failure,
-//! a minute on) is answered when it comes: what was answered is never
-//! answered again or reordered; it is merely the next turn, after any
-//! message sent later that had already started.
+//! A message later than that (a platform's redelivery after a failure, a
+//! minute on; the first of a burst overtaken after a pause, arriving after
+//! the next one's model call went out) is answered when it comes: what was
+//! answered is never answered again or reordered; it is merely the next
+//! turn, after any message sent later that had already started.
 
 use super::store::{InboxItem, SessionStore};
-use crate::inbound::Inbound;
+use crate::inbound::{Earlier, Inbound, SendOrder};
 use crate::ports::{Sql, SqlValue, StorageError};
 use crate::storage::{col_i64, col_string};
 
@@ -48,32 +56,20 @@ impl<S: Sql> SessionStore<'_, S> {
     /// arrived first, or, when its platform says where it was sent
     /// (`Inbound::order`), the one of its stream that was sent first.
     pub fn next_open(&self) -> Result<Option<InboxItem>, StorageError> {
-        // The order key is read from the queued message itself (SQLite's
-        // JSON functions), so the table needs no column of its own for it.
-        let mut head = self.sql.exec(
-            &format!(
-                "SELECT seq, state = 'active', {STREAM} FROM inbox WHERE state IN ('pending','active') \
-                 ORDER BY state = 'active' DESC, seq LIMIT 1"
-            ),
-            &[],
-        )?;
-        let Some(mut head) = head.pop() else { return Ok(None) };
-        let started = col_i64(&head, 1) != 0;
-        let stream = match head.get_mut(2) {
-            Some(SqlValue::Text(stream)) if !started => std::mem::take(stream),
-            _ => return self.open_item("seq = ?", col_i64(&head, 0).into()),
-        };
-        self.open_item(&format!("state = 'pending' AND {STREAM} = ? ORDER BY {POS}, seq"), stream.into())
-    }
-
-    /// The first open message `filter` (with one parameter) finds.
-    fn open_item(&self, filter: &str, param: SqlValue) -> Result<Option<InboxItem>, StorageError> {
+        // One statement: the head (a started message, else the first to
+        // arrive), and when it waits with a stream, the one of its stream
+        // sent first. The order key is read from the queued message itself
+        // (SQLite's JSON functions), so the table needs no column for it.
         let mut rows = self.sql.exec(
             &format!(
-                "SELECT seq, payload, state, attempts, received_at FROM inbox \
-                 WHERE state IN ('pending','active') AND {filter} LIMIT 1"
+                "WITH head AS (SELECT seq, state = 'active' AS started, {STREAM} AS stream FROM inbox \
+                 WHERE state IN ('pending','active') ORDER BY state = 'active' DESC, seq LIMIT 1) \
+                 SELECT inbox.seq, payload, state, attempts, received_at FROM inbox, head \
+                 WHERE state IN ('pending','active') AND (inbox.seq = head.seq OR (NOT head.started \
+                 AND head.stream IS NOT NULL AND state = 'pending' AND {STREAM} = head.stream)) \
+                 ORDER BY CASE WHEN head.started OR head.stream IS NULL THEN 0 ELSE {POS} END, inbox.seq LIMIT 1"
             ),
-            &[param],
+            &[],
         )?;
         Ok(rows.pop().map(|mut r| InboxItem {
             seq: col_i64(&r, 0),
@@ -91,29 +87,66 @@ impl<S: Sql> SessionStore<'_, S> {
             self.sql.exec("SELECT 1 FROM inbox WHERE dedupe_key = ? AND state != 'pending'", &[dedupe_key.into()])?;
         Ok(!rows.is_empty())
     }
+
+    /// Whether another message reached this session since `since` (one of
+    /// the last few queued: a burst is at the end of the inbox).
+    fn arrived_since(&self, seq: i64, since: i64) -> Result<bool, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT 1 FROM inbox WHERE seq > (SELECT MAX(seq) FROM inbox) - 8 AND seq != ? AND received_at >= ? LIMIT 1",
+            &[seq.into(), since.into()],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// Whether a message of `item`'s stream sent before it is waiting (it
+    /// arrived after `item` was taken).
+    pub fn sent_before_waiting(&self, item: &InboxItem, order: &SendOrder) -> Result<bool, StorageError> {
+        let rows = self.sql.exec(
+            &format!("SELECT 1 FROM inbox WHERE state = 'pending' AND seq != ? AND {STREAM} = ? AND {POS} < ? LIMIT 1"),
+            &[item.seq.into(), order.stream.as_str().into(), order.pos.into()],
+        )?;
+        Ok(!rows.is_empty())
+    }
 }
 
-/// When the message `item` (not started yet) may start: `None` now, else
-/// the time to look again. `hold_ms`: `ORDER_HOLD_MS`.
+/// Another message within this long of one makes a straggler likely.
+pub const LIKELY_MS: i64 = 1_000;
+
+/// When a message not started yet may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Nothing sent before it can still come.
+    Now,
+    /// Nothing says either way: it starts, and gives way to one sent before
+    /// it that arrives before its model call ([`SessionStore::sent_before_waiting`]).
+    Watching,
+    /// A straggler is likely: look again then (or when one arrives).
+    At(i64),
+}
+
+/// When the message `item` may start. `hold_ms`: `ORDER_HOLD_MS`.
 pub fn wait_until<S: Sql>(
     store: &SessionStore<'_, S>,
     item: &InboxItem,
     inbound: &Inbound,
     hold_ms: i64,
     now: i64,
-) -> Result<Option<i64>, StorageError> {
-    let Some(order) = inbound.order.as_ref().filter(|_| !item.active) else { return Ok(None) };
+) -> Result<Start, StorageError> {
+    let Some(order) = inbound.order.as_ref().filter(|_| !item.active) else { return Ok(Start::Now) };
     let due = item.received_at.saturating_add(hold_ms);
-    if now >= due {
-        return Ok(None);
+    if now >= due || order.earlier == Some(Earlier::Arrived) {
+        return Ok(Start::Now);
     }
     if let Some(before) = &order.after {
         if store.taken(before)? {
             // Nothing sent before it can still be on its way.
-            return Ok(None);
+            return Ok(Start::Now);
         }
     }
-    Ok(Some(due))
+    if order.earlier == Some(Earlier::Missing) || store.arrived_since(item.seq, item.received_at - LIKELY_MS)? {
+        return Ok(Start::At(due));
+    }
+    Ok(Start::Watching)
 }
 
 #[cfg(test)]
@@ -206,38 +239,110 @@ mod tests {
         assert_eq!(drain_texts(&store), ["K-1"], "the late one is the next turn, not lost");
     }
 
+    fn with_earlier(mut m: Inbound, earlier: Option<Earlier>) -> Inbound {
+        m.order.as_mut().unwrap().earlier = earlier;
+        m
+    }
+
+    fn head(store: &SessionStore<'_, MemSql>) -> (InboxItem, Inbound) {
+        let item = store.next_open().unwrap().unwrap();
+        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
+        (item, m)
+    }
+
     #[test]
-    fn an_idle_queue_holds_a_message_unless_the_update_before_it_was_taken() {
+    fn a_message_after_a_pause_starts_at_once_and_waits_only_when_a_straggler_is_likely() {
+        let hold = 100;
+        // Update 7 at an idle queue, nothing else in the last second, the
+        // Worker knowing nothing before it (a new isolate): it starts, watching.
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &tg(7), 10_000);
+        let (item, m) = head(&store);
+        assert_eq!(wait_until(&store, &item, &m, hold, 10_000).unwrap(), Start::Watching);
+        // The Worker saw every earlier update arrive: nothing to watch for.
+        let arrived = with_earlier(m.clone(), Some(Earlier::Arrived));
+        assert_eq!(wait_until(&store, &item, &arrived, hold, 10_000).unwrap(), Start::Now);
+        // It saw one missing: held, until the hold is over.
+        let missing = with_earlier(m.clone(), Some(Earlier::Missing));
+        assert_eq!(wait_until(&store, &item, &missing, hold, 10_000).unwrap(), Start::At(10_100));
+        assert_eq!(wait_until(&store, &item, &missing, hold, 10_099).unwrap(), Start::At(10_100));
+        assert_eq!(wait_until(&store, &item, &missing, hold, 10_100).unwrap(), Start::Now);
+        assert_eq!(wait_until(&store, &item, &missing, 0, 10_000).unwrap(), Start::Now, "ORDER_HOLD_MS=0: no hold");
+
+        // Another message of this session within a second (a burst): held.
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &msg("api:1", "before", None), 9_100);
+        let done = store.next_open().unwrap().unwrap();
+        store.start(done.seq, "", None).unwrap();
+        store.finish(done.seq, 9_200).unwrap();
+        queue(&store, &tg(7), 10_000);
+        let (item, m) = head(&store);
+        assert_eq!(wait_until(&store, &item, &m, hold, 10_000).unwrap(), Start::At(10_100));
+        // …and one just after it, too.
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &tg(7), 10_000);
+        queue(&store, &msg("api:2", "after", None), 10_004);
+        let (item, m) = head(&store);
+        assert_eq!(wait_until(&store, &item, &m, hold, 10_005).unwrap(), Start::At(10_100));
+        // A second and more before: a pause.
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &msg("api:1", "before", None), 8_999);
+        let done = store.next_open().unwrap().unwrap();
+        store.finish(done.seq, 9_000).unwrap();
+        queue(&store, &tg(7), 10_000);
+        let (item, m) = head(&store);
+        assert_eq!(wait_until(&store, &item, &m, hold, 10_000).unwrap(), Start::Watching);
+    }
+
+    #[test]
+    fn a_message_whose_update_before_was_taken_starts_at_once_whatever_the_worker_saw() {
         let sql = MemSql::default();
         let store = store_of(&sql);
         let hold = 100;
-        // Update 7 at an idle queue, update 6 never seen: it waits the hold.
         queue(&store, &tg(7), 1_000);
-        let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
-        assert_eq!(wait_until(&store, &item, &m, hold, 1_000).unwrap(), Some(1_100));
-        assert_eq!(wait_until(&store, &item, &m, hold, 1_099).unwrap(), Some(1_100));
-        assert_eq!(wait_until(&store, &item, &m, hold, 1_100).unwrap(), None);
-        assert_eq!(wait_until(&store, &item, &m, 0, 1_000).unwrap(), None, "ORDER_HOLD_MS=0: no hold");
+        let (item, _) = head(&store);
         store.start(item.seq, "", None).unwrap();
-        store.finish(item.seq, 1_100).unwrap();
-
-        // Update 8 follows 7, which was taken: no wait at all.
-        queue(&store, &tg(8), 2_000);
-        let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
-        assert_eq!(wait_until(&store, &item, &m, hold, 2_000).unwrap(), None);
+        store.finish(item.seq, 1_010).unwrap();
+        // Update 8 follows 7, taken: even a "missing" seen while 7 was being queued does not hold it.
+        queue(&store, &with_earlier(tg(8), Some(Earlier::Missing)), 1_020);
+        let (item, m) = head(&store);
+        assert_eq!(wait_until(&store, &item, &m, hold, 1_020).unwrap(), Start::Now);
 
         // Update 10 while 9 is still waiting in the queue (not taken): 9 goes
         // first anyway, and 10 does not skip its own check.
         store.start(item.seq, "", None).unwrap();
-        store.finish(item.seq, 2_000).unwrap();
-        queue(&store, &tg(10), 3_000);
+        store.finish(item.seq, 1_020).unwrap();
+        queue(&store, &with_earlier(tg(10), Some(Earlier::Missing)), 3_000);
         queue(&store, &tg(9), 3_001);
-        let item = store.next_open().unwrap().unwrap();
-        let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
+        let (item, m) = head(&store);
         assert_eq!(m.text, "K-9");
-        assert_eq!(wait_until(&store, &item, &m, hold, 3_001).unwrap(), None, "8 was taken");
+        assert_eq!(wait_until(&store, &item, &m, hold, 3_001).unwrap(), Start::Now, "8 was taken");
+    }
+
+    #[test]
+    fn a_message_sent_before_one_that_started_watching_makes_it_give_way() {
+        let sql = MemSql::default();
+        let store = store_of(&sql);
+        queue(&store, &tg(7), 1_000);
+        let (item, m) = head(&store);
+        let order = m.order.clone().unwrap();
+        assert!(!store.sent_before_waiting(&item, &order).unwrap());
+        // Later ones of its chat and earlier ones of another chat do not count.
+        queue(&store, &tg(8), 1_002);
+        let other = msg("telegram:update:3", "other chat", Some(SendOrder::telegram(2, 3, 3)));
+        queue(&store, &other, 1_003);
+        assert!(!store.sent_before_waiting(&item, &order).unwrap());
+        // Update 6 of its chat comes while its turn prepares.
+        queue(&store, &tg(6), 1_004);
+        assert!(store.sent_before_waiting(&item, &order).unwrap());
+        let (next, m) = head(&store);
+        assert_eq!(m.text, "K-6", "the session takes it first");
+        // It came within a second of 7: it is held for its own stragglers.
+        assert_eq!(wait_until(&store, &next, &m, 100, 1_004).unwrap(), Start::At(1_104));
     }
 
     #[test]
@@ -250,30 +355,30 @@ mod tests {
             order.after = before.map(|b| format!("discord:message:{b}"));
             msg(&format!("discord:message:{id}"), id, Some(order))
         };
-        // The first since the Gateway object started names nothing: held.
+        // The first since the Gateway object started names nothing: it starts, watching.
         let first = relayed("1001", None);
         queue(&store, &first, 1_000);
         let item = store.next_open().unwrap().unwrap();
-        assert_eq!(wait_until(&store, &item, &first, hold, 1_000).unwrap(), Some(1_100));
-        // The next names it; while 1001 waits, 1002 is not let through either.
+        assert_eq!(wait_until(&store, &item, &first, hold, 1_000).unwrap(), Start::Watching);
+        // The next names it; while 1001 is not taken, 1002 (a burst) is held.
         let second = relayed("1002", Some("1001"));
         queue(&store, &second, 1_010);
         let item2 = InboxItem { seq: item.seq + 1, received_at: 1_010, ..item.clone() };
-        assert_eq!(wait_until(&store, &item2, &second, hold, 1_010).unwrap(), Some(1_110));
+        assert_eq!(wait_until(&store, &item2, &second, hold, 1_010).unwrap(), Start::At(1_110));
         store.start(item.seq, "", None).unwrap();
         store.finish(item.seq, 1_100).unwrap();
-        // Idle again, hours later: 1003 follows 1002 once 1002 was taken, at once.
         let next = store.next_open().unwrap().unwrap();
-        assert_eq!(wait_until(&store, &next, &second, hold, 1_100).unwrap(), None, "1001 was taken");
+        assert_eq!(wait_until(&store, &next, &second, hold, 1_011).unwrap(), Start::Now, "1001 was taken");
         store.start(next.seq, "", None).unwrap();
         store.finish(next.seq, 1_200).unwrap();
+        // Idle again, hours later: 1003 follows 1002, taken: at once.
         let third = relayed("1003", Some("1002"));
         queue(&store, &third, 9_000_000);
         let item3 = store.next_open().unwrap().unwrap();
-        assert_eq!(wait_until(&store, &item3, &third, hold, 9_000_000).unwrap(), None, "no hold");
-        // An interaction over the webhook (no chain) is held as before.
+        assert_eq!(wait_until(&store, &item3, &third, hold, 9_000_000).unwrap(), Start::Now);
+        // An interaction over the webhook (no chain) after a pause: watching.
         let command = msg("discord:interaction:1004", "/usage", SendOrder::discord("1004"));
-        assert_eq!(wait_until(&store, &item3, &command, hold, 9_000_000).unwrap(), Some(9_000_100));
+        assert_eq!(wait_until(&store, &item3, &command, hold, 9_000_000).unwrap(), Start::Watching);
     }
 
     #[test]
@@ -281,14 +386,19 @@ mod tests {
         let sql = MemSql::default();
         let store = store_of(&sql);
         queue(&store, &msg("api:k", "over HTTP", None), 1_000);
+        queue(&store, &msg("api:k2", "over HTTP too", None), 1_001);
         let item = store.next_open().unwrap().unwrap();
         let m: Inbound = hearth_json::from_str(&item.payload).unwrap();
-        assert_eq!(wait_until(&store, &item, &m, 100, 1_000).unwrap(), None);
+        assert_eq!(wait_until(&store, &item, &m, 100, 1_001).unwrap(), Start::Now);
         let discord = msg("discord:message:5", "d", SendOrder::discord("5"));
         let resumed = InboxItem { active: true, received_at: 1_000, ..item };
-        assert_eq!(wait_until(&store, &resumed, &discord, 100, 1_000).unwrap(), None);
+        assert_eq!(wait_until(&store, &resumed, &discord, 100, 1_001).unwrap(), Start::Now);
         let fresh = InboxItem { active: false, ..resumed };
-        assert_eq!(wait_until(&store, &fresh, &discord, 100, 1_000).unwrap(), Some(1_100), "no gapless ids: it waits");
+        assert_eq!(
+            wait_until(&store, &fresh, &discord, 100, 1_001).unwrap(),
+            Start::At(1_100),
+            "no gapless ids, a burst: it waits"
+        );
     }
 
     #[test]

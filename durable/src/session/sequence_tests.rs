@@ -3,7 +3,7 @@
 
 use super::store::SessionStore;
 use super::tests::{anthropic_text, Fixture};
-use crate::inbound::{Inbound, SendOrder};
+use crate::inbound::{Earlier, Inbound, SendOrder};
 use crate::settings::DEFAULT_ORDER_HOLD_MS;
 
 const HOLD: i64 = DEFAULT_ORDER_HOLD_MS as i64;
@@ -46,44 +46,86 @@ fn script(f: &Fixture, n: usize) {
     }
 }
 
+/// `m` as the Worker tells it: what it saw of the updates before it.
+fn seen(mut m: Inbound, earlier: Earlier) -> Inbound {
+    m.order.as_mut().unwrap().earlier = Some(earlier);
+    m
+}
+
 #[test]
-fn a_message_at_an_idle_queue_waits_for_one_sent_before_it_that_is_still_on_its_way() {
+fn a_message_that_overtook_one_the_worker_saw_missing_waits_for_it_and_no_longer() {
     let f = Fixture::new();
     script(&f, 2);
     let t0 = f.p.now.get();
-    // K-2 overtook K-1 on another connection.
-    arrives(&f, &k(2));
+    // K-2 overtook K-1 on another connection: the Worker saw 1 missing.
+    arrives(&f, &seen(k(2), Earlier::Missing));
     let report = f.drain();
     assert_eq!((report.turns, f.requests()), (0, 0), "it waits");
     assert_eq!(report.wake_at, Some(t0 + HOLD), "and says when to look again");
     later(&f, 5);
-    arrives(&f, &k(1));
-    // K-1 has no known predecessor either: it waits its own hold.
-    assert_eq!(f.drain().wake_at, Some(t0 + 5 + HOLD));
-    later(&f, HOLD);
-    assert_eq!(f.drain().turns, 2);
+    // K-1 comes (everything before it had arrived): both go now, in order.
+    arrives(&f, &seen(k(1), Earlier::Arrived));
+    let report = f.drain();
+    assert_eq!((report.turns, report.wake_at), (2, None), "the hold ended when the straggler came");
     assert_eq!(answered(&f), ["K-1", "K-2"]);
     // The second turn saw the first in its history.
     assert!(f.p.http.request_json(1).to_string().contains("K-1"));
 }
 
 #[test]
-fn the_message_after_one_already_taken_starts_at_once() {
+fn a_message_after_a_pause_starts_at_once() {
     let f = Fixture::new();
-    script(&f, 3);
-    arrives(&f, &k(1));
-    later(&f, HOLD);
-    assert_eq!(f.drain().turns, 1);
-    // Update 2 follows update 1, which was taken: nothing can be missing.
-    arrives(&f, &k(2));
+    script(&f, 4);
+    // The Worker saw everything before it arrive (a new chat in a warm isolate).
+    arrives(&f, &seen(k(1), Earlier::Arrived));
     let report = f.drain();
     assert_eq!((report.turns, report.wake_at), (1, None), "no hold");
-    // Update 4 after a gap (update 3 went to another chat, or is still coming): held.
+    // Nothing known either way (a new isolate), and nothing in the last second: at once too.
+    later(&f, 60_000);
+    arrives(&f, &k(3));
+    let report = f.drain();
+    assert_eq!((report.turns, report.wake_at), (1, None), "no hold");
+    // Update 4 follows update 3, which was taken: nothing can be missing.
+    later(&f, 60_000);
     arrives(&f, &k(4));
+    assert_eq!(f.drain().turns, 1);
+    // Update 6 a moment after 4 (5 went to another chat, or is still
+    // coming), nothing known: a burst, so it is held.
+    later(&f, 200);
+    arrives(&f, &k(6));
     assert_eq!(f.drain().turns, 0);
     later(&f, HOLD);
     assert_eq!(f.drain().turns, 1);
-    assert_eq!(answered(&f), ["K-1", "K-2", "K-4"]);
+    assert_eq!(answered(&f), ["K-1", "K-3", "K-4", "K-6"]);
+}
+
+#[test]
+fn a_message_sent_before_one_that_started_without_a_hold_is_answered_first_if_it_comes_before_the_model_call() {
+    use std::future::Future;
+    use std::task::{Context, Poll};
+    let f = Fixture::new();
+    script(&f, 2);
+    f.p.channel.typing_yields.set(true);
+    // K-2 arrives first; nothing known, nothing in the last second: it starts.
+    arrives(&f, &k(2));
+    let deps = f.deps();
+    let mut drain = std::pin::pin!(super::drain::drain(&f.p, &deps));
+    let waker = futures::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(drain.as_mut().poll(&mut cx).is_pending(), "its turn prepares (\"typing…\")");
+    // K-1 comes meanwhile, before the model call.
+    arrives(&f, &k(1));
+    let report = loop {
+        if let Poll::Ready(r) = drain.as_mut().poll(&mut cx) {
+            break r.unwrap();
+        }
+    };
+    assert_eq!((report.turns, f.requests()), (0, 0), "K-2 gave way, K-1 is held for its own stragglers");
+    later(&f, HOLD);
+    assert_eq!(f.drain().turns, 2);
+    assert_eq!(answered(&f), ["K-1", "K-2"]);
+    let history: Vec<String> = f.history().iter().map(|m| m.text()).collect();
+    assert_eq!(history.iter().filter(|t| t.contains("K-2")).count(), 1, "K-2 is in the history once: {history:?}");
 }
 
 #[test]

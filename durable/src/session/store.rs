@@ -54,6 +54,10 @@ const SCHEMA: &[&str] = &[
 /// gives up redelivering after 24 h; a week is a comfortable margin.
 pub const DEDUPE_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
 
+/// Handled deliveries past their retention are forgotten at most this often
+/// per object (not on every turn).
+pub const PRUNE_EVERY_MS: i64 = 3600 * 1000;
+
 /// Where a compacted session's replay starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompactMarker {
@@ -157,10 +161,12 @@ impl<'a, S: Sql> SessionStore<'a, S> {
             "UPDATE inbox SET state = 'done', payload = '', finished_at = ? WHERE seq = ?",
             &[now.into(), seq.into()],
         )?;
-        self.sql.exec(
-            "DELETE FROM inbox WHERE state = 'done' AND finished_at < ?",
-            &[(now - DEDUPE_RETENTION_MS).into()],
-        )?;
+        if crate::storage::chore_due(self.sql, "inbox-prune", now, PRUNE_EVERY_MS) {
+            self.sql.exec(
+                "DELETE FROM inbox WHERE state = 'done' AND finished_at < ?",
+                &[(now - DEDUPE_RETENTION_MS).into()],
+            )?;
+        }
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 //! could not be queued is answered 503 and nothing is lost; the sessions
 //! dedupe on `update_id`.
 
+use super::arrivals::Arrival;
 use super::client::TelegramApi;
 use super::{username, BotIdentity, Ignored, Update};
 use crate::channels::webhook::{
@@ -46,6 +47,8 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         Ok(u) => u,
         Err(e) => return WebReply::text(400, format!("malformed Telegram update: {e}")),
     };
+    // This isolate has it (done when this returns): what later updates are told.
+    let arrival = Arrival::new(agent, update.update_id, front.now_ms());
     if let Some(tap) = super::button_tap(&update) {
         return button(front, agent, &cfg, tap).await;
     }
@@ -66,17 +69,26 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             }
             Ok(None) => {}
             // Without getMe we cannot tell if we were mentioned: let Telegram redeliver.
-            Err(e) => return WebReply::text(503, format!("getMe failed: {e}")),
+            Err(e) => {
+                arrival.not_taken();
+                return WebReply::text(503, format!("getMe failed: {e}"));
+            }
         }
     }
-    let inbound = match super::to_inbound(&update, &bot, front.now_ms()) {
+    let mut inbound = match super::to_inbound(&update, &bot, front.now_ms()) {
         Ok(m) => m,
         Err(why) => return WebReply::ok(format!("ignored: {why}")),
     };
+    if let Some(order) = inbound.order.as_mut() {
+        order.earlier = arrival.earlier(&order.stream, cfg.order_hold_ms, front.now_ms());
+    }
     match crate::channels::groups::route_group(front, &cfg, &inbound, false).await {
         Some(Ok(())) => return WebReply::ok("queued for the group"),
         // A non-2xx makes Telegram deliver it again; the sessions that have it dedupe.
-        Some(Err(e)) => return WebReply::text(503, format!("could not queue the group message: {e}")),
+        Some(Err(e)) => {
+            arrival.not_taken();
+            return WebReply::text(503, format!("could not queue the group message: {e}"));
+        }
         None => {}
     }
     match route(&cfg, &inbound) {
@@ -84,7 +96,10 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             Ok(true) => WebReply::ok("queued"),
             Ok(false) => WebReply::ok("duplicate"),
             // Not queued: a non-2xx makes Telegram deliver it again, so nothing is lost.
-            Err(e) => WebReply::text(503, format!("could not queue the message: {e}")),
+            Err(e) => {
+                arrival.not_taken();
+                WebReply::text(503, format!("could not queue the message: {e}"))
+            }
         },
         // Each notice is a send from the bot's budget: at most one per
         // stranger per STRANGER_COOLDOWN_MINUTES, after Telegram has its 200.

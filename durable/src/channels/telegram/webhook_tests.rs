@@ -112,3 +112,46 @@ fn an_albums_photos_are_queued_in_one_session_with_one_batch() {
         .iter()
         .all(|(k, m)| k.render() == "agent:main:main" && m.batch.as_deref() == Some("telegram:album:555")));
 }
+
+#[test]
+fn each_message_says_what_this_isolate_saw_of_the_updates_before_it() {
+    use crate::inbound::Earlier;
+    // The arrivals are per isolate (a thread here) and per agent.
+    std::thread::spawn(|| {
+        let f = front("telegram:42,telegram:43");
+        let earlier = |f: &FakeFront| f.queued.borrow().last().and_then(|(_, m)| m.order.clone()).and_then(|o| o.earlier);
+        let send = |f: &FakeFront, update: u64, from: u64| {
+            assert_eq!(call(f, &post(&private_text(update, from, "hi"), Some(SECRET))).status, 200);
+        };
+        // A new isolate's first updates: nothing known before them.
+        send(&f, 100, 42);
+        assert_eq!(earlier(&f), None);
+        // A moment on, another person's message: 100 arrived and was queued, so nothing is missing.
+        f.now.set(f.now.get() + 1_000);
+        send(&f, 101, 43);
+        assert_eq!(earlier(&f), Some(Earlier::Arrived));
+        // Update 103 arrives before 102: 102 is missing.
+        f.now.set(f.now.get() + 5);
+        send(&f, 103, 42);
+        assert_eq!(earlier(&f), Some(Earlier::Missing));
+        // 102 comes; then 104: nothing missing.
+        send(&f, 102, 42);
+        assert_eq!(earlier(&f), Some(Earlier::Arrived));
+        send(&f, 104, 43);
+        assert_eq!(earlier(&f), Some(Earlier::Arrived));
+        // An update Telegram must deliver again (not queued: 503) is missing for the next one.
+        *f.enqueue_error.borrow_mut() = Some("overloaded".into());
+        assert_eq!(call(&f, &post(&private_text(105, 42, "hi"), Some(SECRET))).status, 503);
+        *f.enqueue_error.borrow_mut() = None;
+        send(&f, 106, 43);
+        assert_eq!(earlier(&f), Some(Earlier::Missing));
+        // An edit (no turn) is an update that arrived too.
+        f.now.set(f.now.get() + 1_000);
+        let edit = r#"{"update_id":107,"edited_message":{"message_id":5,"date":1,"chat":{"id":42,"type":"private"},"from":{"id":42,"is_bot":false,"first_name":"Ana"},"text":"x"}}"#;
+        assert_eq!(call(&f, &post(edit, Some(SECRET))).status, 200);
+        send(&f, 108, 42);
+        assert_eq!(earlier(&f), Some(Earlier::Arrived));
+    })
+    .join()
+    .unwrap();
+}
