@@ -735,8 +735,12 @@ pub struct FakeFront {
     /// While set, every email is refused with this.
     pub mail_error: RefCell<Option<MailError>>,
     pub taps: RefCell<Vec<crate::protocol::dreams::Tap>>,
-    /// Strangers told (the cooldown answers "tell" once per sender).
-    pub notices: RefCell<Vec<crate::protocol::agent::StrangerNoticeRequest>>,
+    /// Door calls, in order (a stranger is told once per sender).
+    pub doors: RefCell<Vec<crate::protocol::people::Door>>,
+    /// Answers the door gives first, in order (then: a stranger).
+    pub door_replies: RefCell<Vec<crate::protocol::people::DoorReply>>,
+    /// While set, the door cannot be reached.
+    pub door_down: RefCell<bool>,
     pub memory_calls: RefCell<Vec<crate::protocol::memory::MemoryCall>>,
     /// Attachments stashed by key: (bytes, content type).
     pub stash: RefCell<std::collections::BTreeMap<String, (Vec<u8>, String)>>,
@@ -829,18 +833,26 @@ impl Front for FakeFront {
     ) -> Result<crate::protocol::usage::MeterReply, String> {
         Ok(crate::protocol::usage::MeterReply::default())
     }
-    async fn stranger_notice(
-        &self,
-        _agent: &str,
-        req: &crate::protocol::agent::StrangerNoticeRequest,
-    ) -> Result<crate::protocol::agent::StrangerNoticeReply, String> {
-        let mut notices = self.notices.borrow_mut();
-        let first = !notices.iter().any(|n| n.channel == req.channel && n.sender == req.sender);
-        notices.push(req.clone());
-        let quiet_until = self.now.get() + req.cooldown_ms;
-        Ok(crate::protocol::agent::StrangerNoticeReply { notify: first, quiet_until })
+    async fn door(&self, door: &crate::protocol::people::Door) -> Result<crate::protocol::people::DoorReply, String> {
+        self.doors.borrow_mut().push(door.clone());
+        if *self.door_down.borrow() {
+            return Err("the agent object is unavailable".into());
+        }
+        if !self.door_replies.borrow().is_empty() {
+            return Ok(self.door_replies.borrow_mut().remove(0));
+        }
+        // A stranger, told once per channel and sender (the cooldown), or every time when free.
+        let doors = self.doors.borrow();
+        let first = doors.iter().filter(|d| d.channel == door.channel && d.sender == door.sender).count() == 1;
+        let notice = (first || door.cooldown_ms == 0)
+            .then(|| crate::people::texts::stranger(door.channel, &door.sender, door.configured_owner, None));
+        Ok(crate::protocol::people::DoorReply {
+            standing: crate::protocol::people::Standing::Stranger,
+            notice,
+            roster: Default::default(),
+        })
     }
-    async fn dream_tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String> {
+    async fn tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String> {
         self.taps.borrow_mut().push(tap.clone());
         Ok((200, r#"{"note":"noted"}"#.into()))
     }

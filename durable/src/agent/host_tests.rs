@@ -18,6 +18,7 @@ use std::rc::Rc;
 struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
     woken: RefCell<Vec<String>>,
+    admitted: RefCell<Vec<(String, bool)>>,
 }
 
 impl SessionQueue for Queue {
@@ -37,6 +38,10 @@ impl SessionQueue for Queue {
         self.woken.borrow_mut().push(key.render());
         Ok(())
     }
+    async fn admit(&self, key: &SessionKey, open: bool) -> Result<(), StorageError> {
+        self.admitted.borrow_mut().push((key.render(), open));
+        Ok(())
+    }
 }
 
 struct Runtime {
@@ -45,6 +50,7 @@ struct Runtime {
     vars: HashMap<String, String>,
     queue: Queue,
     wakes: Cell<u32>,
+    uuids: Cell<u64>,
     now: Rc<Cell<i64>>,
     http: crate::testing::ScriptedHttp,
 }
@@ -78,6 +84,12 @@ impl AgentRuntime for Runtime {
     fn now_ms(&self) -> i64 {
         self.now.get()
     }
+    fn new_uuid(&self) -> String {
+        self.wakes.set(self.wakes.get());
+        let n = self.now.get() as u64 ^ (self.queue.queued.borrow().len() as u64) ^ self.uuids.get();
+        self.uuids.set(self.uuids.get().wrapping_add(0x9E37_79B9_7F4A_7C15));
+        format!("{:016x}{:016x}", n.wrapping_mul(0x2545_F491_4F6C_DD1D), self.uuids.get())
+    }
     fn clock(&self) -> Box<dyn Fn() -> i64> {
         let now = self.now.clone();
         Box::new(move || now.get())
@@ -92,6 +104,7 @@ fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
         vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         queue: Queue::default(),
         wakes: Cell::new(0),
+        uuids: Cell::new(1),
         now: Rc::new(Cell::new(1_773_543_600_000)),
         http: Default::default(),
     })

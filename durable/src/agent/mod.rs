@@ -12,6 +12,7 @@ pub mod host;
 #[cfg(test)]
 mod host_tests;
 pub mod notifications;
+pub mod people;
 pub mod registry;
 pub mod strangers;
 pub mod threads;

@@ -26,7 +26,7 @@ use super::verify;
 use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, SessionKey};
 use crate::ports::{Front, LogLevel};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 use crate::settings::{setting, AgentConfig};
 
 /// Interactions are a few kB; attachments come as URLs.
@@ -110,18 +110,18 @@ async fn command<F: Front>(front: &F, cfg: &AgentConfig, i: &Interaction) -> Web
         Ok(m) => m,
         Err(e) => return WebReply::text(400, e.to_string()),
     };
-    let key = match route(cfg, &inbound) {
+    // An ephemeral note costs nothing: a stranger is told their code every time.
+    let (route, notice) = crate::channels::access::admit(front, cfg, &inbound, true).await;
+    let key = match route {
         Route::Turn(key) => key,
         Route::Stranger => {
             front.log(
                 LogLevel::Info,
                 &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent),
             );
-            let text = crate::channels::access::stranger_text(
-                ChannelKind::Discord,
-                &inbound.sender_id,
-                !cfg.owners.is_empty(),
-            );
+            let text = notice.unwrap_or_else(|| {
+                crate::people::texts::stranger(ChannelKind::Discord, &inbound.sender_id, !cfg.owners.is_empty(), None)
+            });
             return WebReply::json(200, &ephemeral(&text));
         }
         Route::GroupNotAllowed | Route::NotAddressed => {

@@ -13,7 +13,7 @@ use super::{Envelope, Ignored};
 use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{Front, LogLevel};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 use crate::settings::setting;
 
 /// Event bodies are a few kB (files come as URLs).
@@ -66,7 +66,24 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         let reason = req.header("X-Slack-Retry-Reason").unwrap_or("unknown");
         front.log(LogLevel::Info, &format!("slack event {event_id} delivered again (retry {n}, {reason})"));
     }
-    match route(&cfg, &inbound) {
+    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    let tell = |said: &str| {
+        let reply = WebReply::ok(said.to_owned());
+        match &notice {
+            Some(text) => reply.then(Later::Tell {
+                agent: agent.to_owned(),
+                target: ReplyTarget {
+                    channel: ChannelKind::Slack,
+                    chat_id: inbound.chat_id.clone(),
+                    thread_id: inbound.reply_target.thread_id.clone(),
+                    ..Default::default()
+                },
+                text: text.clone(),
+            }),
+            None => reply,
+        }
+    };
+    match route {
         Route::Turn(key) => {
             // Only a message that starts a turn costs a lookup (cached: see `names`).
             if let Some(api) = SlackApi::for_agent(front.vars(), &cfg) {
@@ -74,24 +91,14 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             }
             enqueue(front, &key, &inbound).await
         }
-        Route::Stranger => WebReply::ok("not allowed").then(Later::TellStranger {
-            agent: agent.to_owned(),
-            channel: ChannelKind::Slack,
-            sender: inbound.sender_id.clone(),
-            target: ReplyTarget {
-                channel: ChannelKind::Slack,
-                chat_id: inbound.chat_id.clone(),
-                thread_id: inbound.reply_target.thread_id.clone(),
-                ..Default::default()
-            },
-        }),
+        Route::Stranger => tell("not allowed"),
         Route::NotAddressed => WebReply::ok("not addressed"),
         Route::GroupNotAllowed if inbound.kind == ChatKind::Group => {
             front.log(
                 LogLevel::Info,
                 &format!("slack channel {} is not in ALLOW_FROM of agent {agent}: mention ignored", inbound.chat_id),
             );
-            WebReply::ok("channel not allowed")
+            tell("channel not allowed")
         }
         Route::GroupNotAllowed => WebReply::ok("channel not allowed"),
     }

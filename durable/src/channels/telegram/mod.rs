@@ -5,6 +5,7 @@
 //! ignored ([`Ignored`]). Pure: `tests.rs` runs it on every real update in
 //! `tests/fixtures/real-world/telegram/`.
 
+pub mod buttons;
 pub mod callback;
 pub mod classify;
 pub mod client;
