@@ -622,6 +622,24 @@ pub trait Platform {
             ..Default::default()
         })
     }
+    /// A call about people to the agent's Agent object (`crate::people`:
+    /// the owner's `/approve`, `/revoke`, `/people`, `/link`). Default: none.
+    async fn people(
+        &self,
+        call: &crate::protocol::people::PeopleCall,
+    ) -> Result<crate::protocol::people::PeopleReply, StorageError> {
+        let _ = call;
+        Err(StorageError("no people service here".into()))
+    }
+    /// A call about a tool call waiting for the owner (`crate::approvals`).
+    /// Default: none.
+    async fn approvals(
+        &self,
+        call: &crate::protocol::approvals::ApprovalCall,
+    ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
+        let _ = call;
+        Err(StorageError("no approvals service here".into()))
+    }
     /// Whether scripts can run in a sandbox here (a Worker Loader binding,
     /// `[[worker_loaders]]`): without it `run_code` is not offered.
     fn sandbox_available(&self) -> bool {
@@ -689,6 +707,18 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
         req: &crate::protocol::usage::MeterRequest,
     ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
         (**self).meter(req).await
+    }
+    async fn people(
+        &self,
+        call: &crate::protocol::people::PeopleCall,
+    ) -> Result<crate::protocol::people::PeopleReply, StorageError> {
+        (**self).people(call).await
+    }
+    async fn approvals(
+        &self,
+        call: &crate::protocol::approvals::ApprovalCall,
+    ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
+        (**self).approvals(call).await
     }
     fn sandbox_available(&self) -> bool {
         (**self).sandbox_available()

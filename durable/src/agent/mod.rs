@@ -6,6 +6,7 @@
 //! conversations the memory does not have yet; [`workspace`] is the
 //! workspace it composes and hands each new Session object.
 
+pub mod approvals;
 pub mod conversations;
 pub mod dreams;
 pub mod host;

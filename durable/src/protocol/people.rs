@@ -168,3 +168,61 @@ pub struct PeopleEvent {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
 }
+
+/// The body of `POST /api/agents/{id}/people` (the console's buttons):
+/// one of `{"approve": CODE}`, `{"deny": CODE}`, `{"revoke": "channel:id"}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeopleAction {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoke: Option<String>,
+}
+
+impl PeopleAction {
+    /// The call it asks for, as the console (`by`) acting.
+    pub fn call(self, agent: &str, by: &str) -> Result<PeopleCall, String> {
+        let acting = Acting { by: by.to_owned(), place: "the console".into() };
+        let agent = agent.to_owned();
+        match (self.approve, self.deny, self.revoke) {
+            (Some(code), None, None) => Ok(PeopleCall::Approve { agent, code, acting }),
+            (None, Some(code), None) => Ok(PeopleCall::Deny { agent, code, acting }),
+            (None, None, Some(who)) => match Principal::parse(&who) {
+                Some(who) => Ok(PeopleCall::Revoke { agent, who, acting }),
+                None => Err(format!("{who:?} is not channel:id (e.g. telegram:626262)")),
+            },
+            _ => Err("send one of {\"approve\": CODE}, {\"deny\": CODE}, {\"revoke\": \"channel:id\"}".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn console_actions_are_one_at_a_time() {
+        let a = PeopleAction { approve: Some("K7M2X9QP".into()), ..Default::default() };
+        assert!(matches!(a.call("main", "console"), Ok(PeopleCall::Approve { code, .. }) if code == "K7M2X9QP"));
+        let r = PeopleAction { revoke: Some("telegram:626262".into()), ..Default::default() };
+        assert!(matches!(r.call("main", "console"), Ok(PeopleCall::Revoke { .. })));
+        assert!(PeopleAction { revoke: Some("pat".into()), ..Default::default() }.call("main", "console").is_err());
+        assert!(PeopleAction::default().call("main", "console").is_err());
+        let call = PeopleCall::Door(Door {
+            agent: "main".into(),
+            channel: ChannelKind::Telegram,
+            sender: "9".into(),
+            sender_name: "Pat".into(),
+            chat: "9".into(),
+            group: None,
+            command: None,
+            cooldown_ms: 0,
+            configured_owner: true,
+        });
+        let json = serde_json::to_string(&call).unwrap();
+        assert!(json.contains(r#""call":"door""#), "{json}");
+        assert_eq!(hearth_json::from_str::<PeopleCall>(&json).unwrap(), call);
+    }
+}

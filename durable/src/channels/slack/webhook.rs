@@ -37,6 +37,9 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
     if let Err(e) = verify::verify(front, &secret, signature, timestamp, &req.body, front.now_ms()).await {
         return WebReply::text(401, format!("invalid request signature: {e}"));
     }
+    if super::buttons::is_interaction(req.header("content-type"), &req.body) {
+        return interaction(front, agent, known, &req.body).await;
+    }
     let envelope = match super::read(&req.body) {
         Ok(e) => e,
         Err(e) => return WebReply::text(400, format!("malformed Slack event: {e}")),
@@ -101,6 +104,45 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             tell("channel not allowed")
         }
         Route::GroupNotAllowed => WebReply::ok("channel not allowed"),
+    }
+}
+
+/// A tap on one of the agent's buttons (the Interactivity Request URL may
+/// be this same address): the Agent object decides, only the owner's tap
+/// counts, and replaces the message through its `response_url`. Slack wants
+/// its 200 within 3 seconds and does not deliver a tap again.
+async fn interaction<F: Front>(front: &F, agent: &str, known: bool, body: &[u8]) -> WebReply {
+    let cfg = match config_after_auth(front, agent, known) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    let action = match super::buttons::read_action(body) {
+        Ok(a) => a,
+        Err(why) => return WebReply::ok(format!("ignored: {why}")),
+    };
+    if !action.data.starts_with("ok:") {
+        return WebReply::ok("ignored: not one of my buttons");
+    }
+    let tap = crate::protocol::dreams::Tap {
+        agent: cfg.agent.to_string(),
+        channel: ChannelKind::Slack,
+        callback_id: action.message_ts.clone().unwrap_or_default(),
+        from: action.user,
+        data: action.data,
+        respond_to: action.response_url,
+        chat: action.channel,
+        message_id: None,
+    };
+    match front.tap(&tap).await {
+        Ok((200..=299, _)) => WebReply::ok(""),
+        Ok((status, text)) => {
+            front.log(LogLevel::Warn, &format!("agent {agent}: button tap refused ({status}): {text}"));
+            WebReply::ok("")
+        }
+        Err(e) => {
+            front.log(LogLevel::Warn, &format!("agent {agent}: button tap failed: {e}"));
+            WebReply::text(503, format!("the tap could not be handled: {e}"))
+        }
     }
 }
 
