@@ -366,6 +366,20 @@ pub struct ScriptedHttp {
     pub streams: RefCell<VecDeque<Result<ScriptedStream, HttpError>>>,
 }
 
+/// Scripted HTTP is an [`Io`] too (no clock, no waits, no logs), for
+/// clients tested on their requests alone.
+impl Io for ScriptedHttp {
+    type Http = ScriptedHttp;
+    fn http(&self) -> &ScriptedHttp {
+        self
+    }
+    fn now_ms(&self) -> i64 {
+        0
+    }
+    async fn sleep(&self, _: u64) {}
+    fn log(&self, _: LogLevel, _: &str) {}
+}
+
 /// A scripted streamed answer (see [`ScriptedHttp::streams`]).
 pub struct ScriptedStream {
     pub status: u16,

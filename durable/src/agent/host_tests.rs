@@ -85,7 +85,6 @@ impl AgentRuntime for Runtime {
         self.now.get()
     }
     fn new_uuid(&self) -> String {
-        self.wakes.set(self.wakes.get());
         let n = self.now.get() as u64 ^ (self.queue.queued.borrow().len() as u64) ^ self.uuids.get();
         self.uuids.set(self.uuids.get().wrapping_add(0x9E37_79B9_7F4A_7C15));
         format!("{:016x}{:016x}", n.wrapping_mul(0x2545_F491_4F6C_DD1D), self.uuids.get())
@@ -515,6 +514,7 @@ mod session_start {
             vars: h.runtime().vars.clone(),
             queue: Queue::default(),
             wakes: Cell::new(0),
+            uuids: Cell::new(7),
             now: Rc::new(Cell::new(h.runtime().now.get() + 10_000)),
             http: Default::default(),
         });

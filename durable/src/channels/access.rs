@@ -124,7 +124,7 @@ mod tests {
     }
 
     fn msg(kind: ChatKind, chat: &str, sender: &str, text: &str, addressed: bool) -> Inbound {
-        let mut m = crate::testing::telegram_dm(1, text);
+        let mut m = crate::testing::telegram_dm("k", text, None);
         m.kind = kind;
         m.chat_id = chat.into();
         m.sender_id = sender.into();
