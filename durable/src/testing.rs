@@ -615,6 +615,34 @@ pub struct TestPlatform {
     pub secrets: RefCell<std::collections::HashMap<String, String>>,
     /// `run_code`'s sandbox; `None` (the default): no Worker Loader binding.
     pub sandbox: RefCell<Option<ScriptedSandbox>>,
+    /// The Agent object's side of tool calls waiting for the owner.
+    pub approvals: RefCell<TestApprovals>,
+    /// The Agent object's side of the people commands: the calls, and the reply.
+    pub people_calls: RefCell<Vec<crate::protocol::people::PeopleCall>>,
+    pub people_reply: RefCell<crate::protocol::people::PeopleReply>,
+}
+
+/// The Agent object's approvals as a test scripts them: every call, and
+/// how a request stands (`Waiting` until the test decides; a request past
+/// its time asked with `expire` becomes `Expired`).
+#[derive(Debug)]
+pub struct TestApprovals {
+    pub calls: Vec<crate::protocol::approvals::ApprovalCall>,
+    pub decision: crate::protocol::approvals::Decision,
+    pub expires_at: i64,
+    /// Where the owner is asked (`None`: no chat).
+    pub asked_in: Option<(crate::inbound::ChannelKind, String)>,
+}
+
+impl Default for TestApprovals {
+    fn default() -> Self {
+        TestApprovals {
+            calls: Vec::new(),
+            decision: crate::protocol::approvals::Decision::Waiting,
+            expires_at: 0,
+            asked_in: None,
+        }
+    }
 }
 
 /// A sandbox whose runs are scripted: each run gives the next list of
@@ -679,6 +707,31 @@ impl Platform for TestPlatform {
     }
     fn secret(&self, name: &str) -> Option<String> {
         self.secrets.borrow().get(name).cloned()
+    }
+    async fn people(
+        &self,
+        call: &crate::protocol::people::PeopleCall,
+    ) -> Result<crate::protocol::people::PeopleReply, StorageError> {
+        self.people_calls.borrow_mut().push(call.clone());
+        Ok(self.people_reply.borrow().clone())
+    }
+    async fn approvals(
+        &self,
+        call: &crate::protocol::approvals::ApprovalCall,
+    ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
+        use crate::protocol::approvals::{ApprovalCall, ApprovalState, Decision};
+        let mut a = self.approvals.borrow_mut();
+        a.calls.push(call.clone());
+        match call {
+            ApprovalCall::Ask(ask) if a.expires_at == 0 => a.expires_at = self.now.get() + ask.timeout_ms,
+            ApprovalCall::Status { expire: true, .. } if a.decision == Decision::Waiting => {
+                if self.now.get() >= a.expires_at {
+                    a.decision = Decision::Expired;
+                }
+            }
+            _ => {}
+        }
+        Ok(ApprovalState { id: 1, decision: a.decision, expires_at: a.expires_at, asked_in: a.asked_in.clone() })
     }
     fn sandbox_available(&self) -> bool {
         self.sandbox.borrow().is_some()

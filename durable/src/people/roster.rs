@@ -21,6 +21,9 @@ pub const LINK_TTL_MS: i64 = 15 * 60_000;
 /// Used or expired codes are kept this long, so a late `/approve` is told
 /// "expired" rather than "no such code".
 const KEEP_SPENT_MS: i64 = 86_400_000;
+/// A claim code's "expiry": none (a JavaScript-safe number, as SQLite
+/// values travel through one in the Worker).
+const NEVER: i64 = 1 << 52;
 /// The audit lines kept in SQLite (the workspace history keeps them too).
 const KEEP_EVENTS: i64 = 500;
 /// At most this many people and groups (a personal agent's roster; the
@@ -355,7 +358,7 @@ impl<'a, S: Sql + ?Sized> RosterStore<'a, S> {
         let code = self.fresh_code(random)?;
         self.sql.exec(
             "INSERT INTO people_codes (code, purpose, created_at, expires_at) VALUES (?, 'claim', ?, ?)",
-            &[code.as_str().into(), now.into(), i64::MAX.into()],
+            &[code.as_str().into(), now.into(), NEVER.into()],
         )?;
         Ok(code)
     }
