@@ -7,9 +7,9 @@
 use crate::adapters::{self, EnvVars, FetchHttp};
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{Front, Io, LogLevel, MailError};
-use durable::protocol::people::{Door, DoorReply, PeopleCall, PEOPLE_PATH};
 use durable::protocol::dreams::{Tap, DREAMS_TAP_PATH};
 use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
+use durable::protocol::people::{Door, DoorReply, PeopleCall, PEOPLE_PATH};
 use durable::protocol::session::SessionStatus;
 use durable::protocol::usage::{MeterReply, MeterRequest};
 use durable::protocol::AGENT_BINDING;

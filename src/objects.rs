@@ -77,7 +77,8 @@ pub async fn status(env: &Env, key: &SessionKey) -> worker::Result<SessionStatus
 /// Opens or closes a session to its chat's messages (`durable::people`).
 pub async fn admission(env: &Env, key: &SessionKey, open: bool) -> worker::Result<()> {
     let body = durable::protocol::session::Admission { open };
-    let _: serde_json::Value = call(env, SESSION_BINDING, &key.render(), Method::Post, ADMISSION_PATH, Some(&body)).await?;
+    let _: serde_json::Value =
+        call(env, SESSION_BINDING, &key.render(), Method::Post, ADMISSION_PATH, Some(&body)).await?;
     Ok(())
 }
 

@@ -99,18 +99,32 @@ impl Platform for DoPlatform {
         call: &durable::protocol::people::PeopleCall,
     ) -> Result<durable::protocol::people::PeopleReply, durable::ports::StorageError> {
         let path = durable::protocol::people::PEOPLE_PATH;
-        crate::objects::call(&self.memory.env, durable::protocol::AGENT_BINDING, &self.memory.agent, worker::Method::Post, path, Some(call))
-            .await
-            .map_err(|e| durable::ports::StorageError(format!("people: {e}")))
+        crate::objects::call(
+            &self.memory.env,
+            durable::protocol::AGENT_BINDING,
+            &self.memory.agent,
+            worker::Method::Post,
+            path,
+            Some(call),
+        )
+        .await
+        .map_err(|e| durable::ports::StorageError(format!("people: {e}")))
     }
     async fn approvals(
         &self,
         call: &durable::protocol::approvals::ApprovalCall,
     ) -> Result<durable::protocol::approvals::ApprovalState, durable::ports::StorageError> {
         let path = durable::protocol::approvals::APPROVALS_PATH;
-        crate::objects::call(&self.memory.env, durable::protocol::AGENT_BINDING, &self.memory.agent, worker::Method::Post, path, Some(call))
-            .await
-            .map_err(|e| durable::ports::StorageError(format!("approvals: {e}")))
+        crate::objects::call(
+            &self.memory.env,
+            durable::protocol::AGENT_BINDING,
+            &self.memory.agent,
+            worker::Method::Post,
+            path,
+            Some(call),
+        )
+        .await
+        .map_err(|e| durable::ports::StorageError(format!("approvals: {e}")))
     }
     fn secret(&self, name: &str) -> Option<String> {
         durable::settings::setting(&crate::adapters::EnvVars::of(&self.memory.env), &self.memory.agent, name)

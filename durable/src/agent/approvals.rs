@@ -77,14 +77,18 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
                     self.ask_owner(&cfg, &store, &req).await?;
                     self.runtime().log(
                         LogLevel::Info,
-                        &format!("approvals: {} in {} waits for the owner (request {})", ask.tool, ask.session_key, req.row.id),
+                        &format!(
+                            "approvals: {} in {} waits for the owner (request {})",
+                            ask.tool, ask.session_key, req.row.id
+                        ),
                     );
                 }
                 let req = store.get(req.row.id)?.unwrap_or(req);
                 Ok(ApprovalAnswer::State(state(&req)))
             }
             ApprovalCall::Status { id, expire, .. } => {
-                let req = store.get(*id)?.ok_or_else(|| Refusal { status: 404, message: format!("no request {id}") })?;
+                let req =
+                    store.get(*id)?.ok_or_else(|| Refusal { status: 404, message: format!("no request {id}") })?;
                 if *expire && req.row.decision == Decision::Waiting && req.row.expires_at <= now {
                     self.settle(&cfg, &store, &req, Decision::Expired, "timeout", false).await?;
                 }
@@ -92,7 +96,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
                 Ok(ApprovalAnswer::State(state(&req)))
             }
             ApprovalCall::Decide { id, approve, by, .. } => {
-                let req = store.get(*id)?.ok_or_else(|| Refusal { status: 404, message: format!("no request {id}") })?;
+                let req =
+                    store.get(*id)?.ok_or_else(|| Refusal { status: 404, message: format!("no request {id}") })?;
                 let decision = if *approve { Decision::Approved } else { Decision::Denied };
                 if req.row.decision == Decision::Waiting && req.row.expires_at <= now {
                     self.settle(&cfg, &store, &req, Decision::Expired, "timeout", true).await?;
@@ -177,7 +182,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
                 let at = Posted { channel: *channel, chat: chat.clone(), message: message.clone() };
                 let settled = Button { label: ap::settled_label(decision).into(), data: ap::data(req.row.id, 's') };
                 if let Err(e) = buttons::settle(&AgentIo(self.runtime()), &channels, &at, &req.prompt, &settled).await {
-                    self.runtime().log(LogLevel::Warn, &format!("approvals: request {} buttons not settled: {e}", req.row.id));
+                    self.runtime()
+                        .log(LogLevel::Warn, &format!("approvals: request {} buttons not settled: {e}", req.row.id));
                 }
             }
         }
@@ -246,7 +252,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let log = |e: String| self.runtime().log(LogLevel::Warn, &format!("approvals: a tap not answered: {e}"));
         match tap.channel {
             crate::inbound::ChannelKind::Telegram => {
-                if let Err(e) = buttons::answer_tap(&io, &channels, tap.channel, &tap.callback_id, &outcome.note).await {
+                if let Err(e) = buttons::answer_tap(&io, &channels, tap.channel, &tap.callback_id, &outcome.note).await
+                {
                     log(e);
                 }
                 if let (Some(text), Some(chat), Some(mid), Some((id, action))) =

@@ -63,7 +63,9 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let now = self.runtime().now_ms();
         Ok(match call {
             PeopleCall::Door(d) => PeopleAnswer::Door(self.door(&cfg, d, now).await?),
-            PeopleCall::Approve { code, acting, .. } => PeopleAnswer::Reply(self.approve(&cfg, code, acting, now).await?),
+            PeopleCall::Approve { code, acting, .. } => {
+                PeopleAnswer::Reply(self.approve(&cfg, code, acting, now).await?)
+            }
             PeopleCall::Deny { code, acting, .. } => PeopleAnswer::Reply(self.deny(&cfg, code, acting, now).await?),
             PeopleCall::Revoke { who, acting, .. } => PeopleAnswer::Reply(self.revoke(&cfg, who, acting, now).await?),
             PeopleCall::List { .. } => {
@@ -78,7 +80,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
             PeopleCall::Link { owner, acting, .. } => {
                 let roster = RosterStore::new(&**self.runtime().sql())?;
                 let code = roster.link_code(owner, now, &|| self.random_hex())?;
-                self.runtime().log(LogLevel::Info, &format!("people: {} asked for a link code in {}", acting.by, acting.place));
+                self.runtime()
+                    .log(LogLevel::Info, &format!("people: {} asked for a link code in {}", acting.by, acting.place));
                 PeopleAnswer::Reply(reply(true, texts::link_code(&code, LINK_TTL_MS / 60_000)))
             }
         })
@@ -145,7 +148,10 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
                     roster.pairing_code(&subject, group.is_some(), &name, &d.chat, now, &|| self.random_hex())?;
                 self.runtime().log(
                     LogLevel::Info,
-                    &format!("people: {subject} asked to talk to agent {} (code valid until {})", cfg.agent, code.expires_at),
+                    &format!(
+                        "people: {subject} asked to talk to agent {} (code valid until {})",
+                        cfg.agent, code.expires_at
+                    ),
                 );
                 Some(match group {
                     Some(_) => texts::group(&code),
@@ -169,7 +175,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let note = if admitted.name.is_empty() { String::new() } else { admitted.name.clone() };
         self.audit(cfg, &roster, before, "approved", &admitted.who, acting, &note, now).await?;
         self.admission(&cfg.agent, &admitted.who, admitted.group, true).await;
-        let target = ReplyTarget { channel: admitted.who.channel, chat_id: admitted.chat.clone(), ..Default::default() };
+        let target =
+            ReplyTarget { channel: admitted.who.channel, chat_id: admitted.chat.clone(), ..Default::default() };
         Ok(PeopleReply {
             ok: true,
             text: texts::approved(&admitted.who, &admitted.name, admitted.group),
@@ -190,7 +197,13 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         }
     }
 
-    async fn revoke(&self, cfg: &AgentConfig, who: &Principal, acting: &Acting, now: i64) -> Result<PeopleReply, Refusal> {
+    async fn revoke(
+        &self,
+        cfg: &AgentConfig,
+        who: &Principal,
+        acting: &Acting,
+        now: i64,
+    ) -> Result<PeopleReply, Refusal> {
         let roster = RosterStore::new(&**self.runtime().sql())?;
         let before = self.roster_text(cfg, &roster)?;
         match roster.revoke(who)? {
@@ -262,7 +275,13 @@ console's People page; OWNER_IDS and ALLOW_FROM add to it).\n\n",
             out.push_str(&format!("- allowed {p} (ALLOW_FROM)\n"));
         }
         for (p, role) in roster.people()? {
-            let role = if role == "owner" { "owner" } else if p.group { "allowed group" } else { "allowed" };
+            let role = if role == "owner" {
+                "owner"
+            } else if p.group {
+                "allowed group"
+            } else {
+                "allowed"
+            };
             let name = if p.name.is_empty() { String::new() } else { format!(" {}", p.name) };
             out.push_str(&format!("- {role} {}{name} ({}, by {})\n", p.who, p.via, p.added_by));
         }
@@ -331,7 +350,12 @@ console's People page; OWNER_IDS and ALLOW_FROM add to it).\n\n",
     async fn admission(&self, agent: &AgentId, who: &Principal, group: bool, open: bool) {
         let mut keys = Vec::new();
         if group {
-            keys.push(SessionKey::Group { agent: agent.clone(), channel: who.channel, chat: who.id.clone(), topic: None });
+            keys.push(SessionKey::Group {
+                agent: agent.clone(),
+                channel: who.channel,
+                chat: who.id.clone(),
+                topic: None,
+            });
             let prefix = format!("agent:{agent}:{}:group:{}:topic:", who.channel, who.id);
             let registry = Registry::new(&**self.runtime().sql());
             if registry.init().is_ok() {

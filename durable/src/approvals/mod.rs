@@ -122,7 +122,9 @@ mod tests {
         let args = short_args(&serde_json::json!({"url": format!("https://example.com/{}", "x".repeat(500))}));
         assert_eq!(args.chars().count(), ARGS_SHOWN);
         let p = prompt("main", &o, "web_fetch", &args, 30);
-        for part in ["Agent: main", "telegram group -100123, from Pat", "Tool: web_fetch", "https://example.com/", "30 minutes"] {
+        for part in
+            ["Agent: main", "telegram group -100123, from Pat", "Tool: web_fetch", "https://example.com/", "30 minutes"]
+        {
             assert!(p.contains(part), "{part} in {p}");
         }
         assert!(refusal("web_fetch", Decision::Denied, 30).contains("denied"));

@@ -81,7 +81,13 @@ pub async fn post<I: Io>(
 
 /// The message's buttons become one, `settled`; on Discord and Slack the
 /// message is replaced, so `text` is what it says then.
-pub async fn settle<I: Io>(io: &I, channels: &Channels, at: &Posted, text: &str, settled: &Button) -> Result<(), String> {
+pub async fn settle<I: Io>(
+    io: &I,
+    channels: &Channels,
+    at: &Posted,
+    text: &str,
+    settled: &Button,
+) -> Result<(), String> {
     match at.channel {
         ChannelKind::Telegram => {
             let api = channels.telegram.as_ref().ok_or("TELEGRAM_BOT_TOKEN is not set")?;
@@ -98,7 +104,13 @@ pub async fn settle<I: Io>(io: &I, channels: &Channels, at: &Posted, text: &str,
 
 /// Answers a Telegram tap with `note` (Discord and Slack taps are answered
 /// by their webhooks' replies).
-pub async fn answer_tap<I: Io>(io: &I, channels: &Channels, channel: ChannelKind, callback_id: &str, note: &str) -> Result<(), String> {
+pub async fn answer_tap<I: Io>(
+    io: &I,
+    channels: &Channels,
+    channel: ChannelKind,
+    callback_id: &str,
+    note: &str,
+) -> Result<(), String> {
     match (channel, &channels.telegram) {
         (ChannelKind::Telegram, Some(api)) => api.answer_tap(io, callback_id, note).await.map_err(|e| e.to_string()),
         (ChannelKind::Telegram, None) => Err("TELEGRAM_BOT_TOKEN is not set".into()),

@@ -243,7 +243,11 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, I: Io>(
                 cx.now,
             )?;
         }
-        return Ok(TapOutcome { note: "Rejected: I won't propose it again.".into(), state: Some("rejected".into()), settled: None });
+        return Ok(TapOutcome {
+            note: "Rejected: I won't propose it again.".into(),
+            state: Some("rejected".into()),
+            settled: None,
+        });
     }
     // Claim it first: a second tap while this one writes (Telegram delivers
     // taps one by one, the owner may tap twice) must not write the fact again.
@@ -266,7 +270,11 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, I: Io>(
                 dreams.mark(STORE, p.entry_id, p.content_hash, PROMOTED, Some(&p.fact), None, cx.now)?;
                 dreams.add_promoted(1)?;
             }
-            Ok(TapOutcome { note: "Approved: added to MEMORY.md.".into(), state: Some("approved".into()), settled: None })
+            Ok(TapOutcome {
+                note: "Approved: added to MEMORY.md.".into(),
+                state: Some("approved".into()),
+                settled: None,
+            })
         }
         Err(why) => {
             dreams.unclaim(id)?;

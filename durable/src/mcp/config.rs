@@ -139,7 +139,11 @@ HTTP endpoint as \"url\" (many servers offer one, or run it behind an HTTP bridg
         None => Vec::new(),
         Some(Value::Array(list)) => list
             .iter()
-            .map(|t| t.as_str().map(str::to_owned).ok_or("\"approve\" lists tool names or * patterns, e.g. [\"create_issue\", \"delete_*\"]"))
+            .map(|t| {
+                t.as_str()
+                    .map(str::to_owned)
+                    .ok_or("\"approve\" lists tool names or * patterns, e.g. [\"create_issue\", \"delete_*\"]")
+            })
             .collect::<Result<Vec<_>, _>>()?,
         Some(_) => return Err("\"approve\" is a list of tool names or * patterns, e.g. [\"*\"]".into()),
     };

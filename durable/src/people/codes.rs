@@ -13,8 +13,7 @@ pub const LEN: usize = 8;
 /// takes the remainder of the number the hex spells, base 31. `None`: not
 /// enough hex digits to draw from.
 pub fn from_random(hex: &str) -> Option<String> {
-    let digits: Vec<u8> =
-        hex.bytes().filter_map(|b| (b as char).to_digit(16).map(|d| d as u8)).collect::<Vec<_>>();
+    let digits: Vec<u8> = hex.bytes().filter_map(|b| (b as char).to_digit(16).map(|d| d as u8)).collect::<Vec<_>>();
     if digits.len() < 24 {
         return None;
     }

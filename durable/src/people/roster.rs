@@ -528,7 +528,10 @@ mod tests {
         let code = r.claim_code(0, &rnd).unwrap();
         assert_eq!(r.claim_code(5, &rnd).unwrap(), code, "the same code until used");
         assert_eq!(r.claim(&code, &tg("5"), "Olga", true, 10).unwrap(), OwnerOutcome::HasOwner, "OWNER_IDS set");
-        assert_eq!(r.claim("AAAAAAAA", &tg("5"), "Olga", false, 10).unwrap(), OwnerOutcome::Problem(CodeProblem::Unknown));
+        assert_eq!(
+            r.claim("AAAAAAAA", &tg("5"), "Olga", false, 10).unwrap(),
+            OwnerOutcome::Problem(CodeProblem::Unknown)
+        );
         assert_eq!(r.claim(&code, &tg("5"), "Olga", false, 10).unwrap(), OwnerOutcome::Done);
         assert_eq!(r.claim(&code, &tg("6"), "Eve", false, 11).unwrap(), OwnerOutcome::HasOwner);
         let view = r.view(false).unwrap();

@@ -3,7 +3,7 @@
 
 use super::roster::CodeProblem;
 use crate::inbound::ChannelKind;
-use crate::protocol::people::{PeopleList, Pending, Person};
+use crate::protocol::people::{Pending, PeopleList, Person};
 use crate::settings::Principal;
 
 /// What a stranger writing in a direct chat is told: a code to give the
@@ -51,7 +51,8 @@ pub fn approve_problem(p: &CodeProblem) -> String {
     problem(p, "code")
 }
 
-pub const APPROVE_USAGE: &str = "Send /approve with the code the person (or group) got from me, e.g. /approve K7M2X9QP.";
+pub const APPROVE_USAGE: &str =
+    "Send /approve with the code the person (or group) got from me, e.g. /approve K7M2X9QP.";
 pub const REVOKE_USAGE: &str = "Send /revoke with the id /people lists, e.g. /revoke telegram:626262.";
 pub const ONLY_OWNER: &str = "Only my owner can do that, in our private chat.";
 pub const ALREADY_OWNER: &str = "This account is my owner already: nothing to do.";
@@ -67,7 +68,10 @@ fn who(p: &Principal, name: &str, group: bool) -> String {
 
 pub fn approved(p: &Principal, name: &str, group: bool) -> String {
     if group {
-        format!("✅ I answer in {} now, when someone mentions me (its own conversation; none of your private files).", who(p, name, true))
+        format!(
+            "✅ I answer in {} now, when someone mentions me (its own conversation; none of your private files).",
+            who(p, name, true)
+        )
     } else {
         format!("✅ {} may talk to me now, as a guest: their own conversation, none of your private files. /revoke {p} takes them out.", who(p, name, false))
     }
@@ -115,7 +119,8 @@ pub fn link_problem(p: &CodeProblem) -> String {
 pub const CLAIMED: &str = "🔑 You are my owner now: this chat is our main conversation. /people shows who else may \
 talk to me; /link joins your other accounts.";
 pub const HAS_OWNER: &str = "I have an owner already, so I cannot be claimed.";
-pub const CLAIM_USAGE: &str = "Send /claim with the claim code `npm run dev` printed (also on the console's People page).";
+pub const CLAIM_USAGE: &str =
+    "Send /claim with the claim code `npm run dev` printed (also on the console's People page).";
 
 pub fn claim_problem(p: &CodeProblem) -> String {
     problem(p, "claim code")

@@ -76,11 +76,22 @@ pub enum ApprovalCall {
     Ask(ApprovalAsk),
     /// How request `id` stands; `expire`: its time is up, so a request
     /// still waiting becomes `expired` (and its buttons say so).
-    Status { agent: String, id: i64, expire: bool },
+    Status {
+        agent: String,
+        id: i64,
+        expire: bool,
+    },
     /// The console's or the HTTP API's answer.
-    Decide { agent: String, id: i64, approve: bool, by: String },
+    Decide {
+        agent: String,
+        id: i64,
+        approve: bool,
+        by: String,
+    },
     /// The requests, newest first.
-    List { agent: String },
+    List {
+        agent: String,
+    },
 }
 
 /// A request as the session needs it.

@@ -84,15 +84,33 @@ pub struct Acting {
 pub enum PeopleCall {
     Door(Door),
     /// `/approve CODE`: the person (or group) with this pairing code is let in.
-    Approve { agent: String, code: String, acting: Acting },
+    Approve {
+        agent: String,
+        code: String,
+        acting: Acting,
+    },
     /// The console's Deny: the pending request is dropped.
-    Deny { agent: String, code: String, acting: Acting },
+    Deny {
+        agent: String,
+        code: String,
+        acting: Acting,
+    },
     /// `/revoke channel:id`.
-    Revoke { agent: String, who: Principal, acting: Acting },
+    Revoke {
+        agent: String,
+        who: Principal,
+        acting: Acting,
+    },
     /// `/people`, and the console's People page.
-    List { agent: String },
+    List {
+        agent: String,
+    },
     /// `/link`: a code to send from another platform.
-    Link { agent: String, owner: Principal, acting: Acting },
+    Link {
+        agent: String,
+        owner: Principal,
+        acting: Acting,
+    },
 }
 
 /// A note for someone other than the one who asked (the person let in).

@@ -187,7 +187,10 @@ impl<R: SessionRuntime> SessionHost<R> {
         if req.inbound.channel.is_platform() && self.is_closed(&store)? {
             self.runtime.log(
                 LogLevel::Info,
-                &format!("{}: a message from {} refused: taken out by the owner", req.session_key, req.inbound.sender_id),
+                &format!(
+                    "{}: a message from {} refused: taken out by the owner",
+                    req.session_key, req.inbound.sender_id
+                ),
             );
             return Ok(EnqueueReply { queued: false, busy: false });
         }

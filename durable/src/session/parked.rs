@@ -56,7 +56,8 @@ pub enum Resume {
 }
 
 /// Told when a call approved ran into an eviction.
-pub const INTERRUPTED: &str = "Not run again: this approved call was interrupted (the agent restarted) and runs only once. Ask to try again.";
+pub const INTERRUPTED: &str =
+    "Not run again: this approved call was interrupted (the agent restarted) and runs only once. Ask to try again.";
 
 /// Whether a call of `name` waits for the owner in this session.
 pub fn needs_approval(deps: &SessionDeps<'_>, name: &str) -> bool {
@@ -86,11 +87,18 @@ fn row<S: Sql + ?Sized>(sql: &S, seq: i64, call_id: &str) -> Result<Option<Row>,
         "SELECT approval, deadline, state FROM parked_calls WHERE seq = ? AND call_id = ?",
         &[seq.into(), call_id.into()],
     )?;
-    Ok(rows.into_iter().next().map(|mut r| Row { approval: col_i64(&r, 0), deadline: col_i64(&r, 1), state: col_string(&mut r, 2) }))
+    Ok(rows.into_iter().next().map(|mut r| Row {
+        approval: col_i64(&r, 0),
+        deadline: col_i64(&r, 1),
+        state: col_string(&mut r, 2),
+    }))
 }
 
 fn set_state<S: Sql + ?Sized>(sql: &S, seq: i64, call_id: &str, state: &str) -> Result<(), StorageError> {
-    sql.exec("UPDATE parked_calls SET state = ? WHERE seq = ? AND call_id = ?", &[state.into(), seq.into(), call_id.into()])?;
+    sql.exec(
+        "UPDATE parked_calls SET state = ? WHERE seq = ? AND call_id = ?",
+        &[state.into(), seq.into(), call_id.into()],
+    )?;
     Ok(())
 }
 
@@ -192,8 +200,14 @@ pub async fn gate<P: Platform>(
 
 /// How request `approval` stands, asked of the Agent object (expired once
 /// its deadline passed). When the object cannot answer: still waiting.
-async fn status<P: Platform>(p: &P, deps: &SessionDeps<'_>, approval: i64, deadline: i64) -> Result<Decision, StorageError> {
-    let call = ApprovalCall::Status { agent: deps.config.agent.to_string(), id: approval, expire: p.now_ms() >= deadline };
+async fn status<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    approval: i64,
+    deadline: i64,
+) -> Result<Decision, StorageError> {
+    let call =
+        ApprovalCall::Status { agent: deps.config.agent.to_string(), id: approval, expire: p.now_ms() >= deadline };
     match p.approvals(&call).await {
         Ok(s) => Ok(s.decision),
         Err(e) => {
@@ -258,7 +272,8 @@ pub async fn resume<P: Platform, S: Sql>(
     session_id: &str,
     with: Resuming<'_>,
 ) -> Result<Resume, StorageError> {
-    let rows: Vec<Message> = deps.history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()).collect();
+    let rows: Vec<Message> =
+        deps.history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()).collect();
     let Some(last_model) = rows.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
         return Ok(Resume::Go);
     };

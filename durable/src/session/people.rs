@@ -45,7 +45,8 @@ pub async fn answer<P: Platform>(
         OwnerCommand::Revoke(Ok(who)) => PeopleCall::Revoke { agent, who, acting },
         OwnerCommand::People => PeopleCall::List { agent },
         OwnerCommand::Link if inbound.channel == ChannelKind::Api || !inbound.channel.is_platform() => {
-            return send(p, deps, target, "Send /link from your chat with me (Telegram, Discord, …), not over HTTP.").await;
+            return send(p, deps, target, "Send /link from your chat with me (Telegram, Discord, …), not over HTTP.")
+                .await;
         }
         OwnerCommand::Link => {
             PeopleCall::Link { agent, owner: Principal::new(inbound.channel, inbound.sender_id.clone()), acting }
@@ -61,8 +62,13 @@ pub async fn answer<P: Platform>(
         }
         Err(e) => {
             p.log(LogLevel::Error, &format!("people: {e}"));
-            send(p, deps, target, &format!("⚠️ I could not do that right now ({e}). Nothing changed; try again in a moment."))
-                .await
+            send(
+                p,
+                deps,
+                target,
+                &format!("⚠️ I could not do that right now ({e}). Nothing changed; try again in a moment."),
+            )
+            .await
         }
     }
 }

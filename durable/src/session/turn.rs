@@ -56,7 +56,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     };
     // A turn that stopped on a call waiting for the owner goes on from there.
     let resuming = super::parked::Resuming { memory: &memory_ctx, workspace: &workspace, tools: &tool_specs };
-    if super::parked::resume(p, deps, store, inbound, seq, session_id, resuming).await? == super::parked::Resume::Parked {
+    if super::parked::resume(p, deps, store, inbound, seq, session_id, resuming).await? == super::parked::Resume::Parked
+    {
         return Ok(0);
     }
     let mut history = conversation(store, deps.history, session_id)?;

@@ -102,7 +102,9 @@ mod tests {
         assert!(c.names("run_code") && c.names("mcp__github__merge") && !c.names("read_file"));
         assert!(load(&[]).unwrap().patterns.is_empty(), "nothing waits by default");
         assert_eq!(load(&[("APPROVAL_TIMEOUT_MINUTES", "5")]).unwrap().timeout_ms, 300_000);
-        for (name, bad) in [("APPROVE_TOOLS", "web fetch"), ("APPROVAL_TIMEOUT_MINUTES", "0"), ("APPROVAL_TIMEOUT_MINUTES", "soon")] {
+        for (name, bad) in
+            [("APPROVE_TOOLS", "web fetch"), ("APPROVAL_TIMEOUT_MINUTES", "0"), ("APPROVAL_TIMEOUT_MINUTES", "soon")]
+        {
             let e = load(&[(name, bad)]).unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name: n, .. } if n == name), "{name}={bad}: {e}");
         }

@@ -67,7 +67,14 @@ impl DiscordApi {
     }
 
     /// The message becomes `text` and `label`, without buttons.
-    pub async fn settle_buttons<I: Io>(&self, io: &I, channel: &str, message: &str, text: &str, label: &str) -> Result<(), String> {
+    pub async fn settle_buttons<I: Io>(
+        &self,
+        io: &I,
+        channel: &str,
+        message: &str,
+        text: &str,
+        label: &str,
+    ) -> Result<(), String> {
         let content = crate::text::truncate_chars(&format!("{text}\n\n{label}"), super::MAX_CHARS);
         let body = json!({"content": content, "components": []});
         self.bot_call(io, "PATCH", &format!("/channels/{channel}/messages/{message}"), &body).await.map(|_| ())
@@ -102,9 +109,15 @@ mod tests {
         assert!(reqs[0].headers.iter().any(|(k, v)| k == "authorization" && v == "Bot bot-token"));
         let sent: Value = serde_json::from_slice(&reqs[1].body).unwrap();
         assert_eq!(sent["components"][0]["type"], 1);
-        assert_eq!(sent["components"][0]["components"][0], json!({"type": 2, "style": 3, "label": "✅ Approve", "custom_id": "ok:3:a"}));
+        assert_eq!(
+            sent["components"][0]["components"][0],
+            json!({"type": 2, "style": 3, "label": "✅ Approve", "custom_id": "ok:3:a"})
+        );
         assert_eq!(sent["components"][0]["components"][1]["style"], 4);
-        assert_eq!((reqs[2].method, reqs[2].url.as_str()), ("PATCH", "https://discord.test/api/v10/channels/319674150115610528/messages/334385199974967042"));
+        assert_eq!(
+            (reqs[2].method, reqs[2].url.as_str()),
+            ("PATCH", "https://discord.test/api/v10/channels/319674150115610528/messages/334385199974967042")
+        );
         assert_eq!(update_message("done")["type"], 7);
     }
 }

@@ -70,8 +70,11 @@ async fn handle_message<F: Front>(front: &F, agent: &str, bot_id: Option<&str>, 
         // Someone (or a channel) not let in: their code, once per cooldown.
         Route::Stranger | Route::GroupNotAllowed => {
             if let Some(text) = notice {
-                let target =
-                    ReplyTarget { channel: ChannelKind::Discord, chat_id: inbound.chat_id.clone(), ..Default::default() };
+                let target = ReplyTarget {
+                    channel: ChannelKind::Discord,
+                    chat_id: inbound.chat_id.clone(),
+                    ..Default::default()
+                };
                 crate::channels::access::tell(front, agent, &target, &text).await
             }
         }

@@ -85,10 +85,7 @@ pub fn is_interaction(content_type: Option<&str>, body: &[u8]) -> bool {
 /// Hearth reads (another payload type, no action, malformed).
 pub fn read_action(body: &[u8]) -> Result<BlockAction, String> {
     let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8".to_owned())?;
-    let field = text
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("payload="))
-        .ok_or("no payload field in the form")?;
+    let field = text.split('&').find_map(|pair| pair.strip_prefix("payload=")).ok_or("no payload field in the form")?;
     let v: Value = hearth_json::from_slice(&form_decode(field)).map_err(|e| format!("payload is not JSON: {e}"))?;
     let kind = v["type"].as_str().unwrap_or("");
     if kind != "block_actions" {
@@ -120,7 +117,13 @@ impl SlackApi {
     }
 
     /// `text` with `buttons` in `user`'s DM with the app: `(channel, ts)`.
-    pub async fn post_buttons<I: Io>(&self, io: &I, user: &str, text: &str, buttons: &[Button]) -> Result<(String, String), String> {
+    pub async fn post_buttons<I: Io>(
+        &self,
+        io: &I,
+        user: &str,
+        text: &str,
+        buttons: &[Button],
+    ) -> Result<(String, String), String> {
         let body = json!({"channel": user, "text": text, "blocks": blocks(text, buttons), "unfurl_links": false});
         let v = self.web(io, "chat.postMessage", &body).await?;
         match (v["channel"].as_str(), v["ts"].as_str()) {
@@ -130,7 +133,14 @@ impl SlackApi {
     }
 
     /// The message becomes `text` and `label`, without buttons.
-    pub async fn settle_buttons<I: Io>(&self, io: &I, channel: &str, ts: &str, text: &str, label: &str) -> Result<(), String> {
+    pub async fn settle_buttons<I: Io>(
+        &self,
+        io: &I,
+        channel: &str,
+        ts: &str,
+        text: &str,
+        label: &str,
+    ) -> Result<(), String> {
         let body = json!({"channel": channel, "ts": ts, "text": format!("{text}\n\n{label}"), "blocks": settled_blocks(text, label)});
         self.web(io, "chat.update", &body).await.map(|_| ())
     }
@@ -141,8 +151,11 @@ mod tests {
     use super::*;
 
     fn fixture() -> Vec<u8> {
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/real-world/slack/block-actions-bolt-python.json"))
-            .unwrap()
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/real-world/slack/block-actions-bolt-python.json"
+        ))
+        .unwrap()
     }
 
     fn form(json: &[u8]) -> Vec<u8> {

@@ -16,7 +16,13 @@ fn keyboard(rows: &[Button]) -> Value {
 
 impl TelegramApi {
     /// `text` with `buttons` under it, in `chat`: the message's id.
-    pub async fn post_buttons<I: Io>(&self, io: &I, chat: &str, text: &str, buttons: &[Button]) -> Result<String, TgError> {
+    pub async fn post_buttons<I: Io>(
+        &self,
+        io: &I,
+        chat: &str,
+        text: &str,
+        buttons: &[Button],
+    ) -> Result<String, TgError> {
         let body = json!({"chat_id": chat, "text": text, "reply_markup": keyboard(buttons),
             "link_preview_options": {"is_disabled": true}});
         let msg = self.call(io, "sendMessage", &body).await?;
@@ -27,11 +33,18 @@ impl TelegramApi {
     }
 
     /// The message's buttons become `settled` (one button).
-    pub async fn settle_buttons<I: Io>(&self, io: &I, chat: &str, message: &str, settled: &Button) -> Result<(), TgError> {
+    pub async fn settle_buttons<I: Io>(
+        &self,
+        io: &I,
+        chat: &str,
+        message: &str,
+        settled: &Button,
+    ) -> Result<(), TgError> {
         let Ok(message_id) = message.parse::<i64>() else {
             return Err(TgError::Api { code: 400, description: format!("not a message id: {message}") });
         };
-        let body = json!({"chat_id": chat, "message_id": message_id, "reply_markup": keyboard(std::slice::from_ref(settled))});
+        let body =
+            json!({"chat_id": chat, "message_id": message_id, "reply_markup": keyboard(std::slice::from_ref(settled))});
         self.call(io, "editMessageReplyMarkup", &body).await.map(|_| ())
     }
 
@@ -50,7 +63,11 @@ mod tests {
     use futures::executor::block_on;
 
     fn api() -> TelegramApi {
-        TelegramApi { base: "https://tg.test".into(), token: "1:T".into(), backoff: Backoff { attempts: 1, base_ms: 1, max_ms: 1 } }
+        TelegramApi {
+            base: "https://tg.test".into(),
+            token: "1:T".into(),
+            backoff: Backoff { attempts: 1, base_ms: 1, max_ms: 1 },
+        }
     }
 
     #[test]
@@ -61,7 +78,8 @@ mod tests {
         f.http.reply(200, r#"{"ok":true,"result":true}"#);
         let buttons = [Button::approve("ok:1:a"), Button::deny("ok:1:d")];
         assert_eq!(block_on(api().post_buttons(&f, "42", "May I?", &buttons)).unwrap(), "77");
-        block_on(api().settle_buttons(&f, "42", "77", &Button { label: "✅ Approved".into(), data: "ok:1:s".into() })).unwrap();
+        block_on(api().settle_buttons(&f, "42", "77", &Button { label: "✅ Approved".into(), data: "ok:1:s".into() }))
+            .unwrap();
         block_on(api().answer_tap(&f, "99", "Approved")).unwrap();
         let sent = f.http.sent_json();
         assert_eq!(sent[0].1["reply_markup"]["inline_keyboard"][0][1]["callback_data"], "ok:1:d");

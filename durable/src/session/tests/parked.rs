@@ -27,7 +27,9 @@ fn a_call_that_needs_approval_parks_the_turn_until_the_owner_approves_then_runs_
     assert_eq!(report.wake_at, Some(now + 30 * 60_000), "the alarm comes back at the deadline");
     assert_eq!(f.requests(), 1);
     let asks: Vec<_> = f.p.approvals.borrow().calls.clone();
-    assert!(matches!(&asks[..], [ApprovalCall::Ask(a)] if a.tool == "read_file" && a.args.contains("SOUL.md") && a.seq == 1));
+    assert!(
+        matches!(&asks[..], [ApprovalCall::Ask(a)] if a.tool == "read_file" && a.args.contains("SOUL.md") && a.seq == 1)
+    );
     assert_eq!(SessionStore::new(&f.p.sql).open_count().unwrap(), 1, "its message stays open");
     assert!(f.sent()[0].contains("asked my owner"), "the chat is told it waits: {:?}", f.sent());
     // Woken meanwhile (another message, an outbox retry): no LLM call, still parked.
