@@ -50,7 +50,7 @@ describe("letting people in with pairing codes", () => {
     assert.match(notice, /telegram:626262/);
     assert.equal(h.llm.requests.length, 0);
     // The owner's People page lists the request.
-    const people = await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const people = (await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).list;
     assert.deepEqual(people.pending.map((p) => [p.who, p.code]), [["telegram:626262", code]]);
   });
 
@@ -60,7 +60,7 @@ describe("letting people in with pairing codes", () => {
     const again = await h.sendUpdate(tgUpdate({ from: PAT, text: "now?" }));
     assert.equal(await again.text(), "not allowed");
     assert.equal(h.llm.requests.length, 0, "no LLM call, no self-approval");
-    const people = await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const people = (await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).list;
     assert.equal(people.guests.length, 0);
     assert.equal(people.pending.length, 1, "the request still waits for the owner");
   });
@@ -108,7 +108,7 @@ describe("letting people in with pairing codes", () => {
     assert.equal(res.status, 200);
     await h.settle("agent:main:telegram:dm:626262");
     assert.equal(h.llm.requests.length, 0, "a revoked guest gets no LLM call");
-    const people = await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const people = (await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).list;
     assert.equal(people.guests.length, 0);
     const actions = people.events.map((e) => `${e.action} ${e.subject} by ${e.by} in ${e.place}`);
     assert.deepEqual(actions, ["revoked telegram:626262 by telegram:4242 in telegram chat 4242", "approved telegram:626262 by telegram:4242 in telegram chat 4242"]);
@@ -145,7 +145,7 @@ describe("claiming a fresh agent", () => {
   after(async () => h?.close());
 
   test("the console shows a one-time claim code; /start CODE makes the sender the owner", async () => {
-    const people = await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const people = (await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).list;
     assert.match(people.claim, /^[A-HJ-NP-Z2-9]{8}$/);
     const hello = await say(h, tgUpdate({ from: PAT, text: "hello" }));
     assert.match(hello, /I have no owner yet/);
@@ -161,7 +161,7 @@ describe("claiming a fresh agent", () => {
     assert.ok(main.messageCount >= 2, "their DMs are the main session");
     const late = await say(h, tgUpdate({ from: EVE, text: `/claim ${people.claim}` }));
     assert.match(late, /owner already/);
-    const after = await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
+    const after = (await (await h.fetch("/api/agents/main/people", { headers: { authorization: `Bearer ${ADMIN}` } })).json()).list;
     assert.equal(after.claim, undefined, "no claim code once there is an owner");
     assert.deepEqual(after.owners.map((o) => [o.who, o.via]), [["telegram:626262", "claim"]]);
     assert.equal(after.events[0].action, "claimed");

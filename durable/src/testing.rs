@@ -631,7 +631,7 @@ pub struct TestApprovals {
     pub decision: crate::protocol::approvals::Decision,
     pub expires_at: i64,
     /// Where the owner is asked (`None`: no chat).
-    pub asked_in: Option<(crate::inbound::ChannelKind, String)>,
+    pub asked_in: Option<crate::protocol::approvals::AskedIn>,
 }
 
 impl Default for TestApprovals {

@@ -18,6 +18,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 while (Date.now() < deadline) {
   const people = await fetch(`${base}/api/agents/main/people`, { headers: { authorization: `Bearer ${token}` } })
     .then((r) => (r.ok ? r.json() : null))
+    .then((reply) => reply && (reply.list ?? {}))
     .catch(() => null);
   if (people) {
     if (!people.claim) process.exit(0);

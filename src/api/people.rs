@@ -1,6 +1,6 @@
 //! The people and approvals views the console uses (`ADMIN_TOKEN` only):
-//! - `GET /api/agents/{id}/people`: owners, guests, pending requests, the
-//!   claim code while there is no owner, the audit lines;
+//! - `GET /api/agents/{id}/people`: `{text, list}`: owners, guests, pending
+//!   requests, the claim code while there is no owner, the audit lines;
 //! - `POST /api/agents/{id}/people`: `{"approve": CODE}`, `{"deny": CODE}`
 //!   or `{"revoke": "channel:id"}`;
 //! - `GET /api/agents/{id}/approvals`: tool calls waiting for the owner and
@@ -11,7 +11,7 @@ use super::json_error;
 use crate::http::forward_json;
 use crate::objects::call_raw;
 use durable::protocol::approvals::{ApprovalCall, APPROVALS_PATH};
-use durable::protocol::people::{PeopleAction, PeopleCall, PeopleReply, PEOPLE_PATH};
+use durable::protocol::people::{PeopleAction, PeopleCall, PEOPLE_PATH};
 use durable::protocol::AGENT_BINDING;
 use worker::{Env, Method, Request, Response, Result};
 
@@ -19,16 +19,10 @@ async fn agent_call<T: serde::Serialize>(env: &Env, agent: &str, path: &str, cal
     call_raw(env, AGENT_BINDING, agent, Method::Post, path, Some(serde_json::to_string(call)?)).await
 }
 
-/// `GET /api/agents/{id}/people`.
+/// `GET /api/agents/{id}/people`: the Agent object's answer as it is (its
+/// `list`, and `/people`'s `text`).
 pub async fn list(env: &Env, agent: &str) -> Result<Response> {
-    let (status, text) = agent_call(env, agent, PEOPLE_PATH, &PeopleCall::List { agent: agent.to_owned() }).await?;
-    if status != 200 {
-        return forward_json((status, text));
-    }
-    match hearth_json::from_str::<PeopleReply>(&text) {
-        Ok(reply) => Response::from_json(&reply.list.unwrap_or_default()),
-        Err(e) => json_error(502, &format!("the agent answered unreadably: {e}")),
-    }
+    forward_json(agent_call(env, agent, PEOPLE_PATH, &PeopleCall::List { agent: agent.to_owned() }).await?)
 }
 
 /// `POST /api/agents/{id}/people`.

@@ -29,7 +29,8 @@ async function act(agent, path, body, done, redraw) {
 
 export async function peoplePage(state) {
   const agent = state.agent;
-  const [people, approvals] = await Promise.all([get(agentPath(agent, "/people")), get(agentPath(agent, "/approvals")).catch(() => [])]);
+  const [reply, approvals] = await Promise.all([get(agentPath(agent, "/people")), get(agentPath(agent, "/approvals")).catch(() => [])]);
+  const people = reply.list ?? {};
   const redraw = () => busy(document.getElementById("main"), () => peoplePage(state));
   const person = (p, revocable) =>
     h(

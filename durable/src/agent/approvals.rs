@@ -13,7 +13,7 @@ use crate::inbound::SessionKey;
 use crate::people::roster::RosterStore;
 use crate::ports::LogLevel;
 use crate::protocol::agent::PublishRequest;
-use crate::protocol::approvals::{ApprovalCall, ApprovalRow, ApprovalState, Decision};
+use crate::protocol::approvals::{ApprovalCall, ApprovalRow, ApprovalState, AskedIn, Decision};
 use crate::protocol::dreams::{Tap, TapOutcome};
 use crate::scheduled::SessionQueue;
 use crate::settings::{AgentConfig, Principal};
@@ -30,7 +30,7 @@ fn state(r: &Request) -> ApprovalState {
         id: r.row.id,
         decision: r.row.decision,
         expires_at: r.row.expires_at,
-        asked_in: r.asked.as_ref().map(|(c, chat, _)| (*c, chat.clone())),
+        asked_in: r.asked.as_ref().map(|(c, chat, _)| AskedIn { channel: *c, chat: chat.clone() }),
     }
 }
 

@@ -70,8 +70,9 @@ pub struct ApprovalAsk {
     pub timeout_ms: i64,
 }
 
+/// Externally tagged (`{"ask": {...}}`), for a small reader.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "call", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum ApprovalCall {
     Ask(ApprovalAsk),
     /// How request `id` stands; `expire`: its time is up, so a request
@@ -104,7 +105,14 @@ pub struct ApprovalState {
     /// Where the owner was asked (`None`: no chat could be reached; the
     /// console and the notification stream show it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asked_in: Option<(ChannelKind, String)>,
+    pub asked_in: Option<AskedIn>,
+}
+
+/// The chat the owner was asked in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskedIn {
+    pub channel: ChannelKind,
+    pub chat: String,
 }
 
 /// A request as the console lists it.

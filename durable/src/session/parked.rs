@@ -190,7 +190,7 @@ pub async fn gate<P: Platform>(
     }
     deps.watch.tool(name, "waiting for approval");
     p.log(LogLevel::Info, &format!("{}: {name} waits for the owner (request {})", deps.key, state.id));
-    let asked_here = state.asked_in.as_ref().is_some_and(|(c, chat)| *c == inbound.channel && *chat == inbound.chat_id);
+    let asked_here = state.asked_in.as_ref().is_some_and(|a| a.channel == inbound.channel && a.chat == inbound.chat_id);
     if !asked_here {
         let minutes = deps.config.approval.timeout_ms / 60_000;
         send(p, deps, &inbound.reply_target, &ap::waiting_note(name, minutes)).await?;
