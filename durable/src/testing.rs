@@ -724,10 +724,10 @@ impl Platform for TestPlatform {
         a.calls.push(call.clone());
         match call {
             ApprovalCall::Ask(ask) if a.expires_at == 0 => a.expires_at = self.now.get() + ask.timeout_ms,
-            ApprovalCall::Status { expire: true, .. } if a.decision == Decision::Waiting => {
-                if self.now.get() >= a.expires_at {
-                    a.decision = Decision::Expired;
-                }
+            ApprovalCall::Status { expire: true, .. }
+                if a.decision == Decision::Waiting && self.now.get() >= a.expires_at =>
+            {
+                a.decision = Decision::Expired;
             }
             _ => {}
         }

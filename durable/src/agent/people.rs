@@ -30,7 +30,7 @@ pub const PEOPLE_LOG_PATH: &str = "PEOPLE.md";
 /// What a people call answers.
 pub enum PeopleAnswer {
     Door(DoorReply),
-    Reply(PeopleReply),
+    Reply(Box<PeopleReply>),
 }
 
 fn reply(ok: bool, text: impl Into<String>) -> PeopleReply {
@@ -64,25 +64,29 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         Ok(match call {
             PeopleCall::Door(d) => PeopleAnswer::Door(self.door(&cfg, d, now).await?),
             PeopleCall::Approve { code, acting, .. } => {
-                PeopleAnswer::Reply(self.approve(&cfg, code, acting, now).await?)
+                PeopleAnswer::Reply(Box::new(self.approve(&cfg, code, acting, now).await?))
             }
-            PeopleCall::Deny { code, acting, .. } => PeopleAnswer::Reply(self.deny(&cfg, code, acting, now).await?),
-            PeopleCall::Revoke { who, acting, .. } => PeopleAnswer::Reply(self.revoke(&cfg, who, acting, now).await?),
+            PeopleCall::Deny { code, acting, .. } => {
+                PeopleAnswer::Reply(Box::new(self.deny(&cfg, code, acting, now).await?))
+            }
+            PeopleCall::Revoke { who, acting, .. } => {
+                PeopleAnswer::Reply(Box::new(self.revoke(&cfg, who, acting, now).await?))
+            }
             PeopleCall::List { .. } => {
                 let list = self.people_list(&cfg, now)?;
-                PeopleAnswer::Reply(PeopleReply {
+                PeopleAnswer::Reply(Box::new(PeopleReply {
                     ok: true,
                     text: texts::list(&list, &cfg.timezone),
                     list: Some(list),
                     tell: None,
-                })
+                }))
             }
             PeopleCall::Link { owner, acting, .. } => {
                 let roster = RosterStore::new(&**self.runtime().sql())?;
                 let code = roster.link_code(owner, now, &|| self.random_hex())?;
                 self.runtime()
                     .log(LogLevel::Info, &format!("people: {} asked for a link code in {}", acting.by, acting.place));
-                PeopleAnswer::Reply(reply(true, texts::link_code(&code, LINK_TTL_MS / 60_000)))
+                PeopleAnswer::Reply(Box::new(reply(true, texts::link_code(&code, LINK_TTL_MS / 60_000))))
             }
         })
     }

@@ -57,6 +57,25 @@ pub enum CodeProblem {
     Used,
 }
 
+/// A spent code's row.
+struct Spent {
+    channel: String,
+    id: String,
+    group: bool,
+    name: String,
+    chat: String,
+}
+
+/// Someone going into the roster.
+struct Entry<'a> {
+    who: &'a Principal,
+    role: &'a str,
+    group: bool,
+    name: &'a str,
+    via: &'a str,
+    by: &'a str,
+}
+
 /// What a pairing code let in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admitted {
@@ -249,14 +268,8 @@ impl<'a, S: Sql + ?Sized> RosterStore<'a, S> {
             .collect())
     }
 
-    /// A code of `purpose`, checked and spent (marked used). Its row:
-    /// `(channel, id, is_group, name, chat)`.
-    fn spend(
-        &self,
-        typed: &str,
-        purpose: &str,
-        now: i64,
-    ) -> Result<Result<(String, String, bool, String, String), CodeProblem>, StorageError> {
+    /// A code of `purpose`, checked and spent (marked used), and its row.
+    fn spend(&self, typed: &str, purpose: &str, now: i64) -> Result<Result<Spent, CodeProblem>, StorageError> {
         let Some(code) = codes::normalize(typed) else { return Ok(Err(CodeProblem::Unknown)) };
         let rows = self.sql.exec(
             "SELECT channel, id, is_group, name, chat, expires_at, used_at FROM people_codes WHERE code = ? AND purpose = ?",
@@ -271,19 +284,17 @@ impl<'a, S: Sql + ?Sized> RosterStore<'a, S> {
         }
         self.sql.exec("UPDATE people_codes SET used_at = ? WHERE code = ?", &[now.into(), code.as_str().into()])?;
         let group = is_group(&r, 2);
-        Ok(Ok((col_string(&mut r, 0), col_string(&mut r, 1), group, col_string(&mut r, 3), col_string(&mut r, 4))))
+        Ok(Ok(Spent {
+            channel: col_string(&mut r, 0),
+            id: col_string(&mut r, 1),
+            group,
+            name: col_string(&mut r, 3),
+            chat: col_string(&mut r, 4),
+        }))
     }
 
-    fn add(
-        &self,
-        who: &Principal,
-        role: &str,
-        group: bool,
-        name: &str,
-        via: &str,
-        by: &str,
-        now: i64,
-    ) -> Result<(), StorageError> {
+    fn add(&self, e: &Entry<'_>, now: i64) -> Result<(), StorageError> {
+        let Entry { who, role, group, name, via, by } = *e;
         let count = self.sql.exec("SELECT COUNT(*) FROM people", &[])?;
         if count.first().map_or(0, |r| col_i64(r, 0)) >= MAX_PEOPLE {
             return Err(StorageError(format!("the roster is full ({MAX_PEOPLE}): revoke someone first")));
@@ -308,20 +319,20 @@ impl<'a, S: Sql + ?Sized> RosterStore<'a, S> {
 
     /// `/approve CODE`: the stranger (or group) holding it is a guest now.
     pub fn approve(&self, typed: &str, by: &str, now: i64) -> Result<Result<Admitted, CodeProblem>, StorageError> {
-        let (channel, id, group, name, chat) = match self.spend(typed, "pair", now)? {
+        let Spent { channel, id, group, name, chat } = match self.spend(typed, "pair", now)? {
             Ok(row) => row,
             Err(p) => return Ok(Err(p)),
         };
         let Some(channel) = ChannelKind::parse(&channel) else { return Ok(Err(CodeProblem::Unknown)) };
         let who = Principal::new(channel, id);
-        self.add(&who, "guest", group, &name, "pairing", by, now)?;
+        self.add(&Entry { who: &who, role: "guest", group, name: &name, via: "pairing", by }, now)?;
         Ok(Ok(Admitted { who, group, name, chat }))
     }
 
     /// The console's Deny: the request's code is spent, nobody let in.
     pub fn deny(&self, typed: &str, now: i64) -> Result<Result<Pending, CodeProblem>, StorageError> {
         let code = codes::normalize(typed).unwrap_or_default();
-        let (channel, id, group, name, _) = match self.spend(typed, "pair", now)? {
+        let Spent { channel, id, group, name, .. } = match self.spend(typed, "pair", now)? {
             Ok(row) => row,
             Err(p) => return Ok(Err(p)),
         };
@@ -377,7 +388,8 @@ impl<'a, S: Sql + ?Sized> RosterStore<'a, S> {
         }
         match self.spend(typed, "claim", now)? {
             Ok(_) => {
-                self.add(who, "owner", false, name, "claim", &who.to_string(), now)?;
+                let by = who.to_string();
+                self.add(&Entry { who, role: "owner", group: false, name, via: "claim", by: &by }, now)?;
                 Ok(OwnerOutcome::Done)
             }
             Err(p) => Ok(OwnerOutcome::Problem(p)),
@@ -404,13 +416,14 @@ impl<'a, S: Sql + ?Sized> RosterStore<'a, S> {
         name: &str,
         now: i64,
     ) -> Result<Result<Principal, CodeProblem>, StorageError> {
-        let (channel, id, ..) = match self.spend(typed, "link", now)? {
+        let Spent { channel, id, .. } = match self.spend(typed, "link", now)? {
             Ok(row) => row,
             Err(p) => return Ok(Err(p)),
         };
         let Some(channel) = ChannelKind::parse(&channel) else { return Ok(Err(CodeProblem::Unknown)) };
         let asked = Principal::new(channel, id);
-        self.add(who, "owner", false, name, "link", &asked.to_string(), now)?;
+        let by = asked.to_string();
+        self.add(&Entry { who, role: "owner", group: false, name, via: "link", by: &by }, now)?;
         Ok(Ok(asked))
     }
 

@@ -107,7 +107,7 @@ mod tests {
         let reqs = f.http.requests.borrow();
         assert_eq!(reqs[0].url, "https://discord.test/api/v10/users/@me/channels");
         assert!(reqs[0].headers.iter().any(|(k, v)| k == "authorization" && v == "Bot bot-token"));
-        let sent: Value = serde_json::from_slice(&reqs[1].body).unwrap();
+        let sent: Value = hearth_json::from_slice(&reqs[1].body).unwrap();
         assert_eq!(sent["components"][0]["type"], 1);
         assert_eq!(
             sent["components"][0]["components"][0],
