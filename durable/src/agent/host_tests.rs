@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 #[derive(Default)]
-struct Queue {
+pub(super) struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
-    woken: RefCell<Vec<String>>,
-    admitted: RefCell<Vec<(String, bool)>>,
+    pub(super) woken: RefCell<Vec<String>>,
+    pub(super) admitted: RefCell<Vec<(String, bool)>>,
 }
 
 impl SessionQueue for Queue {
@@ -44,15 +44,15 @@ impl SessionQueue for Queue {
     }
 }
 
-struct Runtime {
+pub(super) struct Runtime {
     sql: Rc<MemSql>,
-    store: Rc<MemStore>,
+    pub(super) store: Rc<MemStore>,
     vars: HashMap<String, String>,
-    queue: Queue,
+    pub(super) queue: Queue,
     wakes: Cell<u32>,
     uuids: Cell<u64>,
-    now: Rc<Cell<i64>>,
-    http: crate::testing::ScriptedHttp,
+    pub(super) now: Rc<Cell<i64>>,
+    pub(super) http: crate::testing::ScriptedHttp,
 }
 
 impl AgentRuntime for Runtime {
@@ -96,7 +96,7 @@ impl AgentRuntime for Runtime {
     fn log(&self, _: LogLevel, _: &str) {}
 }
 
-fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
+pub(super) fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
     AgentHost::new(Runtime {
         sql: Rc::new(MemSql::default()),
         store: Rc::new(MemStore::default()),

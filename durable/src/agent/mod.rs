@@ -14,6 +14,8 @@ pub mod host;
 mod host_tests;
 pub mod notifications;
 pub mod people;
+#[cfg(test)]
+mod people_tests;
 pub mod registry;
 pub mod strangers;
 pub mod threads;
