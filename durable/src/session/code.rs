@@ -57,7 +57,7 @@ impl<P: Platform> InnerTools for Calls<'_, '_, P> {
 
     fn call<'a>(&'a self, name: &'a str, args: &'a Value) -> LocalBoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            if super::parked::needs_approval(self.deps, name) {
+            if toolbox::needs_approval(self.deps, name) {
                 return ToolOutcome::err(format!(
                     "{name} waits for my owner's approval, which a script cannot ask for: call {name} directly"
                 ));

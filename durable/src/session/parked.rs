@@ -22,7 +22,6 @@ use crate::inbound::{ChatKind, Inbound};
 use crate::memory::tools::MemoryToolContext;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::approvals::{ApprovalAsk, ApprovalCall, Decision, Origin};
-use crate::protocol::mcp::McpScope;
 use crate::storage::{col_i64, col_string};
 use crate::toolkit::{ToolOutcome, ToolSpec};
 use crate::tools::ToolContext;
@@ -58,22 +57,6 @@ pub enum Resume {
 /// Told when a call approved ran into an eviction.
 pub const INTERRUPTED: &str =
     "Not run again: this approved call was interrupted (the agent restarted) and runs only once. Ask to try again.";
-
-/// Whether a call of `name` waits for the owner in this session.
-pub fn needs_approval(deps: &SessionDeps<'_>, name: &str) -> bool {
-    if deps.config.approval.names(name) {
-        return true;
-    }
-    if !name.starts_with(crate::mcp::toolset::PREFIX) {
-        return false;
-    }
-    let mcp = deps.mcp.borrow();
-    let entries = crate::mcp::toolset::entries(&mcp.catalog, McpScope::of(deps.key));
-    let found = entries.into_iter().find(|(n, _, _)| n == name);
-    found.is_some_and(|(_, server, tool)| {
-        server.approve.iter().any(|p| crate::settings::approval::matches(p, &tool.name))
-    })
-}
 
 struct Row {
     approval: i64,
@@ -139,7 +122,7 @@ pub async fn gate<P: Platform>(
     name: &str,
     args: &Value,
 ) -> Result<Gate, StorageError> {
-    if !needs_approval(deps, name) {
+    if !super::toolbox::needs_approval(deps, name) {
         return Ok(Gate::Run);
     }
     let sql = p.sql();
