@@ -52,6 +52,20 @@ impl DoPlatform {
     }
 }
 
+impl DoPlatform {
+    /// A typed call to the agent's Agent object.
+    async fn agent_call<Req: serde::Serialize, Resp: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Req,
+    ) -> Result<Resp, durable::ports::StorageError> {
+        let (env, agent) = (&self.memory.env, &self.memory.agent);
+        crate::objects::call(env, durable::protocol::AGENT_BINDING, agent, worker::Method::Post, path, Some(body))
+            .await
+            .map_err(|e| durable::ports::StorageError(format!("{path}: {e}")))
+    }
+}
+
 impl Platform for DoPlatform {
     type Store = R2;
     type Http = FetchHttp;
@@ -98,33 +112,13 @@ impl Platform for DoPlatform {
         &self,
         call: &durable::protocol::people::PeopleCall,
     ) -> Result<durable::protocol::people::PeopleReply, durable::ports::StorageError> {
-        let path = durable::protocol::people::PEOPLE_PATH;
-        crate::objects::call(
-            &self.memory.env,
-            durable::protocol::AGENT_BINDING,
-            &self.memory.agent,
-            worker::Method::Post,
-            path,
-            Some(call),
-        )
-        .await
-        .map_err(|e| durable::ports::StorageError(format!("people: {e}")))
+        self.agent_call(durable::protocol::people::PEOPLE_PATH, call).await
     }
     async fn approvals(
         &self,
         call: &durable::protocol::approvals::ApprovalCall,
     ) -> Result<durable::protocol::approvals::ApprovalState, durable::ports::StorageError> {
-        let path = durable::protocol::approvals::APPROVALS_PATH;
-        crate::objects::call(
-            &self.memory.env,
-            durable::protocol::AGENT_BINDING,
-            &self.memory.agent,
-            worker::Method::Post,
-            path,
-            Some(call),
-        )
-        .await
-        .map_err(|e| durable::ports::StorageError(format!("approvals: {e}")))
+        self.agent_call(durable::protocol::approvals::APPROVALS_PATH, call).await
     }
     fn secret(&self, name: &str) -> Option<String> {
         durable::settings::setting(&crate::adapters::EnvVars::of(&self.memory.env), &self.memory.agent, name)

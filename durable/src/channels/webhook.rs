@@ -65,6 +65,14 @@ impl WebReply {
         self.later = Some(Box::new(later));
         self
     }
+
+    /// This reply, then (when the door gave one) its note sent to `target`.
+    pub fn telling(self, agent: &str, notice: Option<&String>, target: ReplyTarget) -> Self {
+        match notice {
+            Some(text) => self.then(Later::Tell { agent: agent.to_owned(), target, text: text.clone() }),
+            None => self,
+        }
+    }
 }
 
 /// Work a handler leaves for after its answer (the Worker runs it with

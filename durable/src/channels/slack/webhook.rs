@@ -10,7 +10,7 @@ use super::client::SlackApi;
 use super::names;
 use super::verify::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::{Envelope, Ignored};
-use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
+use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::Route;
@@ -71,20 +71,13 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
     }
     let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
     let tell = |said: &str| {
-        let reply = WebReply::ok(said.to_owned());
-        match &notice {
-            Some(text) => reply.then(Later::Tell {
-                agent: agent.to_owned(),
-                target: ReplyTarget {
-                    channel: ChannelKind::Slack,
-                    chat_id: inbound.chat_id.clone(),
-                    thread_id: inbound.reply_target.thread_id.clone(),
-                    ..Default::default()
-                },
-                text: text.clone(),
-            }),
-            None => reply,
-        }
+        let target = ReplyTarget {
+            channel: ChannelKind::Slack,
+            chat_id: inbound.chat_id.clone(),
+            thread_id: inbound.reply_target.thread_id.clone(),
+            ..Default::default()
+        };
+        WebReply::ok(said.to_owned()).telling(agent, notice.as_ref(), target)
     };
     match route {
         Route::Turn(key) => {

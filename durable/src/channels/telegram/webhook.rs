@@ -7,9 +7,7 @@
 
 use super::client::TelegramApi;
 use super::{username, BotIdentity, Ignored, Update};
-use crate::channels::webhook::{
-    config_after_auth, constant_eq, is_configured, unknown_agent, Later, WebReply, WebRequest,
-};
+use crate::channels::webhook::{config_after_auth, constant_eq, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
 use crate::protocol::dreams::{Tap, TapOutcome};
@@ -80,22 +78,15 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         None => {}
     }
     let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    // Each note is a send from the bot's budget: after Telegram has its 200.
     let tell = |said: &str| {
-        let reply = WebReply::ok(said.to_owned());
-        match &notice {
-            // Each note is a send from the bot's budget: after Telegram has its 200.
-            Some(text) => reply.then(Later::Tell {
-                agent: agent.to_owned(),
-                target: ReplyTarget {
-                    channel: ChannelKind::Telegram,
-                    chat_id: inbound.chat_id.clone(),
-                    thread_id: inbound.reply_target.thread_id.clone(),
-                    ..Default::default()
-                },
-                text: text.clone(),
-            }),
-            None => reply,
-        }
+        let target = ReplyTarget {
+            channel: ChannelKind::Telegram,
+            chat_id: inbound.chat_id.clone(),
+            thread_id: inbound.reply_target.thread_id.clone(),
+            ..Default::default()
+        };
+        WebReply::ok(said.to_owned()).telling(agent, notice.as_ref(), target)
     };
     match route {
         Route::Turn(key) => match front.enqueue(&key, &inbound).await {
