@@ -129,6 +129,7 @@ describe("letting people in with pairing codes", () => {
     assert.ok(groupCode, notice);
     assert.match(notice, /in our private chat/);
     await say(h, tgUpdate({ from: OWNER, text: `/approve ${groupCode}` }));
+    await h.until(() => sentTo(h, group).some((t) => /let this group in/.test(t)), { what: "the group told" });
     h.llm.reset();
     const again = tgUpdate({ from: EVE, chat: group, text: "@hearth_bot hello now?", entities: [{ type: "mention", offset: 0, length: 11 }] });
     const answer = await say(h, again, group);
