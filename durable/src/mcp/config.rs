@@ -281,4 +281,19 @@ mod tests {
         let all = one(r#"{"mcpServers": {"x": {"url": "https://o.test", "scopes": ["all", "main"]}}}"#).unwrap();
         assert_eq!(all.scopes.len(), 5);
     }
+
+    #[test]
+    fn a_servers_approve_list_names_its_tools_that_wait_for_the_owner() {
+        let s =
+            one(r#"{"mcpServers": {"gh": {"url": "https://g.test", "approve": ["create_*", "merge_pull_request"]}}}"#)
+                .unwrap();
+        assert_eq!(s.approve, ["create_*", "merge_pull_request"]);
+        assert!(one(r#"{"mcpServers": {"gh": {"url": "https://g.test"}}}"#).unwrap().approve.is_empty());
+        assert!(one(r#"{"mcpServers": {"gh": {"url": "https://g.test", "approve": "all"}}}"#)
+            .unwrap_err()
+            .contains("approve"));
+        assert!(one(r#"{"mcpServers": {"gh": {"url": "https://g.test", "approve": [1]}}}"#)
+            .unwrap_err()
+            .contains("approve"));
+    }
 }

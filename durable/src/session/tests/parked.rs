@@ -65,6 +65,35 @@ fn no_answer_by_the_deadline_is_a_no_the_model_reads_and_answers() {
 }
 
 #[test]
+fn an_mcp_servers_approve_list_makes_its_tools_wait_and_only_those() {
+    use crate::protocol::mcp::{McpCatalog, McpScope, McpServer, McpServerConfig, McpTool};
+    let f = Fixture::new();
+    let tool =
+        |name: &str| McpTool { name: name.into(), description: String::new(), input_schema: json!({"type": "object"}) };
+    let server = McpServer {
+        config: McpServerConfig {
+            name: "github".into(),
+            url: "https://g.test/mcp".into(),
+            headers: vec![],
+            scopes: vec![McpScope::Main],
+            timeout_ms: 1000,
+            approve: vec!["create_*".into()],
+        },
+        tools: vec![tool("create_issue"), tool("list_issues")],
+        listed_at: Some(0),
+        checked_at: Some(0),
+        error: None,
+    };
+    f.mcp.borrow_mut().catalog = std::rc::Rc::new(McpCatalog { servers: vec![server], ..Default::default() });
+    let deps = f.deps();
+    use crate::session::toolbox::needs_approval;
+    assert!(needs_approval(&deps, "mcp__github__create_issue"));
+    assert!(!needs_approval(&deps, "mcp__github__list_issues"));
+    assert!(!needs_approval(&deps, "mcp__other__create_issue"));
+    assert!(!needs_approval(&deps, "read_file"), "APPROVE_TOOLS is empty");
+}
+
+#[test]
 fn a_denied_call_never_runs_and_a_script_cannot_bypass_the_question() {
     let f = gated();
     park(&f);
