@@ -255,6 +255,14 @@ pub async fn resume<P: Platform, S: Sql>(
     session_id: &str,
     with: Resuming<'_>,
 ) -> Result<Resume, StorageError> {
+    // Only a message one of whose calls was parked (one small query per
+    // turn): a turn cut short in its calls for another reason is repaired
+    // by the replay as before, and the history is not read here.
+    let sql = p.sql();
+    crate::storage::ensure(sql, &TABLES)?;
+    if sql.exec("SELECT 1 FROM parked_calls WHERE seq = ? LIMIT 1", &[seq.into()])?.is_empty() {
+        return Ok(Resume::Go);
+    }
     let rows: Vec<Message> =
         deps.history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()).collect();
     let Some(last_model) = rows.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
@@ -277,12 +285,7 @@ pub async fn resume<P: Platform, S: Sql>(
             _ => None,
         })
         .collect();
-    // Only calls one of this turn's requests parked: a turn cut short in
-    // its calls for another reason is repaired by the replay as before.
-    let sql = p.sql();
-    crate::storage::ensure(sql, &TABLES)?;
-    let parked = sql.exec("SELECT 1 FROM parked_calls WHERE seq = ? LIMIT 1", &[seq.into()])?;
-    if open.is_empty() || parked.is_empty() {
+    if open.is_empty() {
         return Ok(Resume::Go);
     }
     let cfg = deps.config;
