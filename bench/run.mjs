@@ -39,6 +39,7 @@ export const PIECES = [
   { name: "workspace", rows: "workspace.mjs" },
   { name: "conversations", rows: "conversations.mjs" },
   { name: "codemode", rows: "codemode.mjs" },
+  { name: "people", rows: "people.mjs" },
   { name: "memory", report: "memory.mjs", title: "BM25 memory" },
 ];
 

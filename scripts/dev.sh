@@ -73,9 +73,12 @@ cat <<TXT
   2. Expose the port through any tunnel, then point your bot at it:
      curl "https://api.telegram.org/bot\$TELEGRAM_BOT_TOKEN/setWebhook" \\
           -d url=https://<your-tunnel>/telegram/main -d secret_token=\$TELEGRAM_WEBHOOK_SECRET
-  3. Message your bot: it answers strangers with the id to put in OWNER_IDS
+  3. Claim it: the claim code is printed below once Hearth is up (and on the
+     console's People page); send /claim CODE to your bot. Or set OWNER_IDS
      (in .dev.vars or wrangler.toml), e.g. OWNER_IDS=telegram:12345.
   4. Edit the workspace: npm run seed -- --agent main --dir <folder> [--force]
 TXT
 echo
+# The claim code, once Hearth answers (only while the agent has no owner).
+node scripts/lib/claim-banner.mjs "$HOST" "$PORT" &
 exec wrangler dev --ip "$IP" --port "$PORT" --persist-to "$PERSIST" --test-scheduled ${PASS[@]+"${PASS[@]}"}

@@ -11,13 +11,17 @@
 
 use crate::adapters::{self, DoSql, EnvVars, FetchHttp, R2};
 use crate::objects;
+use durable::agent::approvals::ApprovalAnswer;
 use durable::agent::host::{AgentHost, AgentRuntime, PinsAnswer, PinsCall, Refusal};
+use durable::agent::people::PeopleAnswer;
 use durable::apart::apart;
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::*;
+use durable::protocol::approvals::{ApprovalCall, APPROVALS_PATH};
 use durable::protocol::dreams::{Tap, DREAMS_STATUS_PATH, DREAMS_TAP_PATH};
 use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
+use durable::protocol::people::{PeopleCall, PEOPLE_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
 use durable::protocol::usage::{MeterRequest, ReportRequest, METER_PATH, REPORT_PATH};
 use durable::protocol::workspace::{SessionStartRequest, SESSION_START_PATH};
@@ -62,6 +66,10 @@ impl SessionQueue for DoQueue {
 
     async fn wake(&self, key: &SessionKey) -> std::result::Result<(), StorageError> {
         objects::wake(&self.0, key).await.map_err(storage_err)
+    }
+
+    async fn admit(&self, key: &SessionKey, open: bool) -> std::result::Result<(), StorageError> {
+        objects::admission(&self.0, key, open).await.map_err(storage_err)
     }
 }
 
@@ -111,6 +119,9 @@ impl AgentRuntime for DoRuntime {
     }
     fn now_ms(&self) -> i64 {
         adapters::now_ms()
+    }
+    fn new_uuid(&self) -> String {
+        adapters::new_uuid()
     }
     fn clock(&self) -> Box<dyn Fn() -> i64> {
         Box::new(adapters::now_ms)
@@ -208,13 +219,31 @@ impl DurableObject for Agent {
                 })
                 .await
             }
-            (Method::Post, STRANGER_NOTICE_PATH) => {
+            (Method::Post, PEOPLE_PATH) => {
                 apart(async move {
-                    let body: StrangerNoticeRequest = match adapters::request_json(&mut req).await {
+                    let call: PeopleCall = match adapters::request_json(&mut req).await {
                         Ok(b) => b,
-                        Err(e) => return Response::error(format!("bad stranger notice: {e}"), 400),
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad people call: {e}") }),
                     };
-                    Response::from_json(&host.stranger_notice(&body).map_err(failed)?)
+                    match host.people(&call).await {
+                        Ok(PeopleAnswer::Door(reply)) => Response::from_json(&reply),
+                        Ok(PeopleAnswer::Reply(reply)) => Response::from_json(&reply),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
+            }
+            (Method::Post, APPROVALS_PATH) => {
+                apart(async move {
+                    let call: ApprovalCall = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad approvals call: {e}") }),
+                    };
+                    match host.approvals(&call).await {
+                        Ok(ApprovalAnswer::State(s)) => Response::from_json(&s),
+                        Ok(ApprovalAnswer::List(rows)) => Response::from_json(&rows),
+                        Err(r) => refused(r),
+                    }
                 })
                 .await
             }
@@ -279,7 +308,7 @@ impl DurableObject for Agent {
                         Ok(t) => t,
                         Err(e) => return refused(Refusal { status: 400, message: format!("bad tap: {e}") }),
                     };
-                    match host.dream_tap(&tap).await {
+                    match host.tap(&tap).await {
                         Ok(outcome) => Response::from_json(&outcome),
                         Err(r) => refused(r),
                     }

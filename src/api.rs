@@ -5,6 +5,7 @@
 //! for an owner key, notifications). Each feature adds its routes to [`route`].
 
 mod history;
+mod people;
 mod pins;
 mod threads;
 mod turns;
@@ -84,6 +85,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
             forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
         }
+        (Method::Get, ["agents", agent, "people"]) => people::list(env, agent).await,
+        (Method::Post, ["agents", agent, "people"]) => people::act(req, env, agent).await,
+        (Method::Get, ["agents", agent, "approvals"]) => people::approvals(env, agent).await,
+        (Method::Post, ["agents", agent, "approvals", id]) => people::decide(req, env, agent, id).await,
         (Method::Get, ["agents", agent, "gateway"]) => crate::gateway_ensure::status(env, agent).await,
         (Method::Post, ["agents", agent, "gateway", "connect"]) => crate::gateway_ensure::connect(env, agent).await,
         (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,

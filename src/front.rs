@@ -7,9 +7,9 @@
 use crate::adapters::{self, EnvVars, FetchHttp};
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{Front, Io, LogLevel, MailError};
-use durable::protocol::agent::{StrangerNoticeReply, StrangerNoticeRequest, STRANGER_NOTICE_PATH};
 use durable::protocol::dreams::{Tap, DREAMS_TAP_PATH};
 use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
+use durable::protocol::people::{Door, DoorReply, PeopleCall, PEOPLE_PATH};
 use durable::protocol::session::SessionStatus;
 use durable::protocol::usage::{MeterReply, MeterRequest};
 use durable::protocol::AGENT_BINDING;
@@ -82,12 +82,13 @@ impl Front for WorkerFront {
     async fn meter(&self, req: &MeterRequest) -> Result<MeterReply, String> {
         crate::agent_do::meter(&self.env, req).await.map_err(|e| e.to_string())
     }
-    async fn stranger_notice(&self, agent: &str, req: &StrangerNoticeRequest) -> Result<StrangerNoticeReply, String> {
-        crate::objects::call(&self.env, AGENT_BINDING, agent, Method::Post, STRANGER_NOTICE_PATH, Some(req))
+    async fn door(&self, door: &Door) -> Result<DoorReply, String> {
+        let call = PeopleCall::Door(door.clone());
+        crate::objects::call(&self.env, AGENT_BINDING, &door.agent, Method::Post, PEOPLE_PATH, Some(&call))
             .await
             .map_err(|e| e.to_string())
     }
-    async fn dream_tap(&self, tap: &Tap) -> Result<(u16, String), String> {
+    async fn tap(&self, tap: &Tap) -> Result<(u16, String), String> {
         let body = serde_json::to_string(tap).map_err(|e| e.to_string())?;
         crate::objects::call_raw(&self.env, AGENT_BINDING, &tap.agent, Method::Post, DREAMS_TAP_PATH, Some(body))
             .await

@@ -5,7 +5,7 @@
 
 use durable::inbound::{Inbound, SessionKey};
 use durable::protocol::session::{
-    EnqueueReply, EnqueueRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, WAKE_PATH,
+    EnqueueReply, EnqueueRequest, SessionStatus, ADMISSION_PATH, BRIEF_STATUS_PATH, ENQUEUE_PATH, WAKE_PATH,
 };
 use durable::protocol::SESSION_BINDING;
 use serde::de::DeserializeOwned;
@@ -72,6 +72,14 @@ pub async fn status(env: &Env, key: &SessionKey) -> worker::Result<SessionStatus
     // A session that never had a message has not stored its key yet.
     status.session_key.get_or_insert_with(|| key.clone());
     Ok(status)
+}
+
+/// Opens or closes a session to its chat's messages (`durable::people`).
+pub async fn admission(env: &Env, key: &SessionKey, open: bool) -> worker::Result<()> {
+    let body = durable::protocol::session::Admission { open };
+    let _: serde_json::Value =
+        call(env, SESSION_BINDING, &key.render(), Method::Post, ADMISSION_PATH, Some(&body)).await?;
+    Ok(())
 }
 
 /// Runs a session's queue now (a message a budget held may go on).

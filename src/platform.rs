@@ -52,6 +52,20 @@ impl DoPlatform {
     }
 }
 
+impl DoPlatform {
+    /// A typed call to the agent's Agent object.
+    async fn agent_call<Req: serde::Serialize, Resp: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Req,
+    ) -> Result<Resp, durable::ports::StorageError> {
+        let (env, agent) = (&self.memory.env, &self.memory.agent);
+        crate::objects::call(env, durable::protocol::AGENT_BINDING, agent, worker::Method::Post, path, Some(body))
+            .await
+            .map_err(|e| durable::ports::StorageError(format!("{path}: {e}")))
+    }
+}
+
 impl Platform for DoPlatform {
     type Store = R2;
     type Http = FetchHttp;
@@ -93,6 +107,18 @@ impl Platform for DoPlatform {
     }
     async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
         crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await
+    }
+    async fn people(
+        &self,
+        call: &durable::protocol::people::PeopleCall,
+    ) -> Result<durable::protocol::people::PeopleReply, durable::ports::StorageError> {
+        self.agent_call(durable::protocol::people::PEOPLE_PATH, call).await
+    }
+    async fn approvals(
+        &self,
+        call: &durable::protocol::approvals::ApprovalCall,
+    ) -> Result<durable::protocol::approvals::ApprovalState, durable::ports::StorageError> {
+        self.agent_call(durable::protocol::approvals::APPROVALS_PATH, call).await
     }
     fn secret(&self, name: &str) -> Option<String> {
         durable::settings::setting(&crate::adapters::EnvVars::of(&self.memory.env), &self.memory.agent, name)

@@ -9,7 +9,8 @@ use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
 use durable::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
-    EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
+    Admission, EnqueueRequest, SessionTouch, ADMISSION_PATH, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH,
+    WAKE_PATH,
 };
 use durable::protocol::AGENT_BINDING;
 use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
@@ -212,6 +213,14 @@ impl DurableObject for Session {
                     Err(e) => return Response::error(format!("bad stop body: {e}"), 400),
                 };
                 Response::from_json(&self.0.stop(&body))
+            }
+            (Method::Post, ADMISSION_PATH) => {
+                let body: Admission = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad admission body: {e}"), 400),
+                };
+                self.0.admission(body.open).map_err(failed)?;
+                Response::from_json(&serde_json::json!({"ok": true}))
             }
             (Method::Post, WAKE_PATH) => {
                 self.0.wake().await.map_err(failed)?;

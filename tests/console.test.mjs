@@ -31,7 +31,7 @@ const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 const costOf = (u) => (u.input * PRICE.input + u.output * PRICE.output + u.cacheRead * PRICE.cacheRead + u.cacheWrite * PRICE.cacheWrite) / 1e6;
 const LAPTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
-const PAGES = ["chat", "workspace", "sessions", "memory", "usage", "schedule"];
+const PAGES = ["chat", "workspace", "sessions", "memory", "usage", "schedule", "people"];
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].filter(Boolean);
 const browserPath = CANDIDATES.find((p) => fs.existsSync(p));

@@ -76,5 +76,9 @@ describe("npm run dev -- --port / --ip", () => {
     assert.equal(onEnvPort, false, "PORT is overridden by --port");
     // The starter workspace went to the state folder given.
     assert.ok(fs.readdirSync(state).length > 0, "state kept in --persist-to");
+    // With no owner yet, the one-time claim code follows once Hearth answers.
+    const claimBy = Date.now() + 30_000;
+    while (!/Claim this agent: send {2}\/claim [A-HJ-NP-Z2-9]{8}/.test(out) && Date.now() < claimBy) await new Promise((r) => setTimeout(r, 250));
+    assert.match(out, /Claim this agent: send {2}\/claim [A-HJ-NP-Z2-9]{8}/, "the banner shows the claim code");
   });
 });

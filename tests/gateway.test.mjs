@@ -91,7 +91,7 @@ describe("Discord Gateway", () => {
     assert.equal(gw.state.connections.length, 1, "one connection per bot");
   });
 
-  test("a mention in an allowed channel is answered as a reply over REST, with typing; others are not answered", async () => {
+  test("a mention in an allowed channel is answered as a reply over REST, with typing; a channel not let in gets a pairing code", async () => {
     await connected();
     h.llm.push({ text: "Step 3 needs the staging key." });
     const quiet = messageCreate({ channel: CHANNEL, guild: GUILD, author: { id: PERSON, username: "pat" }, content: "just chatting" });
@@ -99,9 +99,12 @@ describe("Discord Gateway", () => {
     const fromBot = messageCreate({ channel: CHANNEL, guild: GUILD, author: { id: "999", username: "otherbot", bot: true }, content: `<@${BOT}> ping`, mentions: [{ id: BOT, username: "Hearth", bot: true }] });
     const ask = messageCreate({ channel: CHANNEL, guild: GUILD, author: { id: PERSON, username: "pat", name: "Pat" }, content: `<@${BOT}> why did the deploy fail?`, mentions: [{ id: BOT, username: "Hearth", bot: true }] });
     for (const m of [quiet, elsewhere, fromBot, ask]) gw.dispatch("MESSAGE_CREATE", m);
-    await h.until(() => discord.calls("channel").length >= 1, { what: "the reply" });
-    const [post] = discord.calls("channel");
-    assert.equal(post.params.channel, CHANNEL);
+    const posted = (channel) => discord.calls("channel").find((c) => c.params.channel === channel);
+    await h.until(() => posted(CHANNEL) && posted(OTHER_CHANNEL), { what: "the reply and the code" });
+    const post = posted(CHANNEL);
+    assert.equal(discord.calls("channel").length, 2, "the quiet message and the bot's are not answered");
+    // The channel nobody let in is told how its people can ask the owner (no LLM call).
+    assert.match(posted(OTHER_CHANNEL).body.content, /only answer in groups my owner allows.*\/approve [A-Z2-9]{8}/);
     assert.equal(post.body.content, "Step 3 needs the staging key.");
     assert.equal(post.body.message_reference.message_id, ask.id, "a reply to the message");
     assert.equal(post.headers.authorization, `Bot ${discord.botToken}`);

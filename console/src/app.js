@@ -13,6 +13,7 @@ const PAGES = {
   memory: async () => (await import("./pages/memory.js")).memoryPage,
   usage: async () => (await import("./pages/usage.js")).usagePage,
   schedule: async () => (await import("./pages/schedule.js")).schedulePage,
+  people: async () => (await import("./pages/people.js")).peoplePage,
 };
 
 export const state = { agents: [], agent: null };

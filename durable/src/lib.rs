@@ -35,6 +35,9 @@
 //!   and its tools; [`media`]: attachments ingested, cached, hydrated (its
 //!   notices go through [`delivery`]).
 //! - [`routing`]: who may talk to the agent and which session a message joins.
+//! - [`people`]: who the owner let in from the chat (pairing codes, the
+//!   claim, linked accounts), kept by the Agent object; [`approvals`]: tool
+//!   calls that wait for the owner's yes.
 //! - [`channels`]: the chat platforms, one folder each (wire types, signature
 //!   check, reader into [`inbound`] messages, client, formatting, the
 //!   webhook's flow), tested natively on real payloads through the
@@ -71,6 +74,7 @@ pub mod text;
 pub mod toolkit;
 
 pub mod api;
+pub mod approvals;
 pub mod channels;
 pub mod codemode;
 pub mod console;
@@ -80,6 +84,7 @@ pub mod llm;
 pub mod mcp;
 pub mod media;
 pub mod memory;
+pub mod people;
 pub mod prompt;
 pub mod routing;
 pub mod scheduled;

@@ -545,15 +545,13 @@ pub trait Front: Io {
         &self,
         req: &crate::protocol::usage::MeterRequest,
     ) -> Result<crate::protocol::usage::MeterReply, String>;
-    /// Whether a stranger may be told their id now (`agent`'s object decides).
-    async fn stranger_notice(
-        &self,
-        agent: &str,
-        req: &crate::protocol::agent::StrangerNoticeRequest,
-    ) -> Result<crate::protocol::agent::StrangerNoticeReply, String>;
-    /// A tap on a dreaming proposal's button, for `tap.agent`'s object:
-    /// its answer's status and body.
-    async fn dream_tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String>;
+    /// A sender the settings and this isolate's roster do not know, asked
+    /// about at `door.agent`'s door (its Agent object, see `crate::people`).
+    async fn door(&self, door: &crate::protocol::people::Door) -> Result<crate::protocol::people::DoorReply, String>;
+    /// A tap on one of the agent's buttons (a dreaming proposal, a tool
+    /// call waiting for approval), for `tap.agent`'s object: its answer's
+    /// status and body.
+    async fn tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String>;
     /// Keeps an attachment that arrived inside a message (an email's) in the
     /// bucket at `key`, for the session to ingest like a download.
     async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String>;
@@ -632,6 +630,24 @@ pub trait Platform {
             ..Default::default()
         })
     }
+    /// A call about people to the agent's Agent object (`crate::people`:
+    /// the owner's `/approve`, `/revoke`, `/people`, `/link`). Default: none.
+    async fn people(
+        &self,
+        call: &crate::protocol::people::PeopleCall,
+    ) -> Result<crate::protocol::people::PeopleReply, StorageError> {
+        let _ = call;
+        Err(StorageError("no people service here".into()))
+    }
+    /// A call about a tool call waiting for the owner (`crate::approvals`).
+    /// Default: none.
+    async fn approvals(
+        &self,
+        call: &crate::protocol::approvals::ApprovalCall,
+    ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
+        let _ = call;
+        Err(StorageError("no approvals service here".into()))
+    }
     /// Whether scripts can run in a sandbox here (a Worker Loader binding,
     /// `[[worker_loaders]]`): without it `run_code` is not offered.
     fn sandbox_available(&self) -> bool {
@@ -699,6 +715,18 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
         req: &crate::protocol::usage::MeterRequest,
     ) -> Result<crate::protocol::usage::MeterReply, StorageError> {
         (**self).meter(req).await
+    }
+    async fn people(
+        &self,
+        call: &crate::protocol::people::PeopleCall,
+    ) -> Result<crate::protocol::people::PeopleReply, StorageError> {
+        (**self).people(call).await
+    }
+    async fn approvals(
+        &self,
+        call: &crate::protocol::approvals::ApprovalCall,
+    ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
+        (**self).approvals(call).await
     }
     fn sandbox_available(&self) -> bool {
         (**self).sandbox_available()

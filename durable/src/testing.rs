@@ -366,6 +366,20 @@ pub struct ScriptedHttp {
     pub streams: RefCell<VecDeque<Result<ScriptedStream, HttpError>>>,
 }
 
+/// Scripted HTTP is an [`Io`] too (no clock, no waits, no logs), for
+/// clients tested on their requests alone.
+impl Io for ScriptedHttp {
+    type Http = ScriptedHttp;
+    fn http(&self) -> &ScriptedHttp {
+        self
+    }
+    fn now_ms(&self) -> i64 {
+        0
+    }
+    async fn sleep(&self, _: u64) {}
+    fn log(&self, _: LogLevel, _: &str) {}
+}
+
 /// A scripted streamed answer (see [`ScriptedHttp::streams`]).
 pub struct ScriptedStream {
     pub status: u16,
@@ -607,6 +621,34 @@ pub struct TestPlatform {
     pub secrets: RefCell<std::collections::HashMap<String, String>>,
     /// `run_code`'s sandbox; `None` (the default): no Worker Loader binding.
     pub sandbox: RefCell<Option<ScriptedSandbox>>,
+    /// The Agent object's side of tool calls waiting for the owner.
+    pub approvals: RefCell<TestApprovals>,
+    /// The Agent object's side of the people commands: the calls, and the reply.
+    pub people_calls: RefCell<Vec<crate::protocol::people::PeopleCall>>,
+    pub people_reply: RefCell<crate::protocol::people::PeopleReply>,
+}
+
+/// The Agent object's approvals as a test scripts them: every call, and
+/// how a request stands (`Waiting` until the test decides; a request past
+/// its time asked with `expire` becomes `Expired`).
+#[derive(Debug)]
+pub struct TestApprovals {
+    pub calls: Vec<crate::protocol::approvals::ApprovalCall>,
+    pub decision: crate::protocol::approvals::Decision,
+    pub expires_at: i64,
+    /// Where the owner is asked (`None`: no chat).
+    pub asked_in: Option<crate::protocol::approvals::AskedIn>,
+}
+
+impl Default for TestApprovals {
+    fn default() -> Self {
+        TestApprovals {
+            calls: Vec::new(),
+            decision: crate::protocol::approvals::Decision::Waiting,
+            expires_at: 0,
+            asked_in: None,
+        }
+    }
 }
 
 /// A sandbox whose runs are scripted: each run gives the next list of
@@ -671,6 +713,31 @@ impl Platform for TestPlatform {
     }
     fn secret(&self, name: &str) -> Option<String> {
         self.secrets.borrow().get(name).cloned()
+    }
+    async fn people(
+        &self,
+        call: &crate::protocol::people::PeopleCall,
+    ) -> Result<crate::protocol::people::PeopleReply, StorageError> {
+        self.people_calls.borrow_mut().push(call.clone());
+        Ok(self.people_reply.borrow().clone())
+    }
+    async fn approvals(
+        &self,
+        call: &crate::protocol::approvals::ApprovalCall,
+    ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
+        use crate::protocol::approvals::{ApprovalCall, ApprovalState, Decision};
+        let mut a = self.approvals.borrow_mut();
+        a.calls.push(call.clone());
+        match call {
+            ApprovalCall::Ask(ask) if a.expires_at == 0 => a.expires_at = self.now.get() + ask.timeout_ms,
+            ApprovalCall::Status { expire: true, .. }
+                if a.decision == Decision::Waiting && self.now.get() >= a.expires_at =>
+            {
+                a.decision = Decision::Expired;
+            }
+            _ => {}
+        }
+        Ok(ApprovalState { id: 1, decision: a.decision, expires_at: a.expires_at, asked_in: a.asked_in.clone() })
     }
     fn sandbox_available(&self) -> bool {
         self.sandbox.borrow().is_some()
@@ -741,8 +808,12 @@ pub struct FakeFront {
     /// While set, every email is refused with this.
     pub mail_error: RefCell<Option<MailError>>,
     pub taps: RefCell<Vec<crate::protocol::dreams::Tap>>,
-    /// Strangers told (the cooldown answers "tell" once per sender).
-    pub notices: RefCell<Vec<crate::protocol::agent::StrangerNoticeRequest>>,
+    /// Door calls, in order (a stranger is told once per sender).
+    pub doors: RefCell<Vec<crate::protocol::people::Door>>,
+    /// Answers the door gives first, in order (then: a stranger).
+    pub door_replies: RefCell<Vec<crate::protocol::people::DoorReply>>,
+    /// While set, the door cannot be reached.
+    pub door_down: RefCell<bool>,
     pub memory_calls: RefCell<Vec<crate::protocol::memory::MemoryCall>>,
     /// Attachments stashed by key: (bytes, content type).
     pub stash: RefCell<std::collections::BTreeMap<String, (Vec<u8>, String)>>,
@@ -850,18 +921,26 @@ impl Front for FakeFront {
     ) -> Result<crate::protocol::usage::MeterReply, String> {
         Ok(crate::protocol::usage::MeterReply::default())
     }
-    async fn stranger_notice(
-        &self,
-        _agent: &str,
-        req: &crate::protocol::agent::StrangerNoticeRequest,
-    ) -> Result<crate::protocol::agent::StrangerNoticeReply, String> {
-        let mut notices = self.notices.borrow_mut();
-        let first = !notices.iter().any(|n| n.channel == req.channel && n.sender == req.sender);
-        notices.push(req.clone());
-        let quiet_until = self.now.get() + req.cooldown_ms;
-        Ok(crate::protocol::agent::StrangerNoticeReply { notify: first, quiet_until })
+    async fn door(&self, door: &crate::protocol::people::Door) -> Result<crate::protocol::people::DoorReply, String> {
+        self.doors.borrow_mut().push(door.clone());
+        if *self.door_down.borrow() {
+            return Err("the agent object is unavailable".into());
+        }
+        if !self.door_replies.borrow().is_empty() {
+            return Ok(self.door_replies.borrow_mut().remove(0));
+        }
+        // A stranger, told once per channel and sender (the cooldown), or every time when free.
+        let doors = self.doors.borrow();
+        let first = doors.iter().filter(|d| d.channel == door.channel && d.sender == door.sender).count() == 1;
+        let notice = (first || door.cooldown_ms == 0)
+            .then(|| crate::people::texts::stranger(door.channel, &door.sender, door.configured_owner, None));
+        Ok(crate::protocol::people::DoorReply {
+            standing: crate::protocol::people::Standing::Stranger,
+            notice,
+            roster: Default::default(),
+        })
     }
-    async fn dream_tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String> {
+    async fn tap(&self, tap: &crate::protocol::dreams::Tap) -> Result<(u16, String), String> {
         self.taps.borrow_mut().push(tap.clone());
         Ok((200, r#"{"note":"noted"}"#.into()))
     }

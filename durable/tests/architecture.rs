@@ -29,7 +29,7 @@ const FLOORS: &[&[&str]] = &[
     // The ports through which the runtime touches the world.
     &["ports"],
     // Small features on the ports.
-    &["retry", "storage", "routing", "api", "console", "voice", "codemode"],
+    &["retry", "storage", "routing", "api", "console", "voice", "codemode", "people", "approvals"],
     // Features.
     &["web", "llm", "usage", "workspace", "channels"],
     &["delivery", "prompt", "tools", "scheduled", "memory"],

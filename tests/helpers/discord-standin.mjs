@@ -25,10 +25,37 @@ export function snowflake(ageMs = 0) {
  * Routes: "original" (PATCH /webhooks/{app}/{token}/messages/@original),
  * "followup" (POST /webhooks/{app}/{token}), "channel" (POST /channels/{id}/messages),
  * "commands" (PUT /applications/{app}/commands, or .../guilds/{g}/commands),
- * "attachment" (GET of a CDN file served with `serveAttachment`).
+ * "attachment" (GET of a CDN file served with `serveAttachment`),
+ * "dm" (POST /users/@me/channels: the bot's DM channel with `recipient_id`),
+ * "edit" (PATCH /channels/{id}/messages/{id}).
+ *
+ * Components (discord.com/developers/docs/components/reference): a
+ * message's `components` are action rows (type 1) of at most 5 buttons
+ * (type 2), each with a `style` of 1-5, a `label` of at most 80
+ * characters, and (styles 1-4) a `custom_id` of 1-100 characters, unique in
+ * the message; anything else is refused as Discord does (50035 Invalid Form
+ * Body).
  */
+function componentsProblem(components) {
+  if (components === undefined) return null;
+  if (!Array.isArray(components) || components.length > 5) return "components";
+  const ids = new Set();
+  for (const row of components) {
+    if (row?.type !== 1 || !Array.isArray(row.components) || row.components.length > 5) return "components.type";
+    for (const b of row.components) {
+      if (b?.type !== 2) continue;
+      if (!Number.isInteger(b.style) || b.style < 1 || b.style > 5) return "components.style";
+      if (typeof b.label === "string" && [...b.label].length > 80) return "components.label";
+      if (b.style <= 4) {
+        if (typeof b.custom_id !== "string" || b.custom_id.length < 1 || b.custom_id.length > 100 || ids.has(b.custom_id)) return "components.custom_id";
+        ids.add(b.custom_id);
+      }
+    }
+  }
+  return null;
+}
 export async function startDiscord({ appId = "1100000000000000001", botToken = "test-bot-token" } = {}) {
-  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map(), waiters: new Set() };
+  const state = { appId, botToken, requests: [], failures: new Map(), outages: new Map(), nextId: 1n, files: new Map(), waiters: new Set(), dms: new Map(), sent: new Map() };
   const message = (body, extra = {}) => ({
     id: (1300000000000000000n + state.nextId++).toString(),
     type: 20,
@@ -64,6 +91,11 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     } else if ((m = p.match(/^\/channels\/([^/]+)\/messages$/)) && req.method === "POST") {
       route = "channel";
       [, params.channel] = m;
+    } else if ((m = p.match(/^\/channels\/([^/]+)\/messages\/(\d+)$/)) && req.method === "PATCH") {
+      route = "edit";
+      [, params.channel, params.message] = m;
+    } else if (p === "/users/@me/channels" && req.method === "POST") {
+      route = "dm";
     } else if ((m = p.match(/^\/channels\/([^/]+)\/typing$/)) && req.method === "POST") {
       route = "typing";
       [, params.channel] = m;
@@ -100,7 +132,7 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
       const f = scripted.shift();
       return sendJson(res, f.status, f.body, f.headers);
     }
-    const needsBot = route === "channel" || route === "commands" || route === "typing";
+    const needsBot = ["channel", "commands", "typing", "dm", "edit"].includes(route);
     if (needsBot && req.headers.authorization !== `Bot ${state.botToken}`) {
       return sendJson(res, 401, { message: "401: Unauthorized", code: 0 });
     }
@@ -110,6 +142,23 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
     if (route === "typing") {
       res.writeHead(204);
       return res.end();
+    }
+    if (route === "dm") {
+      if (!/^\d{17,20}$/.test(String(body?.recipient_id ?? ""))) {
+        return sendJson(res, 400, { message: "Invalid Form Body", code: 50035, errors: { recipient_id: { _errors: [{ code: "NUMBER_TYPE_COERCE", message: "Value is not snowflake." }] } } });
+      }
+      // The DM channel of a user, as the tests name it (4 and the id's other digits).
+      const id = `4${String(body.recipient_id).slice(1)}`;
+      state.dms.set(id, body.recipient_id);
+      return sendJson(res, 200, { id, type: 1, last_message_id: null, flags: 0, recipients: [{ id: body.recipient_id, username: "owner", discriminator: "0" }] });
+    }
+    const bad = componentsProblem(body?.components);
+    if (bad) return sendJson(res, 400, { message: "Invalid Form Body", code: 50035, errors: { [bad]: { _errors: [{ code: "COMPONENT_INVALID", message: "Invalid component" }] } } });
+    if (route === "edit") {
+      const known = state.sent.get(params.message);
+      if (!known || known.channel_id !== params.channel) return sendJson(res, 404, { message: "Unknown Message", code: 10008 });
+      Object.assign(known, { content: body?.content ?? known.content, components: body?.components ?? known.components });
+      return sendJson(res, 200, known);
     }
     if (route === "channel" && body?.message_reference) {
       const ref = body.message_reference;
@@ -129,7 +178,9 @@ export async function startDiscord({ appId = "1100000000000000001", botToken = "
           errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } },
         });
       }
-      return sendJson(res, 200, message(body, params.channel ? { channel_id: params.channel } : {}));
+      const m = message(body, params.channel ? { channel_id: params.channel } : {});
+      if (route === "channel") state.sent.set(m.id, { ...m, components: body?.components ?? [] });
+      return sendJson(res, 200, m);
     }
     if (route === "commands") {
       if (!Array.isArray(body)) return sendJson(res, 400, { message: "Invalid Form Body", code: 50035 });

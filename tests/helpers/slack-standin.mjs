@@ -15,13 +15,49 @@
 // query string or a form body only (the method takes no JSON): a JSON body
 // is `invalid_arguments`.
 //
-// Also: Events API requests signed as Slack signs them (v0, HMAC-SHA256).
+// Buttons (api.slack.com/reference/block-kit/block-elements#button): an
+// `actions` block's buttons need a plain_text `text` of at most 75
+// characters, an `action_id` of at most 255, a `value` of at most 2,000 and
+// a `style` of primary or danger if any (else `invalid_blocks`). A message
+// posted to a user id goes to the app's DM with them: the answer names that
+// DM's channel (`D…`), as Slack's does. Each tap's `response_url` is served
+// here (`/actions/…`): what is posted to it is recorded (`responses`).
+//
+// Also: Events API requests signed as Slack signs them (v0, HMAC-SHA256),
+// and interactivity payloads (`block_actions`, form-encoded `payload=`).
 import crypto from "node:crypto";
 import http from "node:http";
 
 /** `X-Slack-Signature` of `body` at `ts` (seconds) with `secret`. */
 export function slackSignature(secret, ts, body) {
   return "v0=" + crypto.createHmac("sha256", secret).update(`v0:${ts}:${body}`).digest("hex");
+}
+
+/** A form-encoded interactivity body (`payload=` and the JSON), as Slack posts a tap. */
+export function interactionBody(payload) {
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+/** Headers of an interactivity request signed at `ts` (default: now). */
+export function signedFormHeaders(secret, body, { ts = Math.floor(Date.now() / 1000) } = {}) {
+  return { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": slackSignature(secret, ts, body) };
+}
+
+/** Whether `blocks` are what chat.postMessage / chat.update take. */
+function blocksProblem(blocks) {
+  if (!Array.isArray(blocks) || blocks.length > 50 || !blocks.every((b) => b && typeof b.type === "string")) return true;
+  for (const b of blocks.filter((b) => b.type === "actions")) {
+    if (!Array.isArray(b.elements) || b.elements.length < 1 || b.elements.length > 25) return true;
+    for (const e of b.elements) {
+      if (e.type !== "button") continue;
+      const text = e.text;
+      if (text?.type !== "plain_text" || typeof text.text !== "string" || [...text.text].length > 75 || !text.text) return true;
+      if (e.action_id !== undefined && (typeof e.action_id !== "string" || e.action_id.length > 255)) return true;
+      if (e.value !== undefined && (typeof e.value !== "string" || e.value.length > 2000)) return true;
+      if (e.style !== undefined && !["primary", "danger"].includes(e.style)) return true;
+    }
+  }
+  return false;
 }
 
 /** Headers of an Events API request signed at `ts` (default: now). */
@@ -55,6 +91,8 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
     /** `${channel}:${ts}` -> {text, thread_ts} of the messages the bot has. */
     messages: new Map(),
     files: new Map(),
+    /** What was posted to each tap's response_url: {path, body}. */
+    responses: [],
   };
   const server = http.createServer(async (req, res) => {
     const chunks = [];
@@ -83,6 +121,19 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
       }
       res.writeHead(200, { "content-type": f.contentType, "content-length": f.bytes.length });
       return res.end(f.bytes);
+    }
+    if (req.method === "POST" && url.pathname.startsWith("/actions/")) {
+      // A tap's response_url: Slack takes the message's new form as JSON.
+      let posted = null;
+      try {
+        posted = JSON.parse(raw);
+      } catch {
+        res.writeHead(400, { "content-type": "text/plain" });
+        return res.end("invalid_payload");
+      }
+      state.responses.push({ path: url.pathname, body: posted, at: Date.now() });
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ ok: true }));
     }
     const m = url.pathname.match(/^\/api\/([\w.]+)$/);
     entry.method = m ? m[1] : "unknown";
@@ -125,20 +176,20 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
       }
       case "chat.postMessage": {
         const text = body.text ?? "";
-        if (body.blocks !== undefined) {
-          const ok = Array.isArray(body.blocks) && body.blocks.length <= 50 && body.blocks.every((b) => b && typeof b.type === "string");
-          if (!ok) return send(200, { ok: false, error: "invalid_blocks" });
-        }
+        if (body.blocks !== undefined && blocksProblem(body.blocks)) return send(200, { ok: false, error: "invalid_blocks" });
         if (!text && !body.blocks?.length) return send(200, { ok: false, error: "no_text" });
         if ([...text].length > 40000) return send(200, { ok: false, error: "msg_too_long" });
         const ts = nextTs();
-        state.messages.set(`${channel}:${ts}`, { text, thread_ts: body.thread_ts });
-        return send(200, { ok: true, channel, ts, message: { type: "message", user: state.botUser, text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) } });
+        // Posted to a member's id: the app's DM with them.
+        const where = /^[UW]/.test(channel) ? `D${channel.slice(1)}` : channel;
+        state.messages.set(`${where}:${ts}`, { text, thread_ts: body.thread_ts, blocks: body.blocks });
+        return send(200, { ok: true, channel: where, ts, message: { type: "message", user: state.botUser, text, ts, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) } });
       }
       case "chat.update": {
         const key = `${channel}:${body.ts}`;
         if (!state.messages.has(key)) return send(200, { ok: false, error: "message_not_found" });
         if (!body.text && !body.blocks) return send(200, { ok: false, error: "no_text" });
+        if (body.blocks !== undefined && blocksProblem(body.blocks)) return send(200, { ok: false, error: "invalid_blocks" });
         if ([...(body.text ?? "")].length > 40000) return send(200, { ok: false, error: "msg_too_long" });
         state.messages.get(key).text = body.text;
         return send(200, { ok: true, channel, ts: body.ts, text: body.text });
@@ -204,8 +255,11 @@ export async function startSlack({ token = "xoxb-test-token", botUser = "U0LAN0Z
       if (!state.failures.has(method)) state.failures.set(method, []);
       state.failures.get(method).push(answer);
     },
+    /** The app's base for response_urls: `${actions}/T…/…/…`. */
+    actions: `${origin}/actions`,
     reset() {
       state.requests.length = 0;
+      state.responses.length = 0;
       state.failures.clear();
       state.broken.clear();
       state.scopes = new Set(scopes);

@@ -12,7 +12,7 @@
 //! ledger (`byKind.dreaming` in `GET /api/agents/{id}/usage`, thread
 //! `agent:{id}:dreaming`) and its tokens also go to the schedule's ledger.
 
-use super::host::{AgentHost, AgentRuntime, Refusal};
+use super::host::{AgentHost, AgentIo, AgentRuntime, Refusal};
 use crate::dreaming::approval::{self, TapContext, Telegram};
 use crate::dreaming::state::DreamStore;
 use crate::dreaming::sweep::{self, Night};
@@ -135,8 +135,7 @@ impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
 /// The owner's Telegram chat with the agent's bot, when there is one.
 fn telegram(cfg: &AgentConfig) -> Option<Telegram> {
     Some(Telegram {
-        api_base: cfg.telegram_api_base.clone(),
-        token: cfg.telegram_bot_token.clone()?,
+        api: crate::channels::telegram::client::TelegramApi::for_agent(cfg)?,
         owner: cfg.owner_on(crate::inbound::ChannelKind::Telegram)?.to_owned(),
     })
 }
@@ -210,7 +209,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let sql = &**self.runtime().sql();
         let dreams = DreamStore::new(sql);
         dreams.init().map_err(|e| e.to_string())?;
-        approval::expire(&dreams, self.runtime().http(), tg.as_ref(), now, &log).await.map_err(|e| e.to_string())?;
+        approval::expire(&dreams, &AgentIo(self.runtime()), tg.as_ref(), now, &log).await.map_err(|e| e.to_string())?;
         let store = self.runtime().store().map_err(|e| e.to_string())?;
         let dreamer = Dreamer {
             host: self,
@@ -231,13 +230,13 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         if let Some(notice) = notice {
             log(LogLevel::Warn, &format!("dreaming: {notice}"));
             if let Some(tg) = &tg {
-                if let Err(e) = approval::tell_owner(self.runtime().http(), tg, &notice).await {
+                if let Err(e) = approval::tell_owner(&AgentIo(self.runtime()), tg, &notice).await {
                     log(LogLevel::Warn, &format!("dreaming: budget notice not sent: {e}"));
                 }
             }
         }
         if let Some(tg) = &tg {
-            approval::send_new(&dreams, self.runtime().http(), tg, &log).await.map_err(|e| e.to_string())?;
+            approval::send_new(&dreams, &AgentIo(self.runtime()), tg, &log).await.map_err(|e| e.to_string())?;
         }
         Ok(())
     }
@@ -258,7 +257,7 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         dreams.init()?;
         let cx = TapContext {
             store: &store,
-            http: self.runtime().http(),
+            io: &AgentIo(self.runtime()),
             tg: &tg,
             agent: &cfg.agent,
             template: cfg.overlay.template.as_deref(),

@@ -56,9 +56,31 @@ pub trait AgentRuntime {
     /// Waits (between attempts of dreaming's LLM call).
     async fn sleep(&self, ms: u64);
     fn now_ms(&self) -> i64;
+    /// A fresh random UUID (the codes of `crate::people` are drawn from it).
+    fn new_uuid(&self) -> String;
     /// A clock the memory keeps (it counts recall events per day).
     fn clock(&self) -> Box<dyn Fn() -> i64>;
     fn log(&self, level: LogLevel, msg: &str);
+}
+
+/// The object's runtime as the channels' clients want it (the network, the
+/// clock, waits between retries, logs).
+pub struct AgentIo<'a, R>(pub &'a R);
+
+impl<R: AgentRuntime> crate::ports::Io for AgentIo<'_, R> {
+    type Http = R::Http;
+    fn http(&self) -> &R::Http {
+        self.0.http()
+    }
+    fn now_ms(&self) -> i64 {
+        self.0.now_ms()
+    }
+    async fn sleep(&self, ms: u64) {
+        self.0.sleep(ms).await
+    }
+    fn log(&self, level: LogLevel, msg: &str) {
+        self.0.log(level, msg)
+    }
 }
 
 /// A refused call: the HTTP status and what to say.

@@ -15,9 +15,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 #[derive(Default)]
-struct Queue {
+pub(super) struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
-    woken: RefCell<Vec<String>>,
+    pub(super) woken: RefCell<Vec<String>>,
+    pub(super) admitted: RefCell<Vec<(String, bool)>>,
 }
 
 impl SessionQueue for Queue {
@@ -37,16 +38,21 @@ impl SessionQueue for Queue {
         self.woken.borrow_mut().push(key.render());
         Ok(())
     }
+    async fn admit(&self, key: &SessionKey, open: bool) -> Result<(), StorageError> {
+        self.admitted.borrow_mut().push((key.render(), open));
+        Ok(())
+    }
 }
 
-struct Runtime {
+pub(super) struct Runtime {
     sql: Rc<MemSql>,
-    store: Rc<MemStore>,
+    pub(super) store: Rc<MemStore>,
     vars: HashMap<String, String>,
-    queue: Queue,
+    pub(super) queue: Queue,
     wakes: Cell<u32>,
-    now: Rc<Cell<i64>>,
-    http: crate::testing::ScriptedHttp,
+    uuids: Cell<u64>,
+    pub(super) now: Rc<Cell<i64>>,
+    pub(super) http: crate::testing::ScriptedHttp,
 }
 
 impl AgentRuntime for Runtime {
@@ -78,6 +84,11 @@ impl AgentRuntime for Runtime {
     fn now_ms(&self) -> i64 {
         self.now.get()
     }
+    fn new_uuid(&self) -> String {
+        let n = self.now.get() as u64 ^ (self.queue.queued.borrow().len() as u64) ^ self.uuids.get();
+        self.uuids.set(self.uuids.get().wrapping_add(0x9E37_79B9_7F4A_7C15));
+        format!("{:016x}{:016x}", n.wrapping_mul(0x2545_F491_4F6C_DD1D), self.uuids.get())
+    }
     fn clock(&self) -> Box<dyn Fn() -> i64> {
         let now = self.now.clone();
         Box::new(move || now.get())
@@ -85,13 +96,14 @@ impl AgentRuntime for Runtime {
     fn log(&self, _: LogLevel, _: &str) {}
 }
 
-fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
+pub(super) fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
     AgentHost::new(Runtime {
         sql: Rc::new(MemSql::default()),
         store: Rc::new(MemStore::default()),
         vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         queue: Queue::default(),
         wakes: Cell::new(0),
+        uuids: Cell::new(1),
         now: Rc::new(Cell::new(1_773_543_600_000)),
         http: Default::default(),
     })
@@ -502,6 +514,7 @@ mod session_start {
             vars: h.runtime().vars.clone(),
             queue: Queue::default(),
             wakes: Cell::new(0),
+            uuids: Cell::new(7),
             now: Rc::new(Cell::new(h.runtime().now.get() + 10_000)),
             http: Default::default(),
         });

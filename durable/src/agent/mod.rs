@@ -6,12 +6,16 @@
 //! conversations the memory does not have yet; [`workspace`] is the
 //! workspace it composes and hands each new Session object.
 
+pub mod approvals;
 pub mod conversations;
 pub mod dreams;
 pub mod host;
 #[cfg(test)]
 mod host_tests;
 pub mod notifications;
+pub mod people;
+#[cfg(test)]
+mod people_tests;
 pub mod registry;
 pub mod strangers;
 pub mod threads;

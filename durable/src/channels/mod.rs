@@ -15,6 +15,7 @@
 //! marked up.
 
 pub mod access;
+pub mod buttons;
 pub mod discord;
 pub mod email;
 pub mod groups;

@@ -4,8 +4,8 @@
 //! Plus what every handler shares: queueing a message that will not be
 //! delivered again, and comparing secrets in constant time.
 
-use crate::inbound::{ChannelKind, Inbound, ReplyTarget, SessionKey};
-use crate::ports::{Front, LogLevel};
+use crate::inbound::{Inbound, ReplyTarget, SessionKey};
+use crate::ports::{Front, Http, LogLevel};
 
 /// An incoming webhook request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,15 +65,25 @@ impl WebReply {
         self.later = Some(Box::new(later));
         self
     }
+
+    /// This reply, then (when the door gave one) its note sent to `target`.
+    pub fn telling(self, agent: &str, notice: Option<&String>, target: ReplyTarget) -> Self {
+        match notice {
+            Some(text) => self.then(Later::Tell { agent: agent.to_owned(), target, text: text.clone() }),
+            None => self,
+        }
+    }
 }
 
 /// Work a handler leaves for after its answer (the Worker runs it with
 /// [`run_later`] in `ctx.waitUntil`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Later {
-    /// Tell a stranger their id (at most once per cooldown): a send from the
-    /// bot's budget the platform need not wait for.
-    TellStranger { agent: String, channel: ChannelKind, sender: String, target: ReplyTarget },
+    /// A note from the door (a stranger's pairing code, a claim's outcome):
+    /// a send from the bot's budget the platform need not wait for.
+    Tell { agent: String, target: ReplyTarget, text: String },
+    /// A Slack button's outcome, posted to its `response_url`.
+    Respond { url: String, body: serde_json::Value },
     /// Queue a message (its platform is answered already, and will not
     /// deliver it again: queued reliably).
     Enqueue { key: SessionKey, inbound: Box<Inbound> },
@@ -82,8 +92,14 @@ pub enum Later {
 /// Runs a handler's [`Later`].
 pub async fn run_later<F: Front>(front: &F, later: Later) {
     match later {
-        Later::TellStranger { agent, channel, sender, target } => {
-            super::access::tell_stranger(front, &agent, channel, &sender, &target).await
+        Later::Tell { agent, target, text } => super::access::tell(front, &agent, &target, &text).await,
+        Later::Respond { url, body } => {
+            let req = crate::ports::HttpRequest::post_json(url, &body, 10_000);
+            match front.http().send(req).await {
+                Ok(r) if r.status == 200 => {}
+                Ok(r) => front.log(LogLevel::Warn, &format!("a button's answer was refused: HTTP {}", r.status)),
+                Err(e) => front.log(LogLevel::Warn, &format!("a button's answer was not sent: {e}")),
+            }
         }
         Later::Enqueue { key, inbound } => {
             let _ = enqueue_reliably(front, &key, &inbound).await;

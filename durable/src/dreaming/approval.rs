@@ -6,58 +6,48 @@
 //! proposals unanswered for `DREAM_APPROVAL_HOURS` expire (not written, and
 //! their buttons say so).
 //!
-//! The Agent object sends the proposals itself (the Telegram Bot API over
-//! its [`Http`] port): `sendMessage` with `reply_markup.inline_keyboard`,
-//! then, when the owner taps, `answerCallbackQuery` (the short note Telegram
-//! shows) and `editMessageReplyMarkup` (the buttons become the outcome). A
-//! proposal that could not be sent stays `new` and is sent on the next tick.
+//! The Agent object sends the proposals itself, through the Telegram client
+//! of `crate::channels::telegram` (its buttons, shared with tool-call
+//! approvals: `crate::channels::buttons`): `sendMessage` with
+//! `reply_markup.inline_keyboard`, then, when the owner taps,
+//! `answerCallbackQuery` (the short note Telegram shows) and
+//! `editMessageReplyMarkup` (the buttons become the outcome). A proposal
+//! that could not be sent stays `new` and is sent on the next tick.
 
 use super::memory_file::{self as mf, MEMORY_FILE};
 use super::state::{DreamStore, Proposal, PROMOTED, REFUSED_BY_OWNER};
 use super::STORE;
-use crate::ports::{Http, HttpRequest, LogLevel, ObjectStore, Sql, StorageError};
+use crate::channels::buttons::Button;
+use crate::channels::telegram::client::TelegramApi;
+use crate::ports::{Io, LogLevel, ObjectStore, Sql, StorageError};
 pub use crate::protocol::dreams::{Tap, TapOutcome};
 use crate::workspace::history::{self, Actor, Edit};
 use r2_layout::AgentId;
-use serde_json::{json, Value};
 
 /// Where proposals go: the owner's Telegram chat with the agent's bot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Telegram {
-    pub api_base: String,
-    pub token: String,
+    pub api: TelegramApi,
     /// The owner's Telegram id (a private chat's id is the user's id).
     pub owner: String,
 }
 
-const TIMEOUT_MS: u32 = 15_000;
-
-async fn call<H: Http>(http: &H, tg: &Telegram, method: &str, body: &Value) -> Result<Value, String> {
-    let url = format!("{}/bot{}/{method}", tg.api_base, tg.token);
-    let resp = http.send(HttpRequest::post_json(url, body, TIMEOUT_MS)).await.map_err(|e| e.to_string())?;
-    let v: Value = hearth_json::from_slice(&resp.body).unwrap_or(Value::Null);
-    if resp.status == 200 && v["ok"] == true {
-        Ok(v["result"].clone())
-    } else {
-        Err(format!("{method}: HTTP {} {}", resp.status, v["description"].as_str().unwrap_or("")))
-    }
-}
-
 /// A plain message to the owner (the budget's warning when dreaming crossed it).
-pub async fn tell_owner<H: Http>(http: &H, tg: &Telegram, text: &str) -> Result<(), String> {
-    call(http, tg, "sendMessage", &json!({"chat_id": tg.owner, "text": text})).await.map(|_| ())
+pub async fn tell_owner<I: Io>(io: &I, tg: &Telegram, text: &str) -> Result<(), String> {
+    let body = serde_json::json!({"chat_id": tg.owner, "text": text});
+    tg.api.call(io, "sendMessage", &body).await.map(|_| ()).map_err(|e| e.to_string())
 }
 
-fn keyboard(id: i64) -> Value {
-    json!({"inline_keyboard": [[
-        {"text": "✅ Approve", "callback_data": format!("dream:{id}:a")},
-        {"text": "❌ Reject", "callback_data": format!("dream:{id}:r")},
-    ]]})
+fn buttons(id: i64) -> [Button; 2] {
+    [
+        Button { label: "✅ Approve".into(), data: format!("dream:{id}:a") },
+        Button { label: "❌ Reject".into(), data: format!("dream:{id}:r") },
+    ]
 }
 
-/// The buttons once settled: one that says how (a tap on it answers again).
-fn settled_keyboard(id: i64, label: &str) -> Value {
-    json!({"inline_keyboard": [[{"text": label, "callback_data": format!("dream:{id}:s")}]]})
+/// The button once settled: one that says how (a tap on it answers again).
+fn settled_button(id: i64, label: &str) -> Button {
+    Button { label: label.into(), data: format!("dream:{id}:s") }
 }
 
 fn proposal_text(p: &Proposal) -> String {
@@ -69,22 +59,21 @@ fn proposal_text(p: &Proposal) -> String {
 }
 
 /// Sends the proposals not sent yet. Returns how many went out.
-pub async fn send_new<S: Sql + ?Sized, H: Http>(
+pub async fn send_new<S: Sql + ?Sized, I: Io>(
     dreams: &DreamStore<'_, S>,
-    http: &H,
+    io: &I,
     tg: &Telegram,
     log: &dyn Fn(LogLevel, &str),
 ) -> Result<usize, StorageError> {
     let mut sent = 0;
     for p in dreams.proposals_in("new")? {
-        let body = json!({"chat_id": tg.owner, "text": proposal_text(&p), "reply_markup": keyboard(p.id)});
-        match call(http, tg, "sendMessage", &body).await {
-            Ok(msg) => match msg["message_id"].as_i64() {
-                Some(mid) => {
+        match tg.api.post_buttons(io, &tg.owner, &proposal_text(&p), &buttons(p.id)).await {
+            Ok(mid) => match mid.parse::<i64>() {
+                Ok(mid) => {
                     dreams.mark_sent(p.id, &tg.owner, mid)?;
                     sent += 1;
                 }
-                None => log(LogLevel::Warn, "dreaming: sendMessage answered without a message_id"),
+                Err(_) => log(LogLevel::Warn, "dreaming: sendMessage answered without a message_id"),
             },
             Err(e) => {
                 log(LogLevel::Warn, &format!("dreaming: proposal {} not sent yet ({e}); next tick", p.id));
@@ -96,9 +85,9 @@ pub async fn send_new<S: Sql + ?Sized, H: Http>(
 }
 
 /// Expires the proposals past their time and marks their buttons. Returns how many.
-pub async fn expire<S: Sql + ?Sized, H: Http>(
+pub async fn expire<S: Sql + ?Sized, I: Io>(
     dreams: &DreamStore<'_, S>,
-    http: &H,
+    io: &I,
     tg: Option<&Telegram>,
     now: i64,
     log: &dyn Fn(LogLevel, &str),
@@ -107,8 +96,8 @@ pub async fn expire<S: Sql + ?Sized, H: Http>(
     if let Some(tg) = tg {
         for p in &gone {
             let (Some(chat), Some(mid)) = (&p.chat, p.message_id) else { continue };
-            let body = json!({"chat_id": chat, "message_id": mid, "reply_markup": settled_keyboard(p.id, "⌛ Expired: not written")});
-            if let Err(e) = call(http, tg, "editMessageReplyMarkup", &body).await {
+            let settled = settled_button(p.id, "⌛ Expired: not written");
+            if let Err(e) = tg.api.settle_buttons(io, chat, &mid.to_string(), &settled).await {
                 log(LogLevel::Warn, &format!("dreaming: expired proposal {} not marked: {e}", p.id));
             }
         }
@@ -163,9 +152,9 @@ pub async fn write_fact<O: ObjectStore>(
 }
 
 /// What a tap needs to act.
-pub struct TapContext<'a, O: ObjectStore, H: Http> {
+pub struct TapContext<'a, O: ObjectStore, I: Io> {
     pub store: &'a O,
-    pub http: &'a H,
+    pub io: &'a I,
     pub tg: &'a Telegram,
     pub agent: &'a AgentId,
     pub template: Option<&'a str>,
@@ -175,15 +164,14 @@ pub struct TapContext<'a, O: ObjectStore, H: Http> {
 
 /// Handles a tap: only the owner's count. Answers the callback and marks the
 /// buttons (best effort: the decision stands even if Telegram is not told).
-pub async fn tap<S: Sql + ?Sized, O: ObjectStore, H: Http>(
+pub async fn tap<S: Sql + ?Sized, O: ObjectStore, I: Io>(
     dreams: &DreamStore<'_, S>,
-    cx: &TapContext<'_, O, H>,
+    cx: &TapContext<'_, O, I>,
     t: &Tap,
     log: &dyn Fn(LogLevel, &str),
 ) -> Result<TapOutcome, StorageError> {
     let outcome = decide(dreams, cx, t).await?;
-    let answer = json!({"callback_query_id": t.callback_id, "text": outcome.note});
-    if let Err(e) = call(cx.http, cx.tg, "answerCallbackQuery", &answer).await {
+    if let Err(e) = cx.tg.api.answer_tap(cx.io, &t.callback_id, &outcome.note).await {
         log(LogLevel::Warn, &format!("dreaming: callback not answered: {e}"));
     }
     let label = match outcome.state.as_deref() {
@@ -196,8 +184,7 @@ pub async fn tap<S: Sql + ?Sized, O: ObjectStore, H: Http>(
         (label, &t.chat, t.message_id, parse_data(&t.data))
     {
         if action != 's' {
-            let body = json!({"chat_id": chat, "message_id": mid, "reply_markup": settled_keyboard(id, label)});
-            if let Err(e) = call(cx.http, cx.tg, "editMessageReplyMarkup", &body).await {
+            if let Err(e) = cx.tg.api.settle_buttons(cx.io, chat, &mid.to_string(), &settled_button(id, label)).await {
                 log(LogLevel::Warn, &format!("dreaming: proposal {id} buttons not updated: {e}"));
             }
         }
@@ -205,12 +192,12 @@ pub async fn tap<S: Sql + ?Sized, O: ObjectStore, H: Http>(
     Ok(outcome)
 }
 
-async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
+async fn decide<S: Sql + ?Sized, O: ObjectStore, I: Io>(
     dreams: &DreamStore<'_, S>,
-    cx: &TapContext<'_, O, H>,
+    cx: &TapContext<'_, O, I>,
     t: &Tap,
 ) -> Result<TapOutcome, StorageError> {
-    let note = |s: &str| TapOutcome { note: s.to_owned(), state: None };
+    let note = |s: &str| TapOutcome { note: s.to_owned(), state: None, settled: None };
     if t.from != cx.tg.owner {
         return Ok(note("Only my owner can decide what I remember."));
     }
@@ -225,6 +212,7 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
             other => format!("This proposal is {other}."),
         },
         state: Some(p.state.clone()),
+        settled: None,
     };
     // `approving`: another tap is writing it (an Approve may take it over once that claim is stale).
     let open = matches!(p.state.as_str(), "new" | "sent") || (p.state == "approving" && action == 'a');
@@ -236,6 +224,7 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
         return Ok(TapOutcome {
             note: "This proposal expired; it was not written.".into(),
             state: Some("expired".into()),
+            settled: None,
         });
     }
     if action == 'r' {
@@ -254,7 +243,11 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
                 cx.now,
             )?;
         }
-        return Ok(TapOutcome { note: "Rejected: I won't propose it again.".into(), state: Some("rejected".into()) });
+        return Ok(TapOutcome {
+            note: "Rejected: I won't propose it again.".into(),
+            state: Some("rejected".into()),
+            settled: None,
+        });
     }
     // Claim it first: a second tap while this one writes (Telegram delivers
     // taps one by one, the owner may tap twice) must not write the fact again.
@@ -277,11 +270,15 @@ async fn decide<S: Sql + ?Sized, O: ObjectStore, H: Http>(
                 dreams.mark(STORE, p.entry_id, p.content_hash, PROMOTED, Some(&p.fact), None, cx.now)?;
                 dreams.add_promoted(1)?;
             }
-            Ok(TapOutcome { note: "Approved: added to MEMORY.md.".into(), state: Some("approved".into()) })
+            Ok(TapOutcome {
+                note: "Approved: added to MEMORY.md.".into(),
+                state: Some("approved".into()),
+                settled: None,
+            })
         }
         Err(why) => {
             dreams.unclaim(id)?;
-            Ok(TapOutcome { note: format!("Not written: {why}."), state: Some(p.state.clone()) })
+            Ok(TapOutcome { note: format!("Not written: {why}."), state: Some(p.state.clone()), settled: None })
         }
     }
 }

@@ -305,7 +305,12 @@ fn facts_that_would_pass_the_budget_wait() {
 }
 
 fn tg() -> Telegram {
-    Telegram { api_base: "https://tg.test".into(), token: "T".into(), owner: "4242".into() }
+    let api = crate::channels::telegram::client::TelegramApi {
+        base: "https://tg.test".into(),
+        token: "T".into(),
+        backoff: crate::retry::Backoff { attempts: 1, base_ms: 1, max_ms: 1 },
+    };
+    Telegram { api, owner: "4242".into() }
 }
 
 #[test]
@@ -345,9 +350,11 @@ fn with_approval_only_what_the_owner_approves_is_written() {
     let agent = AgentId::parse("main").unwrap();
     let telegram = tg();
     let cx =
-        |now| TapContext { store: &h.store, http: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now };
+        |now| TapContext { store: &h.store, io: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now };
     let tap = |from: &str, id: i64, action: char| Tap {
         agent: "main".into(),
+        channel: crate::inbound::ChannelKind::Telegram,
+        respond_to: None,
         callback_id: "cb".into(),
         from: from.into(),
         data: format!("dream:{id}:{action}"),
@@ -439,9 +446,11 @@ fn two_overlapping_taps_on_approve_write_the_fact_once() {
     let agent = AgentId::parse("main").unwrap();
     let telegram = tg();
     let cx =
-        TapContext { store: &h.store, http: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now: NIGHT };
+        TapContext { store: &h.store, io: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now: NIGHT };
     let tap = Tap {
         agent: "main".into(),
+        channel: crate::inbound::ChannelKind::Telegram,
+        respond_to: None,
         callback_id: "cb".into(),
         from: "4242".into(),
         data: format!("dream:{id}:a"),
@@ -482,9 +491,11 @@ fn an_approval_whose_write_fails_can_be_tapped_again() {
     let agent = AgentId::parse("main").unwrap();
     let telegram = tg();
     let cx =
-        TapContext { store: &h.store, http: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now: NIGHT };
+        TapContext { store: &h.store, io: &http, tg: &telegram, agent: &agent, template: None, keep: 50, now: NIGHT };
     let tap = Tap {
         agent: "main".into(),
+        channel: crate::inbound::ChannelKind::Telegram,
+        respond_to: None,
         callback_id: "cb".into(),
         from: "4242".into(),
         data: format!("dream:{id}:a"),

@@ -81,6 +81,7 @@ pub async fn catalog<S: ObjectStore, H: Http, Q: Sql>(
                         headers: vec![],
                         scopes: vec![],
                         timeout_ms: 0,
+                        approve: vec![],
                     },
                     tools: vec![],
                     listed_at: None,

@@ -8,6 +8,10 @@
 //!     "scopes": ["main"], "timeoutMs": 30000}}}
 //! ```
 //!
+//! `"approve": ["create_issue", "delete_*"]` (or `["*"]`) names the
+//! server's tools whose calls wait for the owner's yes (see
+//! `crate::approvals`), besides `APPROVE_TOOLS`.
+//!
 //! `${NAME}` placeholders in `url` and `headers` are filled from the
 //! Worker's secrets when a server is called (never stored with the tools); a
 //! missing secret is a configuration error naming it, and Hearth's own
@@ -131,7 +135,19 @@ HTTP endpoint as \"url\" (many servers offer one, or run it behind an HTTP bridg
             .map(|t| t as u32)
             .ok_or("\"timeoutMs\" is a number of milliseconds from 1 to 600000")?,
     };
-    Ok(McpServerConfig { name: name.to_owned(), url: url.to_owned(), headers, scopes, timeout_ms })
+    let approve = match s.get("approve") {
+        None => Vec::new(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .map(|t| {
+                t.as_str()
+                    .map(str::to_owned)
+                    .ok_or("\"approve\" lists tool names or * patterns, e.g. [\"create_issue\", \"delete_*\"]")
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err("\"approve\" is a list of tool names or * patterns, e.g. [\"*\"]".into()),
+    };
+    Ok(McpServerConfig { name: name.to_owned(), url: url.to_owned(), headers, scopes, timeout_ms, approve })
 }
 
 /// The `${NAME}` placeholders of `text`, checked: well-formed and not one of
@@ -264,5 +280,20 @@ mod tests {
         assert!(parse(br#"{"servers": {}}"#, 1).unwrap_err().contains("mcpServers"));
         let all = one(r#"{"mcpServers": {"x": {"url": "https://o.test", "scopes": ["all", "main"]}}}"#).unwrap();
         assert_eq!(all.scopes.len(), 5);
+    }
+
+    #[test]
+    fn a_servers_approve_list_names_its_tools_that_wait_for_the_owner() {
+        let s =
+            one(r#"{"mcpServers": {"gh": {"url": "https://g.test", "approve": ["create_*", "merge_pull_request"]}}}"#)
+                .unwrap();
+        assert_eq!(s.approve, ["create_*", "merge_pull_request"]);
+        assert!(one(r#"{"mcpServers": {"gh": {"url": "https://g.test"}}}"#).unwrap().approve.is_empty());
+        assert!(one(r#"{"mcpServers": {"gh": {"url": "https://g.test", "approve": "all"}}}"#)
+            .unwrap_err()
+            .contains("approve"));
+        assert!(one(r#"{"mcpServers": {"gh": {"url": "https://g.test", "approve": [1]}}}"#)
+            .unwrap_err()
+            .contains("approve"));
     }
 }

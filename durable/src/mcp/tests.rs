@@ -185,6 +185,7 @@ fn demo_catalog(scopes: Vec<McpScope>) -> McpCatalog {
                 headers: vec![("Authorization".into(), "Bearer ${DEMO_TOKEN}".into())],
                 scopes,
                 timeout_ms: 5000,
+                approve: vec![],
             },
             tools: vec![hearth_json::from_value::<McpTool>(json!({
                 "name": "echo", "description": "Echoes back the input string",

@@ -1,25 +1,39 @@
-//! Calls to an Agent object about dreaming: a tap on a proposal's button
-//! (what the Worker read from a Telegram `callback_query`), and the admin
-//! view.
+//! Calls to an Agent object about its buttons and dreaming: a tap on one of
+//! the agent's buttons (what the Worker read from a Telegram
+//! `callback_query`, a Discord component interaction or a Slack
+//! `block_actions` payload: a dreaming proposal's, or a tool call's waiting
+//! for approval), and dreaming's admin view.
 
+use crate::inbound::ChannelKind;
 use serde::{Deserialize, Serialize};
 
-/// `POST` [`Tap`] → [`TapOutcome`].
+/// `POST` [`Tap`] → [`TapOutcome`] (any of the agent's buttons; the path
+/// is dreaming's, whose buttons came first).
 pub const DREAMS_TAP_PATH: &str = "/dreams/tap";
 /// `GET ?agent=` → the dreaming view (settings, the last sweep, proposals).
 pub const DREAMS_STATUS_PATH: &str = "/dreams/status";
 
-/// A tap on a proposal's button.
+fn telegram() -> ChannelKind {
+    ChannelKind::Telegram
+}
+
+/// A tap on one of the agent's buttons.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tap {
     pub agent: String,
-    /// The `callback_query` id (to answer it).
+    /// Where it was tapped (Telegram, the first platform with buttons, when absent).
+    #[serde(default = "telegram")]
+    pub channel: ChannelKind,
+    /// The `callback_query` id (to answer it); Discord's interaction id.
     pub callback_id: String,
-    /// Who tapped (Telegram user id).
+    /// Who tapped (their user id on `channel`).
     pub from: String,
-    /// The button's `callback_data` (`dream:{id}:{a|r|s}`).
+    /// The button's data (`dream:{id}:{a|r|s}`, `ok:{id}:{a|d|s}`).
     pub data: String,
+    /// Slack's `response_url`: where the message's new form is posted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub respond_to: Option<String>,
     /// The proposal message's chat and id (to change its buttons).
     #[serde(default)]
     pub chat: Option<String>,
@@ -36,4 +50,8 @@ pub struct TapOutcome {
     /// The proposal's state now (`approved`, `rejected`, …), if it is one.
     #[serde(default)]
     pub state: Option<String>,
+    /// The message's text once settled (Discord and Slack replace the
+    /// message, buttons and all, with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<String>,
 }

@@ -70,6 +70,10 @@ pub struct McpServerConfig {
     pub scopes: Vec<McpScope>,
     /// How long one call may take.
     pub timeout_ms: u32,
+    /// `"approve"`: the server's tools (names or `*` patterns) whose calls
+    /// wait for the owner's yes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approve: Vec<String>,
 }
 
 /// A tool as its server described it.

@@ -4,10 +4,12 @@
 
 pub mod agent;
 pub mod api;
+pub mod approvals;
 pub mod dreams;
 pub mod gateway;
 pub mod mcp;
 pub mod memory;
+pub mod people;
 pub mod pins;
 pub mod session;
 pub mod usage;

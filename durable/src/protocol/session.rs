@@ -44,6 +44,16 @@ pub struct AnswerReply {
 /// session a budget held, once the budget allows again).
 pub const WAKE_PATH: &str = "/wake";
 
+/// `POST` [`Admission`] → `{"ok": true}`: the session is opened to its
+/// chat's messages, or closed (someone let in or out, see `crate::people`).
+pub const ADMISSION_PATH: &str = "/admission";
+
+/// Whether the session takes its chat's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Admission {
+    pub open: bool,
+}
+
 /// A message for a session's queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

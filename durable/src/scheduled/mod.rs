@@ -240,6 +240,13 @@ pub trait SessionQueue {
     async fn wake(&self, key: &SessionKey) -> Result<(), StorageError> {
         Err(StorageError(format!("cannot wake {key} from here")))
     }
+
+    /// Opens or closes the Session to its chat's messages (someone let in
+    /// or out, see `crate::people`).
+    async fn admit(&self, key: &SessionKey, open: bool) -> Result<(), StorageError> {
+        let _ = open;
+        Err(StorageError(format!("cannot reach {key} from here")))
+    }
 }
 
 /// What happened to the heartbeat at one tick.

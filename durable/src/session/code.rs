@@ -57,6 +57,11 @@ impl<P: Platform> InnerTools for Calls<'_, '_, P> {
 
     fn call<'a>(&'a self, name: &'a str, args: &'a Value) -> LocalBoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
+            if toolbox::needs_approval(self.deps, name) {
+                return ToolOutcome::err(format!(
+                    "{name} waits for my owner's approval, which a script cannot ask for: call {name} directly"
+                ));
+            }
             self.deps.watch.tool(name, "running");
             let outcome = toolbox::run(self.p, self.deps, self.memory, self.workspace, name, args).await;
             self.deps.watch.tool(name, if outcome.is_error { "error" } else { "done" });

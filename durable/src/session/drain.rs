@@ -65,6 +65,13 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             }
             inbound = super::batch::gather(&store, item.seq, inbound, p.now_ms())?;
         }
+        if item.active {
+            // Parked on a call waiting for the owner: come back when due.
+            if let Some(at) = super::parked::still_waiting(p, deps, item.seq).await? {
+                report.wake_at = Some(at);
+                break;
+            }
+        }
         deps.watch.begin(&inbound);
         if item.attempts >= MAX_ATTEMPTS_PER_MESSAGE {
             p.log(LogLevel::Error, &format!("giving up on message {} after {} attempts", item.seq, item.attempts));
@@ -99,6 +106,14 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             }
             let text = undo_now(p, deps).await;
             send(p, deps, &inbound.reply_target, &text).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
+        // `/approve`, `/revoke`, `/people`, `/link`: the Agent object decides (no LLM call).
+        if let Some(cmd) = crate::people::commands::owner_command(&inbound.text) {
+            store.start(item.seq, "", None)?;
+            super::people::answer(p, deps, &inbound, cmd).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -202,6 +217,14 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         report.llm_calls += run_turn(p, &store, &inbound, item.seq, &session_id, deps).await?;
+        if let Some(at) = super::parked::waiting(p.sql(), item.seq)? {
+            // A call waits for the owner: the message stays open (this attempt
+            // does not count) and the alarm comes back at the deadline, or
+            // sooner when the Agent object wakes us with the answer.
+            store.uncount_attempt(item.seq)?;
+            report.wake_at = Some(at);
+            break;
+        }
         if meter::held(deps) {
             // A budget holds the message: it stays open (this attempt does
             // not count as a failure) until the Agent object wakes us.

@@ -26,6 +26,9 @@ use crate::workspace::WorkspaceCache;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+/// Meta key: the owner took this chat out (`/revoke`).
+const CLOSED_META: &str = "closed";
+
 /// How stale the session registry's `updatedAt` may get before a drain
 /// tells the Agent object again.
 pub const REGISTRY_REFRESH_MS: i64 = 60_000;
@@ -112,6 +115,8 @@ pub struct SessionHost<R: SessionRuntime> {
     /// Who follows the messages' turns (API clients, previews, notices).
     watch: Rc<Watch>,
     schema_ready: Cell<bool>,
+    /// Whether the owner took this chat out (`None`: not read yet).
+    closed: Cell<Option<bool>>,
 }
 
 impl<R: SessionRuntime> SessionHost<R> {
@@ -130,6 +135,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             meter: RefCell::default(),
             watch: Rc::default(),
             schema_ready: Cell::new(false),
+            closed: Cell::new(None),
         }
     }
 
@@ -146,10 +152,48 @@ impl<R: SessionRuntime> SessionHost<R> {
         Ok(store)
     }
 
+    /// Whether the owner took this chat out (its messages are refused).
+    fn is_closed(&self, store: &SessionStore<'_, R::Sql>) -> Result<bool, StorageError> {
+        if let Some(c) = self.closed.get() {
+            return Ok(c);
+        }
+        let c = store.meta(CLOSED_META)?.is_some();
+        self.closed.set(Some(c));
+        Ok(c)
+    }
+
+    /// Opens the session to its chat's messages, or closes it: the Agent
+    /// object's doing when the owner lets someone in or takes them out, so
+    /// an isolate whose copy of the roster still lists them cannot bring
+    /// their messages in (see `crate::people::memo`).
+    pub fn admission(&self, open: bool) -> Result<(), StorageError> {
+        let store = self.store()?;
+        if open {
+            if self.is_closed(&store)? {
+                store.delete_meta(CLOSED_META)?;
+            }
+        } else {
+            store.set_meta(CLOSED_META, "1")?;
+        }
+        self.closed.set(Some(!open));
+        Ok(())
+    }
+
     /// Queues a message and wakes the alarm when it is new. A repeat of a
-    /// delivery already seen is acknowledged, not queued again.
+    /// delivery already seen is acknowledged, not queued again; a chat the
+    /// owner took out is refused (no turn, no LLM call).
     pub async fn enqueue(&self, req: &EnqueueRequest) -> Result<EnqueueReply, StorageError> {
         let store = self.store()?;
+        if req.inbound.channel.is_platform() && self.is_closed(&store)? {
+            self.runtime.log(
+                LogLevel::Info,
+                &format!(
+                    "{}: a message from {} refused: taken out by the owner",
+                    req.session_key, req.inbound.sender_id
+                ),
+            );
+            return Ok(EnqueueReply { queued: false, busy: false });
+        }
         if self.session_key(&store)?.is_none() {
             store.set_meta("session_key", &req.session_key.render())?;
             *self.key.borrow_mut() = Some(req.session_key.clone());

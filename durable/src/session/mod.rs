@@ -39,6 +39,8 @@ pub mod label;
 pub mod meter;
 pub mod meter_state;
 pub mod notes;
+pub mod parked;
+pub mod people;
 pub mod prefix;
 pub mod preview;
 pub mod replay;

@@ -116,6 +116,24 @@ pub async fn run<P: Platform>(
     tools::run_tool(workspace, name, args).await
 }
 
+/// Whether a call of `name` waits for the owner in this session
+/// (`APPROVE_TOOLS`, or its MCP server's `"approve"` list; see
+/// [`super::parked`]).
+pub fn needs_approval(deps: &SessionDeps<'_>, name: &str) -> bool {
+    if deps.config.approval.names(name) {
+        return true;
+    }
+    if !name.starts_with(crate::mcp::toolset::PREFIX) {
+        return false;
+    }
+    let mcp = deps.mcp.borrow();
+    let entries = toolset::entries(&mcp.catalog, McpScope::of(deps.key));
+    let found = entries.into_iter().find(|(n, _, _)| n == name);
+    found.is_some_and(|(_, server, tool)| {
+        server.approve.iter().any(|p| crate::settings::approval::matches(p, &tool.name))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

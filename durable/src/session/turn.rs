@@ -54,6 +54,12 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         timezone: &cfg.timezone,
         records_use: memory::tools::MemoryToolContext::records_use_of(key),
     };
+    // A turn that stopped on a call waiting for the owner goes on from there.
+    let resuming = super::parked::Resuming { memory: &memory_ctx, workspace: &workspace, tools: &tool_specs };
+    if super::parked::resume(p, deps, store, inbound, seq, session_id, resuming).await? == super::parked::Resume::Parked
+    {
+        return Ok(0);
+    }
     let mut history = conversation(store, deps.history, session_id)?;
     // Model calls of this message made before an eviction: the steps its
     // watchers count continue after them.
@@ -245,10 +251,17 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if cut {
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
-                deps.watch.tool(&name, "running");
-                let outcome = super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
-                deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
-                outcome
+                match super::parked::gate(p, deps, inbound, seq, &id, &name, &args).await? {
+                    // It waits for the owner: the turn stops (the results so far are stored).
+                    super::parked::Gate::Park => return Ok(calls),
+                    super::parked::Gate::Refuse(outcome) => outcome,
+                    super::parked::Gate::Run => {
+                        deps.watch.tool(&name, "running");
+                        let outcome = super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
+                        deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
+                        outcome
+                    }
+                }
             };
             let result = Message::ToolResult {
                 tool_call_id: id,

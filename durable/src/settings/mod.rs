@@ -9,6 +9,7 @@
 //! a clear HTTP error, never a panic.
 
 pub mod api;
+pub mod approval;
 pub mod code;
 pub mod delivery;
 pub mod dreaming;
@@ -109,10 +110,44 @@ pub enum CachePolicy {
 }
 
 /// A `channel:id` pair from `OWNER_IDS` / `ALLOW_FROM`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Principal {
     pub channel: ChannelKind,
     pub id: String,
+}
+
+impl Principal {
+    pub fn new(channel: ChannelKind, id: impl Into<String>) -> Self {
+        Principal { channel, id: id.into() }
+    }
+
+    /// `telegram:12345` as `OWNER_IDS` takes it (`None`: not one), the id
+    /// in the form messages carry it.
+    pub fn parse(raw: &str) -> Option<Principal> {
+        let (channel, id) = raw.trim().split_once(':')?;
+        let channel = ChannelKind::parse(&channel.trim().to_ascii_lowercase()).filter(|c| c.is_platform())?;
+        Some(Principal { channel, id: principal_id(channel, id.trim())? })
+    }
+}
+
+impl std::fmt::Display for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.channel, self.id)
+    }
+}
+
+/// A principal travels as its `channel:id` text.
+impl serde::Serialize for Principal {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Principal {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = std::borrow::Cow::<str>::deserialize(d)?;
+        Principal::parse(&raw).ok_or_else(|| serde::de::Error::custom(format!("not a channel:id: {raw:?}")))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -188,6 +223,8 @@ pub struct AgentConfig {
     pub voice: voice::VoiceConfig,
     /// How chats see an answer while it is written (`STREAM_REPLIES…`).
     pub stream: stream::StreamConfig,
+    /// Tool calls that wait for the owner (`APPROVE_TOOLS`, `APPROVAL_TIMEOUT_MINUTES`).
+    pub approval: approval::ApprovalConfig,
     /// `ORDER_HOLD_MS`: how long a message that reaches an idle session
     /// waits for one sent before it that may still be on its way
     /// (`session::sequence`). 0: none.
@@ -478,6 +515,7 @@ impl AgentConfig {
             groups: groups::load(vars, &agent_ids(vars))?,
             voice: voice::VoiceConfig::load(vars, agent)?,
             stream: stream::StreamConfig::load(vars, agent)?,
+            approval: approval::ApprovalConfig::load(vars, agent)?,
             order_hold_ms: i64::from(number::<u32>(vars, agent, "ORDER_HOLD_MS", DEFAULT_ORDER_HOLD_MS)?),
         })
     }

@@ -16,7 +16,7 @@ use super::relay::{Ticket, PATIENCE_MS};
 use crate::channels::webhook::enqueue_reliably;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 
 /// Relays `msg` when its turn in its channel's lane comes (`ticket`, taken
 /// when its frame was read), and lets the next one go when done (accepted,
@@ -59,21 +59,26 @@ async fn handle_message<F: Front>(front: &F, agent: &str, bot_id: Option<&str>, 
     if let Some(id) = bot_id {
         inbound.text = without_mention(&inbound.text, id);
     }
-    match route(&cfg, &inbound) {
+    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    match route {
         Route::Turn(key) => {
             // Named before it is accepted: should this relay outlast the
             // next one's patience, that one's session holds it for this one.
             lane.relaying(&inbound.dedupe_key);
             let _ = enqueue_reliably(front, &key, &inbound).await;
         }
-        // A DM from someone not allowed: their id, once per cooldown.
-        Route::Stranger => {
-            let target =
-                ReplyTarget { channel: ChannelKind::Discord, chat_id: inbound.chat_id.clone(), ..Default::default() };
-            crate::channels::access::tell_stranger(front, agent, ChannelKind::Discord, &inbound.sender_id, &target)
-                .await
+        // Someone (or a channel) not let in: their code, once per cooldown.
+        Route::Stranger | Route::GroupNotAllowed => {
+            if let Some(text) = notice {
+                let target = ReplyTarget {
+                    channel: ChannelKind::Discord,
+                    chat_id: inbound.chat_id.clone(),
+                    ..Default::default()
+                };
+                crate::channels::access::tell(front, agent, &target, &text).await
+            }
         }
-        Route::NotAddressed | Route::GroupNotAllowed => {}
+        Route::NotAddressed => {}
     }
 }
 

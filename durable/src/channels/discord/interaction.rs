@@ -90,6 +90,9 @@ pub struct CommandData {
     /// The message (or user) a context-menu command was run on.
     #[serde(default)]
     pub target_id: Option<String>,
+    /// A component's own id (a button's `custom_id`).
+    #[serde(default)]
+    pub custom_id: Option<String>,
 }
 
 /// An interaction as Discord POSTs it (fields Hearth does not use are ignored).

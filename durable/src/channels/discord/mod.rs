@@ -7,6 +7,7 @@
 //! (deferred responses edited, follow-ups, channel messages) and
 //! [`preview`].
 
+pub mod buttons;
 pub mod classify;
 pub mod client;
 pub mod events;

@@ -26,7 +26,7 @@ use super::verify;
 use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, SessionKey};
 use crate::ports::{Front, LogLevel};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 use crate::settings::{setting, AgentConfig};
 
 /// Interactions are a few kB; attachments come as URLs.
@@ -68,8 +68,52 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         interaction::PING => WebReply::json(200, &interaction::pong()),
         interaction::APPLICATION_COMMAND => command(front, &cfg, &i).await,
         interaction::APPLICATION_COMMAND_AUTOCOMPLETE => WebReply::json(200, &interaction::no_choices()),
+        interaction::MESSAGE_COMPONENT if is_ours(&i) => button(front, &cfg, &i).await,
         // Buttons, menus, forms and anything newer: a polite note only the user sees.
         other => WebReply::json(200, &ephemeral(&interaction::not_handled_text(other))),
+    }
+}
+
+/// A tap on one of the agent's own buttons (a tool call waiting for the owner).
+fn is_ours(i: &Interaction) -> bool {
+    i.data.as_ref().and_then(|d| d.custom_id.as_deref()).is_some_and(|c| c.starts_with("ok:"))
+}
+
+/// A button tap: the Agent object decides (only the owner's count) and the
+/// message is replaced with the outcome (`UPDATE_MESSAGE`), or the tapper
+/// alone is told why nothing happened. Discord does not deliver it again:
+/// a failure is said at once.
+async fn button<F: Front>(front: &F, cfg: &AgentConfig, i: &Interaction) -> WebReply {
+    let Some(from) = i.invoker().map(|u| u.id.clone()) else {
+        return WebReply::text(400, "component interaction without a user");
+    };
+    let tap = crate::protocol::dreams::Tap {
+        agent: cfg.agent.to_string(),
+        channel: ChannelKind::Discord,
+        callback_id: i.id.clone(),
+        from,
+        data: i.data.as_ref().and_then(|d| d.custom_id.clone()).unwrap_or_default(),
+        respond_to: None,
+        chat: i.channel_id().map(str::to_owned),
+        message_id: None,
+    };
+    let outcome = match front.tap(&tap).await {
+        Ok((200..=299, text)) => hearth_json::from_str::<crate::protocol::dreams::TapOutcome>(&text).ok(),
+        Ok((status, text)) => {
+            front.log(LogLevel::Warn, &format!("agent {}: button tap refused ({status}): {text}", cfg.agent));
+            None
+        }
+        Err(e) => {
+            front.log(LogLevel::Warn, &format!("agent {}: button tap failed: {e}", cfg.agent));
+            None
+        }
+    };
+    match outcome {
+        Some(o) => match o.settled {
+            Some(text) => WebReply::json(200, &super::buttons::update_message(&text)),
+            None => WebReply::json(200, &ephemeral(&o.note)),
+        },
+        None => WebReply::json(200, &ephemeral("⚠️ I could not record that just now; tap again in a moment.")),
     }
 }
 
@@ -110,18 +154,18 @@ async fn command<F: Front>(front: &F, cfg: &AgentConfig, i: &Interaction) -> Web
         Ok(m) => m,
         Err(e) => return WebReply::text(400, e.to_string()),
     };
-    let key = match route(cfg, &inbound) {
+    // An ephemeral note costs nothing: a stranger is told their code every time.
+    let (route, notice) = crate::channels::access::admit(front, cfg, &inbound, true).await;
+    let key = match route {
         Route::Turn(key) => key,
         Route::Stranger => {
             front.log(
                 LogLevel::Info,
                 &format!("stranger discord:{} used a command of agent {}", inbound.sender_id, cfg.agent),
             );
-            let text = crate::channels::access::stranger_text(
-                ChannelKind::Discord,
-                &inbound.sender_id,
-                !cfg.owners.is_empty(),
-            );
+            let text = notice.unwrap_or_else(|| {
+                crate::people::texts::stranger(ChannelKind::Discord, &inbound.sender_id, !cfg.owners.is_empty(), None)
+            });
             return WebReply::json(200, &ephemeral(&text));
         }
         Route::GroupNotAllowed | Route::NotAddressed => {

@@ -15,6 +15,7 @@
 //! The envelope is read field by field from JSON (no derived structs: a few
 //! fields are read, and each derived struct costs upload size).
 
+pub mod buttons;
 pub mod classify;
 pub mod client;
 pub mod format;

@@ -159,7 +159,7 @@ fn bad_signatures_stale_requests_and_strangers_are_refused() {
     let g = front("slack:U999");
     let r = call(&g, &signed(&g, &body));
     assert_eq!((r.status, r.body.as_str()), (200, "not allowed"));
-    assert!(matches!(r.later.as_deref(), Some(crate::channels::webhook::Later::TellStranger { .. })));
+    assert!(matches!(r.later.as_deref(), Some(crate::channels::webhook::Later::Tell { .. })));
     assert!(g.queued.borrow().is_empty());
     // Nor is a stranger's name asked of Slack.
     assert!(g.http.requests.borrow().is_empty());

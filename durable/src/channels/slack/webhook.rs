@@ -10,10 +10,10 @@ use super::client::SlackApi;
 use super::names;
 use super::verify::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::{Envelope, Ignored};
-use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
+use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{Front, LogLevel};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 use crate::settings::setting;
 
 /// Event bodies are a few kB (files come as URLs).
@@ -36,6 +36,9 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
     let timestamp = req.header(TIMESTAMP_HEADER);
     if let Err(e) = verify::verify(front, &secret, signature, timestamp, &req.body, front.now_ms()).await {
         return WebReply::text(401, format!("invalid request signature: {e}"));
+    }
+    if super::buttons::is_interaction(req.header("content-type"), &req.body) {
+        return interaction(front, agent, known, &req.body).await;
     }
     let envelope = match super::read(&req.body) {
         Ok(e) => e,
@@ -66,7 +69,17 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         let reason = req.header("X-Slack-Retry-Reason").unwrap_or("unknown");
         front.log(LogLevel::Info, &format!("slack event {event_id} delivered again (retry {n}, {reason})"));
     }
-    match route(&cfg, &inbound) {
+    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    let tell = |said: &str| {
+        let target = ReplyTarget {
+            channel: ChannelKind::Slack,
+            chat_id: inbound.chat_id.clone(),
+            thread_id: inbound.reply_target.thread_id.clone(),
+            ..Default::default()
+        };
+        WebReply::ok(said.to_owned()).telling(agent, notice.as_ref(), target)
+    };
+    match route {
         Route::Turn(key) => {
             // Only a message that starts a turn costs a lookup (cached: see `names`).
             if let Some(api) = SlackApi::for_agent(front.vars(), &cfg) {
@@ -74,26 +87,55 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             }
             enqueue(front, &key, &inbound).await
         }
-        Route::Stranger => WebReply::ok("not allowed").then(Later::TellStranger {
-            agent: agent.to_owned(),
-            channel: ChannelKind::Slack,
-            sender: inbound.sender_id.clone(),
-            target: ReplyTarget {
-                channel: ChannelKind::Slack,
-                chat_id: inbound.chat_id.clone(),
-                thread_id: inbound.reply_target.thread_id.clone(),
-                ..Default::default()
-            },
-        }),
+        Route::Stranger => tell("not allowed"),
         Route::NotAddressed => WebReply::ok("not addressed"),
         Route::GroupNotAllowed if inbound.kind == ChatKind::Group => {
             front.log(
                 LogLevel::Info,
                 &format!("slack channel {} is not in ALLOW_FROM of agent {agent}: mention ignored", inbound.chat_id),
             );
-            WebReply::ok("channel not allowed")
+            tell("channel not allowed")
         }
         Route::GroupNotAllowed => WebReply::ok("channel not allowed"),
+    }
+}
+
+/// A tap on one of the agent's buttons (the Interactivity Request URL may
+/// be this same address): the Agent object decides, only the owner's tap
+/// counts, and replaces the message through its `response_url`. Slack wants
+/// its 200 within 3 seconds and does not deliver a tap again.
+async fn interaction<F: Front>(front: &F, agent: &str, known: bool, body: &[u8]) -> WebReply {
+    let cfg = match config_after_auth(front, agent, known) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    let action = match super::buttons::read_action(body) {
+        Ok(a) => a,
+        Err(why) => return WebReply::ok(format!("ignored: {why}")),
+    };
+    if !action.data.starts_with("ok:") {
+        return WebReply::ok("ignored: not one of my buttons");
+    }
+    let tap = crate::protocol::dreams::Tap {
+        agent: cfg.agent.to_string(),
+        channel: ChannelKind::Slack,
+        callback_id: action.message_ts.clone().unwrap_or_default(),
+        from: action.user,
+        data: action.data,
+        respond_to: action.response_url,
+        chat: action.channel,
+        message_id: None,
+    };
+    match front.tap(&tap).await {
+        Ok((200..=299, _)) => WebReply::ok(""),
+        Ok((status, text)) => {
+            front.log(LogLevel::Warn, &format!("agent {agent}: button tap refused ({status}): {text}"));
+            WebReply::ok("")
+        }
+        Err(e) => {
+            front.log(LogLevel::Warn, &format!("agent {agent}: button tap failed: {e}"));
+            WebReply::text(503, format!("the tap could not be handled: {e}"))
+        }
     }
 }
 

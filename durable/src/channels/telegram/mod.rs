@@ -6,6 +6,7 @@
 //! `tests/fixtures/real-world/telegram/`.
 
 pub mod arrivals;
+pub mod buttons;
 pub mod callback;
 pub mod classify;
 pub mod client;

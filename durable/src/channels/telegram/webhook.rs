@@ -8,13 +8,11 @@
 use super::arrivals::Arrival;
 use super::client::TelegramApi;
 use super::{username, BotIdentity, Ignored, Update};
-use crate::channels::webhook::{
-    config_after_auth, constant_eq, is_configured, unknown_agent, Later, WebReply, WebRequest,
-};
+use crate::channels::webhook::{config_after_auth, constant_eq, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
 use crate::protocol::dreams::{Tap, TapOutcome};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 use crate::settings::setting;
 use serde_json::json;
 
@@ -91,7 +89,18 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         }
         None => {}
     }
-    match route(&cfg, &inbound) {
+    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    // Each note is a send from the bot's budget: after Telegram has its 200.
+    let tell = |said: &str| {
+        let target = ReplyTarget {
+            channel: ChannelKind::Telegram,
+            chat_id: inbound.chat_id.clone(),
+            thread_id: inbound.reply_target.thread_id.clone(),
+            ..Default::default()
+        };
+        WebReply::ok(said.to_owned()).telling(agent, notice.as_ref(), target)
+    };
+    match route {
         Route::Turn(key) => match front.enqueue(&key, &inbound).await {
             Ok(true) => WebReply::ok("queued"),
             Ok(false) => WebReply::ok("duplicate"),
@@ -101,25 +110,14 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
                 WebReply::text(503, format!("could not queue the message: {e}"))
             }
         },
-        // Each notice is a send from the bot's budget: at most one per
-        // stranger per STRANGER_COOLDOWN_MINUTES, after Telegram has its 200.
-        Route::Stranger => WebReply::ok("not allowed").then(Later::TellStranger {
-            agent: agent.to_owned(),
-            channel: ChannelKind::Telegram,
-            sender: inbound.sender_id.clone(),
-            target: ReplyTarget {
-                channel: ChannelKind::Telegram,
-                chat_id: inbound.chat_id.clone(),
-                ..Default::default()
-            },
-        }),
+        Route::Stranger => tell("not allowed"),
         Route::NotAddressed => WebReply::ok("not addressed"),
-        Route::GroupNotAllowed => WebReply::ok("group not allowed"),
+        Route::GroupNotAllowed => tell("group not allowed"),
     }
 }
 
-/// A tap on a proposal's button: the Agent object decides and answers
-/// Telegram. When it cannot be handled now (5xx), not answered here:
+/// A tap on one of the agent's buttons (a dreaming proposal, a tool call
+/// waiting for approval): the Agent object decides and answers Telegram. When it cannot be handled now (5xx), not answered here:
 /// Telegram delivers it again.
 async fn button<F: Front>(
     front: &F,
@@ -129,13 +127,15 @@ async fn button<F: Front>(
 ) -> WebReply {
     let tap = Tap {
         agent: agent.to_owned(),
+        channel: ChannelKind::Telegram,
+        respond_to: None,
         callback_id: tap.callback_id,
         from: tap.from,
         data: tap.data.unwrap_or_default(),
         chat: tap.chat,
         message_id: tap.message_id,
     };
-    match front.dream_tap(&tap).await {
+    match front.tap(&tap).await {
         Ok((200..=299, text)) => match hearth_json::from_str::<TapOutcome>(&text) {
             Ok(outcome) => WebReply::ok(format!("button: {}", outcome.note)),
             Err(e) => WebReply::text(503, format!("the button tap got an unreadable answer ({e}): {text}")),

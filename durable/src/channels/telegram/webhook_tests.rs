@@ -68,8 +68,9 @@ fn a_stranger_is_told_their_id_after_the_answer_and_starts_no_turn() {
     let f = front("telegram:42");
     let r = call(&f, &post(&private_text(8, 77, "who are you?"), Some(SECRET)));
     assert_eq!((r.status, r.body.as_str()), (200, "not allowed"));
-    let Some(Later::TellStranger { channel, sender, .. }) = r.later.as_deref() else { panic!("{:?}", r.later) };
-    assert_eq!((*channel, sender.as_str()), (ChannelKind::Telegram, "77"));
+    let Some(Later::Tell { target, text, .. }) = r.later.as_deref() else { panic!("{:?}", r.later) };
+    assert_eq!((target.channel, target.chat_id.as_str()), (ChannelKind::Telegram, "77"));
+    assert!(text.contains("telegram:77"), "{text}");
     assert!(f.queued.borrow().is_empty());
 }
 

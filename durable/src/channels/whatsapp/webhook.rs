@@ -11,7 +11,7 @@ use super::Ignored;
 use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
-use crate::routing::{route, Route};
+use crate::routing::Route;
 use crate::settings::setting;
 
 /// Notifications are a few kB (media comes by id).
@@ -77,7 +77,8 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
                 continue;
             }
         };
-        match route(&cfg, &inbound) {
+        let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+        match route {
             Route::Turn(key) => match front.enqueue(&key, &inbound).await {
                 Ok(true) => said.push("queued".into()),
                 Ok(false) => said.push("duplicate".into()),
@@ -86,16 +87,15 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
             },
             Route::Stranger => {
                 said.push("not allowed".into());
-                later = Some(Later::TellStranger {
+                later = notice.map(|text| Later::Tell {
                     agent: agent.to_owned(),
-                    channel: ChannelKind::Whatsapp,
-                    sender: inbound.sender_id.clone(),
                     target: ReplyTarget {
                         channel: ChannelKind::Whatsapp,
                         chat_id: inbound.chat_id.clone(),
                         extra: inbound.reply_target.extra.clone(),
                         ..Default::default()
                     },
+                    text,
                 });
             }
             Route::NotAddressed | Route::GroupNotAllowed => said.push("not addressed".into()),
