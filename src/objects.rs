@@ -4,6 +4,7 @@
 //! and its reply are the shared protocol structs, never `v["field"]`.
 
 use durable::inbound::{Inbound, SessionKey};
+use durable::protocol::api::{ApiFailure, ApiOutcome, ApiTurnRequest, GenerateReply, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
     EnqueueReply, EnqueueRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, WAKE_PATH,
 };
@@ -78,5 +79,45 @@ pub async fn status(env: &Env, key: &SessionKey) -> worker::Result<SessionStatus
 pub async fn wake(env: &Env, key: &SessionKey) -> worker::Result<()> {
     let _: serde_json::Value =
         call::<(), _>(env, SESSION_BINDING, &key.render(), Method::Post, WAKE_PATH, None).await?;
+    Ok(())
+}
+
+/// Attempts at reaching a peer's Session object for a delegated message (a
+/// reset object drops the waiting request; asking again joins the turn).
+const ASK_ATTEMPTS: u32 = 3;
+
+/// Queues `req` in its Session object and waits for the outcome of its
+/// turn, which that object's alarm runs (see `Platform::ask_session`).
+pub async fn ask_session(env: &Env, req: &ApiTurnRequest) -> worker::Result<ApiOutcome> {
+    let body = serde_json::to_string(req)?;
+    let name = req.session_key.render();
+    let unreadable = |e: hearth_json::Error, text: &str| worker::Error::RustError(format!("{name}: {e}: {text}"));
+    let mut last = String::new();
+    for attempt in 1..=ASK_ATTEMPTS {
+        match call_raw(env, SESSION_BINDING, &name, Method::Post, TURN_PATH, Some(body.clone())).await {
+            Ok((200, text)) => {
+                let r: GenerateReply = hearth_json::from_slice(text.as_bytes()).map_err(|e| unreadable(e, &text))?;
+                return Ok(ApiOutcome::Done { text: r.text, usage: r.usage, stopped: r.stopped });
+            }
+            Ok((502, text)) => {
+                let f: ApiFailure = hearth_json::from_slice(text.as_bytes()).map_err(|e| unreadable(e, &text))?;
+                return Ok(ApiOutcome::Failed { message: f.message });
+            }
+            Ok((503, text)) => last = text,
+            Ok((status, text)) => return Err(worker::Error::RustError(format!("{name} answered {status}: {text}"))),
+            Err(e) => last = e.to_string(),
+        }
+        crate::adapters::log(durable::ports::LogLevel::Warn, &format!("ask {name}: attempt {attempt} failed: {last}"));
+    }
+    Err(worker::Error::RustError(last))
+}
+
+/// Stops the answer a session is writing.
+pub async fn stop_session(env: &Env, key: &SessionKey, req: &StopRequest) -> worker::Result<()> {
+    let body = serde_json::to_string(req)?;
+    let (status, text) = call_raw(env, SESSION_BINDING, &key.render(), Method::Post, STOP_PATH, Some(body)).await?;
+    if status != 200 {
+        return Err(worker::Error::RustError(format!("{key} answered {status}: {text}")));
+    }
     Ok(())
 }

@@ -109,6 +109,21 @@ impl Platform for DoPlatform {
     fn sandbox_available(&self) -> bool {
         self.loader.is_some()
     }
+    async fn ask_session(
+        &self,
+        req: &durable::protocol::api::ApiTurnRequest,
+    ) -> Result<durable::protocol::api::ApiOutcome, durable::ports::StorageError> {
+        crate::objects::ask_session(&self.memory.env, req).await.map_err(|e| durable::ports::StorageError(e.to_string()))
+    }
+    async fn stop_session(
+        &self,
+        key: &durable::inbound::SessionKey,
+        req: &durable::protocol::api::StopRequest,
+    ) -> Result<(), durable::ports::StorageError> {
+        crate::objects::stop_session(&self.memory.env, key, req)
+            .await
+            .map_err(|e| durable::ports::StorageError(e.to_string()))
+    }
     async fn start_sandbox(
         &self,
         job: &durable::ports::SandboxJob,

@@ -601,6 +601,18 @@ pub struct TestPlatform {
     pub secrets: RefCell<std::collections::HashMap<String, String>>,
     /// `run_code`'s sandbox; `None` (the default): no Worker Loader binding.
     pub sandbox: RefCell<Option<ScriptedSandbox>>,
+    /// Other sessions asked (`ask_session`), and what they answer in turn:
+    /// `None` never answers; none left: the session cannot be reached.
+    pub sessions: SessionDoubles,
+}
+
+/// Other Session objects, as a session's turn reaches them.
+#[cfg(test)]
+#[derive(Default)]
+pub struct SessionDoubles {
+    pub asked: RefCell<Vec<crate::protocol::api::ApiTurnRequest>>,
+    pub answers: RefCell<VecDeque<Option<crate::protocol::api::ApiOutcome>>>,
+    pub stopped: RefCell<Vec<(crate::inbound::SessionKey, crate::protocol::api::StopRequest)>>,
 }
 
 /// A sandbox whose runs are scripted: each run gives the next list of
@@ -700,6 +712,26 @@ impl Platform for TestPlatform {
         }
         let log = |_: LogLevel, msg: &str| self.logs.borrow_mut().push(msg.to_owned());
         self.usage.book.borrow_mut().meter(&self.usage.sql, req, self.now.get(), &log)
+    }
+    async fn ask_session(
+        &self,
+        req: &crate::protocol::api::ApiTurnRequest,
+    ) -> Result<crate::protocol::api::ApiOutcome, StorageError> {
+        self.sessions.asked.borrow_mut().push(req.clone());
+        let next = self.sessions.answers.borrow_mut().pop_front();
+        match next {
+            Some(Some(outcome)) => Ok(outcome),
+            Some(None) => futures::future::pending().await,
+            None => Err(StorageError("injected: the session cannot be reached".into())),
+        }
+    }
+    async fn stop_session(
+        &self,
+        key: &crate::inbound::SessionKey,
+        req: &crate::protocol::api::StopRequest,
+    ) -> Result<(), StorageError> {
+        self.sessions.stopped.borrow_mut().push((key.clone(), req.clone()));
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ pub mod mcp;
 pub mod memory;
 pub mod pins;
 pub mod session;
+pub mod tasks;
 pub mod usage;
 pub mod workspace;
 

@@ -54,11 +54,14 @@ pub enum Gate {
 }
 
 /// What a call of `kind` counts as in the session of `key`: every call of a
-/// heartbeat or job session is that background work.
+/// heartbeat, job or sub-agent session is that background work, and every
+/// call of a peer's delegated session is delegated work.
 pub fn kind_for(key: &SessionKey, kind: UsageKind) -> UsageKind {
     match key {
         SessionKey::Heartbeat(_) => UsageKind::Heartbeat,
         SessionKey::Job { .. } => UsageKind::Job,
+        SessionKey::Task { .. } => UsageKind::Subagent,
+        SessionKey::Delegated { .. } => UsageKind::Delegated,
         _ => kind,
     }
 }

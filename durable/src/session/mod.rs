@@ -31,6 +31,7 @@ pub mod context;
 pub mod deps;
 pub mod drain;
 pub mod group;
+pub mod handoff;
 pub mod history;
 pub mod host;
 #[cfg(test)]

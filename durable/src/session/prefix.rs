@@ -75,6 +75,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
         _ => tools,
     };
     let tools = super::code::with_run_code(p, deps, tools);
+    let tools = super::handoff::with_tools(deps, tools);
     let session_key = deps.key.render();
     let mut system = prompt::build_system_prompt(
         &workspace,

@@ -246,7 +246,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
                 deps.watch.tool(&name, "running");
-                let outcome = super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
+                let outcome = match super::handoff::run(p, deps, &history, &id, &name, &args).await {
+                    Some(outcome) => outcome,
+                    None => super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await,
+                };
                 deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
                 outcome
             };

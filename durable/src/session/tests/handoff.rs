@@ -1,0 +1,144 @@
+//! `delegate` in a turn, with other sessions as doubles (the peers run for
+//! real in workerd: tests/delegation.test.mjs): who is offered it, what is
+//! sent, refusals with no call, the timeout.
+
+use super::*;
+use crate::protocol::api::{ApiOutcome, ApiUsage};
+use crate::settings::tasks::TasksConfig;
+
+fn delegate(id: &str, agent: &str, task: &str) -> serde_json::Value {
+    json!({"content": [{"type": "tool_use", "id": id, "name": "delegate", "input": {"agent": agent, "task": task}}],
+           "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1}})
+}
+
+fn tool_names(f: &Fixture, request: usize) -> Vec<String> {
+    f.p.http.request_json(request)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn with_peers(pairs: &[(&str, &str)]) -> Fixture {
+    let mut f = Fixture::new();
+    let mut vars: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    vars.insert("AGENTS".into(), "main,research".into());
+    f.cfg.tasks = TasksConfig::load(&vars, "main").unwrap();
+    f
+}
+
+/// The tool results the last request carried, in order.
+fn results(f: &Fixture) -> Vec<(String, bool)> {
+    let n = f.requests();
+    let body = f.p.http.request_json(n - 1);
+    let mut out = Vec::new();
+    for m in body["messages"].as_array().unwrap() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_result" {
+                let text = b["content"].as_array().map_or_else(
+                    || b["content"].as_str().unwrap_or_default().to_owned(),
+                    |c| c.iter().filter_map(|x| x["text"].as_str()).collect(),
+                );
+                out.push((text, b["is_error"].as_bool().unwrap_or(false)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_peers_answer_is_the_tool_result_and_only_the_task_crosses() {
+    let f = with_peers(&[("ALLOWED_DELEGATES", "research")]);
+    let usage = ApiUsage { prompt_tokens: 900, completion_tokens: 12, ..Default::default() };
+    f.p.sessions.answers.borrow_mut().push_back(Some(ApiOutcome::Done {
+        text: "Revenue was 4.2M.".into(),
+        usage,
+        stopped: false,
+    }));
+    f.p.http.push_json(200, delegate("d1", "research", "What was 2024 revenue?"));
+    f.p.http.push_json(200, anthropic_text("It was 4.2M, says research."));
+    f.enqueue(&inbound(1, "ask research about revenue"));
+    f.drain();
+    assert!(tool_names(&f, 0).contains(&"delegate".to_owned()));
+    let asked = f.p.sessions.asked.borrow();
+    assert_eq!(asked.len(), 1);
+    let req = &asked[0];
+    assert_eq!(req.session_key.agent().as_str(), "research");
+    assert_eq!(req.session_key.scope(), r2_layout::Scope::Shared, "the peer answers without its private files");
+    assert!(req.inbound.text.ends_with("What was 2024 revenue?"), "{}", req.inbound.text);
+    assert!(!req.inbound.text.contains("ask research about revenue"), "only the task crosses, not the chat");
+    assert_eq!(req.inbound.dedupe_key, "delegate:agent:main:main:d1");
+    let (text, err) = &results(&f)[0];
+    assert!(!err && text.starts_with("research answered:\n\nRevenue was 4.2M."), "{text}");
+    assert!(text.contains("900 prompt"), "{text}");
+    assert_eq!(f.p.channel.texts().last().map(String::as_str), Some("It was 4.2M, says research."));
+}
+
+#[test]
+fn a_peer_not_allowed_or_unknown_is_refused_with_no_call() {
+    let f = with_peers(&[("ALLOWED_DELEGATES", "research,ghost")]);
+    f.p.http.push_json(200, delegate("d1", "work", "x"));
+    f.p.http.push_json(200, delegate("d2", "ghost", "x"));
+    f.p.http.push_json(200, anthropic_text("I could not ask anyone."));
+    f.enqueue(&inbound(1, "ask work"));
+    f.drain();
+    assert!(f.p.sessions.asked.borrow().is_empty(), "no call made");
+    let r = results(&f);
+    assert!(r[0].1 && r[0].0.contains("not one you may delegate to"), "{:?}", r[0]);
+    assert!(r[1].1 && r[1].0.contains("not an agent of this Worker"), "{:?}", r[1]);
+}
+
+#[test]
+fn no_peers_no_tool_and_a_delegated_session_cannot_pass_it_on() {
+    let f = Fixture::new();
+    f.say(1, "hi", "hello");
+    assert!(!tool_names(&f, 0).contains(&"delegate".to_owned()), "none allowed by default");
+    let mut f = with_peers(&[("ALLOWED_DELEGATES", "research")]);
+    f.key = SessionKey::parse("agent:main:from:research:1:0123456789abcdef").unwrap();
+    f.p.http.push_json(200, delegate("d1", "research", "pass it back"));
+    f.p.http.push_json(200, anthropic_text("I answer myself."));
+    f.enqueue(&inbound(1, "keep passing this"));
+    f.drain();
+    assert!(!tool_names(&f, 0).contains(&"delegate".to_owned()));
+    assert!(f.p.sessions.asked.borrow().is_empty());
+    assert!(results(&f)[0].0.contains("not available"), "{:?}", results(&f));
+}
+
+#[test]
+fn a_turn_asks_a_few_times_then_answers() {
+    let f = with_peers(&[("ALLOWED_DELEGATES", "research")]);
+    for _ in 0..3 {
+        f.p.sessions.answers.borrow_mut().push_back(Some(ApiOutcome::Done {
+            text: "ask main".into(),
+            usage: ApiUsage::default(),
+            stopped: false,
+        }));
+    }
+    for i in 0..5 {
+        f.p.http.push_json(200, delegate(&format!("d{i}"), "research", "keep passing it"));
+    }
+    f.p.http.push_json(200, anthropic_text("Done passing."));
+    f.enqueue(&inbound(1, "keep passing the task to research"));
+    f.drain();
+    assert_eq!(f.p.sessions.asked.borrow().len(), 3, "DELEGATE_CALLS_PER_TURN");
+    let r = results(&f);
+    assert!(r[3].1 && r[3].0.contains("already asked peers 3 times"), "{:?}", r[3]);
+    assert_eq!(f.p.channel.texts().last().map(String::as_str), Some("Done passing."));
+}
+
+#[test]
+fn a_peer_that_does_not_answer_in_time_is_stopped_and_the_model_told() {
+    let f = with_peers(&[("ALLOWED_DELEGATES", "research"), ("DELEGATE_TIMEOUT_SECONDS", "30")]);
+    f.p.sessions.answers.borrow_mut().push_back(None);
+    f.p.http.push_json(200, delegate("d1", "research", "something slow"));
+    f.p.http.push_json(200, anthropic_text("research is slow today."));
+    f.enqueue(&inbound(1, "ask research"));
+    f.drain();
+    let r = results(&f);
+    assert!(r[0].1 && r[0].0.contains("did not answer within 30 s"), "{:?}", r[0]);
+    let stopped = f.p.sessions.stopped.borrow();
+    assert_eq!(stopped.len(), 1);
+    assert_eq!(stopped[0].1.request.as_deref(), Some("delegate:agent:main:main:d1"));
+    assert!(f.p.slept.borrow().contains(&30_000));
+}
