@@ -9,6 +9,7 @@
 //! is stopped and the model told.
 
 use super::deps::SessionDeps;
+use crate::inbound::Inbound;
 use crate::ports::{LogLevel, Platform};
 use crate::protocol::api::StopRequest;
 use crate::tasks::delegate;
@@ -29,18 +30,18 @@ pub fn with_tools(deps: &SessionDeps<'_>, mut tools: Vec<ToolSpec>) -> Vec<ToolS
     tools
 }
 
-/// Runs a handing-off call (`None`: `name` is another tool). `live` is the
-/// history so far, `call_id` the model's id for this call.
+/// Runs a handing-off call of the turn answering `inbound` (`None`:
+/// `name` is another tool). `live` is the history so far.
 pub async fn run<P: Platform>(
     p: &P,
     deps: &SessionDeps<'_>,
+    inbound: &Inbound,
     live: &[Message],
-    call_id: &str,
     name: &str,
     args: &Value,
 ) -> Option<ToolOutcome> {
     match name {
-        delegate::TOOL => Some(ask_peer(p, deps, live, call_id, args).await),
+        delegate::TOOL => Some(ask_peer(p, deps, inbound, live, args).await),
         _ => None,
     }
 }
@@ -55,19 +56,21 @@ fn asked_this_turn(live: &[Message]) -> u32 {
 async fn ask_peer<P: Platform>(
     p: &P,
     deps: &SessionDeps<'_>,
+    inbound: &Inbound,
     live: &[Message],
-    call_id: &str,
     args: &Value,
 ) -> ToolOutcome {
     let cfg = &deps.config.tasks;
     if !delegate::offered(cfg, deps.key) {
         return ToolOutcome::err("delegate is not available in this conversation; no call was made");
     }
-    let asking = match delegate::check(cfg, deps.key, args, asked_this_turn(live)) {
+    let nth = asked_this_turn(live);
+    let asking = match delegate::check(cfg, deps.key, args, nth) {
         Ok(a) => a,
         Err(refused) => return refused,
     };
-    let req = delegate::request(&asking, deps.key, call_id, p.now_ms());
+    let id = delegate::request_id(deps.key, &inbound.dedupe_key, nth, &asking);
+    let req = delegate::request(&asking, deps.key, id, p.now_ms());
     let answer = std::pin::pin!(p.ask_session(&req));
     let timer = std::pin::pin!(p.sleep(cfg.delegate_timeout_ms));
     match futures::future::select(answer, timer).await {

@@ -246,7 +246,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
                 deps.watch.tool(&name, "running");
-                let outcome = match super::handoff::run(p, deps, &history, &id, &name, &args).await {
+                let outcome = match super::handoff::run(p, deps, inbound, &history, &name, &args).await {
                     Some(outcome) => outcome,
                     None => super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await,
                 };

@@ -124,11 +124,19 @@ pub fn thread_of(caller: &SessionKey) -> String {
     crate::text::sha256_hex(caller.render().as_bytes())[..16].to_owned()
 }
 
-/// The message queued in the peer's session. Its dedupe key is the tool
-/// call's: a resumed asking turn that asks again joins the same answer.
-pub fn request(asking: &Asking, caller: &SessionKey, call_id: &str, now: i64) -> ApiTurnRequest {
+/// The dedupe key of the `nth` asking (from 0) while the session `caller`
+/// answers its message `message`: a turn resumed after an eviction that
+/// asks the same again joins the same answer; anything else is a new one.
+/// (Tool call ids are not used: some OpenAI-compatible servers number them
+/// from `call_0` in every reply.)
+pub fn request_id(caller: &SessionKey, message: &str, nth: u32, asking: &Asking) -> String {
+    let what = crate::text::sha256_hex(format!("{}\n{}", asking.peer, asking.task).as_bytes());
+    format!("delegate:{}:{message}:{nth}:{}", caller.render(), &what[..16])
+}
+
+/// The message queued in the peer's session under `request` ([`request_id`]).
+pub fn request(asking: &Asking, caller: &SessionKey, request: String, now: i64) -> ApiTurnRequest {
     let from = caller.agent().as_str();
-    let request = format!("delegate:{}:{call_id}", caller.render());
     let text = format!(
         "[Agent {from} asks you this. Your answer goes back to {from} as the result of its `delegate` call.]\n\n{}",
         asking.task
@@ -228,9 +236,14 @@ mod tests {
         let other = check(&c, &group, &args("research", "x"), 0).unwrap();
         assert_ne!(other.session, a.session, "each asking chat has its own session with the peer");
         assert_eq!(thread.len(), 16);
-        let req = request(&a, &main_key(), "toolu_1", 5);
-        assert_eq!(req.inbound.dedupe_key, "delegate:agent:main:main:toolu_1");
-        assert_eq!(req.inbound.reply_target.extra.as_deref(), Some("delegate:agent:main:main:toolu_1"));
+        let id = request_id(&main_key(), "telegram:update:9", 0, &a);
+        assert!(id.starts_with("delegate:agent:main:main:telegram:update:9:0:"), "{id}");
+        assert_ne!(id, request_id(&main_key(), "telegram:update:9", 1, &a), "the next asking is another");
+        let other = Asking { task: "another task".into(), ..a.clone() };
+        assert_ne!(id, request_id(&main_key(), "telegram:update:9", 0, &other), "another task is another");
+        let req = request(&a, &main_key(), id.clone(), 5);
+        assert_eq!(req.inbound.dedupe_key, id);
+        assert_eq!(req.inbound.reply_target.extra.as_deref(), Some(id.as_str()));
         assert!(req.inbound.text.ends_with("Find the 2024 figures") && req.inbound.text.contains("Agent main"));
         assert!(!req.stream);
     }

@@ -68,7 +68,7 @@ fn the_peers_answer_is_the_tool_result_and_only_the_task_crosses() {
     assert_eq!(req.session_key.scope(), r2_layout::Scope::Shared, "the peer answers without its private files");
     assert!(req.inbound.text.ends_with("What was 2024 revenue?"), "{}", req.inbound.text);
     assert!(!req.inbound.text.contains("ask research about revenue"), "only the task crosses, not the chat");
-    assert_eq!(req.inbound.dedupe_key, "delegate:agent:main:main:d1");
+    assert!(req.inbound.dedupe_key.starts_with("delegate:agent:main:main:telegram:update:1:0:"), "{}", req.inbound.dedupe_key);
     let (text, err) = &results(&f)[0];
     assert!(!err && text.starts_with("research answered:\n\nRevenue was 4.2M."), "{text}");
     assert!(text.contains("900 prompt"), "{text}");
@@ -139,6 +139,6 @@ fn a_peer_that_does_not_answer_in_time_is_stopped_and_the_model_told() {
     assert!(r[0].1 && r[0].0.contains("did not answer within 30 s"), "{:?}", r[0]);
     let stopped = f.p.sessions.stopped.borrow();
     assert_eq!(stopped.len(), 1);
-    assert_eq!(stopped[0].1.request.as_deref(), Some("delegate:agent:main:main:d1"));
+    assert_eq!(stopped[0].1.request, Some(f.p.sessions.asked.borrow()[0].inbound.dedupe_key.clone()));
     assert!(f.p.slept.borrow().contains(&30_000));
 }
