@@ -63,6 +63,13 @@ impl SessionQueue for DoQueue {
     async fn wake(&self, key: &SessionKey) -> std::result::Result<(), StorageError> {
         objects::wake(&self.0, key).await.map_err(storage_err)
     }
+
+    async fn post(
+        &self,
+        req: &durable::protocol::session::PostRequest,
+    ) -> std::result::Result<durable::protocol::session::PostReply, StorageError> {
+        objects::post(&self.0, req).await.map_err(storage_err)
+    }
 }
 
 /// What the host gets from workerd.

@@ -6,7 +6,8 @@
 use durable::inbound::{Inbound, SessionKey};
 use durable::protocol::api::{ApiFailure, ApiOutcome, ApiTurnRequest, GenerateReply, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
-    EnqueueReply, EnqueueRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, WAKE_PATH,
+    EnqueueReply, EnqueueRequest, PostReply, PostRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, POST_PATH,
+    WAKE_PATH,
 };
 use durable::protocol::SESSION_BINDING;
 use serde::de::DeserializeOwned;
@@ -64,6 +65,13 @@ pub async fn enqueue(env: &Env, key: &SessionKey, inbound: &Inbound) -> worker::
 /// Queues with the heartbeat/job options.
 pub async fn enqueue_request(env: &Env, req: &EnqueueRequest) -> worker::Result<EnqueueReply> {
     call(env, SESSION_BINDING, &req.session_key.render(), Method::Post, ENQUEUE_PATH, Some(req)).await
+}
+
+/// Posts into a session's chat (a text said as it is, or a turn): queued in
+/// its object, run by its alarm. A repeat of the id does nothing
+/// (`queued: false`); a refusal (`400`) is an error with the reason.
+pub async fn post(env: &Env, req: &PostRequest) -> worker::Result<PostReply> {
+    call(env, SESSION_BINDING, &req.session_key.render(), Method::Post, POST_PATH, Some(req)).await
 }
 
 /// A session's brief status: counts and usage, not the history.

@@ -9,10 +9,10 @@ use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
 use durable::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
-    EnqueueRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
+    EnqueueRequest, PostRequest, SessionTouch, ANSWER_PATH, ENQUEUE_PATH, POST_PATH, RESET_PATH, STATUS_PATH, WAKE_PATH,
 };
 use durable::protocol::AGENT_BINDING;
-use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
+use durable::session::host::{AlarmOutcome, ApiStart, PostError, SessionHost, SessionRuntime};
 use durable::session::watch::Attach;
 use durable::settings::stream::{StreamConfig, DEFAULT_KEEPALIVE_MS};
 use durable::settings::AgentConfig;
@@ -194,6 +194,17 @@ impl DurableObject for Session {
                     Err(e) => return Response::error(format!("bad enqueue body: {e}"), 400),
                 };
                 Response::from_json(&self.0.enqueue(&body).await.map_err(failed)?)
+            }
+            (Method::Post, POST_PATH) => {
+                let body: PostRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad post body: {e}"), 400),
+                };
+                match self.0.post(&body).await {
+                    Ok(reply) => Response::from_json(&reply),
+                    Err(PostError::Refused(why)) => Response::error(why, 400),
+                    Err(PostError::Storage(e)) => Err(failed(e)),
+                }
             }
             (Method::Get, STATUS_PATH) => {
                 let brief = crate::http::query(&req, "brief").is_some();

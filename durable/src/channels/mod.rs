@@ -18,6 +18,7 @@ pub mod access;
 pub mod discord;
 pub mod email;
 pub mod groups;
+pub mod later;
 pub mod multipart;
 pub mod outbound;
 pub mod slack;

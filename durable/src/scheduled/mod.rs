@@ -240,6 +240,14 @@ pub trait SessionQueue {
     async fn wake(&self, key: &SessionKey) -> Result<(), StorageError> {
         Err(StorageError(format!("cannot wake {key} from here")))
     }
+
+    /// Posts into the Session's chat (`crate::protocol::session::PostRequest`).
+    async fn post(
+        &self,
+        req: &crate::protocol::session::PostRequest,
+    ) -> Result<crate::protocol::session::PostReply, StorageError> {
+        Err(StorageError(format!("cannot post to {} from here", req.session_key)))
+    }
 }
 
 /// What happened to the heartbeat at one tick.

@@ -19,7 +19,8 @@
 //! [`group`] is a session's part in a group of agents (listening, relays).
 //! [`meter`] records what each LLM call cost and keeps to the budget.
 //! [`stop`] ends an answer a client stopped; [`notes`] keeps what the user
-//! was told beside the conversation (failures, early stops).
+//! was told beside the conversation (failures, early stops). [`post`] is
+//! what the runtime posts into the chat later (reminders, task results).
 
 pub mod answer;
 pub mod answers;
@@ -40,6 +41,7 @@ pub mod label;
 pub mod meter;
 pub mod meter_state;
 pub mod notes;
+pub mod post;
 pub mod prefix;
 pub mod preview;
 pub mod replay;

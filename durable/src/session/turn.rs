@@ -43,7 +43,12 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let target = &inbound.reply_target;
     meter::begin_turn(store, deps)?;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, inbound.channel.as_str()).await;
-    let prefix_ttl = super::prefix::cache_ttl(store, deps)?;
+    // A post's turn (a reminder, a task's result) is background work.
+    let post = super::post::mark(p.sql(), inbound)?;
+    let prefix_ttl = match &post {
+        Some(mark) => super::post::cache_ttl(deps, mark),
+        None => super::prefix::cache_ttl(store, deps)?,
+    };
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: crate::protocol::memory::store_for(key),
@@ -80,7 +85,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             super::stop::stopped(p, deps, store, session_id, inbound, seq, None).await?;
             return Ok(calls);
         }
-        let kind = meter::kind_for(deps.key, if round == 0 { UsageKind::Conversation } else { UsageKind::ToolRound });
+        let kind = match post {
+            Some(_) => UsageKind::Job,
+            None => meter::kind_for(deps.key, if round == 0 { UsageKind::Conversation } else { UsageKind::ToolRound }),
+        };
         let (result, prompt_tokens) = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
             if !compacted && estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
