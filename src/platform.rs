@@ -115,6 +115,12 @@ impl Platform for DoPlatform {
     ) -> Result<durable::protocol::api::ApiOutcome, durable::ports::StorageError> {
         crate::objects::ask_session(&self.memory.env, req).await.map_err(|e| durable::ports::StorageError(e.to_string()))
     }
+    async fn tasks(
+        &self,
+        req: &durable::protocol::tasks::TaskRequest,
+    ) -> Result<durable::protocol::tasks::TaskReply, durable::ports::StorageError> {
+        crate::agent_do::tasks(&self.memory.env, req).await
+    }
     async fn stop_session(
         &self,
         key: &durable::inbound::SessionKey,

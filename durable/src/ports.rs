@@ -655,6 +655,15 @@ pub trait Platform {
         let _ = (key, req);
         Ok(())
     }
+    /// A call about the agent's background tasks (its Agent object:
+    /// `crate::protocol::tasks`). Default: there are none.
+    async fn tasks(
+        &self,
+        req: &crate::protocol::tasks::TaskRequest,
+    ) -> Result<crate::protocol::tasks::TaskReply, StorageError> {
+        let _ = req;
+        Err(StorageError("background tasks are not available here".into()))
+    }
 }
 
 /// A shared platform is a platform (a host hands its runtime's platform to
@@ -731,6 +740,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
         req: &crate::protocol::api::StopRequest,
     ) -> Result<(), StorageError> {
         (**self).stop_session(key, req).await
+    }
+    async fn tasks(
+        &self,
+        req: &crate::protocol::tasks::TaskRequest,
+    ) -> Result<crate::protocol::tasks::TaskReply, StorageError> {
+        (**self).tasks(req).await
     }
 }
 

@@ -613,6 +613,10 @@ pub struct SessionDoubles {
     pub asked: RefCell<Vec<crate::protocol::api::ApiTurnRequest>>,
     pub answers: RefCell<VecDeque<Option<crate::protocol::api::ApiOutcome>>>,
     pub stopped: RefCell<Vec<(crate::inbound::SessionKey, crate::protocol::api::StopRequest)>>,
+    /// Calls to the agent's task list, and its answers in turn (none left:
+    /// `{"ok": true}`; `None`: the Agent object cannot be reached).
+    pub tasks: RefCell<Vec<crate::protocol::tasks::TaskRequest>>,
+    pub task_replies: RefCell<VecDeque<Option<crate::protocol::tasks::TaskReply>>>,
 }
 
 /// A sandbox whose runs are scripted: each run gives the next list of
@@ -732,6 +736,17 @@ impl Platform for TestPlatform {
     ) -> Result<(), StorageError> {
         self.sessions.stopped.borrow_mut().push((key.clone(), req.clone()));
         Ok(())
+    }
+    async fn tasks(
+        &self,
+        req: &crate::protocol::tasks::TaskRequest,
+    ) -> Result<crate::protocol::tasks::TaskReply, StorageError> {
+        self.sessions.tasks.borrow_mut().push(req.clone());
+        match self.sessions.task_replies.borrow_mut().pop_front() {
+            Some(Some(reply)) => Ok(reply),
+            Some(None) => Err(StorageError("injected: the Agent object cannot be reached".into())),
+            None => Ok(crate::protocol::tasks::TaskReply { ok: true, ..Default::default() }),
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 //! heartbeats and jobs said; [`dreams`] is what it does for dreaming (the
 //! nightly sweep, proposals, the view); [`conversations`] indexes archived
 //! conversations the memory does not have yet; [`workspace`] is the
-//! workspace it composes and hands each new Session object.
+//! workspace it composes and hands each new Session object; [`tasks`] keeps
+//! the agent's background sub-agents and posts their results.
 
 pub mod conversations;
 pub mod dreams;
@@ -14,6 +15,9 @@ mod host_tests;
 pub mod notifications;
 pub mod registry;
 pub mod strangers;
+pub mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 pub mod threads;
 pub mod usage;
 pub mod workspace;

@@ -241,6 +241,12 @@ pub trait SessionQueue {
         Err(StorageError(format!("cannot wake {key} from here")))
     }
 
+    /// Stops the answer the Session is writing (a cancelled background task).
+    async fn stop(&self, key: &SessionKey, req: &crate::protocol::api::StopRequest) -> Result<(), StorageError> {
+        let _ = req;
+        Err(StorageError(format!("cannot stop {key} from here")))
+    }
+
     /// Posts into the Session's chat (`crate::protocol::session::PostRequest`).
     async fn post(
         &self,

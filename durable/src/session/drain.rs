@@ -111,6 +111,14 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
+        if let Some(cmd) = crate::tasks::spawn::parse_command(&inbound.text).filter(|_| command) {
+            // `/tasks`: this chat's background tasks, from the Agent object (no LLM call).
+            store.start(item.seq, "", None)?;
+            super::handoff::answer_command(p, deps, &inbound, cmd).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
         if command && meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
@@ -215,6 +223,10 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         preview::finish(p, &inbound, item.seq).await?;
         finish(p, deps, &store, item.seq)?;
         report.turns += 1;
+    }
+    if let Some(again) = super::subagent::report(p, deps, &store).await? {
+        // A sub-agent's end not yet told to its Agent object.
+        report.wake_at = Some(report.wake_at.map_or(again, |at| at.min(again)));
     }
     reply::flush(p, deps).await?;
     meter::flush(p, deps).await?;

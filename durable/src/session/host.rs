@@ -411,7 +411,10 @@ impl<R: SessionRuntime> SessionHost<R> {
             return Ok(if store.meta("session_key")?.is_none() { AlarmOutcome::Empty } else { AlarmOutcome::BadKey });
         };
         let loaded = self.config.borrow().clone();
-        let config = match loaded.map(Ok).unwrap_or_else(|| self.runtime.agent_config(key.agent().as_str())) {
+        let loaded = loaded.map(Ok).unwrap_or_else(|| {
+            self.runtime.agent_config(key.agent().as_str()).map(|c| super::subagent::config_for(&key, c))
+        });
+        let config = match loaded {
             Ok(c) => {
                 *self.config.borrow_mut() = Some(c.clone());
                 c

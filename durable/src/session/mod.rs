@@ -50,6 +50,7 @@ pub mod reset;
 pub mod sequence;
 pub mod stop;
 pub mod store;
+pub mod subagent;
 pub mod toolbox;
 pub mod turn;
 pub mod voice;

@@ -271,10 +271,16 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             store.append(session_id, &result)?;
             results.push(result);
         }
+        let spawned = super::handoff::started(&results);
         history.extend(results);
         if wrote_workspace {
             // Folder listings are cached for a minute; our own writes show at once.
             deps.workspace_cache.borrow_mut().invalidate_listings();
+        }
+        if !spawned.is_empty() {
+            // Background tasks started: this reply goes out now.
+            super::handoff::end_after_spawn(p, deps, store, session_id, inbound, seq, &reply.text(), &spawned).await?;
+            return Ok(calls);
         }
         if last_round {
             break;
