@@ -16,8 +16,8 @@ pub struct TasksConfig {
     /// The Worker's agents (`AGENTS`), to tell an unknown peer from one that
     /// is not allowed.
     pub known_agents: Vec<String>,
-    /// `DELEGATE_TIMEOUT_SECONDS` (default 120) in ms: a peer that has not
-    /// answered by then is stopped, and the asker told so.
+    /// `DELEGATE_TIMEOUT_SECONDS` (default 120, at most 600) in ms: a peer
+    /// that has not answered by then is stopped, and the asker told so.
     pub delegate_timeout_ms: u64,
     /// `DELEGATE_DEPTH` (default 1, at most 4): how many askings a chain may
     /// have. At 1 a session that was asked may not ask further.
@@ -32,7 +32,8 @@ pub struct TasksConfig {
     pub subagents_max: u32,
     /// `SUBAGENT_MAX_ROUNDS` (default 12): model calls a sub-agent may make.
     pub subagent_rounds: u32,
-    /// `SUBAGENT_TIMEOUT_MINUTES` (default 15) in ms, from when it starts.
+    /// `SUBAGENT_TIMEOUT_MINUTES` (default 15, at most 60) in ms, from when
+    /// it starts (checked between its model calls).
     pub subagent_timeout_ms: i64,
     /// `SUBAGENT_MAX_COST_USD` (default 0.50): what one sub-agent may spend.
     pub subagent_max_cost_usd: f64,
@@ -93,7 +94,8 @@ impl TasksConfig {
             delegate_timeout_ms: u64::from(positive(
                 "DELEGATE_TIMEOUT_SECONDS",
                 DEFAULT_DELEGATE_TIMEOUT_SECONDS,
-                3600,
+                // The asking turn runs in its object's alarm, which may run 15 minutes.
+                600,
             )?) * 1000,
             delegate_depth: positive("DELEGATE_DEPTH", 1, 4)? as u8,
             delegate_calls_per_turn: positive("DELEGATE_CALLS_PER_TURN", 3, 20)?,
@@ -103,7 +105,7 @@ impl TasksConfig {
             subagent_timeout_ms: i64::from(positive(
                 "SUBAGENT_TIMEOUT_MINUTES",
                 DEFAULT_SUBAGENT_TIMEOUT_MINUTES,
-                24 * 60,
+                60,
             )?) * 60_000,
             subagent_max_cost_usd: cost,
         })
