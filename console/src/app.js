@@ -13,6 +13,7 @@ const PAGES = {
   memory: async () => (await import("./pages/memory.js")).memoryPage,
   usage: async () => (await import("./pages/usage.js")).usagePage,
   schedule: async () => (await import("./pages/schedule.js")).schedulePage,
+  tasks: async () => (await import("./pages/tasks.js")).tasksPage,
 };
 
 export const state = { agents: [], agent: null };
