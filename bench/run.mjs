@@ -38,6 +38,7 @@ export const PIECES = [
   { name: "workspace", rows: "workspace.mjs" },
   { name: "conversations", rows: "conversations.mjs" },
   { name: "codemode", rows: "codemode.mjs" },
+  { name: "tasks", rows: "tasks.mjs" },
   { name: "memory", report: "memory.mjs", title: "BM25 memory" },
 ];
 
