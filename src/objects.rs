@@ -4,7 +4,9 @@
 //! and its reply are the shared protocol structs, never `v["field"]`.
 
 use durable::inbound::{Inbound, SessionKey};
-use durable::protocol::api::{ApiFailure, ApiOutcome, ApiTurnRequest, GenerateReply, StopRequest, STOP_PATH, TURN_PATH};
+use durable::protocol::api::{
+    ApiFailure, ApiOutcome, ApiTurnRequest, GenerateReply, StopRequest, STOP_PATH, TURN_PATH,
+};
 use durable::protocol::session::{
     EnqueueReply, EnqueueRequest, PostReply, PostRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, POST_PATH,
     WAKE_PATH,

@@ -113,7 +113,9 @@ impl Platform for DoPlatform {
         &self,
         req: &durable::protocol::api::ApiTurnRequest,
     ) -> Result<durable::protocol::api::ApiOutcome, durable::ports::StorageError> {
-        crate::objects::ask_session(&self.memory.env, req).await.map_err(|e| durable::ports::StorageError(e.to_string()))
+        crate::objects::ask_session(&self.memory.env, req)
+            .await
+            .map_err(|e| durable::ports::StorageError(e.to_string()))
     }
     async fn tasks(
         &self,

@@ -241,7 +241,9 @@ impl SessionKey {
             }
             SessionKey::Job { agent, job } => format!("agent:{agent}:job:{job}"),
             SessionKey::Api { agent, thread } => format!("agent:{agent}:api:{thread}"),
-            SessionKey::Delegated { agent, from, depth, thread } => format!("agent:{agent}:from:{from}:{depth}:{thread}"),
+            SessionKey::Delegated { agent, from, depth, thread } => {
+                format!("agent:{agent}:from:{from}:{depth}:{thread}")
+            }
             SessionKey::Task { agent, id, scope } => {
                 format!("agent:{agent}:task:{}:{id}", if *scope == Scope::Main { "main" } else { "shared" })
             }

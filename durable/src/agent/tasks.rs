@@ -74,7 +74,8 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         origin: Option<&crate::inbound::SessionKey>,
         now: i64,
     ) -> Result<TaskReply, Refusal> {
-        let not_found = || TaskReply { ok: false, error: Some(format!("no task {id} in this chat")), ..Default::default() };
+        let not_found =
+            || TaskReply { ok: false, error: Some(format!("no task {id} in this chat")), ..Default::default() };
         let Some(n) = board::number_of(id) else { return Ok(not_found()) };
         let Some(task) = board.get(n)?.filter(|t| origin.is_none_or(|o| *o == t.origin)) else {
             return Ok(not_found());

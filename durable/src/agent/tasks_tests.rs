@@ -27,7 +27,12 @@ struct Sessions {
 }
 
 impl SessionQueue for Sessions {
-    async fn enqueue(&self, key: &SessionKey, inbound: &Inbound, _: EnqueueOptions) -> Result<EnqueueOutcome, StorageError> {
+    async fn enqueue(
+        &self,
+        key: &SessionKey,
+        inbound: &Inbound,
+        _: EnqueueOptions,
+    ) -> Result<EnqueueOutcome, StorageError> {
         if self.down.get() {
             return Err(StorageError("injected: unreachable".into()));
         }
@@ -223,5 +228,9 @@ fn a_sub_agent_that_never_reports_is_woken_then_given_up() {
     block_on(h.alarm()).unwrap();
     let posts = h.runtime().sessions.posts.borrow();
     assert_eq!(posts.len(), 1);
-    assert!(posts[0].text.contains("ended without a result") && posts[0].text.contains("given up"), "{}", posts[0].text);
+    assert!(
+        posts[0].text.contains("ended without a result") && posts[0].text.contains("given up"),
+        "{}",
+        posts[0].text
+    );
 }

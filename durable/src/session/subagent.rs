@@ -135,7 +135,9 @@ fn result_of(outcome: Option<ApiOutcome>, limited: bool, cfg: &AgentConfig) -> (
             ),
             false,
         ),
-        Some(ApiOutcome::Done { text, .. }) if text.trim().is_empty() => ("it finished without an answer".into(), false),
+        Some(ApiOutcome::Done { text, .. }) if text.trim().is_empty() => {
+            ("it finished without an answer".into(), false)
+        }
         Some(ApiOutcome::Done { text, .. }) => (text, !limited),
     }
 }

@@ -102,11 +102,8 @@ impl TasksConfig {
             subagent_model: setting(vars, agent, "SUBAGENT_MODEL"),
             subagents_max: positive("SUBAGENTS_MAX", DEFAULT_SUBAGENTS_MAX, 20)?,
             subagent_rounds: positive("SUBAGENT_MAX_ROUNDS", DEFAULT_SUBAGENT_ROUNDS, 100)?,
-            subagent_timeout_ms: i64::from(positive(
-                "SUBAGENT_TIMEOUT_MINUTES",
-                DEFAULT_SUBAGENT_TIMEOUT_MINUTES,
-                60,
-            )?) * 60_000,
+            subagent_timeout_ms: i64::from(positive("SUBAGENT_TIMEOUT_MINUTES", DEFAULT_SUBAGENT_TIMEOUT_MINUTES, 60)?)
+                * 60_000,
             subagent_max_cost_usd: cost,
         })
     }

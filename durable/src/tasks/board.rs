@@ -177,7 +177,7 @@ impl<'a, S: Sql + ?Sized> Board<'a, S> {
     /// waits. (An object runs one request's code at a time between awaits,
     /// so the read and the write are one step.)
     pub fn start(&self, n: i64, now: i64) -> Result<bool, StorageError> {
-        if !self.get(n)?.is_some_and(|t| t.state == QUEUED) {
+        if self.get(n)?.is_none_or(|t| t.state != QUEUED) {
             return Ok(false);
         }
         self.sql.exec("UPDATE tasks SET state = 'running', started_at = ? WHERE n = ?", &[now.into(), n.into()])?;
@@ -258,10 +258,9 @@ impl<'a, S: Sql + ?Sized> Board<'a, S> {
 
     /// When the next delivery is due (`None`: none waits).
     pub fn next_delivery(&self) -> Result<Option<i64>, StorageError> {
-        let rows = self.sql.exec(
-            "SELECT MIN(next_try) FROM tasks WHERE state IN ('done', 'failed') AND delivered = 0",
-            &[],
-        )?;
+        let rows = self
+            .sql
+            .exec("SELECT MIN(next_try) FROM tasks WHERE state IN ('done', 'failed') AND delivered = 0", &[])?;
         Ok(rows.first().and_then(|r| r.first()).and_then(SqlValue::as_i64))
     }
 
@@ -278,11 +277,12 @@ impl<'a, S: Sql + ?Sized> Board<'a, S> {
             Some(o) => ("AND origin = ?", vec![o.render().into()]),
             None => ("", vec![]),
         };
-        let mut open = self.select(&format!("WHERE state IN ('queued', 'running') {filter} ORDER BY n DESC"), &params)?;
+        let mut open =
+            self.select(&format!("WHERE state IN ('queued', 'running') {filter} ORDER BY n DESC"), &params)?;
         let mut params = params;
         params.push(i64::from(limit).into());
-        let ended =
-            self.select(&format!("WHERE state NOT IN ('queued', 'running') {filter} ORDER BY n DESC LIMIT ?"), &params)?;
+        let ended = self
+            .select(&format!("WHERE state NOT IN ('queued', 'running') {filter} ORDER BY n DESC LIMIT ?"), &params)?;
         open.extend(ended);
         Ok(open)
     }

@@ -71,7 +71,12 @@ pub struct Asking {
 /// Checks a call of the session `caller` that has asked peers
 /// `asked_this_turn` times while answering its message. `Err`: the tool's
 /// error, and nothing is sent.
-pub fn check(cfg: &TasksConfig, caller: &SessionKey, args: &Value, asked_this_turn: u32) -> Result<Asking, ToolOutcome> {
+pub fn check(
+    cfg: &TasksConfig,
+    caller: &SessionKey,
+    args: &Value,
+    asked_this_turn: u32,
+) -> Result<Asking, ToolOutcome> {
     let me = caller.agent().as_str();
     let Some(peer) = args.get("agent").and_then(Value::as_str).map(str::trim) else {
         return Err(ToolOutcome::err("missing string argument 'agent' (the peer's id)"));
@@ -253,7 +258,11 @@ mod tests {
         let c = cfg(&[("ALLOWED_DELEGATES", "research,ghost")]);
         let refused = |key: &SessionKey, a: Value, asked: u32| check(&c, key, &a, asked).unwrap_err();
         let e = refused(&main_key(), args("work", "x"), 0);
-        assert!(e.is_error && e.text.contains("not one you may delegate to") && e.text.contains("research"), "{}", e.text);
+        assert!(
+            e.is_error && e.text.contains("not one you may delegate to") && e.text.contains("research"),
+            "{}",
+            e.text
+        );
         let e = refused(&main_key(), args("ghost", "x"), 0);
         assert!(e.text.contains("not an agent of this Worker"), "{}", e.text);
         let e = refused(&main_key(), args("main", "x"), 0);

@@ -80,10 +80,8 @@ pub fn spawn_request(origin: &SessionKey, target: &ReplyTarget, args: &Value) ->
         )));
     }
     let title = args.get("title").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
-    let title = crate::text::truncate_chars(
-        title.unwrap_or_else(|| handoff.lines().next().unwrap_or_default()),
-        TITLE_CHARS,
-    );
+    let title =
+        crate::text::truncate_chars(title.unwrap_or_else(|| handoff.lines().next().unwrap_or_default()), TITLE_CHARS);
     // The answer comes later: no deadline for a model call applies to it.
     let target = ReplyTarget { deadline_ms: None, ..target.clone() };
     Ok(TaskSpawn { origin: origin.clone(), target, handoff, title })

@@ -68,7 +68,11 @@ fn the_peers_answer_is_the_tool_result_and_only_the_task_crosses() {
     assert_eq!(req.session_key.scope(), r2_layout::Scope::Shared, "the peer answers without its private files");
     assert!(req.inbound.text.ends_with("What was 2024 revenue?"), "{}", req.inbound.text);
     assert!(!req.inbound.text.contains("ask research about revenue"), "only the task crosses, not the chat");
-    assert!(req.inbound.dedupe_key.starts_with("delegate:agent:main:main:telegram:update:1:0:"), "{}", req.inbound.dedupe_key);
+    assert!(
+        req.inbound.dedupe_key.starts_with("delegate:agent:main:main:telegram:update:1:0:"),
+        "{}",
+        req.inbound.dedupe_key
+    );
     let (text, err) = &results(&f)[0];
     assert!(!err && text.starts_with("research answered:\n\nRevenue was 4.2M."), "{text}");
     assert!(text.contains("900 prompt"), "{text}");
@@ -186,7 +190,10 @@ fn a_spawn_ends_the_turn_at_once_with_the_models_words_and_the_task_named() {
     assert_eq!(spawn.target.chat_id, "1", "the result goes to this chat");
     assert_eq!(spawn.handoff, "Summarise the paper at https://example.org/p.pdf");
     let sent = f.p.channel.texts();
-    assert_eq!(sent.last().map(String::as_str), Some("On it.\n\n⏳ Task t1 runs in the background; its result will be posted here."));
+    assert_eq!(
+        sent.last().map(String::as_str),
+        Some("On it.\n\n⏳ Task t1 runs in the background; its result will be posted here.")
+    );
     let last = f.history().pop().unwrap();
     assert!(matches!(last, Message::Assistant { .. }) && last.text().contains("Task t1"), "{last:?}");
 }
@@ -220,7 +227,8 @@ fn sub_agent(vars: &[(&str, &str)]) -> Fixture {
     f.cfg = (*crate::session::subagent::config_for(&f.key, cfg)).clone();
     let (origin, target) = (SessionKey::parse("agent:main:main").unwrap(), inbound(1, "x").reply_target);
     let board = crate::tasks::board::Board::open(&f.p.sql).unwrap();
-    let spawn = crate::protocol::tasks::TaskSpawn { origin, target, handoff: "Find three sources.".into(), title: "t".into() };
+    let spawn =
+        crate::protocol::tasks::TaskSpawn { origin, target, handoff: "Find three sources.".into(), title: "t".into() };
     let task = board.add(&spawn, 0).unwrap();
     f.enqueue(&crate::tasks::spawn::run_message(&task, 0, f.cfg.tasks.subagent_timeout_ms));
     f
