@@ -70,6 +70,7 @@ const lastUserText = (body) => JSON.stringify(body.messages.at(-1).content);
 function respond(body) {
   const results = resultsOf(body);
   const fresh = body.messages.at(-1).content.some?.((b) => b.type === "tool_result");
+  if (mode === "script") return null;
   if (isResearch(body)) {
     if (mode === "loop" && names(body).includes("delegate")) {
       return { toolCall: { name: "delegate", input: { agent: "main", task: "pass it back" } } };
@@ -99,8 +100,14 @@ const mainRequests = () => h.llm.requests.filter((r) => !isResearch(r.body));
 
 describe("delegate", () => {
   test("a Telegram DM's task goes to the peer, which answers with its own workspace and no one's private files", async () => {
+    // The owner's conversation memory holds an exchange about the very words of the task.
+    mode = "script";
+    h.llm.push({ text: "Noted." });
+    await telegramTurn(h, tgUpdate({ text: "The boiling point of water at sea level is my kettle password: ZEBRA-4411." }), OWNER);
+    h.llm.push({ text: "NONE" });
+    await telegramTurn(h, tgUpdate({ text: "/reset" }), OWNER);
     mode = "answer";
-    const requests = await telegramTurn(h, tgUpdate({ text: "Please ask research about water." }), OWNER);
+    const requests = await telegramTurn(h, tgUpdate({ text: "Please ask research: what is the boiling point of water at sea level?" }), OWNER);
     const reply = plain(h.telegram.sent().at(-1).body.text);
     assert.match(reply, /^main: research answered:\n\nresearch says: 100 degrees Celsius\./, reply);
     const [ask] = requests.filter((r) => !isResearch(r.body));
@@ -111,14 +118,15 @@ describe("delegate", () => {
     assert.equal(peer.length, 1, "the peer answered in one call");
     const system = systemText(peer[0]);
     assert.ok(system.includes(RESEARCH_SOUL), "the peer's own persona");
-    for (const secret of [...Object.values(PRIVATE), "MAIN-DAILY-NOTE-5f6", MAIN_SOUL]) {
+    for (const secret of [...Object.values(PRIVATE), "MAIN-DAILY-NOTE-5f6", MAIN_SOUL, "ZEBRA-4411"]) {
       assert.ok(!JSON.stringify(peer[0].body).includes(secret), `the peer's request holds ${secret}`);
     }
     assert.ok(lastUserText(peer[0].body).includes(TASK), "the task crossed");
     assert.ok(!JSON.stringify(peer[0].body.messages).includes("Please ask research"), "the owner's message did not");
     assert.ok(!names(peer[0].body).includes("delegate"), "a delegated session does not pass it on (DELEGATE_DEPTH 1)");
-    // The owner's own turn still had the owner's private files.
+    // The owner's own turn still had the owner's private files, and recalled the exchange.
     assert.ok(systemText(ask).includes(PRIVATE["agents/main/MEMORY.md"]));
+    assert.ok(JSON.stringify(ask.body.messages).includes("ZEBRA-4411"), "the owner's turn recalls it: the peer's would have, from the owner's store");
     // The peer's calls are in its own ledger, as delegated work.
     const u = await (await h.fetch("/api/agents/research/usage", { headers: { authorization: `Bearer ${ADMIN}` } })).json();
     assert.equal(u.byKind.delegated.calls, 1, JSON.stringify(u.byKind));

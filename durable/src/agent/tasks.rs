@@ -1,7 +1,8 @@
 //! The Agent object's side of background sub-agents ([`crate::tasks`]): it
 //! keeps the agent's list ([`Board`]), starts at most `SUBAGENTS_MAX` at once
-//! (each in a Session object of its own, given its handoff as its only
-//! message), and posts each result into the chat that asked
+//! from its alarm (each in a Session object of its own, given its handoff as
+//! its only message; a spawn only adds the row and sets the alarm, so the
+//! chat's turn ends at once), and posts each result into the chat that asked
 //! (`SessionQueue::post`, once per task: the post's id is the task's), also
 //! to the agent's notification feed. A post that fails is tried again from
 //! the alarm until it is taken; a sub-agent's session that never reported is
@@ -44,14 +45,18 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
                     return Err(Refusal { status: 400, message: "a task of another agent".into() });
                 }
                 let task = board.add(spawn, now)?;
-                self.start_ready(&board, &cfg).await;
-                let task = board.get(task.n)?.unwrap_or(task);
+                // Started by the alarm, right after this answer: the chat's
+                // turn waits for nothing more than the row.
+                if let Err(e) = self.runtime().wake().await {
+                    self.runtime().log(LogLevel::Warn, &format!("task {}: starts at the next alarm: {e}", task.id()));
+                }
                 TaskReply { ok: true, ahead: board.ahead_of(task.n)?, task: Some(task.row()), ..Default::default() }
             }
             TaskCall::Done(done) => {
                 if let Some(task) = board.finish(done, now)? {
                     self.deliver(&board, &task).await;
                 }
+                board.prune(now)?;
                 self.start_ready(&board, &cfg).await;
                 TaskReply { ok: true, ..Default::default() }
             }
@@ -158,6 +163,9 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let rt = self.runtime();
         let sql = &**rt.sql();
         let board = Board::open(sql)?;
+        if !board.has_work()? {
+            return Ok(());
+        }
         let now = rt.now_ms();
         for task in board.undelivered(now)? {
             self.deliver(&board, &task).await;
@@ -189,7 +197,6 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
             }
         }
         self.start_ready(&board, &cfg).await;
-        board.prune(now)?;
         if let Some(at) = board.next_delivery()? {
             rt.wake_at(at.max(now)).await?;
         }

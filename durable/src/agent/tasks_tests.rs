@@ -149,9 +149,12 @@ fn done(id: &str, text: &str) -> TaskCall {
 fn tasks_start_in_their_own_sessions_at_most_three_at_once_and_the_rest_wait_in_order() {
     let h = host(&[]);
     let replies: Vec<TaskReply> = (1..=5).map(|i| spawn(&h, &format!("task {i}"))).collect();
-    let states: Vec<&str> = replies.iter().map(|r| r.task.as_ref().unwrap().state.as_str()).collect();
-    assert_eq!(states, ["running", "running", "running", "queued", "queued"]);
-    assert_eq!((replies[4].ahead, replies[4].running, replies[4].max), (1, 3, 3));
+    assert!(h.runtime().sessions.queued.borrow().is_empty(), "a spawn only adds the row and sets the alarm");
+    assert_eq!(h.runtime().alarms.borrow().len(), 5);
+    assert_eq!((replies[4].ahead, replies[4].running, replies[4].max), (4, 0, 3));
+    block_on(h.alarm()).unwrap();
+    let states: Vec<String> = call(&h, TaskCall::List { origin: None }).tasks.iter().map(|t| t.state.clone()).collect();
+    assert_eq!(states, ["queued", "queued", "running", "running", "running"], "newest first");
     let queued = h.runtime().sessions.queued.borrow().clone();
     assert_eq!(queued.len(), 3);
     assert_eq!(queued[0].0.render(), "agent:main:task:shared:t1", "a group's task has the group's (shared) scope");
@@ -180,6 +183,7 @@ fn tasks_start_in_their_own_sessions_at_most_three_at_once_and_the_rest_wait_in_
 fn a_result_that_cannot_be_posted_is_posted_later_once() {
     let h = host(&[]);
     spawn(&h, "look it up");
+    block_on(h.alarm()).unwrap();
     h.runtime().sessions.down.set(true);
     call(&h, done("t1", "found it"));
     assert!(h.runtime().sessions.posts.borrow().is_empty());
@@ -201,6 +205,7 @@ fn a_cancelled_task_stops_and_its_place_goes_to_the_next() {
     let h = host(&[("SUBAGENTS_MAX", "1")]);
     spawn(&h, "first");
     spawn(&h, "second");
+    block_on(h.alarm()).unwrap();
     let other = SessionKey::parse("agent:main:main").unwrap();
     let refused = call(&h, TaskCall::Cancel { id: "t1".into(), origin: Some(other) });
     assert!(!refused.ok, "another chat's task is not this chat's to cancel");
@@ -219,6 +224,7 @@ fn a_cancelled_task_stops_and_its_place_goes_to_the_next() {
 fn a_sub_agent_that_never_reports_is_woken_then_given_up() {
     let h = host(&[("SUBAGENT_TIMEOUT_MINUTES", "1")]);
     spawn(&h, "slow work");
+    block_on(h.alarm()).unwrap();
     let start = h.runtime().now.get();
     h.runtime().now.set(start + 3 * 60_000);
     block_on(h.alarm()).unwrap();

@@ -256,6 +256,16 @@ impl<'a, S: Sql + ?Sized> Board<'a, S> {
         Ok(())
     }
 
+    /// Whether anything waits, runs or has a result to post (one read, so
+    /// an agent without tasks pays its alarm nothing more).
+    pub fn has_work(&self) -> Result<bool, StorageError> {
+        let rows = self.sql.exec(
+            "SELECT 1 FROM tasks WHERE state IN ('queued', 'running') OR (state IN ('done', 'failed') AND delivered = 0) LIMIT 1",
+            &[],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
     /// When the next delivery is due (`None`: none waits).
     pub fn next_delivery(&self) -> Result<Option<i64>, StorageError> {
         let rows = self

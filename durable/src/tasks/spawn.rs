@@ -95,13 +95,14 @@ pub fn spawned(reply: &TaskReply) -> ToolOutcome {
             reply.error.as_deref().unwrap_or("the agent's task list gave no answer")
         ));
     };
-    let state = if task.state == board::QUEUED {
+    let starts_now = task.state == board::RUNNING || reply.running + reply.ahead < reply.max;
+    let state = if starts_now {
+        "starting now".to_owned()
+    } else {
         format!(
             "waiting: {} of {} sub-agents run now, {} task(s) wait before it",
             reply.running, reply.max, reply.ahead
         )
-    } else {
-        "running".to_owned()
     };
     ToolOutcome::ok(format!("Task {} started ({state}). Its result will be posted in this chat.", task.id))
 }
