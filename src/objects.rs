@@ -4,9 +4,7 @@
 //! and its reply are the shared protocol structs, never `v["field"]`.
 
 use durable::inbound::{Inbound, SessionKey};
-use durable::protocol::api::{
-    ApiFailure, ApiOutcome, ApiTurnRequest, GenerateReply, StopRequest, STOP_PATH, TURN_PATH,
-};
+use durable::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
     EnqueueReply, EnqueueRequest, PostReply, PostRequest, SessionStatus, BRIEF_STATUS_PATH, ENQUEUE_PATH, POST_PATH,
     WAKE_PATH,
@@ -101,17 +99,13 @@ const ASK_ATTEMPTS: u32 = 3;
 pub async fn ask_session(env: &Env, req: &ApiTurnRequest) -> worker::Result<ApiOutcome> {
     let body = serde_json::to_string(req)?;
     let name = req.session_key.render();
-    let unreadable = |e: hearth_json::Error, text: &str| worker::Error::RustError(format!("{name}: {e}: {text}"));
+    let path = format!("{TURN_PATH}?as=outcome");
     let mut last = String::new();
     for attempt in 1..=ASK_ATTEMPTS {
-        match call_raw(env, SESSION_BINDING, &name, Method::Post, TURN_PATH, Some(body.clone())).await {
+        match call_raw(env, SESSION_BINDING, &name, Method::Post, &path, Some(body.clone())).await {
             Ok((200, text)) => {
-                let r: GenerateReply = hearth_json::from_slice(text.as_bytes()).map_err(|e| unreadable(e, &text))?;
-                return Ok(ApiOutcome::Done { text: r.text, usage: r.usage, stopped: r.stopped });
-            }
-            Ok((502, text)) => {
-                let f: ApiFailure = hearth_json::from_slice(text.as_bytes()).map_err(|e| unreadable(e, &text))?;
-                return Ok(ApiOutcome::Failed { message: f.message });
+                return hearth_json::from_slice(text.as_bytes())
+                    .map_err(|e| worker::Error::RustError(format!("{name}: {e}: {text}")));
             }
             Ok((503, text)) => last = text,
             Ok((status, text)) => return Err(worker::Error::RustError(format!("{name} answered {status}: {text}"))),

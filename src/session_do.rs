@@ -117,8 +117,13 @@ fn api_headers(body: &ApiTurnRequest, content_type: &str) -> Result<worker::Head
 
 impl Session {
     /// An API message: a stream of its turn's events, or its answer once done.
-    async fn api_turn(&self, body: ApiTurnRequest) -> Result<Response> {
+    /// `as_outcome`: answered with the [`ApiOutcome`] itself (another
+    /// session's `delegate` call), not the HTTP API's reply.
+    async fn api_turn(&self, body: ApiTurnRequest, as_outcome: bool) -> Result<Response> {
         let outcome = |o: ApiOutcome| -> Result<Response> {
+            if as_outcome {
+                return Response::from_json(&o);
+            }
             let (status, json) = o.http(&body.thread_id);
             Ok(Response::ok(json)?.with_status(status).with_headers(api_headers(&body, "application/json")?))
         };
@@ -211,11 +216,12 @@ impl DurableObject for Session {
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
             (Method::Post, TURN_PATH) => {
+                let as_outcome = crate::http::query(&req, "as").as_deref() == Some("outcome");
                 let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
                     Ok(b) => b,
                     Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
                 };
-                self.api_turn(body).await
+                self.api_turn(body, as_outcome).await
             }
             (Method::Post, STOP_PATH) => {
                 let body: StopRequest = match adapters::request_json(&mut req).await {

@@ -10,32 +10,69 @@ use serde::{Deserialize, Serialize};
 pub const TASKS_PATH: &str = "/tasks/call";
 
 /// A call for the sub-agents of `agent` (an object does not know its name).
+/// It travels flat ([`TaskWire`]: `{"agent", "op", ...}`), so one reader
+/// serves every call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(try_from = "TaskWire", into = "TaskWire")]
 pub struct TaskRequest {
     pub agent: String,
     pub call: TaskCall,
 }
 
-/// What is asked. (Serde's default enum form: `{"spawn": {...}}`.)
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What is asked.
+#[derive(Debug, Clone, PartialEq)]
 pub enum TaskCall {
     /// A chat's turn hands a task over.
     Spawn(TaskSpawn),
     /// A sub-agent's session reports how its run ended.
     Done(TaskDone),
     /// The tasks of one chat (`origin`), or of every chat (`None`: the console).
-    List {
-        #[serde(default)]
-        origin: Option<SessionKey>,
-    },
+    List { origin: Option<SessionKey> },
     /// Cancels a task that waits or runs (only one of `origin`'s, when named).
-    Cancel {
-        id: String,
-        #[serde(default)]
-        origin: Option<SessionKey>,
-    },
+    Cancel { id: String, origin: Option<SessionKey> },
+}
+
+/// A [`TaskRequest`] on the wire: `op` is `spawn`, `done`, `list` or
+/// `cancel`, with the fields that call has.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskWire {
+    agent: String,
+    op: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    spawn: Option<TaskSpawn>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    done: Option<TaskDone>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    origin: Option<SessionKey>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+}
+
+impl From<TaskRequest> for TaskWire {
+    fn from(r: TaskRequest) -> Self {
+        let (op, wire) = match r.call {
+            TaskCall::Spawn(s) => ("spawn", TaskWire { spawn: Some(s), ..Default::default() }),
+            TaskCall::Done(d) => ("done", TaskWire { done: Some(d), ..Default::default() }),
+            TaskCall::List { origin } => ("list", TaskWire { origin, ..Default::default() }),
+            TaskCall::Cancel { id, origin } => ("cancel", TaskWire { id: Some(id), origin, ..Default::default() }),
+        };
+        TaskWire { agent: r.agent, op: op.to_owned(), ..wire }
+    }
+}
+
+impl TryFrom<TaskWire> for TaskRequest {
+    type Error = String;
+    fn try_from(w: TaskWire) -> Result<Self, String> {
+        let call = match (w.op.as_str(), w.spawn, w.done, w.id) {
+            ("spawn", Some(s), _, _) => TaskCall::Spawn(s),
+            ("done", _, Some(d), _) => TaskCall::Done(d),
+            ("list", ..) => TaskCall::List { origin: w.origin },
+            ("cancel", _, _, Some(id)) => TaskCall::Cancel { id, origin: w.origin },
+            (op, ..) => return Err(format!("{op:?} is not a task call with its fields (spawn, done, list, cancel)")),
+        };
+        Ok(TaskRequest { agent: w.agent, call })
+    }
 }
 
 /// A task handed over by a chat's turn.
@@ -120,4 +157,22 @@ pub struct TaskReply {
     /// Why not (`ok: false`).
     #[serde(default)]
     pub error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_travel_flat_and_come_back_the_same() {
+        let origin = Some(SessionKey::parse("agent:main:main").unwrap());
+        for call in [TaskCall::List { origin: None }, TaskCall::Cancel { id: "t3".into(), origin: origin.clone() }] {
+            let req = TaskRequest { agent: "main".into(), call };
+            let json = serde_json::to_string(&req).unwrap();
+            assert!(json.starts_with(r#"{"agent":"main","op":""#), "{json}");
+            assert_eq!(hearth_json::from_str::<TaskRequest>(&json).unwrap(), req);
+        }
+        assert!(hearth_json::from_str::<TaskRequest>(r#"{"agent":"main","op":"cancel"}"#).is_err(), "no id");
+        assert!(hearth_json::from_str::<TaskRequest>(r#"{"agent":"main","op":"explode"}"#).is_err());
+    }
 }

@@ -411,8 +411,9 @@ impl<R: SessionRuntime> SessionHost<R> {
             return Ok(if store.meta("session_key")?.is_none() { AlarmOutcome::Empty } else { AlarmOutcome::BadKey });
         };
         let loaded = self.config.borrow().clone();
-        let loaded = loaded.map(Ok).unwrap_or_else(|| {
-            self.runtime.agent_config(key.agent().as_str()).map(|c| super::subagent::config_for(&key, c))
+        let loaded = loaded.map(Ok).unwrap_or_else(|| match &key {
+            SessionKey::Task { .. } => super::subagent::task_config(self.runtime.vars(), key.agent().as_str()),
+            _ => self.runtime.agent_config(key.agent().as_str()),
         });
         let config = match loaded {
             Ok(c) => {

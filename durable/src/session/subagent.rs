@@ -21,7 +21,7 @@ use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::api::ApiOutcome;
 use crate::protocol::tasks::{TaskCall, TaskDone, TaskRequest};
 use crate::protocol::usage::BudgetStop;
-use crate::settings::AgentConfig;
+use crate::settings::{AgentConfig, ConfigError, Vars};
 use crate::storage::col_i64;
 use crate::usage::prices::{self, PriceBook};
 use std::rc::Rc;
@@ -33,17 +33,17 @@ const LIMITED: &str = "task_limited";
 /// A report the Agent object did not take is sent again this much later.
 const REPORT_RETRY_MS: i64 = 10_000;
 
-/// The settings a sub-agent's session runs with: its model and its rounds.
-pub fn config_for(key: &SessionKey, config: Rc<AgentConfig>) -> Rc<AgentConfig> {
-    if !matches!(key, SessionKey::Task { .. }) {
-        return config;
-    }
-    let mut c = (*config).clone();
-    if let Some(model) = &c.tasks.subagent_model {
-        c.llm.model = model.clone();
+/// The settings a sub-agent's session runs with: the agent's, on its
+/// sub-agent model and rounds. (Read for the object, not copied from the
+/// isolate's shared settings: a copy of every setting costs the upload more
+/// than reading them once per sub-agent.)
+pub fn task_config(vars: &impl Vars, agent: &str) -> Result<Rc<AgentConfig>, ConfigError> {
+    let mut c = AgentConfig::load(vars, agent)?;
+    if let Some(model) = c.tasks.subagent_model.take() {
+        c.llm.model = model;
     }
     c.llm.max_tool_rounds = c.tasks.subagent_rounds;
-    Rc::new(c)
+    Ok(Rc::new(c))
 }
 
 /// What the session's calls cost so far, and how many there were.
@@ -128,7 +128,7 @@ fn result_of(outcome: Option<ApiOutcome>, limited: bool, cfg: &AgentConfig) -> (
         None => ("its answer was lost (the run ended more than a day before it could be reported)".into(), false),
         Some(ApiOutcome::Failed { message }) => (message, false),
         Some(ApiOutcome::Done { stopped: true, .. }) => ("it was stopped".into(), false),
-        Some(ApiOutcome::Done { text, .. }) if text.trim() == super::turn::TURN_PAST_DEADLINE => (
+        Some(ApiOutcome::Done { text, .. }) if text.trim() == super::answer::TURN_PAST_DEADLINE => (
             format!(
                 "it reached its time limit ({} min, SUBAGENT_TIMEOUT_MINUTES) before it was done",
                 cfg.tasks.subagent_timeout_ms / 60_000

@@ -23,9 +23,7 @@ use crate::tools::ToolContext;
 use crate::workspace::Workspace;
 use r2_layout::{AssistantBlock, Message, ResultBlock};
 
-/// Told when a turn reaches its reply deadline between model calls.
-pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
-What I did so far is saved; please ask again.";
+pub use super::answer::TURN_PAST_DEADLINE;
 
 /// One turn: prompt, LLM, tools, reply, for queued message `seq` ("typing…"
 /// was sent when the drain took it). Returns the number of LLM calls.

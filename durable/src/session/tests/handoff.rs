@@ -223,8 +223,7 @@ fn sub_agent(vars: &[(&str, &str)]) -> Fixture {
             .collect();
     all.entry("LLM_MODEL".into()).or_insert_with(|| "claude-sonnet-4-5".into());
     f.key = SessionKey::parse("agent:main:task:main:t1").unwrap();
-    let cfg = std::rc::Rc::new(AgentConfig::load(&all, "main").unwrap());
-    f.cfg = (*crate::session::subagent::config_for(&f.key, cfg)).clone();
+    f.cfg = (*crate::session::subagent::task_config(&all, "main").unwrap()).clone();
     let (origin, target) = (SessionKey::parse("agent:main:main").unwrap(), inbound(1, "x").reply_target);
     let board = crate::tasks::board::Board::open(&f.p.sql).unwrap();
     let spawn =
