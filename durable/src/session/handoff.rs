@@ -34,7 +34,7 @@ pub fn with_tools(deps: &SessionDeps<'_>, mut tools: Vec<ToolSpec>) -> Vec<ToolS
     if delegate::offered(cfg, deps.key) {
         tools.push(delegate::spec(&cfg.delegates));
     }
-    if spawn::offered(deps.key) {
+    if spawn::offered(deps.key) && cfg.subagents_max > 0 {
         tools.push(spawn::spawn_spec());
         tools.push(spawn::tasks_spec());
     }
@@ -70,7 +70,7 @@ async fn task_call<P: Platform>(p: &P, deps: &SessionDeps<'_>, call: TaskCall) -
 }
 
 async fn start_task<P: Platform>(p: &P, deps: &SessionDeps<'_>, inbound: &Inbound, args: &Value) -> ToolOutcome {
-    if !spawn::offered(deps.key) {
+    if !spawn::offered(deps.key) || deps.config.tasks.subagents_max == 0 {
         return ToolOutcome::err("spawn_task is not available here: a background run does not start others");
     }
     let target = deps.watch.answering().unwrap_or_else(|| inbound.reply_target.clone());

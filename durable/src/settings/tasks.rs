@@ -28,7 +28,8 @@ pub struct TasksConfig {
     /// `SUBAGENT_MODEL`: the model of background sub-agents (default: the
     /// agent's own `LLM_MODEL`).
     pub subagent_model: Option<String>,
-    /// `SUBAGENTS_MAX` (default 3): sub-agents running at once; the rest wait.
+    /// `SUBAGENTS_MAX` (default 3): sub-agents running at once; the rest
+    /// wait. 0: no sub-agents (`spawn_task` and `tasks` are not offered).
     pub subagents_max: u32,
     /// `SUBAGENT_MAX_ROUNDS` (default 12): model calls a sub-agent may make.
     pub subagent_rounds: u32,
@@ -100,7 +101,10 @@ impl TasksConfig {
             delegate_depth: positive("DELEGATE_DEPTH", 1, 4)? as u8,
             delegate_calls_per_turn: positive("DELEGATE_CALLS_PER_TURN", 3, 20)?,
             subagent_model: setting(vars, agent, "SUBAGENT_MODEL"),
-            subagents_max: positive("SUBAGENTS_MAX", DEFAULT_SUBAGENTS_MAX, 20)?,
+            subagents_max: match number::<u32>(vars, agent, "SUBAGENTS_MAX", DEFAULT_SUBAGENTS_MAX)? {
+                n @ 0..=20 => n,
+                n => return Err(invalid("SUBAGENTS_MAX", format!("{n} is not from 0 to 20"))),
+            },
             subagent_rounds: positive("SUBAGENT_MAX_ROUNDS", DEFAULT_SUBAGENT_ROUNDS, 100)?,
             subagent_timeout_ms: i64::from(positive("SUBAGENT_TIMEOUT_MINUTES", DEFAULT_SUBAGENT_TIMEOUT_MINUTES, 60)?)
                 * 60_000,
@@ -140,6 +144,7 @@ mod tests {
         assert_eq!(c.known_agents, ["main", "research", "work"]);
         assert_eq!(c.subagent_model.as_deref(), Some("claude-haiku-4-5"));
         assert!(load(&vars, "research").unwrap().delegates.is_empty(), "each agent its own list");
+        assert_eq!(load(&[("SUBAGENTS_MAX", "0")], "main").unwrap().subagents_max, 0, "0: no sub-agents");
     }
 
     #[test]
@@ -149,6 +154,7 @@ mod tests {
             ("DELEGATE_TIMEOUT_SECONDS", "0"),
             ("DELEGATE_DEPTH", "9"),
             ("SUBAGENTS_MAX", "three"),
+            ("SUBAGENTS_MAX", "21"),
             ("SUBAGENT_MAX_COST_USD", "-1"),
             ("SUBAGENT_TIMEOUT_MINUTES", "0"),
         ] {

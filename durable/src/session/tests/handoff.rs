@@ -199,6 +199,14 @@ fn a_spawn_ends_the_turn_at_once_with_the_models_words_and_the_task_named() {
 }
 
 #[test]
+fn no_sub_agents_no_spawn_tool() {
+    let mut f = Fixture::new();
+    f.cfg.tasks.subagents_max = 0;
+    f.say(1, "hi", "hello");
+    assert!(!tool_names(&f, 0).iter().any(|n| n == "spawn_task" || n == "tasks"));
+}
+
+#[test]
 fn tasks_in_chat_lists_without_a_model_call() {
     let f = Fixture::new();
     let list = TaskReply { ok: true, tasks: vec![row("t1", "running")], running: 1, max: 3, ..Default::default() };
