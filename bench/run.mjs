@@ -40,6 +40,7 @@ export const PIECES = [
   { name: "conversations", rows: "conversations.mjs" },
   { name: "codemode", rows: "codemode.mjs" },
   { name: "people", rows: "people.mjs" },
+  { name: "tasks", rows: "tasks.mjs" },
   { name: "memory", report: "memory.mjs", title: "BM25 memory" },
 ];
 

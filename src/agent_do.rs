@@ -23,6 +23,7 @@ use durable::protocol::dreams::{Tap, DREAMS_STATUS_PATH, DREAMS_TAP_PATH};
 use durable::protocol::mcp::{McpCatalog, McpToolsRequest, MCP_STATUS_PATH, MCP_TOOLS_PATH};
 use durable::protocol::people::{PeopleCall, PEOPLE_PATH};
 use durable::protocol::session::{EnqueueRequest, SessionTouch};
+use durable::protocol::tasks::{TaskReply, TaskRequest, TASKS_PATH};
 use durable::protocol::usage::{MeterRequest, ReportRequest, METER_PATH, REPORT_PATH};
 use durable::protocol::workspace::{SessionStartRequest, SESSION_START_PATH};
 use durable::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
@@ -71,6 +72,21 @@ impl SessionQueue for DoQueue {
     async fn admit(&self, key: &SessionKey, open: bool) -> std::result::Result<(), StorageError> {
         objects::admission(&self.0, key, open).await.map_err(storage_err)
     }
+
+    async fn post(
+        &self,
+        req: &durable::protocol::session::PostRequest,
+    ) -> std::result::Result<durable::protocol::session::PostReply, StorageError> {
+        objects::post(&self.0, req).await.map_err(storage_err)
+    }
+
+    async fn stop(
+        &self,
+        key: &SessionKey,
+        req: &durable::protocol::api::StopRequest,
+    ) -> std::result::Result<(), StorageError> {
+        objects::stop_session(&self.0, key, req).await.map_err(storage_err)
+    }
 }
 
 /// What the host gets from workerd.
@@ -113,6 +129,14 @@ impl AgentRuntime for DoRuntime {
     }
     async fn wake(&self) -> std::result::Result<(), StorageError> {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)
+    }
+    async fn wake_at(&self, at_ms: i64) -> std::result::Result<(), StorageError> {
+        let storage = self.state.storage();
+        match storage.get_alarm().await.map_err(storage_err)? {
+            Some(current) if current <= at_ms => Ok(()),
+            // An i64 is an offset from now.
+            _ => storage.set_alarm((at_ms - adapters::now_ms()).max(0)).await.map_err(storage_err),
+        }
     }
     async fn sleep(&self, ms: u64) {
         adapters::sleep(ms).await
@@ -356,6 +380,19 @@ impl DurableObject for Agent {
                 .await
             }
             (Method::Get, NOTIFY_STREAM_PATH) => self.feed_stream(query(&req, "after").as_deref()),
+            (Method::Post, TASKS_PATH) => {
+                apart(async move {
+                    let body: TaskRequest = match adapters::request_json(&mut req).await {
+                        Ok(b) => b,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad tasks body: {e}") }),
+                    };
+                    match host.tasks(&body).await {
+                        Ok(reply) => Response::from_json(&reply),
+                        Err(r) => refused(r),
+                    }
+                })
+                .await
+            }
             (Method::Post, THREADS_CREATE_PATH) => {
                 apart(async move {
                     let body: ThreadCreate = match adapters::request_json(&mut req).await {
@@ -478,4 +515,12 @@ pub async fn meter(
     objects::call(env, durable::protocol::AGENT_BINDING, &req.agent, Method::Post, METER_PATH, Some(req))
         .await
         .map_err(|e| StorageError(format!("usage ledger: {e}")))
+}
+
+/// A call about `req.agent`'s background tasks (what a Session sends, and
+/// the admin API's task routes).
+pub async fn tasks(env: &Env, req: &TaskRequest) -> std::result::Result<TaskReply, StorageError> {
+    objects::call(env, durable::protocol::AGENT_BINDING, &req.agent, Method::Post, TASKS_PATH, Some(req))
+        .await
+        .map_err(|e| StorageError(format!("tasks: {e}")))
 }

@@ -17,6 +17,7 @@ use crate::http::forward_json;
 use crate::objects::{call, call_raw};
 use durable::api::ApiError;
 use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
+use durable::protocol::tasks::TaskCall;
 use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
 use durable::settings::api::Caller;
 use worker::{Env, Method, Request, Response, Result};
@@ -77,6 +78,11 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "tasks"]) => tasks(env, agent, TaskCall::List { origin: None }).await,
+        (Method::Delete, ["agents", agent, "tasks", id]) => {
+            let call = TaskCall::Cancel { id: crate::http::percent_decode(id), origin: None };
+            tasks(env, agent, call).await
+        }
         (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
         (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
             usage::report(&req, env, agent, Some(thread)).await
@@ -116,6 +122,17 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             history::route(req, env, &agent, &rest).await
         }
         _ => Response::error("not found", 404),
+    }
+}
+
+/// `GET /api/agents/{id}/tasks` (running, waiting, recent background tasks
+/// of every chat) and `DELETE .../tasks/{taskId}` (cancels one).
+async fn tasks(env: &Env, agent: &str, call: TaskCall) -> Result<Response> {
+    let req = durable::protocol::tasks::TaskRequest { agent: agent.to_owned(), call };
+    match crate::agent_do::tasks(env, &req).await {
+        Ok(reply) if reply.ok => Response::from_json(&reply),
+        Ok(reply) => json_error(404, reply.error.as_deref().unwrap_or("no such task")),
+        Err(e) => json_error(503, &e.to_string()),
     }
 }
 

@@ -4,8 +4,10 @@
 //! and its reply are the shared protocol structs, never `v["field"]`.
 
 use durable::inbound::{Inbound, SessionKey};
+use durable::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
-    EnqueueReply, EnqueueRequest, SessionStatus, ADMISSION_PATH, BRIEF_STATUS_PATH, ENQUEUE_PATH, WAKE_PATH,
+    EnqueueReply, EnqueueRequest, PostReply, PostRequest, SessionStatus, ADMISSION_PATH, BRIEF_STATUS_PATH,
+    ENQUEUE_PATH, POST_PATH, WAKE_PATH,
 };
 use durable::protocol::SESSION_BINDING;
 use serde::de::DeserializeOwned;
@@ -65,6 +67,13 @@ pub async fn enqueue_request(env: &Env, req: &EnqueueRequest) -> worker::Result<
     call(env, SESSION_BINDING, &req.session_key.render(), Method::Post, ENQUEUE_PATH, Some(req)).await
 }
 
+/// Posts into a session's chat (a text said as it is, or a turn): queued in
+/// its object, run by its alarm. A repeat of the id does nothing
+/// (`queued: false`); a refusal (`400`) is an error with the reason.
+pub async fn post(env: &Env, req: &PostRequest) -> worker::Result<PostReply> {
+    call(env, SESSION_BINDING, &req.session_key.render(), Method::Post, POST_PATH, Some(req)).await
+}
+
 /// A session's brief status: counts and usage, not the history.
 pub async fn status(env: &Env, key: &SessionKey) -> worker::Result<SessionStatus> {
     let mut status: SessionStatus =
@@ -86,5 +95,41 @@ pub async fn admission(env: &Env, key: &SessionKey, open: bool) -> worker::Resul
 pub async fn wake(env: &Env, key: &SessionKey) -> worker::Result<()> {
     let _: serde_json::Value =
         call::<(), _>(env, SESSION_BINDING, &key.render(), Method::Post, WAKE_PATH, None).await?;
+    Ok(())
+}
+
+/// Attempts at reaching a peer's Session object for a delegated message (a
+/// reset object drops the waiting request; asking again joins the turn).
+const ASK_ATTEMPTS: u32 = 3;
+
+/// Queues `req` in its Session object and waits for the outcome of its
+/// turn, which that object's alarm runs (see `Platform::ask_session`).
+pub async fn ask_session(env: &Env, req: &ApiTurnRequest) -> worker::Result<ApiOutcome> {
+    let body = serde_json::to_string(req)?;
+    let name = req.session_key.render();
+    let path = format!("{TURN_PATH}?as=outcome");
+    let mut last = String::new();
+    for attempt in 1..=ASK_ATTEMPTS {
+        match call_raw(env, SESSION_BINDING, &name, Method::Post, &path, Some(body.clone())).await {
+            Ok((200, text)) => {
+                return hearth_json::from_slice(text.as_bytes())
+                    .map_err(|e| worker::Error::RustError(format!("{name}: {e}: {text}")));
+            }
+            Ok((503, text)) => last = text,
+            Ok((status, text)) => return Err(worker::Error::RustError(format!("{name} answered {status}: {text}"))),
+            Err(e) => last = e.to_string(),
+        }
+        crate::adapters::log(durable::ports::LogLevel::Warn, &format!("ask {name}: attempt {attempt} failed: {last}"));
+    }
+    Err(worker::Error::RustError(last))
+}
+
+/// Stops the answer a session is writing.
+pub async fn stop_session(env: &Env, key: &SessionKey, req: &StopRequest) -> worker::Result<()> {
+    let body = serde_json::to_string(req)?;
+    let (status, text) = call_raw(env, SESSION_BINDING, &key.render(), Method::Post, STOP_PATH, Some(body)).await?;
+    if status != 200 {
+        return Err(worker::Error::RustError(format!("{key} answered {status}: {text}")));
+    }
     Ok(())
 }

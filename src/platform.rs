@@ -135,6 +135,29 @@ impl Platform for DoPlatform {
     fn sandbox_available(&self) -> bool {
         self.loader.is_some()
     }
+    async fn ask_session(
+        &self,
+        req: &durable::protocol::api::ApiTurnRequest,
+    ) -> Result<durable::protocol::api::ApiOutcome, durable::ports::StorageError> {
+        crate::objects::ask_session(&self.memory.env, req)
+            .await
+            .map_err(|e| durable::ports::StorageError(e.to_string()))
+    }
+    async fn tasks(
+        &self,
+        req: &durable::protocol::tasks::TaskRequest,
+    ) -> Result<durable::protocol::tasks::TaskReply, durable::ports::StorageError> {
+        crate::agent_do::tasks(&self.memory.env, req).await
+    }
+    async fn stop_session(
+        &self,
+        key: &durable::inbound::SessionKey,
+        req: &durable::protocol::api::StopRequest,
+    ) -> Result<(), durable::ports::StorageError> {
+        crate::objects::stop_session(&self.memory.env, key, req)
+            .await
+            .map_err(|e| durable::ports::StorageError(e.to_string()))
+    }
     async fn start_sandbox(
         &self,
         job: &durable::ports::SandboxJob,

@@ -9,11 +9,11 @@ use durable::ports::{LogLevel, StorageError};
 use durable::protocol::agent::{PublishRequest, NOTIFY_PUBLISH_PATH};
 use durable::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use durable::protocol::session::{
-    Admission, EnqueueRequest, SessionTouch, ADMISSION_PATH, ANSWER_PATH, ENQUEUE_PATH, RESET_PATH, STATUS_PATH,
-    WAKE_PATH,
+    Admission, EnqueueRequest, PostRequest, SessionTouch, ADMISSION_PATH, ANSWER_PATH, ENQUEUE_PATH, POST_PATH,
+    RESET_PATH, STATUS_PATH, WAKE_PATH,
 };
 use durable::protocol::AGENT_BINDING;
-use durable::session::host::{AlarmOutcome, ApiStart, SessionHost, SessionRuntime};
+use durable::session::host::{AlarmOutcome, ApiStart, PostError, SessionHost, SessionRuntime};
 use durable::session::watch::Attach;
 use durable::settings::stream::{StreamConfig, DEFAULT_KEEPALIVE_MS};
 use durable::settings::AgentConfig;
@@ -118,8 +118,13 @@ fn api_headers(body: &ApiTurnRequest, content_type: &str) -> Result<worker::Head
 
 impl Session {
     /// An API message: a stream of its turn's events, or its answer once done.
-    async fn api_turn(&self, body: ApiTurnRequest) -> Result<Response> {
+    /// `as_outcome`: answered with the [`ApiOutcome`] itself (another
+    /// session's `delegate` call), not the HTTP API's reply.
+    async fn api_turn(&self, body: ApiTurnRequest, as_outcome: bool) -> Result<Response> {
         let outcome = |o: ApiOutcome| -> Result<Response> {
+            if as_outcome {
+                return Response::from_json(&o);
+            }
             let (status, json) = o.http(&body.thread_id);
             Ok(Response::ok(json)?.with_status(status).with_headers(api_headers(&body, "application/json")?))
         };
@@ -196,16 +201,28 @@ impl DurableObject for Session {
                 };
                 Response::from_json(&self.0.enqueue(&body).await.map_err(failed)?)
             }
+            (Method::Post, POST_PATH) => {
+                let body: PostRequest = match adapters::request_json(&mut req).await {
+                    Ok(b) => b,
+                    Err(e) => return Response::error(format!("bad post body: {e}"), 400),
+                };
+                match self.0.post(&body).await {
+                    Ok(reply) => Response::from_json(&reply),
+                    Err(PostError::Refused(why)) => Response::error(why, 400),
+                    Err(PostError::Storage(e)) => Err(failed(e)),
+                }
+            }
             (Method::Get, STATUS_PATH) => {
                 let brief = crate::http::query(&req, "brief").is_some();
                 Response::from_json(&self.0.status(brief).map_err(failed)?)
             }
             (Method::Post, TURN_PATH) => {
+                let as_outcome = crate::http::query(&req, "as").as_deref() == Some("outcome");
                 let body: ApiTurnRequest = match adapters::request_json(&mut req).await {
                     Ok(b) => b,
                     Err(e) => return Response::error(format!("bad turn body: {e}"), 400),
                 };
-                self.api_turn(body).await
+                self.api_turn(body, as_outcome).await
             }
             (Method::Post, STOP_PATH) => {
                 let body: StopRequest = match adapters::request_json(&mut req).await {

@@ -31,7 +31,7 @@ const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 const costOf = (u) => (u.input * PRICE.input + u.output * PRICE.output + u.cacheRead * PRICE.cacheRead + u.cacheWrite * PRICE.cacheWrite) / 1e6;
 const LAPTOP = { width: 1366, height: 900 };
 const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
-const PAGES = ["chat", "workspace", "sessions", "memory", "usage", "schedule", "people"];
+const PAGES = ["chat", "workspace", "sessions", "memory", "usage", "schedule", "people", "tasks"];
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].filter(Boolean);
 const browserPath = CANDIDATES.find((p) => fs.existsSync(p));
@@ -590,6 +590,31 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     assert.match(await text(page, "main > p.muted"), new RegExp(`local time \\(${TZ}\\)`));
     await axe(page, "schedule 1366");
     await shot(page, "schedule");
+  });
+
+  test("tasks: a background task with what it found, and a running one cancelled", async () => {
+    const spawn = (id, task, title) => ({ content: [{ type: "text", text: "On it." }, { type: "tool_use", id, name: "spawn_task", input: { task, title } }], stopReason: "tool_use" });
+    const ask = async (text) => {
+      const r = await h.fetch("/api/agents/main/generate", { method: "POST", headers: { ...auth.headers, "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: text }], threadId: "errands" }) });
+      return (await r.json()).text;
+    };
+    h.llm.push(spawn("toolu_k1", "Compare three kettles.", "Kettles"), { text: "The Acme kettle is the quietest." });
+    assert.match(await ask("compare kettles in the background"), /Task t1 runs in the background/);
+    await h.until(async () => (await api("/api/agents/main/tasks")).tasks.some((t) => t.id === "t1" && t.delivered), { what: "the first task's result" });
+    let release;
+    const asked = h.llm.requests.length;
+    h.llm.push(spawn("toolu_k2", "Book a table for two.", "Table"), { text: "too late", gate: new Promise((r) => (release = r)) });
+    assert.match(await ask("book a table in the background"), /Task t2 runs/);
+    await h.until(() => h.llm.requests.length === asked + 2, { what: "the second sub-agent at work" });
+    await go(page, "#/tasks", '[data-task="t1"][data-state="done"]');
+    assert.match(await text(page, '[data-task="t1"] details'), /The Acme kettle is the quietest\./);
+    assert.match(await text(page, '[data-task="t1"]'), /Result postedyes/);
+    assert.match(await text(page, '[data-task="t2"] [data-fact="state"]'), /^Running/);
+    await axe(page, "tasks 1366");
+    await shot(page, "tasks");
+    await page.click('[data-cancel="t2"]');
+    await page.waitForSelector('[data-task="t2"][data-state="cancelled"]');
+    release();
   });
 
   test("usage: the charts are drawn from the ledger's figures, as of a time, with Refresh", async () => {

@@ -54,6 +54,7 @@ export const FEATURES = [
   { name: "LLM providers (Anthropic, OpenAI, SSE)", budget: 45, match: [/durable::llm/] },
   { name: "workspace + prompt (yaml, skills, overlay)", budget: 45, match: [/durable::workspace/, /durable::prompt/, /saphyr_parser::/, /durable::text/] },
   { name: "usage + prices", budget: 15, match: [/durable::usage/, /durable::agent::usage/, /durable::protocol::usage/] },
+  { name: "handing off: delegate, sub-agents, /tasks", budget: 30, match: [/durable::tasks::/, /durable::agent::tasks/, /durable::protocol::tasks/, /durable::session::(handoff|subagent)/, /durable::settings::tasks/] },
   { name: "session: turn loop, tools, history", budget: 120, match: [/durable::session/, /durable::tools/, /durable::toolkit/, /durable::delivery/, /durable::protocol::session/, /hearth::session_do/] },
   { name: "agent object (registry, pins, notifications)", budget: 45, match: [/durable::agent/, /hearth::agent_do/, /durable::protocol::(agent|pins)/] },
   { name: "HTTP API + console", budget: 60, match: [/hearth::api/, /durable::api/, /durable::protocol::api/, /durable::console/, /hearth::console/] },

@@ -14,6 +14,7 @@ const PAGES = {
   usage: async () => (await import("./pages/usage.js")).usagePage,
   schedule: async () => (await import("./pages/schedule.js")).schedulePage,
   people: async () => (await import("./pages/people.js")).peoplePage,
+  tasks: async () => (await import("./pages/tasks.js")).tasksPage,
 };
 
 export const state = { agents: [], agent: null };

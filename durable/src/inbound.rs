@@ -166,6 +166,24 @@ pub enum SessionKey {
         agent: AgentId,
         thread: String,
     },
+    /// Where a peer answers what another agent of the Worker delegated to it
+    /// (`agent:{agent}:from:{from}:{depth}:{thread}`): one per asking
+    /// session (`thread` is a digest of its key), so what one of the asker's
+    /// chats handed over never reaches another's. `depth` counts the hops
+    /// (1: asked by an agent that was not itself asked).
+    Delegated {
+        agent: AgentId,
+        from: AgentId,
+        depth: u8,
+        thread: String,
+    },
+    /// A background sub-agent's run (`agent:{agent}:task:{main|shared}:{id}`):
+    /// its own history, the scope of the chat that started it.
+    Task {
+        agent: AgentId,
+        id: String,
+        scope: Scope,
+    },
 }
 
 impl SessionKey {
@@ -175,7 +193,9 @@ impl SessionKey {
             SessionKey::Direct { agent, .. }
             | SessionKey::Group { agent, .. }
             | SessionKey::Job { agent, .. }
-            | SessionKey::Api { agent, .. } => agent,
+            | SessionKey::Api { agent, .. }
+            | SessionKey::Delegated { agent, .. }
+            | SessionKey::Task { agent, .. } => agent,
         }
     }
 
@@ -192,11 +212,21 @@ impl SessionKey {
         ok.then(|| SessionKey::Api { agent: agent.clone(), thread: thread.to_owned() })
     }
 
-    /// Only the owner's main and heartbeat sessions see private files.
+    /// Only the owner's main and heartbeat sessions see private files, and
+    /// the sub-agents the owner's main session started.
     pub fn scope(&self) -> Scope {
         match self {
             SessionKey::Main(_) | SessionKey::Heartbeat(_) => Scope::Main,
+            SessionKey::Task { scope, .. } => *scope,
             _ => Scope::Shared,
+        }
+    }
+
+    /// How many delegations deep this session is (0: nobody delegated to it).
+    pub fn delegation_depth(&self) -> u8 {
+        match self {
+            SessionKey::Delegated { depth, .. } => *depth,
+            _ => 0,
         }
     }
 
@@ -211,6 +241,12 @@ impl SessionKey {
             }
             SessionKey::Job { agent, job } => format!("agent:{agent}:job:{job}"),
             SessionKey::Api { agent, thread } => format!("agent:{agent}:api:{thread}"),
+            SessionKey::Delegated { agent, from, depth, thread } => {
+                format!("agent:{agent}:from:{from}:{depth}:{thread}")
+            }
+            SessionKey::Task { agent, id, scope } => {
+                format!("agent:{agent}:task:{}:{id}", if *scope == Scope::Main { "main" } else { "shared" })
+            }
         }
     }
 
@@ -226,6 +262,21 @@ impl SessionKey {
             ["heartbeat"] => Some(SessionKey::Heartbeat(agent)),
             ["job", job] if ok_id(job) => Some(SessionKey::Job { agent, job: job.to_string() }),
             ["api", thread] => SessionKey::api_thread(&agent, thread).filter(|k| matches!(k, SessionKey::Api { .. })),
+            ["from", from, depth, thread] if ok_id(thread) => Some(SessionKey::Delegated {
+                agent,
+                from: AgentId::parse(from).ok()?,
+                depth: depth.parse().ok().filter(|d| *d > 0)?,
+                thread: thread.to_string(),
+            }),
+            ["task", scope, id] if ok_id(id) => Some(SessionKey::Task {
+                agent,
+                id: id.to_string(),
+                scope: match *scope {
+                    "main" => Scope::Main,
+                    "shared" => Scope::Shared,
+                    _ => return None,
+                },
+            }),
             [channel, "dm", peer] if ok_id(peer) => {
                 Some(SessionKey::Direct { agent, channel: ChannelKind::parse(channel)?, peer: peer.to_string() })
             }
@@ -307,6 +358,9 @@ mod tests {
             "agent:main:telegram:group:-100123:topic:7",
             "agent:main:job:morning",
             "agent:main:api:work-notes",
+            "agent:research:from:main:1:3fa2c9e1b0d4a7f2",
+            "agent:main:task:main:t3",
+            "agent:main:task:shared:t4",
         ] {
             assert_eq!(SessionKey::parse(k).unwrap().render(), k);
         }
@@ -321,6 +375,11 @@ mod tests {
             "agent:main:api:main",
             "agent:main:api:",
             "agent:main:api:a b",
+            "agent:research:from:main:0:x",
+            "agent:research:from:Main:1:x",
+            "agent:research:from:main:1:",
+            "agent:main:task:group:t1",
+            "agent:main:task:main:",
         ] {
             assert!(SessionKey::parse(bad).is_none(), "{bad:?}");
         }

@@ -43,6 +43,7 @@
 //!   webhook's flow), tested natively on real payloads through the
 //!   [`ports::Front`] port.
 //! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`tasks`]: handing work off: a peer agent asked (`delegate`).
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
 //!   cached catalog, a session's frozen tool set) and Hearth as an MCP server.
@@ -88,6 +89,7 @@ pub mod people;
 pub mod prompt;
 pub mod routing;
 pub mod scheduled;
+pub mod tasks;
 pub mod tools;
 pub mod usage;
 pub mod voice;

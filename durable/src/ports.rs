@@ -658,6 +658,36 @@ pub trait Platform {
         let _ = job;
         Err(SandboxError("no Worker Loader binding (LOADER)".into()))
     }
+    /// Queues a message in another Session object (a peer's delegated
+    /// session, `crate::tasks::delegate`) and waits for its outcome. The
+    /// turn runs in that object's alarm; this call only waits, and asking
+    /// again with the same dedupe key joins the same turn. Default: there
+    /// are no other objects.
+    async fn ask_session(
+        &self,
+        req: &crate::protocol::api::ApiTurnRequest,
+    ) -> Result<crate::protocol::api::ApiOutcome, StorageError> {
+        let _ = req;
+        Err(StorageError("no other sessions can be asked here".into()))
+    }
+    /// Stops the answer the session `key` is writing to `req.request`.
+    async fn stop_session(
+        &self,
+        key: &crate::inbound::SessionKey,
+        req: &crate::protocol::api::StopRequest,
+    ) -> Result<(), StorageError> {
+        let _ = (key, req);
+        Ok(())
+    }
+    /// A call about the agent's background tasks (its Agent object:
+    /// `crate::protocol::tasks`). Default: there are none.
+    async fn tasks(
+        &self,
+        req: &crate::protocol::tasks::TaskRequest,
+    ) -> Result<crate::protocol::tasks::TaskReply, StorageError> {
+        let _ = req;
+        Err(StorageError("background tasks are not available here".into()))
+    }
 }
 
 /// A shared platform is a platform (a host hands its runtime's platform to
@@ -733,6 +763,25 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
     }
     async fn start_sandbox(&self, job: &SandboxJob) -> Result<Box<dyn SandboxRun>, SandboxError> {
         (**self).start_sandbox(job).await
+    }
+    async fn ask_session(
+        &self,
+        req: &crate::protocol::api::ApiTurnRequest,
+    ) -> Result<crate::protocol::api::ApiOutcome, StorageError> {
+        (**self).ask_session(req).await
+    }
+    async fn stop_session(
+        &self,
+        key: &crate::inbound::SessionKey,
+        req: &crate::protocol::api::StopRequest,
+    ) -> Result<(), StorageError> {
+        (**self).stop_session(key, req).await
+    }
+    async fn tasks(
+        &self,
+        req: &crate::protocol::tasks::TaskRequest,
+    ) -> Result<crate::protocol::tasks::TaskReply, StorageError> {
+        (**self).tasks(req).await
     }
 }
 

@@ -626,6 +626,9 @@ pub struct TestPlatform {
     /// The Agent object's side of the people commands: the calls, and the reply.
     pub people_calls: RefCell<Vec<crate::protocol::people::PeopleCall>>,
     pub people_reply: RefCell<crate::protocol::people::PeopleReply>,
+    /// Other sessions asked (`ask_session`), and what they answer in turn:
+    /// `None` never answers; none left: the session cannot be reached.
+    pub sessions: SessionDoubles,
 }
 
 /// The Agent object's approvals as a test scripts them: every call, and
@@ -649,6 +652,19 @@ impl Default for TestApprovals {
             asked_in: None,
         }
     }
+}
+
+/// Other Session objects, as a session's turn reaches them.
+#[cfg(test)]
+#[derive(Default)]
+pub struct SessionDoubles {
+    pub asked: RefCell<Vec<crate::protocol::api::ApiTurnRequest>>,
+    pub answers: RefCell<VecDeque<Option<crate::protocol::api::ApiOutcome>>>,
+    pub stopped: RefCell<Vec<(crate::inbound::SessionKey, crate::protocol::api::StopRequest)>>,
+    /// Calls to the agent's task list, and its answers in turn (none left:
+    /// `{"ok": true}`; `None`: the Agent object cannot be reached).
+    pub tasks: RefCell<Vec<crate::protocol::tasks::TaskRequest>>,
+    pub task_replies: RefCell<VecDeque<Option<crate::protocol::tasks::TaskReply>>>,
 }
 
 /// A sandbox whose runs are scripted: each run gives the next list of
@@ -773,6 +789,37 @@ impl Platform for TestPlatform {
         }
         let log = |_: LogLevel, msg: &str| self.logs.borrow_mut().push(msg.to_owned());
         self.usage.book.borrow_mut().meter(&self.usage.sql, req, self.now.get(), &log)
+    }
+    async fn ask_session(
+        &self,
+        req: &crate::protocol::api::ApiTurnRequest,
+    ) -> Result<crate::protocol::api::ApiOutcome, StorageError> {
+        self.sessions.asked.borrow_mut().push(req.clone());
+        let next = self.sessions.answers.borrow_mut().pop_front();
+        match next {
+            Some(Some(outcome)) => Ok(outcome),
+            Some(None) => futures::future::pending().await,
+            None => Err(StorageError("injected: the session cannot be reached".into())),
+        }
+    }
+    async fn stop_session(
+        &self,
+        key: &crate::inbound::SessionKey,
+        req: &crate::protocol::api::StopRequest,
+    ) -> Result<(), StorageError> {
+        self.sessions.stopped.borrow_mut().push((key.clone(), req.clone()));
+        Ok(())
+    }
+    async fn tasks(
+        &self,
+        req: &crate::protocol::tasks::TaskRequest,
+    ) -> Result<crate::protocol::tasks::TaskReply, StorageError> {
+        self.sessions.tasks.borrow_mut().push(req.clone());
+        match self.sessions.task_replies.borrow_mut().pop_front() {
+            Some(Some(reply)) => Ok(reply),
+            Some(None) => Err(StorageError("injected: the Agent object cannot be reached".into())),
+            None => Ok(crate::protocol::tasks::TaskReply { ok: true, ..Default::default() }),
+        }
     }
 }
 

@@ -53,6 +53,12 @@ pub trait AgentRuntime {
     }
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
+    /// Runs the alarm at `at_ms` (ms since the epoch) unless it is set to
+    /// run earlier. Default: as soon as possible.
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError> {
+        let _ = at_ms;
+        self.wake().await
+    }
     /// Waits (between attempts of dreaming's LLM call).
     async fn sleep(&self, ms: u64);
     fn now_ms(&self) -> i64;
@@ -454,6 +460,10 @@ where
             if self.backfill_conversations(&agent).await {
                 self.runtime.wake().await?;
             }
+        }
+        // Background tasks: results to post, tasks to start, late sub-agents.
+        if let Err(e) = self.tasks_alarm().await {
+            self.runtime.log(LogLevel::Error, &format!("tasks: {e}"));
         }
         Ok(ran)
     }

@@ -4,7 +4,8 @@
 //! heartbeats and jobs said; [`dreams`] is what it does for dreaming (the
 //! nightly sweep, proposals, the view); [`conversations`] indexes archived
 //! conversations the memory does not have yet; [`workspace`] is the
-//! workspace it composes and hands each new Session object.
+//! workspace it composes and hands each new Session object; [`tasks`] keeps
+//! the agent's background sub-agents and posts their results.
 
 pub mod approvals;
 pub mod conversations;
@@ -18,6 +19,9 @@ pub mod people;
 mod people_tests;
 pub mod registry;
 pub mod strangers;
+pub mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 pub mod threads;
 pub mod usage;
 pub mod workspace;

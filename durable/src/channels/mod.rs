@@ -19,6 +19,7 @@ pub mod buttons;
 pub mod discord;
 pub mod email;
 pub mod groups;
+pub mod later;
 pub mod multipart;
 pub mod outbound;
 pub mod slack;

@@ -16,7 +16,9 @@ use r2_layout::Usage;
 use serde::{Deserialize, Serialize};
 
 /// `POST` [`ApiTurnRequest`] → `text/event-stream` (`stream`), or the
-/// [`GenerateReply`] once the turn is done (200), or [`ApiFailure`] (502).
+/// [`GenerateReply`] once the turn is done (200), or [`ApiFailure`] (502);
+/// with `?as=outcome` (another session's `delegate` call) the [`ApiOutcome`]
+/// itself (200).
 pub const TURN_PATH: &str = "/api/turn";
 
 /// `POST` [`StopRequest`] → [`StopReply`]: stops the answer the session is

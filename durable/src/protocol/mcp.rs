@@ -38,7 +38,12 @@ impl McpScope {
         match key {
             SessionKey::Main(_) | SessionKey::Heartbeat(_) => McpScope::Main,
             SessionKey::Job { .. } => McpScope::Jobs,
-            SessionKey::Api { .. } => McpScope::Api,
+            // Another agent asking is a caller over an API, not a person.
+            SessionKey::Api { .. } | SessionKey::Delegated { .. } => McpScope::Api,
+            // A sub-agent has the servers of the chat that started it: the
+            // owner's main session's, or the narrowest shared ones.
+            SessionKey::Task { scope: r2_layout::Scope::Main, .. } => McpScope::Main,
+            SessionKey::Task { .. } => McpScope::Groups,
             SessionKey::Direct { .. } => McpScope::Dms,
             SessionKey::Group { .. } => McpScope::Groups,
         }

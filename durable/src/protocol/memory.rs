@@ -22,6 +22,13 @@ pub fn store_for(key: &SessionKey) -> String {
         SessionKey::Direct { channel, peer, .. } => format!("dm:{channel}:{peer}"),
         SessionKey::Job { job, .. } => format!("job:{job}"),
         SessionKey::Api { thread, .. } => format!("api:{thread}"),
+        // A peer's notes about what one of an asker's chats delegated stay
+        // with that chat's delegated session, never in the peer's own store.
+        SessionKey::Delegated { from, thread, .. } => format!("from:{from}:{thread}"),
+        // A sub-agent of the owner's main session works with the owner's
+        // memory; one started in any other chat has a store of its own.
+        SessionKey::Task { scope: r2_layout::Scope::Main, .. } => MAIN_STORE.to_owned(),
+        SessionKey::Task { id, .. } => format!("task:{id}"),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod memory;
 pub mod people;
 pub mod pins;
 pub mod session;
+pub mod tasks;
 pub mod usage;
 pub mod workspace;
 

@@ -1,8 +1,8 @@
 //! Calls to a Session object (`SESSION.idFromName(sessionKey)`): queue a
-//! message, read its status, queue an admin reset, and what a session tells
-//! its Agent object after a drain.
+//! message, post into its chat later, read its status, queue an admin
+//! reset, and what a session tells its Agent object after a drain.
 
-use crate::inbound::{Inbound, SessionKey};
+use crate::inbound::{Inbound, ReplyTarget, SessionKey};
 use r2_layout::{Message, Usage};
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,74 @@ pub const RESET_PATH: &str = "/reset";
 /// `GET ?request=` → [`AnswerReply`]: how far a message asked over HTTP got,
 /// and what the agent answered so far.
 pub const ANSWER_PATH: &str = "/answer";
+
+/// `POST`: [`PostRequest`] → [`PostReply`]; `400` with the reason as text
+/// when it cannot be posted (an empty or too long text, a bad id, no chat
+/// known to post in).
+pub const POST_PATH: &str = "/post";
+
+/// What a post does when its turn in the session's queue comes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PostMode {
+    /// The text goes to the chat as it is (through the outbox) and joins the
+    /// history as the agent's message. No LLM call.
+    #[default]
+    Say,
+    /// A turn runs in the session with the text as its prompt (a user
+    /// message from nobody); its answer goes to the chat like any answer.
+    Turn,
+}
+
+/// Something the runtime posts into a session's chat: a reminder that is
+/// due, a background task's result. It waits in the session's queue like a
+/// message (one turn at a time, after what is queued before it), so its
+/// place in the history is between turns, never inside one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostRequest {
+    pub session_key: SessionKey,
+    /// The caller's id for this post (1 to [`PostRequest::MAX_ID_LEN`]
+    /// characters). A post with an id the session has seen does nothing:
+    /// posting again after a failed or unanswered call is safe. Remembered
+    /// as long as a delivered message's key (a week after it was done).
+    pub id: String,
+    #[serde(default)]
+    pub mode: PostMode,
+    /// What is said, or the prompt of the turn (1 to
+    /// [`PostRequest::MAX_TEXT_CHARS`] characters).
+    pub text: String,
+    /// Where it goes: the target of the message it follows up (as the turn
+    /// that asked saw it). `None`: the chat a person last wrote from in this
+    /// session (the owner's first chat for the main session, before anyone
+    /// wrote). Either way the session makes it fit for later: a Discord
+    /// interaction's token is not used, a WhatsApp window is the latest the
+    /// session knows, an HTTP thread's answer goes to the agent's
+    /// notification feed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<ReplyTarget>,
+    /// [`PostMode::Turn`] for recurring work: when the same prompt is posted
+    /// again (ms after this one). The turn then gets the prompt-cache
+    /// lifetime a heartbeat's run gets (`crate::llm::cache_ttl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run_in_ms: Option<i64>,
+}
+
+impl PostRequest {
+    pub const MAX_ID_LEN: usize = 200;
+    pub const MAX_TEXT_CHARS: usize = 32_000;
+}
+
+/// What became of a [`PostRequest`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PostReply {
+    /// Queued now; `false`: a post with this id came before (nothing done).
+    pub queued: bool,
+    /// Where it goes, as the session resolved it (`None` for a repeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<ReplyTarget>,
+}
 
 /// Where a queued message stands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

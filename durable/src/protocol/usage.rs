@@ -47,10 +47,16 @@ pub enum UsageKind {
     /// A voice reply: text to speech. `input` counts the characters spoken
     /// (what speech models are priced by), `output` nothing.
     Tts,
+    /// A peer answering what another agent of the Worker delegated to it
+    /// (its `delegate` tool): in the peer's own ledger. Someone is waiting.
+    Delegated,
+    /// A background sub-agent's run (`spawn_task`): nobody waits for it, so
+    /// it is the first work a budget stops.
+    Subagent,
 }
 
 impl UsageKind {
-    pub const ALL: [UsageKind; 8] = [
+    pub const ALL: [UsageKind; 10] = [
         UsageKind::Conversation,
         UsageKind::ToolRound,
         UsageKind::Compaction,
@@ -59,6 +65,8 @@ impl UsageKind {
         UsageKind::Job,
         UsageKind::Dreaming,
         UsageKind::Tts,
+        UsageKind::Delegated,
+        UsageKind::Subagent,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -71,6 +79,8 @@ impl UsageKind {
             UsageKind::Job => "job",
             UsageKind::Dreaming => "dreaming",
             UsageKind::Tts => "tts",
+            UsageKind::Delegated => "delegated",
+            UsageKind::Subagent => "subagent",
         }
     }
 
@@ -80,7 +90,7 @@ impl UsageKind {
 
     /// Work nobody is waiting for: it stops at `BUDGET_BACKGROUND_PERCENT`.
     pub fn is_background(self) -> bool {
-        matches!(self, UsageKind::Heartbeat | UsageKind::Job | UsageKind::Dreaming)
+        matches!(self, UsageKind::Heartbeat | UsageKind::Job | UsageKind::Dreaming | UsageKind::Subagent)
     }
 }
 

@@ -247,6 +247,20 @@ pub trait SessionQueue {
         let _ = open;
         Err(StorageError(format!("cannot reach {key} from here")))
     }
+
+    /// Stops the answer the Session is writing (a cancelled background task).
+    async fn stop(&self, key: &SessionKey, req: &crate::protocol::api::StopRequest) -> Result<(), StorageError> {
+        let _ = req;
+        Err(StorageError(format!("cannot stop {key} from here")))
+    }
+
+    /// Posts into the Session's chat (`crate::protocol::session::PostRequest`).
+    async fn post(
+        &self,
+        req: &crate::protocol::session::PostRequest,
+    ) -> Result<crate::protocol::session::PostReply, StorageError> {
+        Err(StorageError(format!("cannot post to {} from here", req.session_key)))
+    }
 }
 
 /// What happened to the heartbeat at one tick.

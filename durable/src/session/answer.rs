@@ -6,6 +6,10 @@
 use crate::llm::{LlmReply, StopReason};
 use r2_layout::AssistantBlock;
 
+/// Told when a turn reaches its reply deadline between model calls.
+pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
+What I did so far is saved; please ask again.";
+
 /// Sent when the model answered with nothing at all.
 pub const NOTHING_TO_ADD: &str = "(I have nothing to add.)";
 /// Sent when the model declined and said nothing.

@@ -22,9 +22,9 @@ pub fn inner_specs(deps: &SessionDeps<'_>) -> Vec<ToolSpec> {
     let scope = deps.key.scope();
     let specs = toolbox::session_tools(scope, &deps.config.web, Vec::new());
     let specs = match deps.key {
-        crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. } => {
-            toolbox::background_tools(specs)
-        }
+        crate::inbound::SessionKey::Heartbeat(_)
+        | crate::inbound::SessionKey::Job { .. }
+        | crate::inbound::SessionKey::Task { .. } => toolbox::background_tools(specs),
         _ => specs,
     };
     specs.into_iter().filter(|t| t.native.is_none() && t.name != codemode::TOOL).collect()

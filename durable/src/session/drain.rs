@@ -90,7 +90,17 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             deps.watch.finish(p.sql(), p.now_ms())?;
             continue;
         }
-        if let Some(cmd) = crate::voice::parse_command(&inbound.text) {
+        // Posted by the runtime (a reminder, a task's result): said as it is,
+        // or a turn whose text is never read as a chat command.
+        let post = super::post::mark(p.sql(), &inbound)?;
+        if post.is_some_and(|m| m.mode == crate::protocol::session::PostMode::Say) {
+            super::post::say(p, deps, &store, &item, &inbound).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
+        let command = post.is_none();
+        if let Some(cmd) = crate::voice::parse_command(&inbound.text).filter(|_| command) {
             store.start(item.seq, "", None)?;
             super::voice::answer_command(p, deps, &store, &inbound, cmd).await?;
             finish(p, deps, &store, item.seq)?;
@@ -98,7 +108,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         // `/undo`: the agent's last workspace change reverted (no LLM call).
-        if is_undo_command(&inbound.text) {
+        if command && is_undo_command(&inbound.text) {
             if item.active {
                 store.retry(item.seq)?;
             } else {
@@ -111,14 +121,22 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         // `/approve`, `/revoke`, `/people`, `/link`: the Agent object decides (no LLM call).
-        if let Some(cmd) = crate::people::commands::owner_command(&inbound.text) {
+        if let Some(cmd) = crate::people::commands::owner_command(&inbound.text).filter(|_| command) {
             store.start(item.seq, "", None)?;
             super::people::answer(p, deps, &inbound, cmd).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
         }
-        if meter::is_usage_command(&inbound.text) {
+        if let Some(cmd) = crate::tasks::spawn::parse_command(&inbound.text).filter(|_| command) {
+            // `/tasks`: this chat's background tasks, from the Agent object (no LLM call).
+            store.start(item.seq, "", None)?;
+            super::handoff::answer_command(p, deps, &inbound, cmd).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
+        if command && meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
             meter::answer_usage(p, deps, &inbound).await?;
@@ -128,7 +146,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         }
         // A reset is recognised whether it starts now or resumes (eviction,
         // or a retry after a storage error): never answered as a message.
-        if is_reset_command(&inbound.text) {
+        if command && is_reset_command(&inbound.text) {
             if item.active {
                 p.log(LogLevel::Warn, &format!("resuming interrupted reset for message {}", item.seq));
                 store.retry(item.seq)?;
@@ -235,6 +253,10 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         preview::finish(p, &inbound, item.seq).await?;
         finish(p, deps, &store, item.seq)?;
         report.turns += 1;
+    }
+    if let Some(again) = super::subagent::report(p, deps, &store).await? {
+        // A sub-agent's end not yet told to its Agent object.
+        report.wake_at = Some(report.wake_at.map_or(again, |at| at.min(again)));
     }
     reply::flush(p, deps).await?;
     meter::flush(p, deps).await?;

@@ -19,7 +19,8 @@ use crate::media::MediaCache;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::api::{ApiOutcome, ApiTurnRequest, StopReply, StopRequest};
 use crate::protocol::session::{
-    AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, ResetReply, SessionStatus, SessionTouch,
+    AnswerReply, EnqueueReply, EnqueueRequest, MediaCacheStatus, PostReply, PostRequest, ResetReply, SessionStatus,
+    SessionTouch,
 };
 use crate::settings::{AgentConfig, Vars};
 use crate::workspace::WorkspaceCache;
@@ -117,6 +118,22 @@ pub struct SessionHost<R: SessionRuntime> {
     schema_ready: Cell<bool>,
     /// Whether the owner took this chat out (`None`: not read yet).
     closed: Cell<Option<bool>>,
+    /// The chat target this object last kept for later posts ([`super::post::remember`]).
+    post_target: RefCell<Option<String>>,
+}
+
+/// Why a post was not queued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostError {
+    /// The request cannot be posted as it is (said to the caller, `400`).
+    Refused(String),
+    Storage(StorageError),
+}
+
+impl From<StorageError> for PostError {
+    fn from(e: StorageError) -> Self {
+        PostError::Storage(e)
+    }
 }
 
 impl<R: SessionRuntime> SessionHost<R> {
@@ -136,6 +153,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             watch: Rc::default(),
             schema_ready: Cell::new(false),
             closed: Cell::new(None),
+            post_target: RefCell::default(),
         }
     }
 
@@ -212,6 +230,9 @@ impl<R: SessionRuntime> SessionHost<R> {
         }
         let payload = serde_json::to_string(&req.inbound).map_err(|e| StorageError(e.to_string()))?;
         let queued = store.enqueue(&req.inbound.dedupe_key, &payload, self.runtime.now_ms())?;
+        if queued {
+            super::post::remember(&store, &req.inbound, &self.post_target)?;
+        }
         if queued && req.fresh {
             // A scheduled run: when it comes again decides how long its
             // prompt is cached (`super::prefix::cache_ttl`).
@@ -225,6 +246,32 @@ impl<R: SessionRuntime> SessionHost<R> {
             self.runtime.wake().await?;
         }
         Ok(EnqueueReply { queued, busy: false })
+    }
+
+    /// Something the runtime posts into this session's chat (see
+    /// [`super::post`]): queued like a message and run by the alarm. A
+    /// repeat of an id already seen does nothing.
+    pub async fn post(&self, req: &PostRequest) -> Result<PostReply, PostError> {
+        super::post::check(req).map_err(PostError::Refused)?;
+        let store = self.store()?;
+        if self.session_key(&store)?.is_none() {
+            store.set_meta("session_key", &req.session_key.render())?;
+            *self.key.borrow_mut() = Some(req.session_key.clone());
+        }
+        if store.inbox_state(&super::post::dedupe_key(&req.id))?.is_some() {
+            return Ok(PostReply { queued: false, target: None });
+        }
+        let config = self.runtime.agent_config(req.session_key.agent().as_str()).ok();
+        let known = super::post::known(&store)?;
+        let target = super::post::resolve(req, known.as_ref(), &req.session_key, config.as_deref())
+            .map_err(PostError::Refused)?;
+        let now = self.runtime.now_ms();
+        let inbound = super::post::inbound(req, &target, now);
+        let queued = super::post::queue(&store, req, &inbound, now)?;
+        if queued {
+            self.runtime.wake().await?;
+        }
+        Ok(PostReply { queued, target: queued.then_some(target) })
     }
 
     /// A message from the HTTP API: queued like any other (its idempotency
@@ -408,7 +455,11 @@ impl<R: SessionRuntime> SessionHost<R> {
             return Ok(if store.meta("session_key")?.is_none() { AlarmOutcome::Empty } else { AlarmOutcome::BadKey });
         };
         let loaded = self.config.borrow().clone();
-        let config = match loaded.map(Ok).unwrap_or_else(|| self.runtime.agent_config(key.agent().as_str())) {
+        let loaded = loaded.map(Ok).unwrap_or_else(|| match &key {
+            SessionKey::Task { .. } => super::subagent::task_config(self.runtime.vars(), key.agent().as_str()),
+            _ => self.runtime.agent_config(key.agent().as_str()),
+        });
+        let config = match loaded {
             Ok(c) => {
                 *self.config.borrow_mut() = Some(c.clone());
                 c

@@ -205,6 +205,9 @@ mod api;
 #[path = "host_stop_tests.rs"]
 mod stop;
 
+#[path = "post_tests.rs"]
+mod post;
+
 /// A heartbeat run (its session, a fresh run) that comes again `next` ms later.
 fn heartbeat_run(n: u32, next: Option<i64>) -> EnqueueRequest {
     let mut req = request(n, "[Heartbeat] check the open items");

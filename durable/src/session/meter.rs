@@ -54,11 +54,14 @@ pub enum Gate {
 }
 
 /// What a call of `kind` counts as in the session of `key`: every call of a
-/// heartbeat or job session is that background work.
+/// heartbeat, job or sub-agent session is that background work, and every
+/// call of a peer's delegated session is delegated work.
 pub fn kind_for(key: &SessionKey, kind: UsageKind) -> UsageKind {
     match key {
         SessionKey::Heartbeat(_) => UsageKind::Heartbeat,
         SessionKey::Job { .. } => UsageKind::Job,
+        SessionKey::Task { .. } => UsageKind::Subagent,
+        SessionKey::Delegated { .. } => UsageKind::Delegated,
         _ => kind,
     }
 }
@@ -176,6 +179,9 @@ pub async fn before_call<P: Platform>(
     kind: UsageKind,
     prompt_tokens: u64,
 ) -> Result<Gate, StorageError> {
+    if let Some(stop) = super::subagent::over_limit(p, deps)? {
+        return Ok(Gate::Stop(stop));
+    }
     let settings = &deps.config.usage;
     if !settings.ledger || !settings.budget.is_set() {
         return Ok(Gate::Go);
@@ -434,6 +440,10 @@ pub async fn stopped<P: Platform, S: Sql>(
 ) -> Result<(), StorageError> {
     if stop.background || inbound.channel == ChannelKind::System {
         p.log(LogLevel::Info, &format!("{} not run: {}", deps.key, stop.message));
+        if matches!(deps.key, SessionKey::Task { .. }) {
+            // A sub-agent's result says why there is none.
+            super::subagent::stopped(p, deps, store, inbound, stop).await?;
+        }
         return Ok(());
     }
     store.set_meta(BLOCKED, "1")?;

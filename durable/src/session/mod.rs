@@ -19,7 +19,8 @@
 //! [`group`] is a session's part in a group of agents (listening, relays).
 //! [`meter`] records what each LLM call cost and keeps to the budget.
 //! [`stop`] ends an answer a client stopped; [`notes`] keeps what the user
-//! was told beside the conversation (failures, early stops).
+//! was told beside the conversation (failures, early stops). [`post`] is
+//! what the runtime posts into the chat later (reminders, task results).
 
 pub mod answer;
 pub mod answers;
@@ -31,6 +32,7 @@ pub mod context;
 pub mod deps;
 pub mod drain;
 pub mod group;
+pub mod handoff;
 pub mod history;
 pub mod host;
 #[cfg(test)]
@@ -41,6 +43,7 @@ pub mod meter_state;
 pub mod notes;
 pub mod parked;
 pub mod people;
+pub mod post;
 pub mod prefix;
 pub mod preview;
 pub mod replay;
@@ -49,6 +52,7 @@ pub mod reset;
 pub mod sequence;
 pub mod stop;
 pub mod store;
+pub mod subagent;
 pub mod toolbox;
 pub mod turn;
 pub mod voice;

@@ -69,12 +69,13 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     let tools = toolbox::session_tools(scope, &cfg.web, mcp);
     let tools = match deps.key {
         // Every call sends the tool definitions: background runs get fewer.
-        crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. } => {
-            toolbox::background_tools(tools)
-        }
+        crate::inbound::SessionKey::Heartbeat(_)
+        | crate::inbound::SessionKey::Job { .. }
+        | crate::inbound::SessionKey::Task { .. } => toolbox::background_tools(tools),
         _ => tools,
     };
     let tools = super::code::with_run_code(p, deps, tools);
+    let tools = super::handoff::with_tools(deps, tools);
     let session_key = deps.key.render();
     let mut system = prompt::build_system_prompt(
         &workspace,

@@ -54,10 +54,16 @@ async fn send_as<P: Platform>(
             return Ok(());
         }
         // Asked over HTTP: the answer waits in the session for its caller,
-        // under the request id the target carries.
+        // under the request id the target carries. Posted later (no request):
+        // to the agent's notification feed.
         ChannelKind::Api => {
-            let request = target.extra.as_deref().unwrap_or_default();
-            return super::answers::record(p.sql(), request, text, now);
+            return match target.extra.as_deref() {
+                Some(request) => super::answers::record(p.sql(), request, text, now),
+                None => {
+                    deps.watch.notice(text);
+                    Ok(())
+                }
+            };
         }
         // Heartbeat and job output: to the owner, unless HEARTBEAT_OK or a repeat.
         ChannelKind::Notify => match decide(p.sql(), deps.config.owners.first(), text, now)? {

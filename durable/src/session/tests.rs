@@ -960,6 +960,7 @@ fn the_photos_of_an_album_are_one_turn_after_a_short_wait() {
 }
 
 mod code;
+mod handoff;
 mod meter;
 mod parked;
 mod poison;

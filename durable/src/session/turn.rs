@@ -23,9 +23,7 @@ use crate::tools::ToolContext;
 use crate::workspace::Workspace;
 use r2_layout::{AssistantBlock, Message, ResultBlock};
 
-/// Told when a turn reaches its reply deadline between model calls.
-pub const TURN_PAST_DEADLINE: &str = "⚠️ This is taking longer than I can still answer here, so I stopped. \
-What I did so far is saved; please ask again.";
+pub use super::answer::TURN_PAST_DEADLINE;
 
 /// One turn: prompt, LLM, tools, reply, for queued message `seq` ("typing…"
 /// was sent when the drain took it). Returns the number of LLM calls.
@@ -43,7 +41,12 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     let target = &inbound.reply_target;
     meter::begin_turn(store, deps)?;
     let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, inbound.channel.as_str()).await;
-    let prefix_ttl = super::prefix::cache_ttl(store, deps)?;
+    // A post's turn (a reminder, a task's result) is background work.
+    let post = super::post::mark(p.sql(), inbound)?;
+    let prefix_ttl = match &post {
+        Some(mark) => super::post::cache_ttl(deps, mark),
+        None => super::prefix::cache_ttl(store, deps)?,
+    };
     let memory_ctx = memory::tools::MemoryToolContext {
         agent: &cfg.agent,
         store: crate::protocol::memory::store_for(key),
@@ -86,7 +89,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             super::stop::stopped(p, deps, store, session_id, inbound, seq, None).await?;
             return Ok(calls);
         }
-        let kind = meter::kind_for(deps.key, if round == 0 { UsageKind::Conversation } else { UsageKind::ToolRound });
+        let kind = match post {
+            Some(_) => UsageKind::Job,
+            None => meter::kind_for(deps.key, if round == 0 { UsageKind::Conversation } else { UsageKind::ToolRound }),
+        };
         let (result, prompt_tokens) = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
             if !compacted && estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
@@ -257,7 +263,10 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                     super::parked::Gate::Refuse(outcome) => outcome,
                     super::parked::Gate::Run => {
                         deps.watch.tool(&name, "running");
-                        let outcome = super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await;
+                        let outcome = match super::handoff::run(p, deps, inbound, &history, &name, &args).await {
+                            Some(outcome) => outcome,
+                            None => super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await,
+                        };
                         deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
                         outcome
                     }
@@ -273,10 +282,16 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             store.append(session_id, &result)?;
             results.push(result);
         }
+        let spawned = super::handoff::started(&results);
         history.extend(results);
         if wrote_workspace {
             // Folder listings are cached for a minute; our own writes show at once.
             deps.workspace_cache.borrow_mut().invalidate_listings();
+        }
+        if !spawned.is_empty() {
+            // Background tasks started: this reply goes out now.
+            super::handoff::end_after_spawn(p, deps, store, session_id, inbound, seq, &reply.text(), &spawned).await?;
+            return Ok(calls);
         }
         if last_round {
             break;

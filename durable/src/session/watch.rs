@@ -61,6 +61,9 @@ struct Inner {
     notices: Vec<String>,
     /// The name of the person who wrote last in a one-to-one chat.
     speaker: Option<String>,
+    /// Where the answer to the message being answered goes (a tool that
+    /// follows it up later names this chat).
+    answering: Option<ReplyTarget>,
 }
 
 struct Current {
@@ -185,9 +188,11 @@ impl Watch {
         if person && inbound.kind == ChatKind::Direct && !inbound.sender_name.trim().is_empty() {
             inner.speaker = Some(inbound.sender_name.clone());
         }
+        inner.answering = Some(inbound.reply_target.clone());
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),
-            api: inbound.reply_target.channel == ChannelKind::Api,
+            // A post into an HTTP thread has no request waiting for it.
+            api: inbound.reply_target.channel == ChannelKind::Api && !super::post::is_post(inbound),
             steps: Vec::new(),
             step: 0,
             attempt: String::new(),
@@ -438,6 +443,18 @@ impl Watch {
     /// The name of the person who wrote last in this one-to-one chat.
     pub fn speaker(&self) -> Option<String> {
         self.inner.borrow().speaker.clone()
+    }
+
+    /// Where the answer to the message being answered (or last answered)
+    /// goes: what a tool that follows it up later posts to.
+    pub fn answering(&self) -> Option<ReplyTarget> {
+        self.inner.borrow().answering.clone()
+    }
+
+    /// A text for the agent's notification feed (a post whose chat is an
+    /// HTTP thread: nobody waits for it there).
+    pub fn notice(&self, text: &str) {
+        self.inner.borrow_mut().notices.push(text.to_owned());
     }
 
     /// What heartbeats and jobs said since the last call.

@@ -17,6 +17,7 @@ pub mod groups;
 pub mod media;
 pub mod overlay;
 pub mod stream;
+pub mod tasks;
 pub mod usage;
 pub mod voice;
 pub mod web;
@@ -229,6 +230,8 @@ pub struct AgentConfig {
     /// waits for one sent before it that may still be on its way
     /// (`session::sequence`). 0: none.
     pub order_hold_ms: i64,
+    /// Peers to delegate to and background sub-agents (`ALLOWED_DELEGATES`, `SUBAGENT_*`).
+    pub tasks: tasks::TasksConfig,
 }
 
 /// How long a message reaching an idle session waits for one sent just
@@ -517,6 +520,7 @@ impl AgentConfig {
             stream: stream::StreamConfig::load(vars, agent)?,
             approval: approval::ApprovalConfig::load(vars, agent)?,
             order_hold_ms: i64::from(number::<u32>(vars, agent, "ORDER_HOLD_MS", DEFAULT_ORDER_HOLD_MS)?),
+            tasks: tasks::TasksConfig::load(vars, agent)?,
         })
     }
 

@@ -21,9 +21,10 @@ use crate::inbound::{ChannelKind, SessionKey};
 use crate::protocol::memory::ConversationSource;
 
 /// Whether a session's conversations are indexed: not heartbeats' and jobs' (their
-/// "user" text is a fixed prompt, not something anyone said).
+/// "user" text is a fixed prompt, not something anyone said), nor a sub-agent's (its
+/// result is posted in the chat that asked, and indexed with that chat).
 pub fn is_indexed(key: &SessionKey) -> bool {
-    !matches!(key, SessionKey::Heartbeat(_) | SessionKey::Job { .. })
+    !matches!(key, SessionKey::Heartbeat(_) | SessionKey::Job { .. } | SessionKey::Task { .. })
 }
 
 /// Where an archive's exchanges come from: the archive's key makes the batch once-only.
