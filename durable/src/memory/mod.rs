@@ -21,6 +21,7 @@ pub mod conversation;
 pub mod evidence;
 pub mod recall;
 pub mod self_report;
+pub mod tool_context;
 pub mod tools;
 
 pub use recall::{recall, RECALL_CHARS, RECALL_K};

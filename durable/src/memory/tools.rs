@@ -2,44 +2,20 @@
 //! (`who_am_i`, `what_do_i_know`, `my_stats`). Every call names the session's
 //! own store ([`super::store_for`]); the model cannot pick another one.
 
+pub use super::tool_context::MemoryToolContext;
+use super::tool_context::{call_error, err, ok};
 use super::MAX_K;
 use crate::ports::MemoryService;
-use crate::protocol::memory::{MemoryCall, MemoryCallError, MemoryHit, MemoryReply};
+use crate::protocol::memory::{MemoryCall, MemoryHit, MemoryReply};
 use crate::text::truncate_chars;
-use crate::toolkit::MAX_RESULT_CHARS;
 use crate::toolkit::{ToolOutcome, ToolSpec};
-use crate::workspace::Workspace;
 use hearth_memory::{Kind, Op};
-use r2_layout::{AgentId, Scope};
+use r2_layout::Scope;
 use serde_json::{json, Value};
 
 /// Characters of each entry's content in a search result (memory_get gives all).
 pub const SEARCH_SNIPPET_CHARS: usize = 500;
 pub const DEFAULT_SEARCH_K: usize = 5;
-
-pub struct MemoryToolContext<'a> {
-    pub agent: &'a AgentId,
-    /// The session's store (from [`super::store_for`]).
-    pub store: String,
-    pub scope: Scope,
-    pub model: &'a str,
-    pub workspace: &'a Workspace,
-    pub now_ms: i64,
-    /// The agent's time zone (IANA): conversation hits say when, date ranges resolve in it.
-    pub timezone: &'a str,
-    /// Whether the session's `memory_search` / `memory_get` count as recall
-    /// evidence: a conversation's do; a heartbeat's or a job's (the agent's
-    /// own routine, in the owner's store for a heartbeat) do not, or every
-    /// check-in would vote for what dreaming promotes.
-    pub records_use: bool,
-}
-
-impl MemoryToolContext<'_> {
-    /// Whether a session of `key` records its memory use (see [`Self::records_use`]).
-    pub fn records_use_of(key: &crate::inbound::SessionKey) -> bool {
-        !matches!(key, crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. })
-    }
-}
 
 fn obj(props: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
@@ -106,21 +82,8 @@ this/last week|month|year, or N days|weeks|months|years ago (in your time zone; 
     v
 }
 
-pub(super) fn ok(v: Value) -> ToolOutcome {
-    let text = serde_json::to_string(&v).unwrap_or_default();
-    ToolOutcome { text: truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
-}
-
-pub(super) fn err(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome { text: text.into(), is_error: true }
-}
-
 fn arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolOutcome> {
     args.get(name).and_then(Value::as_str).ok_or_else(|| err(format!("missing string argument '{name}'")))
-}
-
-pub(super) fn call_error(e: MemoryCallError) -> ToolOutcome {
-    err(e.to_string())
 }
 
 /// Runs the tool `name` if it is one of this module's; None otherwise.
