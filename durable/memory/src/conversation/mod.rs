@@ -25,12 +25,15 @@
 //! `bench/conversations.mjs` (`npm run bench`): LoCoMo recall, and 100,000 exchanges.
 
 pub mod rank;
+pub mod ranking;
+pub mod recall;
 pub mod snapshot;
 
 use crate::index::Bm25Index;
 use crate::tokenize::Tokenizer;
 
-pub use rank::{ConversationHit, ConversationQuery};
+pub use rank::{ConversationHit, ConversationQuery, CONTEXT};
+pub use ranking::{Ranking, RankingError};
 
 /// The host's id of an exchange (its SQLite row id): increasing, never reused.
 pub type TurnId = u64;
@@ -72,6 +75,8 @@ pub struct ConversationIndex {
     pub(crate) turns: Vec<TurnMeta>,
     /// Tokens per session (the sum of its exchanges' lengths), by ordinal.
     pub(crate) session_len: Vec<u64>,
+    /// The tokens of every exchange's ±1 window, summed (windows' average length).
+    pub(crate) window_total: u64,
     pub(crate) last_id: TurnId,
 }
 
@@ -87,6 +92,7 @@ impl ConversationIndex {
             index: Bm25Index::new(Tokenizer::Prefixed),
             turns: Vec::new(),
             session_len: Vec::new(),
+            window_total: 0,
             last_id: 0,
         }
     }
@@ -131,6 +137,9 @@ impl ConversationIndex {
             // Ids are new and increasing (checked above), so the insert cannot refuse.
             self.index.insert(doc.id, &[doc.text]);
             let len = self.index.slots.last().map_or(0, |s| u64::from(s.len));
+            self.window_total += window_growth(self.index.slots.len(), &self.turns, doc.session, len, |slot| {
+                u64::from(self.index.slots[slot].len)
+            });
             self.turns.push(TurnMeta { session: doc.session, at: doc.at });
             let at = doc.session as usize;
             if self.session_len.len() <= at {
@@ -140,6 +149,22 @@ impl ConversationIndex {
             self.last_id = doc.id;
         }
         Ok(())
+    }
+}
+
+/// What appending an exchange of `len` tokens to `session` (as slot `count - 1`) adds
+/// to the windows' total: its own window holds it and its predecessor (when that is of
+/// the same session), and the predecessor's window gains it.
+pub(crate) fn window_growth(
+    count: usize,
+    turns: &[TurnMeta],
+    session: SessionOrd,
+    len: u64,
+    len_of: impl Fn(usize) -> u64,
+) -> u64 {
+    match count.checked_sub(2) {
+        Some(previous) if turns.get(previous).is_some_and(|t| t.session == session) => len_of(previous) + 2 * len,
+        _ => len,
     }
 }
 
