@@ -172,6 +172,16 @@ describe("conversation memory", () => {
     }
   });
 
+  test("memory_search with several phrasings finds a fact for each, in one call", async () => {
+    // Two facts from two conversations; one query per fact, fused by rank.
+    h.llm.push({ toolCall: { name: "memory_search", input: { query: "gym locker code", queries: ["boiler valve plumber"], k: 2 } } }, { text: "both" });
+    const reqs = await turn(tgUpdate({ text: "what were my locker code and the boiler thing?" }), OWNER);
+    const v = JSON.parse(toolResults(reqs.at(-1)).at(-1).text);
+    const said = v.conversations.map((x) => x.said);
+    assert.ok(said.includes("my gym locker code is 3301, the one by the sauna"), JSON.stringify(v));
+    assert.ok(said.includes("the plumber said the boiler needs a new valve by Friday"), JSON.stringify(v));
+  });
+
   test("session_logs search is ranked over every archived conversation", async () => {
     h.llm.push({ toolCall: { name: "session_logs", input: { action: "search", query: "plumber sauna" } } }, { text: "found" });
     const reqs = await turn(tgUpdate({ text: "search my transcripts for the boiler" }), OWNER);

@@ -360,7 +360,7 @@ fn tune(
     recall: &mut dyn FnMut(usize, &Ranking) -> RecallRaw,
 ) -> (Ranking, f64) {
     let mut best: Option<(usize, f64)> = None;
-    for g in 0..grid.len() {
+    for (g, _) in grid.iter().enumerate() {
         let mut s = Sums::default();
         for &c in train {
             s.add(&scores[c][g].0[0]);

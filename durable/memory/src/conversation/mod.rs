@@ -19,10 +19,18 @@
 //!   row ids), a session ordinal (dense, assigned by the host) and a time;
 //! - [`snapshot`] writes the whole index as a checkpoint; exchanges added after a
 //!   checkpoint are re-indexed from their text at the next load (the host's log is its
-//!   table of exchanges, so nothing is written twice).
+//!   table of exchanges, so nothing is written twice);
+//! - [`rank`] scores an exchange by itself, its ±1 window and its session; [`ranking`]
+//!   holds the four numbers that could be fitted (chosen by leave-one-conversation-out);
+//!   [`recall`] decides what per-turn recall brings.
+//!
+//! A search costs what its words touch: per-exchange buffers are reused and put back to
+//! zero where written, words in most exchanges are left out, and past
+//! [`rank::MAX_CANDIDATES`] scored exchanges commoner words only add to those.
 //!
 //! Measured natively by `bench/memory/conversation_bench.rs` and in workerd by
-//! `bench/conversations.mjs` (`npm run bench`): LoCoMo recall, and 100,000 exchanges.
+//! `bench/conversations.mjs` (`npm run bench -- conversations`): LoCoMo, each
+//! conversation held out, and 100,000 exchanges of distinct text.
 
 pub mod rank;
 pub mod ranking;
@@ -78,6 +86,8 @@ pub struct ConversationIndex {
     /// The tokens of every exchange's ±1 window, summed (windows' average length).
     pub(crate) window_total: u64,
     pub(crate) last_id: TurnId,
+    /// What a search writes per exchange, kept for the next one.
+    pub(crate) scratch: std::cell::RefCell<rank::Scratch>,
 }
 
 impl Default for ConversationIndex {
@@ -94,6 +104,7 @@ impl ConversationIndex {
             session_len: Vec::new(),
             window_total: 0,
             last_id: 0,
+            scratch: Default::default(),
         }
     }
 

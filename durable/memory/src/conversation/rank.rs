@@ -41,6 +41,11 @@ pub const CONTEXT: usize = 2;
 pub const RRF_K: f32 = 60.0;
 /// Candidates the selection (and a fusion) looks at, best by score.
 const SELECTION_POOL: usize = 200;
+/// Exchanges scored for one phrasing at most: past this, commoner words only add to
+/// those already scored (a conversation of a few thousand exchanges never gets there).
+pub const MAX_CANDIDATES: usize = 4096;
+const CANDIDATE: u8 = 1;
+const NEAR: u8 = 2;
 
 /// A search.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -81,14 +86,29 @@ pub struct ConversationHit {
     pub after: Vec<TurnId>,
 }
 
-/// The three shares of every candidate for one phrasing.
+/// One phrasing's candidates.
 struct Scored {
     /// (slot, fused score), best first, at most [`SELECTION_POOL`].
     pool: Vec<(u64, f32)>,
-    /// Per slot: own and window shares, and the window's BM25 (zero where nothing matched).
+    /// Of the pool's slots: (slot, own share, window share, window BM25).
+    shares: Vec<(u64, f32, f32, f32)>,
+}
+
+impl Scored {
+    fn shares_of(&self, slot: u64) -> (f32, f32, f32) {
+        self.shares.iter().find(|x| x.0 == slot).map_or((0.0, 0.0, 0.0), |x| (x.1, x.2, x.3))
+    }
+}
+
+/// Per-slot buffers a search reuses: zero except while a phrasing is scored (each
+/// search puts back the zeros it wrote), so a search costs what it touches, not the
+/// store's size.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
     own: Vec<f32>,
     window: Vec<f32>,
-    window_score: Vec<f32>,
+    window_tf: Vec<u32>,
+    marks: Vec<u8>,
 }
 
 impl ConversationIndex {
@@ -140,23 +160,52 @@ impl ConversationIndex {
         let session_count = self.session_count() as u64;
         let session_avg = bm25::avg_field_length(self.session_len.iter().sum(), session_count);
         let window_avg = bm25::avg_field_length(self.window_total, n);
-        let mut own = vec![0.0f32; slots.len()];
-        let mut window = vec![0.0f32; slots.len()];
-        let mut window_tf = vec![0u32; slots.len()];
+        let mut local = Scratch::default();
+        let mut borrowed = self.scratch.try_borrow_mut();
+        let scratch = match borrowed.as_mut() {
+            Ok(s) => &mut **s,
+            Err(_) => &mut local,
+        };
+        for v in [&mut scratch.own, &mut scratch.window] {
+            v.resize(slots.len(), 0.0);
+        }
+        scratch.window_tf.resize(slots.len(), 0);
+        scratch.marks.resize(slots.len(), 0);
+        let Scratch { own, window, window_tf, marks } = scratch;
         let mut session_score = vec![0.0f32; sessions];
         let mut session_tf = vec![0u32; sessions];
         // The last term (its number + 1) that counted each session / window: distinct counts.
         let mut session_seen = vec![0u32; sessions];
         let mut candidates: Vec<u32> = Vec::new();
+        // `marks` per slot: CANDIDATE (its window is scored), NEAR (in a candidate's window).
         let mut touched_windows: Vec<u32> = Vec::new();
         let mut touched_sessions: Vec<SessionOrd> = Vec::new();
         // The most the query's words the store has could score at each level, and what
         // the words it never saw would have added.
         let (mut own_ceiling, mut window_ceiling, mut session_ceiling) = (0.0f32, 0.0f32, 0.0f32);
         let (mut absent, mut absent_sessions) = (0.0f32, 0.0f32);
-        let terms = self.index.tokenizer().query_terms(text);
-        for (number, text) in terms.iter().enumerate() {
-            let Some(term) = self.index.term(text).filter(|t| t.df > 0) else {
+        let mut terms: Vec<(String, Option<&crate::index::Term>)> = self
+            .index
+            .tokenizer()
+            .query_terms(text)
+            .into_iter()
+            .map(|t| {
+                let term = self.index.term(&t).filter(|x| x.df > 0);
+                (t, term)
+            })
+            .collect();
+        // Words in most exchanges (pronouns, the speakers of a two-person store, a reply
+        // every exchange has) weigh less than ln 2 each and would cost a posting per
+        // exchange: they are left out, unless the query has nothing else.
+        let majority = |t: &crate::index::Term| u64::from(t.df) * 2 > n;
+        if !terms.iter().all(|(_, t)| t.is_none_or(majority)) {
+            terms.retain(|(_, t)| !t.is_some_and(majority));
+        }
+        // Rarest first: once MAX_CANDIDATES exchanges are candidates, commoner words
+        // only add to those (Moffat and Zobel's "continue" strategy).
+        terms.sort_by_key(|(_, t)| t.map_or(0, |t| t.df));
+        for (number, (_, term)) in terms.iter().enumerate() {
+            let Some(term) = term else {
                 // A word the store never saw: the most it could have added, so a store
                 // that has one of the query's four words does not score like one with all.
                 absent += bm25::idf(0, n);
@@ -167,6 +216,7 @@ impl ConversationIndex {
             let idf = bm25::idf(u64::from(term.df), n);
             own_ceiling += idf;
             let mut session_df = 0u64;
+            let open_at_start = candidates.len() < MAX_CANDIDATES;
             for posting in self.index.postings(term) {
                 let s = posting.slot as usize;
                 let (Some(slot), Some(meta)) = (slots.get(s), self.turns.get(s)) else { continue };
@@ -181,33 +231,53 @@ impl ConversationIndex {
                 if !in_range(meta.at) {
                     continue;
                 }
-                // The windows holding this exchange: its own, and its neighbours' in its session.
-                for nb in [s.wrapping_sub(1), s, s + 1] {
-                    if nb < slots.len() && slots[nb].live && same_session(nb, s) {
-                        if window_tf[nb] == 0 {
-                            touched_windows.push(nb as u32);
-                        }
-                        window_tf[nb] += posting.tf;
-                    }
-                }
                 if session_tf[at] == 0 {
                     touched_sessions.push(meta.session);
                 }
                 session_tf[at] += posting.tf;
-                own[s] += bm25::term_score(idf, posting.tf as f32, cache.inverse(slot.norm));
+                let open = candidates.len() < MAX_CANDIDATES;
+                if !open && marks[s] == 0 {
+                    continue;
+                }
+                // The windows holding this exchange: its own, and its neighbours' in its session.
+                for nb in [s.wrapping_sub(1), s, s + 1] {
+                    if nb >= slots.len() || !slots[nb].live || !same_session(nb, s) || !in_range(self.turns[nb].at) {
+                        continue;
+                    }
+                    if marks[nb] & CANDIDATE == 0 {
+                        if !open {
+                            continue;
+                        }
+                        marks[nb] |= CANDIDATE;
+                        candidates.push(nb as u32);
+                        for x in [nb.wrapping_sub(1), nb, nb + 1] {
+                            if let Some(m) = marks.get_mut(x) {
+                                *m |= NEAR;
+                            }
+                        }
+                    }
+                    if window_tf[nb] == 0 {
+                        touched_windows.push(nb as u32);
+                    }
+                    window_tf[nb] += posting.tf;
+                }
+                if marks[s] & CANDIDATE != 0 {
+                    own[s] += bm25::term_score(idf, posting.tf as f32, cache.inverse(slot.norm));
+                }
             }
-            // Windows of exchanges in the range (all of them without one).
-            let window_idf = bm25::idf(touched_windows.len() as u64, n);
+            // The windows holding the word: counted while every one was scored; once
+            // only candidates are, what independently placed occurrences would give.
+            let window_df = if open_at_start && candidates.len() < MAX_CANDIDATES {
+                touched_windows.len() as u64
+            } else {
+                let p = u64::from(term.df) as f64 / n.max(1) as f64;
+                (n as f64 * (1.0 - (1.0 - p).powi(3))).round() as u64
+            };
+            let window_idf = bm25::idf(window_df.min(n), n);
             window_ceiling += window_idf;
             for &w in &touched_windows {
                 let w = w as usize;
                 let tf = std::mem::take(&mut window_tf[w]) as f32;
-                if !in_range(self.turns[w].at) {
-                    continue;
-                }
-                if window[w] == 0.0 {
-                    candidates.push(w as u32);
-                }
                 let norm = params.k1 * (1.0 - params.b + params.b * self.window_len(w) as f32 / window_avg);
                 window[w] += window_idf * tf / (tf + norm);
             }
@@ -221,9 +291,6 @@ impl ConversationIndex {
                 session_score[at] += session_idf * tf / (tf + norm);
             }
             touched_sessions.clear();
-        }
-        if candidates.is_empty() {
-            return None;
         }
         let share = |v: f32, ceiling: f32| if ceiling > 0.0 { (v / ceiling).min(1.0) } else { 0.0 };
         // The fused score is of the whole query (comparable across stores); the shares
@@ -240,14 +307,25 @@ impl ConversationIndex {
                 (s as u64, fused)
             })
             .collect();
-        let window_score = window.clone();
-        for s in &candidates {
-            let s = *s as usize;
-            own[s] = share(own[s], own_ceiling);
-            window[s] = share(window[s], window_ceiling);
-        }
         rank_top_k(&mut pool, SELECTION_POOL);
-        Some(Scored { pool, own, window, window_score })
+        let shares = pool
+            .iter()
+            .map(|&(s, _)| {
+                let i = s as usize;
+                (s, share(own[i], own_ceiling), share(window[i], window_ceiling), window[i])
+            })
+            .collect();
+        for &c in &candidates {
+            let c = c as usize;
+            own[c] = 0.0;
+            window[c] = 0.0;
+            for x in [c.wrapping_sub(1), c, c + 1] {
+                if let Some(m) = marks.get_mut(x) {
+                    *m = 0;
+                }
+            }
+        }
+        (!candidates.is_empty()).then_some(Scored { pool, shares })
     }
 
     /// Tokens in the ±1 window of slot `w` (its session's exchanges beside it).
@@ -300,9 +378,9 @@ impl ConversationIndex {
                 session: meta.session,
                 at: meta.at,
                 score: f,
-                match_share: first.own.get(s).copied().unwrap_or(0.0),
-                window_share: first.window.get(s).copied().unwrap_or(0.0),
-                window_score: first.window_score.get(s).copied().unwrap_or(0.0),
+                match_share: first.shares_of(s as u64).0,
+                window_share: first.shares_of(s as u64).1,
+                window_score: first.shares_of(s as u64).2,
                 before,
                 after,
             });

@@ -90,6 +90,6 @@ impl ConversationIndex {
             }
             session_len[s] += u64::from(slot.len);
         }
-        Ok(ConversationIndex { index, turns, session_len, window_total, last_id })
+        Ok(ConversationIndex { index, turns, session_len, window_total, last_id, scratch: Default::default() })
     }
 }
