@@ -174,9 +174,16 @@ describe("conversation memory", () => {
 
   test("memory_search with several phrasings finds a fact for each, in one call", async () => {
     // Two facts from two conversations; one query per fact, fused by rank.
-    h.llm.push({ toolCall: { name: "memory_search", input: { query: "gym locker code", queries: ["boiler valve plumber"], k: 2 } } }, { text: "both" });
+    h.llm.push(
+      { toolCall: { name: "memory_search", input: { query: "gym locker code sauna", k: 3 } } },
+      { toolCall: { name: "memory_search", input: { query: "gym locker code sauna", queries: ["boiler valve plumber"], k: 3 } } },
+      { text: "both" },
+    );
     const reqs = await turn(tgUpdate({ text: "what were my locker code and the boiler thing?" }), OWNER);
-    const v = JSON.parse(toolResults(reqs.at(-1)).at(-1).text);
+    const [one, both] = toolResults(reqs.at(-1)).slice(-2).map((x) => JSON.parse(x.text));
+    const boiler = "the plumber said the boiler needs a new valve by Friday";
+    assert.ok(!one.conversations.some((x) => x.said === boiler), "one phrasing finds one fact");
+    const v = both;
     const said = v.conversations.map((x) => x.said);
     assert.ok(said.includes("my gym locker code is 3301, the one by the sauna"), JSON.stringify(v));
     assert.ok(said.includes("the plumber said the boiler needs a new valve by Friday"), JSON.stringify(v));
