@@ -352,19 +352,31 @@ async function scalePart(rows, synthetic) {
     const cpuSearch0 = meter?.read();
     await timeSearches(queries.slice(320, 400));
     const cpuPerSearch = meter ? (meter.read() - cpuSearch0) / 80 : NaN;
-    // Cold: a new workerd on the same state; the first search loads the index.
-    await h.restart();
-    await (await post(h, "/api/agents/main/memory/call", { call: "stats", store: "nothing-here" })).json(); // the Agent object itself, no index
-    const rss0 = workerdRss();
-    const t = performance.now();
-    await (await post(h, "/api/agents/main/memory/call", { call: "search_conversations", store: "main", query: queries[0], k: 5 })).json();
-    const cold = performance.now() - t;
-    const rss1 = workerdRss();
-    const again = await timeSearches(queries.slice(0, 20));
+    // Cold: a new workerd on the same state; the first search loads the index. First
+    // right after the indexing (its checkpoint up to 2,000 exchanges behind), then once
+    // the store has settled (two more ticks: the alarm checkpoints a store nothing was
+    // added to since its last look).
+    const coldLoad = async () => {
+      await h.restart();
+      await (await post(h, "/api/agents/main/memory/call", { call: "stats", store: "nothing-here" })).json(); // the Agent object itself, no index
+      const rss0 = workerdRss();
+      const t = performance.now();
+      await (await post(h, "/api/agents/main/memory/call", { call: "search_conversations", store: "main", query: queries[0], k: 5 })).json();
+      const first = performance.now() - t;
+      const rss1 = workerdRss();
+      const again = await timeSearches(queries.slice(0, 20));
+      return { first, extra: first - percentile(again, 50), rss: (rss1 - rss0) / 1024 };
+    };
+    const behind = await coldLoad();
+    for (const day of [1, 2]) {
+      await (await h.mf.getWorker()).scheduled({ scheduledTime: Date.now() + day * 3_600_000, cron: "*/5 * * * *" });
+      await new Promise((r) => setTimeout(r, 3000));
+    }
+    const settled = await coldLoad();
     rows.push({ name: `conversation memory at ${count} archived exchanges of distinct synthetic text: indexing in the background`, value: `${indexSeconds.toFixed(0)} s; workerd CPU ${cpuPer200.toFixed(1)} ms per 200 exchanges (gunzip, read, index, write)`, target: `≤ 50 ms per 200${mark(cpuPer200 <= 50)}` });
     rows.push({ name: "conversation search over the admin API (Worker → Agent object), p50 / p99", value: `${percentile(warm, 50).toFixed(1)} / ${percentile(warm, 99).toFixed(1)} ms; workerd CPU ${cpuPerSearch.toFixed(1)} ms per search; natively ${nat.searchP50Ms.toFixed(2)} / ${nat.searchP99Ms.toFixed(2)} ms`, target: `p50 ≤ 10 ms${mark(percentile(warm, 50) <= 10)}` });
-    rows.push({ name: "conversation index cold load: first search after a restart, minus a warm one", value: `${(cold - percentile(again, 50)).toFixed(1)} ms (first ${cold.toFixed(1)} ms); natively the load ${nat.loadMs.toFixed(1)} ms`, target: `≤ 100 ms${mark(cold - percentile(again, 50) <= 100)}` });
-    rows.push({ name: "conversation index in memory: workerd RSS growth at its load", value: `${((rss1 - rss0) / 1024).toFixed(1)} MB; natively ${(nat.heapBytes / 1e6).toFixed(1)} MB of heap (checkpoint ${(nat.checkpointBytes / 1e6).toFixed(1)} MB)`, target: `≤ 64 MB${mark((rss1 - rss0) / 1024 <= 64)}` });
+    rows.push({ name: "conversation index cold load: first search after a restart, minus a warm one (settled / right after indexing, its checkpoint up to 2,000 exchanges behind)", value: `${settled.extra.toFixed(1)} / ${behind.extra.toFixed(1)} ms (first ${settled.first.toFixed(1)} / ${behind.first.toFixed(1)} ms); natively the load ${nat.loadMs.toFixed(1)} / ${nat.loadWithLagMs.toFixed(1)} ms`, target: `≤ 100 ms${mark(settled.extra <= 100)}` });
+    rows.push({ name: "conversation index in memory: workerd RSS growth at its load", value: `${settled.rss.toFixed(1)} MB; natively ${(nat.heapBytes / 1e6).toFixed(1)} MB of heap (checkpoint ${(nat.checkpointBytes / 1e6).toFixed(1)} MB)`, target: `≤ 64 MB${mark(settled.rss <= 64)}` });
   } finally {
     await h.close();
     rmSync(dir, { recursive: true, force: true });

@@ -134,18 +134,22 @@ impl<S: Sql> Shelf<S> {
         Ok(self.get(store)?.len())
     }
 
-    /// Checkpoints loaded indexes with many exchanges since their last checkpoint.
-    /// Returns the stores written.
+    /// Checkpoints loaded indexes with many exchanges since their last checkpoint
+    /// ([`CHECKPOINT_AFTER`]), or with any once nothing was added since the last look
+    /// (the store has settled: a reset's batch, the end of a backfill), so a cold load
+    /// usually re-indexes nothing. Returns the stores written.
     pub fn maintenance(&mut self) -> Result<Vec<String>, StorageError> {
         let mut done = Vec::new();
         let mut names: Vec<String> = self.loaded.keys().cloned().collect();
         crate::order::sort(&mut names);
         for name in names {
             if let Some((c, _)) = self.loaded.get_mut(&name) {
-                if c.pending() >= CHECKPOINT_AFTER {
+                let settled = c.pending() > 0 && c.pending() == c.pending_when_looked;
+                if c.pending() >= CHECKPOINT_AFTER || settled {
                     c.checkpoint()?;
                     done.push(name);
                 }
+                c.pending_when_looked = c.pending();
             }
         }
         Ok(done)

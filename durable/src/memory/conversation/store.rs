@@ -62,6 +62,9 @@ pub struct Conversations<S: Sql> {
     index: ConversationIndex,
     /// Exchanges indexed since the stored checkpoint (what the next load re-indexes).
     pending: u64,
+    /// [`Self::pending`] when maintenance last looked: unchanged since means the store
+    /// has settled, and its checkpoint can catch up.
+    pub(super) pending_when_looked: u64,
 }
 
 fn int(v: Option<&SqlValue>) -> i64 {
@@ -106,7 +109,7 @@ impl<S: Sql> Conversations<S> {
         } else {
             ConversationIndex::from_checkpoint(buffer).unwrap_or_default()
         };
-        let mut me = Conversations { sql, store: store.to_owned(), index, pending: 0 };
+        let mut me = Conversations { sql, store: store.to_owned(), index, pending: 0, pending_when_looked: 0 };
         me.catch_up()?;
         Ok(me)
     }

@@ -91,6 +91,23 @@ fn a_batch_is_added_once_and_survives_a_restart() {
 }
 
 #[test]
+fn a_settled_store_is_checkpointed_at_the_next_look() {
+    let (sql, mut s) = shelf();
+    let checkpoints = || sql.exec("SELECT COUNT(*) FROM conv_checkpoint", &[]).unwrap()[0][0].as_i64();
+    s.add("main", &source("s1", "agent:main:main"), &filler(T0), T0).unwrap();
+    assert!(s.maintenance().unwrap().is_empty(), "just added: it may still be growing");
+    assert_eq!(checkpoints(), Some(0));
+    assert_eq!(s.maintenance().unwrap(), ["main"], "nothing added since the last look: settled");
+    assert!(checkpoints().unwrap_or(0) > 0);
+    assert!(s.maintenance().unwrap().is_empty(), "nothing pending: nothing to write");
+    // Still growing at every look: no checkpoint until CHECKPOINT_AFTER.
+    for day in 1..4 {
+        s.add("main", &source(&format!("s{}", day + 1), "agent:main:main"), &filler(T0 + day * DAY), T0).unwrap();
+        assert!(s.maintenance().unwrap().is_empty());
+    }
+}
+
+#[test]
 fn a_failed_write_adds_nothing_and_the_retry_adds_it_all() {
     let (sql, mut s) = shelf();
     let talk = vec![ex(T0, "Ana", "my passport number ends in 42", ""), ex(T0 + 1, "Ana", "and expires in May", "")];
