@@ -75,6 +75,17 @@ pub(crate) struct TurnMeta {
     pub at: i64,
 }
 
+/// Per-slot buffers a search reuses ([`rank`]): zero except while a phrasing is scored
+/// (each search puts back the zeros it wrote), so a search costs what it touches, not
+/// the store's size.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    pub own: Vec<f32>,
+    pub window: Vec<f32>,
+    pub window_tf: Vec<u32>,
+    pub marks: Vec<u8>,
+}
+
 /// The conversation index of one store.
 #[derive(Clone, Debug)]
 pub struct ConversationIndex {
@@ -87,7 +98,7 @@ pub struct ConversationIndex {
     pub(crate) window_total: u64,
     pub(crate) last_id: TurnId,
     /// What a search writes per exchange, kept for the next one.
-    pub(crate) scratch: std::cell::RefCell<rank::Scratch>,
+    pub(crate) scratch: std::cell::RefCell<Scratch>,
 }
 
 impl Default for ConversationIndex {

@@ -31,7 +31,7 @@
 //! first and then its exchanges), is in `docs/conversation-memory.md`, from
 //! `npm run bench -- conversations`.
 
-use super::{ConversationIndex, Ranking, SessionOrd, TurnId};
+use super::{ConversationIndex, Ranking, Scratch, SessionOrd, TurnId};
 use crate::bm25::{self, Bm25Params, NormCache};
 use crate::index::rank_top_k;
 
@@ -98,17 +98,6 @@ impl Scored {
     fn shares_of(&self, slot: u64) -> (f32, f32, f32) {
         self.shares.iter().find(|x| x.0 == slot).map_or((0.0, 0.0, 0.0), |x| (x.1, x.2, x.3))
     }
-}
-
-/// Per-slot buffers a search reuses: zero except while a phrasing is scored (each
-/// search puts back the zeros it wrote), so a search costs what it touches, not the
-/// store's size.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Scratch {
-    own: Vec<f32>,
-    window: Vec<f32>,
-    window_tf: Vec<u32>,
-    marks: Vec<u8>,
 }
 
 impl ConversationIndex {
