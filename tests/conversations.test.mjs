@@ -3,8 +3,8 @@
 // the conversation memory of its scope in the Agent object; `memory_search` (the agent's
 // tool), MCP `search_memory`, per-turn recall and `session_logs` find them with when,
 // who and the exchanges around them; archives already in R2 are indexed in the
-// background by the Agent object's alarm; a group or a friend's DM never finds the
-// owner's words.
+// background by the Agent object's alarm; a group, a friend's DM, an API key without
+// `owner` (over the HTTP API and over MCP) never finds the owner's words.
 import assert from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
@@ -13,10 +13,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./helpers/hearth.mjs";
 
 const ADMIN = "conversations-admin-token";
+const SITE = "site-key-token-conversations-0123";
 const DAY = 86_400_000;
 let h;
 before(async () => {
-  h = await startHearth({ bindings: { ADMIN_TOKEN: ADMIN } });
+  h = await startHearth({ bindings: { ADMIN_TOKEN: ADMIN, API_TOKENS: `site:${SITE}:main` } });
 });
 after(() => h.close());
 
@@ -37,6 +38,34 @@ async function adminSearch(store, query) {
   assert.equal(r.status, 200, await r.clone().text());
   return (await r.json()).hits;
 }
+
+/** An MCP client (the official SDK over Streamable HTTP) with `token`'s credentials. */
+async function mcpClient(token) {
+  const client = new Client({ name: "conversations-e2e", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL("http://hearth.test/mcp/main"), {
+    fetch: (url, init = {}) =>
+      h.mf.dispatchFetch(String(url), { method: init.method, headers: Object.fromEntries(new Headers(init.headers).entries()), body: init.body }).then(
+        async (res) => new Response(res.status === 202 || res.status === 204 ? null : await res.arrayBuffer(), { status: res.status, headers: Object.fromEntries(res.headers.entries()) }),
+      ),
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** MCP `search_memory` with `token`'s credentials: the tool's JSON answer. */
+async function mcpSearch(token, args) {
+  const client = await mcpClient(token);
+  try {
+    const res = await client.callTool({ name: "search_memory", arguments: args });
+    return JSON.parse(res.content.map((c) => c.text).join(""));
+  } finally {
+    await client.close();
+  }
+}
+
+/** How many of `hits` are an exchange whose words include `words`. */
+const saying = (hits, words) => hits.filter((x) => x.exchange.text.includes(words)).length;
 
 const today = () => new Date().toISOString().slice(0, 10);
 const mention = (text) => tgUpdate({ from: FRIEND, chat: GROUP, text: `@hearth_bot ${text}`, entities: [{ type: "mention", offset: 0, length: 11 }] });
@@ -62,7 +91,7 @@ describe("conversation memory", () => {
     assert.equal(hit.speaker, "Olga (@olga)", "the Telegram sender, as Hearth names people");
     assert.equal(hit.channel, "telegram");
     assert.ok(hit.when.startsWith(today()), hit.when);
-    assert.equal(hit.after.said, "leg day tomorrow, wish me luck", "the exchange after it, as context");
+    assert.equal(hit.after[0].said, "leg day tomorrow, wish me luck", "the exchange after it, as context");
     assert.ok(!result.text.includes("system-reminder"), "the runtime's reminders are not what was said");
 
     // The same question next turn is recalled without a tool call: the exchange is in the reminder.
@@ -87,8 +116,39 @@ describe("conversation memory", () => {
     h.llm.push({ text: "See you there" }, { text: "NONE" });
     await turn(mention("the climbing trip meets at the north car park"), GROUP);
     await turn(tgUpdate({ from: FRIEND, chat: GROUP, text: "/reset@hearth_bot", entities: [{ type: "bot_command", offset: 0, length: 17 }] }), GROUP);
-    assert.equal((await adminSearch(`group:telegram:${GROUP}`, "climbing car park")).length, 1);
+    assert.equal(saying(await adminSearch(`group:telegram:${GROUP}`, "climbing car park"), "climbing trip meets"), 1);
     assert.equal((await adminSearch("main", "climbing car park")).length, 0);
+  });
+
+  test("an API key without owner never finds the owner's conversations: not over the HTTP API, not over MCP", async () => {
+    const asKey = async (text, threadId) => {
+      const r = await h.fetch("/api/agents/main/generate", { method: "POST", headers: { authorization: `Bearer ${SITE}`, "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: text }], threadId }) });
+      return { status: r.status, body: await r.json() };
+    };
+    // The key's thread: the model searches for the owner's words; a question recalls nothing of them.
+    const first = h.llm.requests.length;
+    h.llm.push({ toolCall: { name: "memory_search", input: { query: "gym locker code 3301 sauna" } } }, { text: "no idea" });
+    const r = await asKey("which gym locker code did Olga pick, the one by the sauna?", "t1");
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const reqs = h.llm.requests.slice(first);
+    assert.deepEqual(JSON.parse(toolResults(reqs.at(-1)).at(-1).text).conversations, []);
+    for (const req of reqs) assert.ok(!req.raw.includes("3301, the one by the sauna"), "the owner's words reached a key's request");
+    // Over MCP with the key: its own thread's memory only.
+    assert.deepEqual((await mcpSearch(SITE, { query: "gym locker code 3301" })).conversations, []);
+    // The same search with the owner's credentials finds it (the words are there).
+    assert.equal((await mcpSearch(ADMIN, { query: "gym locker code 3301" })).conversations[0]?.said, "my gym locker code is 3301, the one by the sauna");
+
+    // The key's own conversation is its own: after its reset, the key finds it, the owner's main store does not.
+    h.llm.push({ text: "Shipped!" }, { text: "NONE" });
+    assert.equal((await asKey("the order 5521 ships with the blue courier", "t1")).status, 200);
+    assert.equal((await asKey("/reset", "t1")).status, 200);
+    const own = await mcpSearch(SITE, { query: "order 5521 courier", since: "today" });
+    // MCP's default thread for a key is its `mcp` thread, a store of its own: the key's
+    // t1 thread is another store, so MCP finds nothing there either; the admin API
+    // sees the thread's store by name.
+    assert.deepEqual(own.conversations, []);
+    assert.equal(saying(await adminSearch("api:key-site-t1", "order 5521 courier"), "order 5521 ships"), 1);
+    assert.equal((await adminSearch("main", "order 5521 courier")).length, 0);
   });
 
   test("over the HTTP API: a thread's conversation is found by MCP search_memory after its /reset", async () => {
@@ -98,15 +158,7 @@ describe("conversation memory", () => {
     r = await generate("/reset", { threadId: "main" });
     assert.equal(r.status, 200, JSON.stringify(r.body));
 
-    const client = new Client({ name: "conversations-e2e", version: "1.0.0" });
-    const transport = new StreamableHTTPClientTransport(new URL("http://hearth.test/mcp/main"), {
-      fetch: (url, init = {}) =>
-        h.mf.dispatchFetch(String(url), { method: init.method, headers: Object.fromEntries(new Headers(init.headers).entries()), body: init.body }).then(
-          async (res) => new Response(res.status === 202 || res.status === 204 ? null : await res.arrayBuffer(), { status: res.status, headers: Object.fromEntries(res.headers.entries()) }),
-        ),
-      requestInit: { headers: { Authorization: `Bearer ${ADMIN}` } },
-    });
-    await client.connect(transport);
+    const client = await mcpClient(ADMIN);
     try {
       const res = await client.callTool({ name: "search_memory", arguments: { query: "boiler valve", since: "today" } });
       const v = JSON.parse(res.content.map((c) => c.text).join(""));
@@ -118,6 +170,23 @@ describe("conversation memory", () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("memory_search with several phrasings finds a fact for each, in one call", async () => {
+    // Two facts from two conversations; one query per fact, fused by rank.
+    h.llm.push(
+      { toolCall: { name: "memory_search", input: { query: "gym locker code sauna", k: 3 } } },
+      { toolCall: { name: "memory_search", input: { query: "gym locker code sauna", queries: ["boiler valve plumber"], k: 3 } } },
+      { text: "both" },
+    );
+    const reqs = await turn(tgUpdate({ text: "what were my locker code and the boiler thing?" }), OWNER);
+    const [one, both] = toolResults(reqs.at(-1)).slice(-2).map((x) => JSON.parse(x.text));
+    const boiler = "the plumber said the boiler needs a new valve by Friday";
+    assert.ok(!one.conversations.some((x) => x.said === boiler), "one phrasing finds one fact");
+    const v = both;
+    const said = v.conversations.map((x) => x.said);
+    assert.ok(said.includes("my gym locker code is 3301, the one by the sauna"), JSON.stringify(v));
+    assert.ok(said.includes("the plumber said the boiler needs a new valve by Friday"), JSON.stringify(v));
   });
 
   test("session_logs search is ranked over every archived conversation", async () => {
@@ -169,6 +238,6 @@ describe("conversation memory", () => {
     // Another tick adds nothing twice.
     await worker.scheduled({ scheduledTime: Date.now() + 300_000, cron: "*/5 * * * *" });
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal((await adminSearch("main", "cabin lake bled")).length, 1);
+    assert.equal(saying(await adminSearch("main", "cabin lake bled"), "we booked the cabin"), 1, "indexed once");
   });
 });

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use crate::codec::Reader;
 use crate::entry::{Entry, EntryId, Kind};
-use crate::snapshot::EntryView;
+use crate::entry_record::EntryView;
 
 /// An entry still encoded in the checkpoint buffer.
 #[derive(Debug)]

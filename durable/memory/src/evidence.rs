@@ -207,7 +207,7 @@ mod tests {
         let n = index.doc_count();
         let expected = crate::bm25::idf(1, n) * 2.0;
         assert!((ceiling - expected).abs() < 1e-6, "unknown words add nothing: {ceiling} vs {expected}");
-        let hits = index.search("green tea tomorrow", crate::Bm25Params::default(), 1);
+        let hits = index.search("green tea tomorrow", crate::bm25::Bm25Params::default(), 1);
         let share = normalised(hits[0].1, ceiling);
         assert!(share > 0.0 && share < 1.0, "{share}");
         assert_eq!(normalised(3.0, 0.0), 0.0);

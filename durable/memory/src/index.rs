@@ -27,6 +27,7 @@ use foldhash::fast::RandomState;
 use crate::bm25::{self, Bm25Params, Explanation, NormCache, TermStats};
 use crate::keys::KeyIndex;
 use crate::norms::length_to_norm;
+use crate::postings::{Posting, PostingDecoder};
 use crate::tokenize::Tokenizer;
 
 /// The caller's document id (the store uses entry ids).
@@ -40,12 +41,6 @@ const PURGE_DEAD_RATIO: u64 = 2;
 /// No purge below this many dead postings: small indexes never pay for sweeps.
 const PURGE_MIN_DEAD_POSTINGS: u64 = 4096;
 const PURGE_MIN_DEAD_SLOTS: usize = 1024;
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Posting {
-    pub slot: u32,
-    pub tf: u32,
-}
 
 /// Where a term's text is: a range of the checkpoint buffer or of the index's arena.
 /// Either way no term owns an allocation, so loading 35,000 terms allocates nothing per term.
@@ -519,7 +514,7 @@ fn find_term(
 
 fn postings_of<'a>(checkpoint: &'a [u8], added: &'a [Vec<Posting>], term: &Term) -> impl Iterator<Item = Posting> + 'a {
     let (start, len) = (term.frozen.0 as usize, term.frozen.1 as usize);
-    let frozen = crate::snapshot::PostingDecoder::new(checkpoint.get(start..start + len).unwrap_or_default());
+    let frozen = PostingDecoder::new(checkpoint.get(start..start + len).unwrap_or_default());
     let added = (term.added as usize).checked_sub(1).and_then(|at| added.get(at)).map_or(&[][..], Vec::as_slice);
     frozen.chain(added.iter().copied())
 }

@@ -15,11 +15,11 @@
 //! differently). A long archive summary is rarely said by one line; the
 //! model then distils it, and its fact is checked again.
 
+use crate::backend::MemoryBackend;
 use crate::entry::{Entry, EntryId};
 use crate::evidence::Evidence;
 use crate::store::MemoryStore;
 use crate::tokenize::Tokenizer;
-use crate::MemoryBackend;
 
 /// A text is said by a line holding this share of its distinct words.
 pub const SAID_SHARE: f32 = 0.8;

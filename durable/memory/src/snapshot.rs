@@ -25,9 +25,10 @@
 use std::rc::Rc;
 
 use crate::codec::{CorruptData, Reader, Writer};
-use crate::entry::{Entry, EntryId, Kind};
+use crate::entry::EntryId;
+use crate::entry_record::{encode_entry, EntryView};
 use crate::entry_table::{EntryTable, FrozenEntry, Record};
-use crate::index::{Bm25Index, Posting, Slot, Term, TermText};
+use crate::index::{Bm25Index, Slot, Term, TermText};
 use crate::keys::KeyIndex;
 use crate::norms::length_to_norm;
 use crate::tokenize::Tokenizer;
@@ -38,116 +39,6 @@ const FORMAT_VERSION: u8 = 2;
 const FORMAT_VERSION_UNSORTED_TERMS: u8 = 1;
 /// Well under the Durable Object limit of 2 MB per value, with room for row overhead.
 pub const SNAPSHOT_CHUNK_BYTES: usize = 1 << 20;
-
-const TOMBSTONE: u8 = 0;
-const UPSERT: u8 = 1;
-
-pub(crate) fn encode_entry(w: &mut Writer, entry: &Entry) {
-    w.varint(entry.id);
-    w.signed(entry.created_at);
-    w.u8(entry.kind.code());
-    w.str(&entry.name);
-    w.varint(entry.aliases.len() as u64);
-    for alias in &entry.aliases {
-        w.str(alias);
-    }
-    w.str(&entry.content);
-}
-
-/// An entry record read in place: every field validated, nothing copied.
-pub(crate) struct EntryView<'a> {
-    pub id: EntryId,
-    pub created_at: i64,
-    pub kind: Kind,
-    pub name: &'a str,
-    alias_count: usize,
-    alias_bytes: &'a [u8],
-    pub content: &'a str,
-}
-
-impl<'a> EntryView<'a> {
-    /// Reads and validates a whole record.
-    pub fn read(r: &mut Reader<'a>) -> Result<Self, CorruptData> {
-        let (mut view, content) = Self::read_head(r)?;
-        view.content = std::str::from_utf8(content).map_err(|_| CorruptData("invalid UTF-8"))?;
-        Ok(view)
-    }
-
-    /// Reads a record whose content is not needed (left empty, and not validated: a
-    /// record read again after the load's validation needs no second pass over it).
-    pub fn read_names(r: &mut Reader<'a>) -> Result<Self, CorruptData> {
-        Self::read_head(r).map(|(view, _)| view)
-    }
-
-    fn read_head(r: &mut Reader<'a>) -> Result<(Self, &'a [u8]), CorruptData> {
-        let id = r.varint()?;
-        let created_at = r.signed()?;
-        let kind = Kind::from_code(r.u8()?).ok_or(CorruptData("unknown entry kind"))?;
-        let name = r.str()?;
-        let alias_count = r.count()?;
-        let aliases_start = r.position();
-        for _ in 0..alias_count {
-            r.str()?;
-        }
-        let alias_bytes = r.since(aliases_start);
-        let content_len = usize::try_from(r.varint()?).map_err(|_| CorruptData("length overflow"))?;
-        let content = r.bytes(content_len)?;
-        Ok((EntryView { id, created_at, kind, name, alias_count, alias_bytes, content: "" }, content))
-    }
-
-    pub fn aliases(&self) -> impl Iterator<Item = &'a str> {
-        let mut r = Reader::new(self.alias_bytes);
-        (0..self.alias_count).map_while(move |_| r.str().ok())
-    }
-
-    /// The name, then the aliases.
-    pub fn names(&self) -> impl Iterator<Item = &'a str> {
-        std::iter::once(self.name).chain(self.aliases())
-    }
-
-    pub fn to_entry(&self) -> Entry {
-        Entry {
-            id: self.id,
-            name: self.name.to_owned(),
-            aliases: self.aliases().map(str::to_owned).collect(),
-            content: self.content.to_owned(),
-            kind: self.kind,
-            created_at: self.created_at,
-        }
-    }
-}
-
-pub(crate) fn decode_entry(r: &mut Reader<'_>) -> Result<Entry, CorruptData> {
-    EntryView::read(r).map(|view| view.to_entry())
-}
-
-/// The log record of an entry's current state (`None`: removed).
-pub(crate) fn encode_log_record(entry: Option<&Entry>) -> Vec<u8> {
-    match entry {
-        None => vec![TOMBSTONE],
-        Some(entry) => {
-            let mut w = Writer::with_capacity(entry.content.len() + entry.name.len() + 32);
-            w.u8(UPSERT);
-            encode_entry(&mut w, entry);
-            w.buf
-        }
-    }
-}
-
-pub(crate) fn decode_log_record(entry_id: EntryId, record: &[u8]) -> Result<Option<Entry>, CorruptData> {
-    let mut r = Reader::new(record);
-    match r.u8()? {
-        TOMBSTONE => Ok(None),
-        UPSERT => {
-            let entry = decode_entry(&mut r)?;
-            if entry.id != entry_id {
-                return Err(CorruptData("log record under the wrong entry id"));
-            }
-            Ok(Some(entry))
-        }
-        _ => Err(CorruptData("unknown log record tag")),
-    }
-}
 
 /// Encodes the whole state and cuts it into chunks. Entries still encoded in the
 /// checkpoint they were loaded from are copied as they are.
@@ -220,50 +111,6 @@ pub(crate) fn encode_index(w: &mut Writer, index: &Bm25Index) {
         }
         w.varint(scratch.buf.len() as u64);
         w.bytes(&scratch.buf);
-    }
-}
-
-/// Decodes a posting list (see the format above) as it is read: checkpointed lists are
-/// only ever read this way, long after the load, so a malformed posting cannot be
-/// reported as an error: the list ends there.
-pub(crate) struct PostingDecoder<'a> {
-    r: Reader<'a>,
-    slot: u32,
-    started: bool,
-}
-
-impl<'a> PostingDecoder<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
-        PostingDecoder { r: Reader::new(bytes), slot: 0, started: false }
-    }
-
-    fn read(&mut self) -> Option<Posting> {
-        let code = self.r.varint().ok()?;
-        let delta = u32::try_from(code >> 1).ok()?;
-        let tf = if code & 1 == 1 { 1 } else { self.r.varint_u32().ok().filter(|&tf| tf > 0)? };
-        if self.started && delta == 0 {
-            return None;
-        }
-        self.started = true;
-        self.slot = self.slot.checked_add(delta)?;
-        Some(Posting { slot: self.slot, tf })
-    }
-}
-
-impl Iterator for PostingDecoder<'_> {
-    type Item = Posting;
-
-    #[inline]
-    fn next(&mut self) -> Option<Posting> {
-        if self.r.is_at_end() {
-            return None;
-        }
-        let posting = self.read();
-        if posting.is_none() {
-            // Stop for good after a malformed posting.
-            self.r = Reader::new(&[]);
-        }
-        posting
     }
 }
 

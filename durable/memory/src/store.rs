@@ -8,6 +8,7 @@ use crate::bm25::Explanation;
 use crate::codec::CorruptData;
 use crate::config::MemoryConfig;
 use crate::entry::{Entry, EntryId, Kind, SearchHit};
+use crate::entry_record;
 use crate::entry_table::EntryTable;
 use crate::error::MemoryError;
 use crate::index::Bm25Index;
@@ -54,7 +55,7 @@ impl<B: MemoryBackend> MemoryStore<B> {
 
         let mut log: BTreeMap<EntryId, Option<Entry>> = BTreeMap::new();
         for row in &persisted.log {
-            log.insert(row.entry_id, snapshot::decode_log_record(row.entry_id, &row.record)?);
+            log.insert(row.entry_id, entry_record::decode_log_record(row.entry_id, &row.record)?);
         }
 
         // The checkpoint buffer is kept (shared): entries and posting lists stay encoded.
@@ -385,7 +386,7 @@ impl<B: MemoryBackend> MemoryStore<B> {
     }
 
     /// Scores later searches with `params` (they only affect scoring: no re-index).
-    pub fn set_bm25(&mut self, params: crate::Bm25Params) -> Result<(), MemoryError> {
+    pub fn set_bm25(&mut self, params: crate::bm25::Bm25Params) -> Result<(), MemoryError> {
         MemoryConfig { bm25: params, ..self.config }.validate()?;
         self.config.bm25 = params;
         Ok(())
@@ -425,7 +426,7 @@ fn persist<B: MemoryBackend>(
     id: EntryId,
     entry: Option<&Entry>,
 ) -> Result<(), MemoryError> {
-    let row = LogRow { entry_id: id, record: snapshot::encode_log_record(entry) };
+    let row = LogRow { entry_id: id, record: entry_record::encode_log_record(entry) };
     backend.commit(&ChangeSet { log_upserts: vec![row], ..ChangeSet::default() })?;
     *pending_log_rows += 1;
     Ok(())

@@ -21,7 +21,7 @@ use crate::protocol::pins::{AcceptOutcome, Pins};
 use crate::protocol::session::SessionTouch;
 use crate::scheduled::view::{self, ScheduleStatus, TicksRun};
 use crate::scheduled::SessionQueue;
-use crate::settings::{agent_ids, memory_bm25, Vars};
+use crate::settings::{agent_ids, memory_bm25, memory_conversation_ranking, Vars};
 use crate::workspace::pins::{self as pin_ops, Accepted, PinError, PinStore};
 use r2_layout::AgentId;
 use serde_json::{json, Value};
@@ -231,13 +231,20 @@ where
 
     // ------------------------------------------------------------ memory
 
-    /// Applies `agent`'s `MEMORY_BM25_K1` / `MEMORY_BM25_B` (the object does
+    /// Applies `agent`'s `MEMORY_BM25_K1` / `MEMORY_BM25_B` and
+    /// `MEMORY_CONVERSATION_RANKING` (the object does
     /// not know which agent it serves otherwise). Err: a reply naming the
     /// invalid setting.
     fn apply_memory_settings(&self, agent: &str) -> Result<(), Value> {
         let unavailable = |message: String| json!({"ok": false, "error": "unavailable", "message": message});
         let params = memory_bm25(self.runtime.vars(), agent).map_err(|e| unavailable(e.to_string()))?;
-        self.with_hub(|hub| hub.set_bm25(params)).map_err(|e| unavailable(e.to_string()))
+        let ranking =
+            memory_conversation_ranking(self.runtime.vars(), agent).map_err(|e| unavailable(e.to_string()))?;
+        self.with_hub(|hub| {
+            hub.set_conversation_ranking(ranking);
+            hub.set_bm25(params)
+        })
+        .map_err(|e| unavailable(e.to_string()))
     }
 
     /// A memory call as JSON (`POST /memory/call?agent=`, what Session

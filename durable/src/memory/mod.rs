@@ -21,6 +21,7 @@ pub mod conversation;
 pub mod evidence;
 pub mod recall;
 pub mod self_report;
+pub mod tool_context;
 pub mod tools;
 
 pub use recall::{recall, RECALL_CHARS, RECALL_K};
@@ -141,6 +142,12 @@ impl<S: Sql> MemoryHub<S> {
         Ok(())
     }
 
+    /// Ranks and recalls conversations by `ranking` (the agent's
+    /// `MEMORY_CONVERSATION_RANKING`).
+    pub fn set_conversation_ranking(&mut self, ranking: hearth_memory::conversation::Ranking) {
+        self.conversations.set_ranking(ranking);
+    }
+
     /// Names of the stores loaded in RAM.
     pub fn loaded(&self) -> Vec<String> {
         let mut names: Vec<String> = self.stores.keys().cloned().collect();
@@ -218,7 +225,7 @@ impl<S: Sql> MemoryHub<S> {
             MemoryCall::Recall { store, query, k, conversations } => {
                 // Conversations first: a store without any must not fail the notes' recall.
                 let said = if conversations > 0 {
-                    self.conversations.recall(&store, &query, conversations).unwrap_or_default()
+                    self.conversations.recall(&store, &query).unwrap_or_default()
                 } else {
                     Vec::new()
                 };
@@ -294,8 +301,8 @@ impl<S: Sql> MemoryHub<S> {
                 let added = self.conversations.add(&store, &from, &exchanges, now)?;
                 Ok(MemoryReply::Added { added })
             }
-            MemoryCall::SearchConversations { store, query, k, since, until, every_store } => {
-                let q = ConversationQuery { text: &query, k, since, until, specific_only: false };
+            MemoryCall::SearchConversations { store, query, more, k, since, until, every_store } => {
+                let q = ConversationQuery { text: &query, more: &more, k, since, until };
                 Ok(MemoryReply::Conversations { hits: self.conversations.search(&store, &q, every_store)? })
             }
             MemoryCall::AddArchive { store, name, summary, created_at } => {

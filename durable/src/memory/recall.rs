@@ -31,8 +31,11 @@ use hearth_memory::{bm25, MemoryBackend, MemoryStore, SearchHit};
 pub const RECALL_K: usize = 3;
 /// Characters of each recalled note put in the prompt.
 pub const RECALL_CHARS: usize = 400;
-/// Exchanges of earlier conversations recalled into a turn (at most).
+/// Exchanges of earlier conversations recalled into a turn (at most), each with up
+/// to two exchanges of context each side (see `hearth_memory::conversation::recall`).
 pub const RECALL_CONVERSATIONS: usize = 1;
+/// Characters of each context exchange of a recalled one.
+pub const RECALL_CONTEXT_CHARS: usize = 240;
 /// Rule 1: a term in more than this share of the notes is common...
 pub const COMMON_TERM_SHARE: f64 = 0.25;
 /// ...when it is also in more than this many notes (tiny stores have no common words).
@@ -90,7 +93,7 @@ pub fn relevant_with_ceiling<'s, B: MemoryBackend>(
 
 /// The recall block for a turn: the notes of the `main` store that are about the
 /// user's text, and at most [`RECALL_CONVERSATIONS`] exchange of an earlier conversation
-/// that clearly is (see `conversation::shelf::RECALL_MIN_MATCH`), as a
+/// when the text asks something it clearly matches (with its context), as a
 /// `<system-reminder>`. Only for the owner's own messages in the main session (not
 /// groups, other DMs, heartbeats or jobs); None when nothing is relevant or the memory
 /// is unavailable (a turn never fails for recall). `tz` dates the exchange.
@@ -115,10 +118,24 @@ pub async fn recall<M: MemoryService>(memory: &M, key: &SessionKey, text: &str, 
         out.push_str(&format!("\n- [{}] {}", h.entry.name, content.replace('\n', " ")));
     }
     for c in conversations {
-        let e = &c.exchange;
-        let said = crate::text::truncate_chars(&e.text, RECALL_CHARS).replace('\n', " ");
-        let when = crate::clock::datetime_string(e.at, tz);
-        out.push_str(&format!("\n- [said {when} by {}] {said}", e.speaker));
+        // The date leads each line: "when did we…" is answered by it.
+        let line = |e: &crate::protocol::memory::Exchange, chars: usize, lead: &str| {
+            let said = crate::text::truncate_chars(&e.text, chars).replace('\n', " ");
+            let when = crate::clock::datetime_string(e.at, tz);
+            let mut s = format!("\n{lead}[said {when} by {}] {said}", e.speaker);
+            if !e.reply.is_empty() {
+                let reply = crate::text::truncate_chars(&e.reply, chars / 2).replace('\n', " ");
+                s.push_str(&format!(" (you answered: {reply})"));
+            }
+            s
+        };
+        for e in &c.before {
+            out.push_str(&line(e, RECALL_CONTEXT_CHARS, "  before it: "));
+        }
+        out.push_str(&line(&c.exchange, RECALL_CHARS, "- "));
+        for e in &c.after {
+            out.push_str(&line(e, RECALL_CONTEXT_CHARS, "  after it: "));
+        }
     }
     Some(crate::text::reminder(&out))
 }

@@ -1,7 +1,7 @@
 //! The self-report tools of seed 000: `who_am_i`, `what_do_i_know` (MEMORY.md's
 //! sections within the seed's caps) and `my_stats`.
 
-use super::tools::{call_error, err, ok, MemoryToolContext};
+use super::tool_context::{call_error, err, ok, MemoryToolContext};
 use crate::ports::MemoryService;
 use crate::protocol::memory::{MemoryCall, MemoryReply};
 use crate::text::truncate_chars;

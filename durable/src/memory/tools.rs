@@ -2,44 +2,20 @@
 //! (`who_am_i`, `what_do_i_know`, `my_stats`). Every call names the session's
 //! own store ([`super::store_for`]); the model cannot pick another one.
 
+pub use super::tool_context::MemoryToolContext;
+use super::tool_context::{call_error, err, ok};
 use super::MAX_K;
 use crate::ports::MemoryService;
-use crate::protocol::memory::{MemoryCall, MemoryCallError, MemoryHit, MemoryReply};
+use crate::protocol::memory::{MemoryCall, MemoryHit, MemoryReply};
 use crate::text::truncate_chars;
-use crate::toolkit::MAX_RESULT_CHARS;
 use crate::toolkit::{ToolOutcome, ToolSpec};
-use crate::workspace::Workspace;
 use hearth_memory::{Kind, Op};
-use r2_layout::{AgentId, Scope};
+use r2_layout::Scope;
 use serde_json::{json, Value};
 
 /// Characters of each entry's content in a search result (memory_get gives all).
 pub const SEARCH_SNIPPET_CHARS: usize = 500;
 pub const DEFAULT_SEARCH_K: usize = 5;
-
-pub struct MemoryToolContext<'a> {
-    pub agent: &'a AgentId,
-    /// The session's store (from [`super::store_for`]).
-    pub store: String,
-    pub scope: Scope,
-    pub model: &'a str,
-    pub workspace: &'a Workspace,
-    pub now_ms: i64,
-    /// The agent's time zone (IANA): conversation hits say when, date ranges resolve in it.
-    pub timezone: &'a str,
-    /// Whether the session's `memory_search` / `memory_get` count as recall
-    /// evidence: a conversation's do; a heartbeat's or a job's (the agent's
-    /// own routine, in the owner's store for a heartbeat) do not, or every
-    /// check-in would vote for what dreaming promotes.
-    pub records_use: bool,
-}
-
-impl MemoryToolContext<'_> {
-    /// Whether a session of `key` records its memory use (see [`Self::records_use`]).
-    pub fn records_use_of(key: &crate::inbound::SessionKey) -> bool {
-        !matches!(key, crate::inbound::SessionKey::Heartbeat(_) | crate::inbound::SessionKey::Job { .. })
-    }
-}
 
 fn obj(props: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": props, "required": required})
@@ -54,11 +30,13 @@ pub fn specs(scope: Scope) -> Vec<ToolSpec> {
             name: "memory_search".into(),
             description: "Search your memory by keywords: `hits` are notes you stored and summaries of earlier \
 conversations (content shortened: memory_get gives a whole entry); `conversations` are the exchanges of earlier \
-conversations that match (what was said, by whom, when, with the exchanges before and after). To find what was \
+conversations that match (when, who, what was said, your answer), each with up to two exchanges before and after it. \
+For a question that needs several facts, pass one phrasing per fact in `queries` too. To find what was \
 said at some time, pass `since`/`until`: YYYY-MM-DD, YYYY-MM, YYYY, an ISO time, today, yesterday, \
 this/last week|month|year, or N days|weeks|months|years ago (in your time zone; `until` includes its day).".into(),
             input_schema: obj(
                 json!({"query": {"type": "string", "description": "Keywords"},
+                       "queries": {"type": "array", "items": {"type": "string"}, "description": "More phrasings or parts of the question (conversations are ranked for each and merged)"},
                        "k": {"type": "integer", "description": "How many results of each kind (default 5, max 20 conversations, 50 notes)"},
                        "since": {"type": "string", "description": "Only conversations from then on, e.g. \"last month\" or \"2026-10-01\""},
                        "until": {"type": "string", "description": "Only conversations up to then, e.g. \"yesterday\""}}),
@@ -106,21 +84,8 @@ this/last week|month|year, or N days|weeks|months|years ago (in your time zone; 
     v
 }
 
-pub(super) fn ok(v: Value) -> ToolOutcome {
-    let text = serde_json::to_string(&v).unwrap_or_default();
-    ToolOutcome { text: truncate_chars(&text, MAX_RESULT_CHARS), is_error: false }
-}
-
-pub(super) fn err(text: impl Into<String>) -> ToolOutcome {
-    ToolOutcome { text: text.into(), is_error: true }
-}
-
 fn arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, ToolOutcome> {
     args.get(name).and_then(Value::as_str).ok_or_else(|| err(format!("missing string argument '{name}'")))
-}
-
-pub(super) fn call_error(e: MemoryCallError) -> ToolOutcome {
-    err(e.to_string())
 }
 
 /// Runs the tool `name` if it is one of this module's; None otherwise.
@@ -221,6 +186,7 @@ pub async fn search<M: MemoryService>(
     let call = MemoryCall::SearchConversations {
         store: ctx.store.clone(),
         query,
+        more: phrasings(args),
         k: k.min(crate::memory::conversation::shelf::MAX_K),
         since,
         until,
@@ -228,7 +194,7 @@ pub async fn search<M: MemoryService>(
     };
     match memory.call(&call).await {
         Ok(MemoryReply::Conversations { hits }) => {
-            out["conversations"] = json!(hits.iter().map(|h| conversation_json(h, ctx.timezone)).collect::<Vec<_>>());
+            out["conversations"] = json!(conversations_json(&hits, ctx.timezone));
         }
         Ok(other) => out["conversations_error"] = json!(format!("unexpected memory reply {other:?}")),
         // The notes are still an answer: say what is missing rather than fail the search.
@@ -275,6 +241,7 @@ pub async fn search_transcripts<M: MemoryService>(
     let call = MemoryCall::SearchConversations {
         store: ctx.store.clone(),
         query: query.to_owned(),
+        more: phrasings(args),
         k,
         since,
         until,
@@ -282,14 +249,11 @@ pub async fn search_transcripts<M: MemoryService>(
     };
     match memory.call(&call).await {
         Ok(MemoryReply::Conversations { hits }) => {
-            let hits: Vec<Value> = hits
-                .iter()
-                .map(|h| {
-                    let mut v = conversation_json(h, ctx.timezone);
-                    v["session_key"] = json!(h.session_key);
-                    v
-                })
-                .collect();
+            let mut listed = conversations_json(&hits, ctx.timezone);
+            for (v, h) in listed.iter_mut().zip(&hits) {
+                v["session_key"] = json!(h.session_key);
+            }
+            let hits = listed;
             ok(json!({"ok": true, "hits": hits}))
         }
         Ok(other) => err(format!("unexpected memory reply {other:?}")),
@@ -307,20 +271,49 @@ fn exchange_json(e: &crate::protocol::memory::Exchange, tz: &str) -> Value {
     v
 }
 
-/// A conversation hit: the exchange, where it was said, and the exchanges around it.
-pub fn conversation_json(h: &crate::protocol::memory::ConversationHitView, tz: &str) -> Value {
-    let mut v = exchange_json(&h.exchange, tz);
-    let channel = if h.exchange.channel.is_empty() { &h.channel } else { &h.exchange.channel };
-    v["channel"] = json!(channel);
-    v["session"] = json!(h.session_id);
-    v["score"] = json!(h.score);
-    if let Some(b) = &h.before {
-        v["before"] = exchange_json(b, tz);
+/// Most extra phrasings a search takes (`queries`).
+pub const MAX_PHRASINGS: usize = 4;
+
+/// The `queries` of a search: non-empty strings, at most [`MAX_PHRASINGS`].
+fn phrasings(args: &Value) -> Vec<String> {
+    let Some(list) = args.get("queries").and_then(Value::as_array) else { return Vec::new() };
+    list.iter()
+        .filter_map(Value::as_str)
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+        .take(MAX_PHRASINGS)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Conversation hits as the model reads them: each exchange (when, who, what was
+/// said, the answer), where it was said, and the exchanges around it. An exchange is
+/// shown once: a later hit's context leaves out what an earlier hit already showed.
+pub fn conversations_json(hits: &[crate::protocol::memory::ConversationHitView], tz: &str) -> Vec<Value> {
+    use crate::protocol::memory::Exchange;
+    // (session, when, what was said) of every exchange shown so far.
+    let mut shown: Vec<(&str, i64, &str)> = Vec::new();
+    let mut out = Vec::with_capacity(hits.len());
+    for h in hits {
+        let session = h.session_id.as_str();
+        let mut v = exchange_json(&h.exchange, tz);
+        let channel = if h.exchange.channel.is_empty() { &h.channel } else { &h.exchange.channel };
+        v["channel"] = json!(channel);
+        v["session"] = json!(h.session_id);
+        v["score"] = json!(h.score);
+        shown.push((session, h.exchange.at, h.exchange.text.as_str()));
+        for (name, context) in [("before", &h.before), ("after", &h.after)] {
+            let is_new = |e: &Exchange, shown: &[(&str, i64, &str)]| !shown.contains(&(session, e.at, e.text.as_str()));
+            let fresh: Vec<Value> =
+                context.iter().filter(|e| is_new(e, &shown)).map(|e| exchange_json(e, tz)).collect();
+            shown.extend(context.iter().map(|e| (session, e.at, e.text.as_str())));
+            if !fresh.is_empty() {
+                v[name] = json!(fresh);
+            }
+        }
+        out.push(v);
     }
-    if let Some(a) = &h.after {
-        v["after"] = exchange_json(a, tz);
-    }
-    v
+    out
 }
 
 async fn get<M: MemoryService>(memory: &M, ctx: &MemoryToolContext<'_>, args: &Value) -> ToolOutcome {

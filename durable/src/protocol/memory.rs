@@ -112,6 +112,9 @@ pub enum MemoryCall {
     SearchConversations {
         store: String,
         query: String,
+        /// More phrasings of the same question, fused with `query` by rank.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        more: Vec<String>,
         k: usize,
         /// Only what was said at or after this time (ms).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,8 +157,8 @@ pub struct Exchange {
     pub reply: String,
 }
 
-/// A conversation search result: the exchange, its session, and the exchanges
-/// just before and after it (the context a reader needs).
+/// A conversation search result: the exchange, its session, and up to two exchanges
+/// of its session before and after it (the context a reader needs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationHitView {
@@ -163,15 +166,21 @@ pub struct ConversationHitView {
     pub session_id: String,
     pub session_key: String,
     pub channel: String,
-    /// Comparable within one search only.
+    /// A sum of shares (0–1 each) of what the query could score: comparable across
+    /// stores for one query.
     pub score: f32,
     /// How clearly the exchange itself is about the query (0–1).
     pub match_share: f32,
+    /// How clearly its ±1 window is (0–1): per-turn recall's floor.
+    #[serde(default)]
+    pub window_share: f32,
     pub exchange: Exchange,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub before: Option<Exchange>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<Exchange>,
+    /// Oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<Exchange>,
+    /// In order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Exchange>,
 }
 
 /// The largest page a `list` call answers.
@@ -369,6 +378,8 @@ enum MemoryCallDe {
     SearchConversations {
         store: String,
         query: String,
+        #[serde(default)]
+        more: Vec<String>,
         k: usize,
         #[serde(default)]
         since: Option<i64>,

@@ -9,6 +9,7 @@ fn found(f: &Fixture, store: &str, query: &str) -> Vec<ConversationHitView> {
     let call = MemoryCall::SearchConversations {
         store: store.into(),
         query: query.into(),
+        more: Vec::new(),
         k: 10,
         since: None,
         until: None,

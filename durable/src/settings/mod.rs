@@ -327,6 +327,22 @@ pub fn memory_bm25(vars: &impl Vars, agent: &str) -> Result<hearth_memory::Bm25P
     })
 }
 
+/// How `agent`'s conversation memory ranks and recalls: `MEMORY_CONVERSATION_RANKING`
+/// (`window=0.5,session=0.5,next_in_session=0.9,recall_floor=0.25`, any subset; per
+/// agent as `{NAME}__{AGENT}`). Unset: the defaults, which the LoCoMo bench chose by
+/// leave-one-conversation-out; the bench sets it to run each fold with its own picks.
+pub fn memory_conversation_ranking(
+    vars: &impl Vars,
+    agent: &str,
+) -> Result<hearth_memory::conversation::Ranking, ConfigError> {
+    const NAME: &str = "MEMORY_CONVERSATION_RANKING";
+    match setting(vars, agent, NAME) {
+        None => Ok(hearth_memory::conversation::Ranking::default()),
+        Some(raw) => hearth_memory::conversation::Ranking::parse(&raw)
+            .map_err(|e| ConfigError::Invalid { name: NAME.to_owned(), why: e.to_string() }),
+    }
+}
+
 /// Parses `telegram:123,discord:456,slack:U012AB3CD,whatsapp:+15551234567,email:ana@example.com`.
 /// Each id has its platform's form (Telegram and Discord ids are numbers, a
 /// Telegram group's negative; Slack's are like `U012AB3CD` or `C0123…` for a
@@ -669,6 +685,20 @@ mod tests {
             let e = AgentConfig::load(&vars(&[("OWNER_IDS", bad)]), "main").unwrap_err();
             assert!(matches!(&e, ConfigError::Invalid { name, .. } if name == "OWNER_IDS"), "{bad:?}: {e}");
         }
+    }
+
+    #[test]
+    fn memory_conversation_ranking_reads_its_setting() {
+        let r = memory_conversation_ranking(&vars(&[]), "main").unwrap();
+        assert_eq!(r, hearth_memory::conversation::Ranking::default());
+        let v = vars(&[("MEMORY_CONVERSATION_RANKING__WORK", "session=0,recall_floor=0.4")]);
+        let work = memory_conversation_ranking(&v, "work").unwrap();
+        assert_eq!((work.session, work.recall_floor, work.window), (0.0, 0.4, r.window));
+        let bad = vars(&[("MEMORY_CONVERSATION_RANKING", "window=-1")]);
+        assert!(memory_conversation_ranking(&bad, "main")
+            .unwrap_err()
+            .to_string()
+            .contains("MEMORY_CONVERSATION_RANKING"));
     }
 
     #[test]

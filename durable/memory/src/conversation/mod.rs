@@ -19,18 +19,29 @@
 //!   row ids), a session ordinal (dense, assigned by the host) and a time;
 //! - [`snapshot`] writes the whole index as a checkpoint; exchanges added after a
 //!   checkpoint are re-indexed from their text at the next load (the host's log is its
-//!   table of exchanges, so nothing is written twice).
+//!   table of exchanges, so nothing is written twice);
+//! - [`rank`] scores an exchange by itself, its ±1 window and its session; [`ranking`]
+//!   holds the four numbers that could be fitted (chosen by leave-one-conversation-out);
+//!   [`recall`] decides what per-turn recall brings.
+//!
+//! A search costs what its words touch: per-exchange buffers are reused and put back to
+//! zero where written, words in most exchanges are left out, and past
+//! [`rank::MAX_CANDIDATES`] scored exchanges commoner words only add to those.
 //!
 //! Measured natively by `bench/memory/conversation_bench.rs` and in workerd by
-//! `bench/conversations.mjs` (`npm run bench`): LoCoMo recall, and 100,000 exchanges.
+//! `bench/conversations.mjs` (`npm run bench -- conversations`): LoCoMo, each
+//! conversation held out, and 100,000 exchanges of distinct text.
 
 pub mod rank;
+pub mod ranking;
+pub mod recall;
 pub mod snapshot;
 
 use crate::index::Bm25Index;
 use crate::tokenize::Tokenizer;
 
-pub use rank::{ConversationHit, ConversationQuery};
+pub use rank::{ConversationHit, ConversationQuery, CONTEXT};
+pub use ranking::{Ranking, RankingError};
 
 /// The host's id of an exchange (its SQLite row id): increasing, never reused.
 pub type TurnId = u64;
@@ -64,6 +75,17 @@ pub(crate) struct TurnMeta {
     pub at: i64,
 }
 
+/// Per-slot buffers a search reuses ([`rank`]): zero except while a phrasing is scored
+/// (each search puts back the zeros it wrote), so a search costs what it touches, not
+/// the store's size.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    pub own: Vec<f32>,
+    pub window: Vec<f32>,
+    pub window_tf: Vec<u32>,
+    pub marks: Vec<u8>,
+}
+
 /// The conversation index of one store.
 #[derive(Clone, Debug)]
 pub struct ConversationIndex {
@@ -72,7 +94,11 @@ pub struct ConversationIndex {
     pub(crate) turns: Vec<TurnMeta>,
     /// Tokens per session (the sum of its exchanges' lengths), by ordinal.
     pub(crate) session_len: Vec<u64>,
+    /// The tokens of every exchange's ±1 window, summed (windows' average length).
+    pub(crate) window_total: u64,
     pub(crate) last_id: TurnId,
+    /// What a search writes per exchange, kept for the next one.
+    pub(crate) scratch: std::cell::RefCell<Scratch>,
 }
 
 impl Default for ConversationIndex {
@@ -87,7 +113,9 @@ impl ConversationIndex {
             index: Bm25Index::new(Tokenizer::Prefixed),
             turns: Vec::new(),
             session_len: Vec::new(),
+            window_total: 0,
             last_id: 0,
+            scratch: Default::default(),
         }
     }
 
@@ -131,6 +159,9 @@ impl ConversationIndex {
             // Ids are new and increasing (checked above), so the insert cannot refuse.
             self.index.insert(doc.id, &[doc.text]);
             let len = self.index.slots.last().map_or(0, |s| u64::from(s.len));
+            self.window_total += window_growth(self.index.slots.len(), &self.turns, doc.session, len, |slot| {
+                u64::from(self.index.slots[slot].len)
+            });
             self.turns.push(TurnMeta { session: doc.session, at: doc.at });
             let at = doc.session as usize;
             if self.session_len.len() <= at {
@@ -140,6 +171,22 @@ impl ConversationIndex {
             self.last_id = doc.id;
         }
         Ok(())
+    }
+}
+
+/// What appending an exchange of `len` tokens to `session` (as slot `count - 1`) adds
+/// to the windows' total: its own window holds it and its predecessor (when that is of
+/// the same session), and the predecessor's window gains it.
+pub(crate) fn window_growth(
+    count: usize,
+    turns: &[TurnMeta],
+    session: SessionOrd,
+    len: u64,
+    len_of: impl Fn(usize) -> u64,
+) -> u64 {
+    match count.checked_sub(2) {
+        Some(previous) if turns.get(previous).is_some_and(|t| t.session == session) => len_of(previous) + 2 * len,
+        _ => len,
     }
 }
 

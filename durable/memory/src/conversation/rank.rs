@@ -1,71 +1,64 @@
 //! Ranking exchanges for a question.
 //!
-//! Plain BM25 over single exchanges finds the evidence turn of a LoCoMo question in its
-//! first five results about 42 % of the time; over whole sessions it finds the right
-//! session 82 % of the time. People ask about conversations the way they remember them:
-//! by a few specific words, and by what the talk was about. So the score of an exchange
-//! mixes both, in four steps, each a documented constant:
+//! People ask about conversations by a few specific words, and the answer to a question
+//! is often the exchange after the one that shares its words ("what did you bake?" / "a
+//! coconut ice cream"). So an exchange is scored three ways, each plain BM25 (Lucene's
+//! formula, `k1` 1.2, `b` 0.75, every query term, weighted by its idf in the store: no
+//! stop words, no common-word rule):
 //!
-//! 1. **Common words do not count.** A query term found in more than
-//!    [`COMMON_TERM_SHARE`] of the store's exchanges ("what", "did", "you", the speakers'
-//!    names in a two-person store) is dropped: it says little about any one exchange,
-//!    and in a multilingual store there is no stop-word list to drop it by. (A query made
-//!    only of common words keeps them.) Whole-word terms weigh [`EXACT_WEIGHT`] beside
-//!    their prefix term ([`crate::Tokenizer::Prefixed`]).
-//! 2. **BM25 per exchange** (Lucene's formula and norms, `k1` 1.2, `b` 0.75).
-//! 3. **Answers borrow from questions.** A matching exchange passes
-//!    [`FOLLOWING_SHARE`] of its score to the next exchange of its session and
-//!    [`PRECEDING_SHARE`] to the previous one: "what did you make?" / "a coconut ice
-//!    cream" share one topic but not one word.
-//! 4. **The session counts.** The session is scored by BM25 too (its exchanges' terms
-//!    summed, its length their total) and the two are added after each is divided by
-//!    its best: `exchange / best exchange + SESSION_WEIGHT × session / best session`.
+//! 1. **itself**: BM25 over the exchange's text;
+//! 2. **its window**: BM25 over the exchange and the ones just before and after it in
+//!    its session, as one text (the window's document frequencies and lengths are the
+//!    windows' own);
+//! 3. **its session**: BM25 over the whole session as one text.
 //!
-//! The results then take at most [`PER_SESSION`] exchanges of a session, a second one
-//! only if it still beats the best of other sessions after [`SECOND_HIT_FACTOR`], and
-//! never the neighbour of one already taken (the host shows neighbours as context).
+//! Each is divided by the most the query could score at that level (the sum of its
+//! terms' idf there, which a BM25 score approaches but never reaches), so each is a
+//! share from 0 to 1 whatever the store: the fused score `own + window × w +
+//! session × s` ([`Ranking`]) means the same in every store, which is what lets
+//! `session_logs` merge the results of several stores by it. The results are then taken
+//! best first, a session's next one competing with its score times
+//! [`Ranking::next_in_session`] per result already taken from it.
 //!
-//! The constants were chosen on LoCoMo conversations 42–50 (`npm run bench` prints
-//! the figures); conversations 26, 30 and 41 were never looked at, so they can check
-//! that nothing here is fitted to the first seven.
+//! A date range (`since`/`until`) applies to all three: only exchanges in it count,
+//! for the session part too (a session's words outside the range do not lift it).
+//!
+//! Several phrasings of one question ([`ConversationQuery::more`]) are ranked each and
+//! fused by reciprocal rank (`Σ 1 / (60 + rank)`, Cormack, Clarke and Büttcher 2009).
+//!
+//! What was measured, and what was tried and not kept (query-term weights from the
+//! share of sessions a term is in, RM3 feedback, one result per session, the session
+//! first and then its exchanges), is in `docs/conversation-memory.md`, from
+//! `npm run bench -- conversations`.
 
-use super::{ConversationIndex, SessionOrd, TurnId};
+use super::{ConversationIndex, Ranking, Scratch, SessionOrd, TurnId};
 use crate::bm25::{self, Bm25Params, NormCache};
 use crate::index::rank_top_k;
-use crate::tokenize::EXACT_MARK;
 
-/// Step 1: a term in more than this share of the exchanges is common...
-pub const COMMON_TERM_SHARE: f64 = 0.3;
-/// ...when it is also in more than this many (tiny stores have no common words).
-pub const COMMON_TERM_MIN_DOCS: u64 = 2;
-/// Step 1: a whole-word term's weight beside its prefix term.
-pub const EXACT_WEIGHT: f32 = 0.5;
-/// Step 3: the share of an exchange's score the next exchange receives...
-pub const FOLLOWING_SHARE: f32 = 0.6;
-/// ...and the previous one.
-pub const PRECEDING_SHARE: f32 = 0.3;
-/// Step 4: the session score's weight (each part divided by its best first).
-pub const SESSION_WEIGHT: f32 = 0.8;
-/// Most exchanges of one session among the results.
-pub const PER_SESSION: usize = 2;
-/// A session's second exchange competes with its score times this.
-pub const SECOND_HIT_FACTOR: f32 = 0.8;
-/// Candidates the selection looks at (best by score).
+/// Exchanges of context shown on each side of a hit: a hit is shown as at most five.
+pub const CONTEXT: usize = 2;
+/// Reciprocal-rank fusion's constant (Cormack et al. 2009).
+pub const RRF_K: f32 = 60.0;
+/// Candidates the selection (and a fusion) looks at, best by score.
 const SELECTION_POOL: usize = 200;
+/// Exchanges scored for one phrasing at most: past this, commoner words only add to
+/// those already scored (a conversation of a few thousand exchanges never gets there).
+pub const MAX_CANDIDATES: usize = 4096;
+const CANDIDATE: u8 = 1;
+const NEAR: u8 = 2;
 
 /// A search.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConversationQuery<'a> {
     pub text: &'a str,
+    /// More phrasings of the same question (the model's `queries`), fused with `text`.
+    pub more: &'a [String],
     /// Results wanted.
     pub k: usize,
     /// Only exchanges at or after this time (ms).
     pub since: Option<i64>,
     /// Only exchanges before this time (ms).
     pub until: Option<i64>,
-    /// A query made only of common words finds nothing (per-turn recall: "good
-    /// morning" is not a question about the past), instead of keeping them (step 1).
-    pub specific_only: bool,
 }
 
 /// One result.
@@ -74,189 +67,311 @@ pub struct ConversationHit {
     pub id: TurnId,
     pub session: SessionOrd,
     pub at: i64,
-    /// The fused score (step 4): comparable within one search only.
+    /// The fused score (a sum of shares, see the module docs; with several phrasings,
+    /// their reciprocal-rank sum): comparable across stores for one query.
     pub score: f32,
-    /// The exchange's own BM25 (step 2) as a share of the most any exchange could score
-    /// for the kept terms: how clearly this exchange itself is about the query (0–1).
-    /// Per-turn recall uses it as a floor.
+    /// The exchange's own BM25 as a share of the most it could score for the query's
+    /// words the store has (0–1).
     pub match_share: f32,
-    /// The exchanges indexed just before and after it in the same batch of its session
-    /// (the context the host shows; None at a batch's edge, where the host asks its
-    /// storage).
-    pub before: Option<TurnId>,
-    pub after: Option<TurnId>,
+    /// Its window's BM25 as a share of the most a window could score for those words
+    /// (0–1): how clearly this part of the conversation is about the query. Per-turn
+    /// recall's floor.
+    pub window_share: f32,
+    /// Its window's BM25 itself (what the share is of).
+    pub window_score: f32,
+    /// Up to [`CONTEXT`] exchanges indexed just before it in the same batch of its
+    /// session, oldest first, and up to [`CONTEXT`] after it, in order (fewer at a
+    /// batch's edge, where the host asks its storage).
+    pub before: Vec<TurnId>,
+    pub after: Vec<TurnId>,
 }
 
-/// The kept query terms with their weights (step 1).
-fn weighted_terms(ix: &ConversationIndex, text: &str, specific_only: bool) -> Vec<(String, f32)> {
-    let n = ix.index.doc_count();
-    let present: Vec<(String, u64)> = ix
-        .index
-        .tokenizer()
-        .query_terms(text)
-        .into_iter()
-        .map(|t| {
-            let df = ix.index.doc_freq(&t);
-            (t, df)
-        })
-        .filter(|(_, df)| *df > 0)
-        .collect();
-    let common = |df: u64| df > COMMON_TERM_MIN_DOCS && df as f64 > COMMON_TERM_SHARE * n as f64;
-    let specific: Vec<&(String, u64)> = present.iter().filter(|(_, df)| !common(*df)).collect();
-    let kept: Vec<&(String, u64)> =
-        if specific.is_empty() && !specific_only { present.iter().collect() } else { specific };
-    kept.into_iter()
-        .map(|(t, _)| {
-            let w = if t.starts_with(EXACT_MARK) { EXACT_WEIGHT } else { 1.0 };
-            (t.clone(), w)
-        })
-        .collect()
+/// One phrasing's candidates.
+struct Scored {
+    /// (slot, fused score), best first, at most [`SELECTION_POOL`].
+    pool: Vec<(u64, f32)>,
+    /// Of the pool's slots: (slot, own share, window share, window BM25).
+    shares: Vec<(u64, f32, f32, f32)>,
+}
+
+impl Scored {
+    fn shares_of(&self, slot: u64) -> (f32, f32, f32) {
+        self.shares.iter().find(|x| x.0 == slot).map_or((0.0, 0.0, 0.0), |x| (x.1, x.2, x.3))
+    }
 }
 
 impl ConversationIndex {
-    /// The best exchanges for `q`, best first (see the module docs).
+    /// The best exchanges for `q` by the default [`Ranking`].
     pub fn search(&self, q: &ConversationQuery<'_>) -> Vec<ConversationHit> {
+        self.search_with(q, &Ranking::default())
+    }
+
+    /// The best exchanges for `q` (see the module docs).
+    pub fn search_with(&self, q: &ConversationQuery<'_>, ranking: &Ranking) -> Vec<ConversationHit> {
+        if q.k == 0 || self.index.doc_count() == 0 {
+            return Vec::new();
+        }
+        let Some(first) = self.score(q.text, q, ranking) else {
+            return Vec::new();
+        };
+        let pool = if q.more.iter().all(|m| m.trim().is_empty()) {
+            first.pool.clone()
+        } else {
+            let mut fused: std::collections::HashMap<u64, f32> = std::collections::HashMap::new();
+            let mut add = |pool: &[(u64, f32)]| {
+                for (rank, (slot, _)) in pool.iter().enumerate() {
+                    *fused.entry(*slot).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+                }
+            };
+            add(&first.pool);
+            for text in q.more.iter().filter(|m| !m.trim().is_empty()) {
+                if let Some(other) = self.score(text, q, ranking) {
+                    add(&other.pool);
+                }
+            }
+            let mut pool: Vec<(u64, f32)> = fused.into_iter().collect();
+            rank_top_k(&mut pool, SELECTION_POOL);
+            pool
+        };
+        self.select(pool, q.k, ranking, &first)
+    }
+
+    /// Scores every exchange the phrasing `text` touches; None when no term occurs.
+    fn score(&self, text: &str, q: &ConversationQuery<'_>, ranking: &Ranking) -> Option<Scored> {
         let n = self.index.doc_count();
-        if q.k == 0 || n == 0 {
-            return Vec::new();
-        }
-        let terms = weighted_terms(self, q.text, q.specific_only);
-        if terms.is_empty() {
-            return Vec::new();
-        }
         let params = Bm25Params::default();
         let cache = NormCache::new(params, self.index.avgdl());
         let slots = &self.index.slots;
-        let in_window = |at: i64| q.since.is_none_or(|s| at >= s) && q.until.is_none_or(|u| at < u);
+        let in_range = |at: i64| q.since.is_none_or(|s| at >= s) && q.until.is_none_or(|u| at < u);
+        let same_session = |a: usize, b: usize| self.turns[a].session == self.turns[b].session;
 
-        // Step 2, and the per-session term frequencies step 4 needs.
         let sessions = self.session_len.len();
         let session_count = self.session_count() as u64;
-        let session_total: u64 = self.session_len.iter().sum();
-        let session_avg = bm25::avg_field_length(session_total, session_count);
-        let mut own = vec![0.0f32; slots.len()];
-        let mut matched: Vec<u32> = Vec::new();
+        let session_avg = bm25::avg_field_length(self.session_len.iter().sum(), session_count);
+        let window_avg = bm25::avg_field_length(self.window_total, n);
+        let mut local = Scratch::default();
+        let mut borrowed = self.scratch.try_borrow_mut();
+        let scratch = match borrowed.as_mut() {
+            Ok(s) => &mut **s,
+            Err(_) => &mut local,
+        };
+        for v in [&mut scratch.own, &mut scratch.window] {
+            v.resize(slots.len(), 0.0);
+        }
+        scratch.window_tf.resize(slots.len(), 0);
+        scratch.marks.resize(slots.len(), 0);
+        let Scratch { own, window, window_tf, marks } = scratch;
         let mut session_score = vec![0.0f32; sessions];
         let mut session_tf = vec![0u32; sessions];
-        let mut touched: Vec<SessionOrd> = Vec::new();
-        let mut ceiling = 0.0f32;
-        for (text, weight) in &terms {
-            let Some(term) = self.index.term(text) else { continue };
-            let idf = bm25::idf(u64::from(term.df), n) * weight;
-            ceiling += idf;
+        // The last term (its number + 1) that counted each session / window: distinct counts.
+        let mut session_seen = vec![0u32; sessions];
+        let mut candidates: Vec<u32> = Vec::new();
+        // `marks` per slot: CANDIDATE (its window is scored), NEAR (in a candidate's window).
+        let mut touched_windows: Vec<u32> = Vec::new();
+        let mut touched_sessions: Vec<SessionOrd> = Vec::new();
+        // The most the query's words the store has could score at each level, and what
+        // the words it never saw would have added.
+        let (mut own_ceiling, mut window_ceiling, mut session_ceiling) = (0.0f32, 0.0f32, 0.0f32);
+        let (mut absent, mut absent_sessions) = (0.0f32, 0.0f32);
+        let mut terms: Vec<(String, Option<&crate::index::Term>)> = self
+            .index
+            .tokenizer()
+            .query_terms(text)
+            .into_iter()
+            .map(|t| {
+                let term = self.index.term(&t).filter(|x| x.df > 0);
+                (t, term)
+            })
+            .collect();
+        // Words in most exchanges (pronouns, the speakers of a two-person store, a reply
+        // every exchange has) weigh less than ln 2 each and would cost a posting per
+        // exchange: they are left out, unless the query has nothing else.
+        let majority = |t: &crate::index::Term| u64::from(t.df) * 2 > n;
+        if !terms.iter().all(|(_, t)| t.is_none_or(majority)) {
+            terms.retain(|(_, t)| !t.is_some_and(majority));
+        }
+        // Rarest first: once MAX_CANDIDATES exchanges are candidates, commoner words
+        // only add to those (Moffat and Zobel's "continue" strategy).
+        terms.sort_by_key(|(_, t)| t.map_or(0, |t| t.df));
+        for (number, (_, term)) in terms.iter().enumerate() {
+            let Some(term) = term else {
+                // A word the store never saw: the most it could have added, so a store
+                // that has one of the query's four words does not score like one with all.
+                absent += bm25::idf(0, n);
+                absent_sessions += bm25::idf(0, session_count);
+                continue;
+            };
+            let mark = number as u32 + 1;
+            let idf = bm25::idf(u64::from(term.df), n);
+            own_ceiling += idf;
+            let mut session_df = 0u64;
+            let open_at_start = candidates.len() < MAX_CANDIDATES;
             for posting in self.index.postings(term) {
                 let s = posting.slot as usize;
                 let (Some(slot), Some(meta)) = (slots.get(s), self.turns.get(s)) else { continue };
                 if !slot.live {
                     continue;
                 }
-                let tf = &mut session_tf[meta.session as usize];
-                if *tf == 0 {
-                    touched.push(meta.session);
+                let at = meta.session as usize;
+                if session_seen[at] != mark {
+                    session_seen[at] = mark;
+                    session_df += 1;
                 }
-                *tf += posting.tf;
-                if !in_window(meta.at) {
+                if !in_range(meta.at) {
                     continue;
                 }
-                if own[s] == 0.0 {
-                    matched.push(posting.slot);
+                if session_tf[at] == 0 {
+                    touched_sessions.push(meta.session);
                 }
-                own[s] += bm25::term_score(idf, posting.tf as f32, cache.inverse(slot.norm));
+                session_tf[at] += posting.tf;
+                let open = candidates.len() < MAX_CANDIDATES;
+                if !open && marks[s] == 0 {
+                    continue;
+                }
+                // The windows holding this exchange: its own, and its neighbours' in its session.
+                for nb in [s.wrapping_sub(1), s, s + 1] {
+                    if nb >= slots.len() || !slots[nb].live || !same_session(nb, s) || !in_range(self.turns[nb].at) {
+                        continue;
+                    }
+                    if marks[nb] & CANDIDATE == 0 {
+                        if !open {
+                            continue;
+                        }
+                        marks[nb] |= CANDIDATE;
+                        candidates.push(nb as u32);
+                        for x in [nb.wrapping_sub(1), nb, nb + 1] {
+                            if let Some(m) = marks.get_mut(x) {
+                                *m |= NEAR;
+                            }
+                        }
+                    }
+                    if window_tf[nb] == 0 {
+                        touched_windows.push(nb as u32);
+                    }
+                    window_tf[nb] += posting.tf;
+                }
+                if marks[s] & CANDIDATE != 0 {
+                    own[s] += bm25::term_score(idf, posting.tf as f32, cache.inverse(slot.norm));
+                }
             }
-            let session_idf = bm25::idf(touched.len() as u64, session_count) * weight;
-            for &session in &touched {
+            // The windows holding the word: counted while every one was scored; once
+            // only candidates are, what independently placed occurrences would give.
+            let window_df = if open_at_start && candidates.len() < MAX_CANDIDATES {
+                touched_windows.len() as u64
+            } else {
+                let p = u64::from(term.df) as f64 / n.max(1) as f64;
+                (n as f64 * (1.0 - (1.0 - p).powi(3))).round() as u64
+            };
+            let window_idf = bm25::idf(window_df.min(n), n);
+            window_ceiling += window_idf;
+            for &w in &touched_windows {
+                let w = w as usize;
+                let tf = std::mem::take(&mut window_tf[w]) as f32;
+                let norm = params.k1 * (1.0 - params.b + params.b * self.window_len(w) as f32 / window_avg);
+                window[w] += window_idf * tf / (tf + norm);
+            }
+            touched_windows.clear();
+            let session_idf = bm25::idf(session_df, session_count);
+            session_ceiling += session_idf;
+            for &session in &touched_sessions {
                 let at = session as usize;
                 let tf = std::mem::take(&mut session_tf[at]) as f32;
-                let len = self.session_len[at] as f32;
-                let norm = params.k1 * (1.0 - params.b + params.b * len / session_avg);
+                let norm = params.k1 * (1.0 - params.b + params.b * self.session_len[at] as f32 / session_avg);
                 session_score[at] += session_idf * tf / (tf + norm);
             }
-            touched.clear();
+            touched_sessions.clear();
         }
-        if matched.is_empty() {
-            return Vec::new();
-        }
-
-        // Step 3: neighbours in the same session (slots are in insertion order, and a
-        // session's exchanges are inserted together).
-        let mut score = own.clone();
-        let mut candidates = matched.clone();
-        for &s in &matched {
-            let v = own[s as usize];
-            for (neighbour, share) in [(s.checked_add(1), FOLLOWING_SHARE), (s.checked_sub(1), PRECEDING_SHARE)] {
-                let Some(nb) = neighbour.map(|x| x as usize) else { continue };
-                let (Some(meta), Some(slot)) = (self.turns.get(nb), slots.get(nb)) else { continue };
-                if !slot.live || meta.session != self.turns[s as usize].session || !in_window(meta.at) {
-                    continue;
+        let share = |v: f32, ceiling: f32| if ceiling > 0.0 { (v / ceiling).min(1.0) } else { 0.0 };
+        // The fused score is of the whole query (comparable across stores); the shares
+        // a hit reports are of what this store could match (recall's floor: a young
+        // store has not seen most words yet).
+        let mut pool: Vec<(u64, f32)> = candidates
+            .iter()
+            .map(|&s| {
+                let s = s as usize;
+                let session = share(session_score[self.turns[s].session as usize], session_ceiling + absent_sessions);
+                let fused = share(own[s], own_ceiling + absent)
+                    + ranking.window * share(window[s], window_ceiling + absent)
+                    + ranking.session * session;
+                (s as u64, fused)
+            })
+            .collect();
+        rank_top_k(&mut pool, SELECTION_POOL);
+        let shares = pool
+            .iter()
+            .map(|&(s, _)| {
+                let i = s as usize;
+                (s, share(own[i], own_ceiling), share(window[i], window_ceiling), window[i])
+            })
+            .collect();
+        for &c in &candidates {
+            let c = c as usize;
+            own[c] = 0.0;
+            window[c] = 0.0;
+            for x in [c.wrapping_sub(1), c, c + 1] {
+                if let Some(m) = marks.get_mut(x) {
+                    *m = 0;
                 }
-                if score[nb] == 0.0 {
-                    candidates.push(nb as u32);
-                }
-                score[nb] += share * v;
             }
         }
+        (!candidates.is_empty()).then_some(Scored { pool, shares })
+    }
 
-        // Step 4.
-        let best_turn = candidates.iter().map(|&s| score[s as usize]).fold(0.0f32, f32::max);
-        let best_session = session_score.iter().copied().fold(0.0f32, f32::max);
-        let fused = |s: u32| {
-            let meta = &self.turns[s as usize];
-            let session = if best_session > 0.0 { session_score[meta.session as usize] / best_session } else { 0.0 };
-            score[s as usize] / best_turn + SESSION_WEIGHT * session
-        };
-        // Best first, ties by slot (the index's own ranking: one sort in the WASM).
-        let mut pool: Vec<(u64, f32)> = candidates.iter().map(|&s| (u64::from(s), fused(s))).collect();
-        rank_top_k(&mut pool, SELECTION_POOL);
+    /// Tokens in the ±1 window of slot `w` (its session's exchanges beside it).
+    fn window_len(&self, w: usize) -> u64 {
+        let slots = &self.index.slots;
+        [w.wrapping_sub(1), w, w + 1]
+            .into_iter()
+            .filter(|&x| x < slots.len() && slots[x].live && self.turns[x].session == self.turns[w].session)
+            .map(|x| u64::from(slots[x].len))
+            .sum()
+    }
 
-        // Selection: a few per session, neighbours of taken ones left as context.
-        let mut taken: Vec<u32> = Vec::new();
-        let mut per_session: Vec<(SessionOrd, usize)> = Vec::new();
-        let taken_in = |per: &[(SessionOrd, usize)], session: SessionOrd| {
+    /// The best `k` of a sorted pool, a session's next result at its score times
+    /// [`Ranking::next_in_session`] per result taken from it.
+    fn select(&self, mut pool: Vec<(u64, f32)>, k: usize, ranking: &Ranking, first: &Scored) -> Vec<ConversationHit> {
+        let slots = &self.index.slots;
+        let mut per_session: Vec<(SessionOrd, i32)> = Vec::new();
+        let taken_in = |per: &[(SessionOrd, i32)], session: SessionOrd| {
             per.iter().find(|(s, _)| *s == session).map_or(0, |(_, n)| *n)
         };
         let mut out = Vec::new();
-        while out.len() < q.k {
+        while out.len() < k && !pool.is_empty() {
             let mut best: Option<(usize, f32)> = None;
             for (i, &(s, f)) in pool.iter().enumerate() {
-                let s = s as u32;
-                let session = self.turns[s as usize].session;
-                let already = taken_in(&per_session, session);
-                let beside_taken =
-                    taken.iter().any(|&t| t.abs_diff(s) == 1 && self.turns[t as usize].session == session);
-                if already >= PER_SESSION || beside_taken {
-                    continue;
-                }
-                let effective = f * SECOND_HIT_FACTOR.powi(already as i32);
+                let already = taken_in(&per_session, self.turns[s as usize].session);
+                let effective = f * ranking.next_in_session.powi(already);
                 if best.is_none_or(|(_, b)| effective > b) {
                     best = Some((i, effective));
                 }
-                if already == 0 {
+                if already == 0 || ranking.next_in_session >= 1.0 {
                     // The pool is sorted: nothing later beats an unpenalised candidate.
                     break;
                 }
             }
             let Some((i, _)) = best else { break };
             let (s, f) = pool.remove(i);
-            let s = s as u32;
-            let meta = self.turns[s as usize];
+            let s = s as usize;
+            let meta = self.turns[s];
             match per_session.iter_mut().find(|(x, _)| *x == meta.session) {
                 Some((_, count)) => *count += 1,
                 None => per_session.push((meta.session, 1)),
             }
-            taken.push(s);
-            let neighbour = |nb: Option<u32>| {
-                let nb = nb? as usize;
-                let same = self.turns.get(nb)?.session == meta.session && slots.get(nb)?.live;
-                same.then(|| slots[nb].doc)
-            };
+            let same = |x: usize| x < slots.len() && slots[x].live && self.turns[x].session == meta.session;
+            let mut before: Vec<TurnId> =
+                (1..=CONTEXT).map_while(|d| s.checked_sub(d).filter(|&x| same(x))).map(|x| slots[x].doc).collect();
+            before.reverse();
+            let after = (1..=CONTEXT).map_while(|d| Some(s + d).filter(|&x| same(x))).map(|x| slots[x].doc).collect();
             out.push(ConversationHit {
-                id: slots[s as usize].doc,
+                id: slots[s].doc,
                 session: meta.session,
                 at: meta.at,
                 score: f,
-                match_share: if ceiling > 0.0 { (own[s as usize] / ceiling).min(1.0) } else { 0.0 },
-                before: neighbour(s.checked_sub(1)),
-                after: neighbour(s.checked_add(1)),
+                match_share: first.shares_of(s as u64).0,
+                window_share: first.shares_of(s as u64).1,
+                window_score: first.shares_of(s as u64).2,
+                before,
+                after,
             });
         }
         out

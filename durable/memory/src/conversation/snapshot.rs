@@ -75,7 +75,11 @@ impl ConversationIndex {
             return Err(CorruptData("conversation checkpoint: ids out of order"));
         }
         let mut session_len: Vec<u64> = Vec::new();
-        for (t, slot) in turns.iter().zip(&index.slots) {
+        let mut window_total = 0u64;
+        for (i, (t, slot)) in turns.iter().zip(&index.slots).enumerate() {
+            window_total += super::window_growth(i + 1, &turns[..i], t.session, u64::from(slot.len), |x| {
+                u64::from(index.slots[x].len)
+            });
             let s = t.session as usize;
             if s >= session_len.len() {
                 // Ordinals are dense: a gap this large is corruption, not data.
@@ -86,6 +90,6 @@ impl ConversationIndex {
             }
             session_len[s] += u64::from(slot.len);
         }
-        Ok(ConversationIndex { index, turns, session_len, last_id })
+        Ok(ConversationIndex { index, turns, session_len, window_total, last_id, scratch: Default::default() })
     }
 }

@@ -4,6 +4,7 @@
 use super::store::{self, Conversations, CHECKPOINT_AFTER};
 use crate::ports::{Sql, StorageError};
 use crate::protocol::memory::{valid_store_name, ConversationHitView, ConversationSource, Exchange, MemoryCallError};
+use hearth_memory::conversation::Ranking;
 use hearth_memory::ConversationQuery;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -13,11 +14,6 @@ use std::rc::Rc;
 pub const MAX_LOADED: usize = 8;
 /// Most results a conversation search returns.
 pub const MAX_K: usize = 20;
-/// Per-turn recall brings an exchange only when it matches this share of what the
-/// message's specific words could score: one occurrence of each in an exchange of
-/// average length gives about 0.45 (BM25 saturates below idf), so this asks for most
-/// of them, not one shared word.
-pub const RECALL_MIN_MATCH: f32 = 0.35;
 
 /// The loaded indexes and the schema flag.
 pub struct Shelf<S: Sql> {
@@ -25,6 +21,8 @@ pub struct Shelf<S: Sql> {
     schema_ready: bool,
     loaded: HashMap<String, (Conversations<S>, u64)>,
     uses: u64,
+    /// How searches rank and recall (`MEMORY_CONVERSATION_RANKING`; the defaults otherwise).
+    ranking: Ranking,
 }
 
 fn unavailable(e: StorageError) -> MemoryCallError {
@@ -33,7 +31,12 @@ fn unavailable(e: StorageError) -> MemoryCallError {
 
 impl<S: Sql> Shelf<S> {
     pub fn new(sql: Rc<S>) -> Self {
-        Shelf { sql, schema_ready: false, loaded: HashMap::new(), uses: 0 }
+        Shelf { sql, schema_ready: false, loaded: HashMap::new(), uses: 0, ranking: Ranking::default() }
+    }
+
+    /// Ranks and recalls by `ranking` from now on (nothing to re-index).
+    pub fn set_ranking(&mut self, ranking: Ranking) {
+        self.ranking = ranking;
     }
 
     fn schema(&mut self) -> Result<(), MemoryCallError> {
@@ -84,7 +87,8 @@ impl<S: Sql> Shelf<S> {
     }
 
     /// `store`'s best exchanges for `q`, or (`every_store`) the best of every store
-    /// that has conversations, merged by score.
+    /// that has conversations, merged by score (a sum of shares of what the query could
+    /// score in each store: comparable, see [`hearth_memory::conversation::rank`]).
     pub fn search(
         &mut self,
         store: &str,
@@ -92,30 +96,30 @@ impl<S: Sql> Shelf<S> {
         every_store: bool,
     ) -> Result<Vec<ConversationHitView>, MemoryCallError> {
         let q = ConversationQuery { k: q.k.min(MAX_K), ..q.clone() };
+        let ranking = self.ranking;
         if !every_store {
-            return self.get(store)?.search(&q).map_err(unavailable);
+            return self.get(store)?.search(&q, &ranking).map_err(unavailable);
         }
         self.schema()?;
         let mut hits = Vec::new();
         for name in store::stores(&*self.sql).map_err(unavailable)? {
-            hits.extend(self.get(&name)?.search(&q).map_err(unavailable)?);
+            hits.extend(self.get(&name)?.search(&q, &ranking).map_err(unavailable)?);
         }
         crate::order::sort_by(&mut hits, |a, b| b.score.total_cmp(&a.score));
         hits.truncate(q.k);
         Ok(hits)
     }
 
-    /// The exchanges clearly about `text`, for per-turn recall: the best `k` whose own
-    /// match is at least [`RECALL_MIN_MATCH`] (see [`hearth_memory::ConversationHit::match_share`]).
-    pub fn recall(&mut self, store: &str, text: &str, k: usize) -> Result<Vec<ConversationHitView>, MemoryCallError> {
-        if self.count(store)? == 0 {
-            // No conversation yet: nothing to load.
+    /// The exchange per-turn recall brings for `text`, with its context: only for a
+    /// message that asks something and clearly matches (see
+    /// [`hearth_memory::conversation::recall`]); at most one.
+    pub fn recall(&mut self, store: &str, text: &str) -> Result<Vec<ConversationHitView>, MemoryCallError> {
+        if self.count(store)? == 0 || !hearth_memory::conversation::recall::asks_something(text) {
+            // No conversation yet, or nothing asked: nothing to load.
             return Ok(Vec::new());
         }
-        let q = ConversationQuery { text, k, specific_only: true, ..Default::default() };
-        let mut hits = self.get(store)?.search(&q).map_err(unavailable)?;
-        hits.retain(|h| h.match_share >= RECALL_MIN_MATCH);
-        Ok(hits)
+        let ranking = self.ranking;
+        self.get(store)?.recall(text, &ranking).map_err(unavailable)
     }
 
     /// Exchanges in the store's conversation memory (0 without loading a store that has none).
@@ -130,18 +134,22 @@ impl<S: Sql> Shelf<S> {
         Ok(self.get(store)?.len())
     }
 
-    /// Checkpoints loaded indexes with many exchanges since their last checkpoint.
-    /// Returns the stores written.
+    /// Checkpoints loaded indexes with many exchanges since their last checkpoint
+    /// ([`CHECKPOINT_AFTER`]), or with any once nothing was added since the last look
+    /// (the store has settled: a reset's batch, the end of a backfill), so a cold load
+    /// usually re-indexes nothing. Returns the stores written.
     pub fn maintenance(&mut self) -> Result<Vec<String>, StorageError> {
         let mut done = Vec::new();
         let mut names: Vec<String> = self.loaded.keys().cloned().collect();
         crate::order::sort(&mut names);
         for name in names {
             if let Some((c, _)) = self.loaded.get_mut(&name) {
-                if c.pending() >= CHECKPOINT_AFTER {
+                let settled = c.pending() > 0 && c.pending() == c.pending_when_looked;
+                if c.pending() >= CHECKPOINT_AFTER || settled {
                     c.checkpoint()?;
                     done.push(name);
                 }
+                c.pending_when_looked = c.pending();
             }
         }
         Ok(done)

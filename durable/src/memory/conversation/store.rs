@@ -17,8 +17,8 @@
 use super::exchanges::indexed_text;
 use crate::ports::{Sql, SqlValue, StorageError};
 use crate::protocol::memory::{ConversationHitView, ConversationSource, Exchange};
-use hearth_memory::conversation::{SessionOrd, TurnId};
-use hearth_memory::{ConversationIndex, ConversationQuery, TurnDoc};
+use hearth_memory::conversation::{Ranking, SessionOrd, TurnId, CONTEXT};
+use hearth_memory::{ConversationHit, ConversationIndex, ConversationQuery, TurnDoc};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -62,6 +62,9 @@ pub struct Conversations<S: Sql> {
     index: ConversationIndex,
     /// Exchanges indexed since the stored checkpoint (what the next load re-indexes).
     pending: u64,
+    /// [`Self::pending`] when maintenance last looked: unchanged since means the store
+    /// has settled, and its checkpoint can catch up.
+    pub(super) pending_when_looked: u64,
 }
 
 fn int(v: Option<&SqlValue>) -> i64 {
@@ -106,7 +109,7 @@ impl<S: Sql> Conversations<S> {
         } else {
             ConversationIndex::from_checkpoint(buffer).unwrap_or_default()
         };
-        let mut me = Conversations { sql, store: store.to_owned(), index, pending: 0 };
+        let mut me = Conversations { sql, store: store.to_owned(), index, pending: 0, pending_when_looked: 0 };
         me.catch_up()?;
         Ok(me)
     }
@@ -230,17 +233,31 @@ impl<S: Sql> Conversations<S> {
         Ok(exchanges.len())
     }
 
-    /// The best `q.k` exchanges, each with its session and neighbours: the rows in one
-    /// read (the index knows each hit's neighbours), the sessions in another; only a
-    /// hit at the edge of a batch asks for its neighbour on its own.
-    pub fn search(&self, q: &ConversationQuery<'_>) -> Result<Vec<ConversationHitView>, StorageError> {
+    /// The best `q.k` exchanges by `ranking`, each with its session and up to
+    /// [`CONTEXT`] exchanges each side: the rows in one read (the index knows each
+    /// hit's neighbours), the sessions in another; only a hit at the edge of a batch
+    /// asks for more of its session on its own.
+    pub fn search(
+        &self,
+        q: &ConversationQuery<'_>,
+        ranking: &Ranking,
+    ) -> Result<Vec<ConversationHitView>, StorageError> {
+        self.views(self.index.search_with(q, ranking))
+    }
+
+    /// The exchange per-turn recall brings for `text` (see [`ConversationIndex::recall`]).
+    pub fn recall(&self, text: &str, ranking: &Ranking) -> Result<Vec<ConversationHitView>, StorageError> {
+        self.views(self.index.recall(text, ranking).into_iter().collect())
+    }
+
+    fn views(&self, hits: Vec<ConversationHit>) -> Result<Vec<ConversationHitView>, StorageError> {
         const COLUMNS: &str = "SELECT id, ord, at, speaker, channel, text, reply FROM conv_turn";
-        let hits = self.index.search(q);
         if hits.is_empty() {
             return Ok(Vec::new());
         }
         let store: SqlValue = self.store.as_str().into();
-        let mut ids: Vec<TurnId> = hits.iter().flat_map(|h| [Some(h.id), h.before, h.after]).flatten().collect();
+        let mut ids: Vec<TurnId> =
+            hits.iter().flat_map(|h| h.before.iter().chain([&h.id]).chain(&h.after)).copied().collect();
         crate::order::sort(&mut ids);
         ids.dedup();
         let marks = vec!["?"; ids.len()].join(",");
@@ -266,27 +283,39 @@ impl<S: Sql> Conversations<S> {
             .iter()
             .map(|r| (int(r.first()) as SessionOrd, (text(r.get(1)), text(r.get(2)), text(r.get(3)))))
             .collect();
-        // A neighbour across a batch edge (a compaction's part, then the reset) is in
-        // the same session but not beside it in the index.
-        let edge = |hit: &hearth_memory::ConversationHit, after: bool| -> Result<Option<Exchange>, StorageError> {
-            let order = if after { "id > ? ORDER BY id" } else { "id < ? ORDER BY id DESC" };
-            let row = self.sql.exec(
-                &format!("{COLUMNS} WHERE store = ? AND ord = ? AND {order} LIMIT 1"),
-                &[store.clone(), SqlValue::Int(i64::from(hit.session)), SqlValue::Int(hit.id as i64)],
-            )?;
-            Ok(row.first().map(|r| exchange_of(r)))
-        };
+        // A session's exchanges across a batch edge (a compaction's part, then the
+        // reset) are in the same session but not beside each other in the index.
+        let beyond =
+            |session: SessionOrd, from: TurnId, after: bool, n: usize| -> Result<Vec<Exchange>, StorageError> {
+                let order = if after { "id > ? ORDER BY id" } else { "id < ? ORDER BY id DESC" };
+                let found = self.sql.exec(
+                    &format!("{COLUMNS} WHERE store = ? AND ord = ? AND {order} LIMIT ?"),
+                    &[
+                        store.clone(),
+                        SqlValue::Int(i64::from(session)),
+                        SqlValue::Int(from as i64),
+                        SqlValue::Int(n as i64),
+                    ],
+                )?;
+                Ok(found.iter().map(|r| exchange_of(r)).collect())
+            };
+        let known = |ids: &[TurnId]| ids.iter().filter_map(|id| rows.get(id).cloned()).collect::<Vec<_>>();
         let mut out = Vec::with_capacity(hits.len());
         for hit in &hits {
             let Some(exchange) = rows.get(&hit.id).cloned() else { continue };
-            let before = match hit.before {
-                Some(id) => rows.get(&id).cloned(),
-                None => edge(hit, false)?,
-            };
-            let after = match hit.after {
-                Some(id) => rows.get(&id).cloned(),
-                None => edge(hit, true)?,
-            };
+            let mut before = known(&hit.before);
+            if before.len() < CONTEXT {
+                let from = hit.before.first().copied().unwrap_or(hit.id);
+                let mut more = beyond(hit.session, from, false, CONTEXT - before.len())?;
+                more.reverse();
+                more.append(&mut before);
+                before = more;
+            }
+            let mut after = known(&hit.after);
+            if after.len() < CONTEXT {
+                let from = hit.after.last().copied().unwrap_or(hit.id);
+                after.extend(beyond(hit.session, from, true, CONTEXT - after.len())?);
+            }
             let (session_id, session_key, channel) = sessions.get(&hit.session).cloned().unwrap_or_default();
             out.push(ConversationHitView {
                 store: self.store.clone(),
@@ -295,9 +324,10 @@ impl<S: Sql> Conversations<S> {
                 channel,
                 score: hit.score,
                 match_share: hit.match_share,
+                window_share: hit.window_share,
                 exchange: shortened(exchange, HIT_CHARS),
-                before: before.map(|e| shortened(e, CONTEXT_CHARS)),
-                after: after.map(|e| shortened(e, CONTEXT_CHARS)),
+                before: before.into_iter().map(|e| shortened(e, CONTEXT_CHARS)).collect(),
+                after: after.into_iter().map(|e| shortened(e, CONTEXT_CHARS)).collect(),
             });
         }
         Ok(out)

@@ -61,8 +61,9 @@ fn what_was_said_is_found_with_its_session_time_and_neighbours() {
         (top.session_id.as_str(), top.session_key.as_str(), top.channel.as_str()),
         ("s1", "agent:main:main", "telegram")
     );
-    assert_eq!(top.before.as_ref().map(|b| b.text.as_str()), Some("what should I bring to the picnic?"));
-    assert_eq!(top.after.as_ref().map(|a| a.text.as_str()), Some("see you later"));
+    let texts = |c: &[Exchange]| c.iter().map(|e| e.text.clone()).collect::<Vec<_>>();
+    assert_eq!(texts(&top.before), ["good morning, how are you today", "what should I bring to the picnic?"]);
+    assert_eq!(texts(&top.after), ["see you later"], "the session ends there");
     assert_eq!(top.exchange.channel, "telegram", "the session's channel when the exchange had none");
 }
 
@@ -90,6 +91,23 @@ fn a_batch_is_added_once_and_survives_a_restart() {
 }
 
 #[test]
+fn a_settled_store_is_checkpointed_at_the_next_look() {
+    let (sql, mut s) = shelf();
+    let checkpoints = || sql.exec("SELECT COUNT(*) FROM conv_checkpoint", &[]).unwrap()[0][0].as_i64();
+    s.add("main", &source("s1", "agent:main:main"), &filler(T0), T0).unwrap();
+    assert!(s.maintenance().unwrap().is_empty(), "just added: it may still be growing");
+    assert_eq!(checkpoints(), Some(0));
+    assert_eq!(s.maintenance().unwrap(), ["main"], "nothing added since the last look: settled");
+    assert!(checkpoints().unwrap_or(0) > 0);
+    assert!(s.maintenance().unwrap().is_empty(), "nothing pending: nothing to write");
+    // Still growing at every look: no checkpoint until CHECKPOINT_AFTER.
+    for day in 1..4 {
+        s.add("main", &source(&format!("s{}", day + 1), "agent:main:main"), &filler(T0 + day * DAY), T0).unwrap();
+        assert!(s.maintenance().unwrap().is_empty());
+    }
+}
+
+#[test]
 fn a_failed_write_adds_nothing_and_the_retry_adds_it_all() {
     let (sql, mut s) = shelf();
     let talk = vec![ex(T0, "Ana", "my passport number ends in 42", ""), ex(T0 + 1, "Ana", "and expires in May", "")];
@@ -102,7 +120,9 @@ fn a_failed_write_adds_nothing_and_the_retry_adds_it_all() {
         .is_empty());
     *sql.fail_writes_containing.borrow_mut() = None;
     assert_eq!(s.add("main", &source("s1", "agent:main:main"), &talk, T0).unwrap(), 2);
-    assert_eq!(search(&mut s, "main", "passport").len(), 1);
+    let found = search(&mut s, "main", "passport");
+    assert_eq!(found[0].exchange.text, "my passport number ends in 42");
+    assert_eq!(found.len(), 2, "and the exchange after it, through its window, once: {found:?}");
 }
 
 #[test]
@@ -118,6 +138,24 @@ fn a_store_finds_only_its_own_conversations() {
     let all = s.search("main", &ConversationQuery { text: "pin picnic", k: 5, ..Default::default() }, true).unwrap();
     let stores: Vec<&str> = all.iter().map(|h| h.store.as_str()).collect();
     assert_eq!(stores.len(), 2, "{stores:?}");
+}
+
+#[test]
+fn every_store_is_ranked_by_comparable_scores() {
+    // A group's store (listed first) has a weak match (one word of four) among small
+    // talk; the owner's has all four words. Each store's best used to be scaled to the
+    // same top score, so the merge put whichever store was listed first on top.
+    let (_, mut s) = shelf();
+    let mut chat = filler(T0);
+    chat.push(ex(T0 + 10, "Bo", "the sauna at the hotel was too hot", ""));
+    s.add("group:telegram:-100", &source("grp", "agent:main:telegram:group:-100"), &chat, T0).unwrap();
+    let talk = [ex(T0, "Ana", "my gym locker code is 3301, by the sauna", ""), ex(T0 + 1, "Ana", "see you at six", "")];
+    s.add("main", &source("owner", "agent:main:main"), &talk, T0).unwrap();
+    let q = ConversationQuery { text: "gym locker code sauna", k: 5, ..Default::default() };
+    let all = s.search("main", &q, true).unwrap();
+    assert_eq!(all[0].exchange.text, "my gym locker code is 3301, by the sauna", "{all:?}");
+    let weak = all.iter().find(|h| h.store.starts_with("group:")).expect("the group's weak match is there too");
+    assert!(weak.score < all[0].score * 0.6, "{} vs {}", weak.score, all[0].score);
 }
 
 #[test]
@@ -181,7 +219,8 @@ fn memory_search_answers_with_when_who_and_the_exchanges_around() {
     assert_eq!(hit["reply"], "Got it");
     assert_eq!(hit["when"], "2026-10-03 14:00 (Saturday) CEST", "in the agent's zone");
     assert_eq!(hit["session"], "s1");
-    assert_eq!(hit["after"]["said"], "thanks!");
+    assert_eq!(hit["after"][0]["said"], "thanks!");
+    assert_eq!(hit["before"].as_array().map(Vec::len), Some(2), "two exchanges before it: {v}");
     assert!(v["hits"].as_array().is_some(), "notes are still answered: {v}");
     // This week has nothing; a bad range is a clear error.
     let (v, _) = tool(&m, &c, "memory_search", json!({"query": "boiler code", "since": "this week"}));
