@@ -31,7 +31,7 @@ describe("bench/", () => {
   test("npm run bench -- nope is refused, naming the pieces there are", () => {
     const r = spawnSync(process.execPath, [path.join(BENCH, "run.mjs"), "nope"], { cwd: ROOT, encoding: "utf8" });
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /no bench piece nope; pieces: turns, api, .*memory/);
+    assert.match(r.stderr, /no bench piece nope; pieces: turns, versus, api, .*memory/);
   });
 
   test("nothing is left in the old places; the Rust programs resolve from bench/", () => {

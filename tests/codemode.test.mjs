@@ -53,7 +53,7 @@ return { primes, sum: primes.reduce((a, b) => a + b, 0), counts };`,
     assert.ok(spec, "the owner's session has run_code");
     assert.match(spec.description, /hearth\.read_file\(path\)/);
     assert.match(spec.description, /hearth\.write_file\(path, content\)/);
-    assert.match(spec.description, /hearth\.memory_search\(query, k\?, since\?, until\?\)/);
+    assert.match(spec.description, /hearth\.memory_search\(query, k\?, queries\?, since\?, until\?\)/);
     assert.match(spec.description, /hearth\.web_fetch\(url/);
     assert.ok(!spec.description.includes("hearth.run_code"), "a script cannot start another");
   });
