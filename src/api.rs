@@ -6,6 +6,7 @@
 
 mod history;
 mod pins;
+mod reminders;
 mod threads;
 mod turns;
 mod usage;
@@ -76,6 +77,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
+        (Method::Get, ["agents", agent, "reminders"]) => reminders::list(&req, env, agent, None).await,
+        (Method::Get, ["agents", agent, "reminders", rid]) => reminders::list(&req, env, agent, Some(rid)).await,
+        (Method::Delete, ["agents", agent, "reminders"]) => reminders::cancel(&req, env, agent, None).await,
+        (Method::Delete, ["agents", agent, "reminders", rid]) => reminders::cancel(&req, env, agent, Some(rid)).await,
         (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
         (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
             usage::report(&req, env, agent, Some(thread)).await

@@ -32,7 +32,7 @@ const FLOORS: &[&[&str]] = &[
     &["retry", "storage", "routing", "api", "console", "voice", "codemode"],
     // Features.
     &["web", "llm", "usage", "workspace", "channels"],
-    &["delivery", "prompt", "tools", "scheduled", "memory"],
+    &["delivery", "prompt", "tools", "scheduled", "memory", "reminders"],
     &["media", "mcp", "dreaming"],
     // The objects' logic.
     &["session", "agent"],

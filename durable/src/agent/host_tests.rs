@@ -18,6 +18,7 @@ use std::rc::Rc;
 struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
     woken: RefCell<Vec<String>>,
+    posts: RefCell<Vec<crate::protocol::session::PostRequest>>,
 }
 
 impl SessionQueue for Queue {
@@ -37,6 +38,13 @@ impl SessionQueue for Queue {
         self.woken.borrow_mut().push(key.render());
         Ok(())
     }
+    async fn post(
+        &self,
+        req: &crate::protocol::session::PostRequest,
+    ) -> Result<crate::protocol::session::PostReply, StorageError> {
+        self.posts.borrow_mut().push(req.clone());
+        Ok(crate::protocol::session::PostReply { queued: true, target: None })
+    }
 }
 
 struct Runtime {
@@ -45,6 +53,7 @@ struct Runtime {
     vars: HashMap<String, String>,
     queue: Queue,
     wakes: Cell<u32>,
+    wake_ats: RefCell<Vec<i64>>,
     now: Rc<Cell<i64>>,
     http: crate::testing::ScriptedHttp,
 }
@@ -74,6 +83,10 @@ impl AgentRuntime for Runtime {
         self.wakes.set(self.wakes.get() + 1);
         Ok(())
     }
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError> {
+        self.wake_ats.borrow_mut().push(at_ms);
+        Ok(())
+    }
     async fn sleep(&self, _: u64) {}
     fn now_ms(&self) -> i64 {
         self.now.get()
@@ -92,6 +105,7 @@ fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
         vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         queue: Queue::default(),
         wakes: Cell::new(0),
+        wake_ats: RefCell::default(),
         now: Rc::new(Cell::new(1_773_543_600_000)),
         http: Default::default(),
     })
@@ -183,6 +197,52 @@ fn a_tick_is_recorded_woken_and_run_by_the_alarm() {
     drop(queued);
     let status = block_on(h.schedule_status()).unwrap().expect("a view");
     assert_eq!(status.last_processed_tick, Some(at));
+}
+
+#[test]
+fn the_alarm_fires_due_reminders_beside_the_ticks_and_is_set_for_the_next() {
+    use crate::protocol::reminders::{NewReminder, ReminderCall, Repeat};
+    use crate::protocol::session::PostMode;
+    let h = host(&[("OWNER_IDS", "telegram:1"), ("HEARTBEAT_ENABLED", "false"), ("REMINDERS_MAX", "5")]);
+    let now = h.runtime().now.get();
+    let set = |text: &str, at: i64| {
+        let reminder = NewReminder {
+            session_key: SessionKey::parse("agent:main:main").unwrap(),
+            target: crate::inbound::ReplyTarget {
+                channel: crate::inbound::ChannelKind::Telegram,
+                chat_id: "1".into(),
+                ..Default::default()
+            },
+            chat: "your private chat".into(),
+            text: text.into(),
+            mode: PostMode::Say,
+            repeat: Repeat::Once,
+            first_at: at,
+            until: None,
+            timezone: "UTC".into(),
+        };
+        block_on(h.reminders(&ReminderCall::Set { agent: "main".into(), reminder: Box::new(reminder) })).unwrap()
+    };
+    assert_eq!(set("soon", now + 60_000).reminders[0].id, "r1");
+    set("later", now + 3_600_000);
+    // Each sets the alarm for its time (the runtime keeps the earlier).
+    assert_eq!(h.runtime().wake_ats.borrow().as_slice(), [now + 60_000, now + 3_600_000]);
+    // A tick is pending too: one alarm does both.
+    block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: now })).unwrap();
+    h.runtime().now.set(now + 60_000);
+    assert_eq!(block_on(h.alarm()).unwrap(), TicksRun::Ran { ticks: 1, more: false });
+    let posts = h.runtime().queue.posts.borrow().clone();
+    assert_eq!(posts.len(), 1);
+    assert_eq!(
+        (posts[0].id.as_str(), posts[0].text.as_str()),
+        (format!("reminder:r1:{}", now + 60_000).as_str(), "⏰ soon")
+    );
+    assert_eq!(h.runtime().wake_ats.borrow().last(), Some(&(now + 3_600_000)), "then set for the next");
+    // The same alarm again (a retry, a redelivery): nothing more.
+    block_on(h.alarm()).unwrap();
+    assert_eq!(h.runtime().queue.posts.borrow().len(), 1);
+    let listed = block_on(h.reminders(&ReminderCall::List { agent: "main".into(), session_key: None })).unwrap();
+    assert_eq!((listed.matched, listed.pending, listed.limit), (1, 1, 5));
 }
 
 #[test]
@@ -502,6 +562,7 @@ mod session_start {
             vars: h.runtime().vars.clone(),
             queue: Queue::default(),
             wakes: Cell::new(0),
+            wake_ats: RefCell::default(),
             now: Rc::new(Cell::new(h.runtime().now.get() + 10_000)),
             http: Default::default(),
         });

@@ -4,7 +4,8 @@
 //! heartbeats and jobs said; [`dreams`] is what it does for dreaming (the
 //! nightly sweep, proposals, the view); [`conversations`] indexes archived
 //! conversations the memory does not have yet; [`workspace`] is the
-//! workspace it composes and hands each new Session object.
+//! workspace it composes and hands each new Session object; [`reminders`]
+//! are the agent's reminders and the part of the alarm that fires them.
 
 pub mod conversations;
 pub mod dreams;
@@ -13,6 +14,7 @@ pub mod host;
 mod host_tests;
 pub mod notifications;
 pub mod registry;
+pub mod reminders;
 pub mod strangers;
 pub mod threads;
 pub mod usage;

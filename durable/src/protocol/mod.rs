@@ -9,6 +9,7 @@ pub mod gateway;
 pub mod mcp;
 pub mod memory;
 pub mod pins;
+pub mod reminders;
 pub mod session;
 pub mod usage;
 pub mod workspace;

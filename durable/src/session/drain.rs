@@ -111,6 +111,16 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
+        if command && crate::reminders::command::is_command(&inbound.text) {
+            // This chat's reminders, no LLM call; not part of the conversation.
+            store.start(item.seq, "", None)?;
+            let ctx = super::toolbox::reminder_context(p, deps);
+            let text = crate::reminders::command::answer(p, &ctx, &inbound.text).await;
+            send(p, deps, &inbound.reply_target, &text).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
         if command && meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;

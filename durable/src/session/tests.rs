@@ -962,6 +962,7 @@ fn the_photos_of_an_album_are_one_turn_after_a_short_wait() {
 mod code;
 mod meter;
 mod poison;
+mod reminders;
 
 #[test]
 fn undo_reverts_the_agents_last_workspace_change_without_a_model_call() {

@@ -1,0 +1,182 @@
+// Bench piece: reminders (issue 32), in workerd against the Telegram and LLM
+// stand-ins.
+//
+// - Lateness: 100 reminders due at the same instant (the worst case of "due
+//   in the same minute"), each in its own DM: the time from its due time to
+//   the Telegram stand-in receiving its sendMessage. Every chat is a new
+//   Session object (its first post creates its tables), so this is the cold
+//   case too.
+// - 10,000 pending in one agent: workerd CPU per fire (the Agent object's
+//   alarm, the post, the Session saying it, its Telegram send), fires one at
+//   a time into one chat, idle CPU subtracted, beside the same fires in an
+//   agent with none pending (same run); the Agent object's database size.
+// - Set → stored: workerd CPU of the Agent object's Set call, beside a List
+//   call of one chat (what any call costs); and a whole Telegram turn that
+//   sets a reminder beside the same turn reading a file instead.
+//
+// Reminders are seeded with the Agent object's own call (`POST /reminders`,
+// what the tool sends), not through 10,000 LLM turns. CPU is read per
+// process from /proc (tests/helpers/workerd-cpu.mjs): 10 ms ticks, so each
+// figure is a total over many operations divided by their count.
+import { FRIEND, OWNER, startHearth, telegramTurn, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { percentile } from "../tests/helpers/stats.mjs";
+import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const SAME_INSTANT = 100;
+const PENDING = 10_000;
+const FIRES = 40;
+const FIRE_GAP_MS = 500;
+const SET_CALLS = 300;
+const TURNS = 15;
+
+async function agentCall(h, agent, call) {
+  const ns = await h.mf.getDurableObjectNamespace("AGENT");
+  const res = await ns.get(ns.idFromName(agent)).fetch("https://agent/reminders", { method: "POST", body: JSON.stringify(call) });
+  if (res.status !== 200) throw new Error(`reminders call answered ${res.status}: ${await res.text()}`);
+  const reply = await res.json();
+  if (reply.error) throw new Error(reply.error);
+  return reply;
+}
+
+function reminder(agent, chat, text, firstAt) {
+  return {
+    call: "set",
+    agent,
+    reminder: {
+      sessionKey: `agent:${agent}:telegram:dm:${chat}`,
+      target: { channel: "telegram", chat_id: String(chat) },
+      chat: `Telegram DM ${chat}`,
+      text,
+      mode: "say",
+      repeat: { kind: "once" },
+      firstAt,
+      timezone: "UTC",
+    },
+  };
+}
+
+const fmt = (ms) => `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
+const mark = (ok) => (ok ? " ✓" : " ✗");
+
+/** 100 due at one instant: lateness of each at the Telegram stand-in. */
+async function lateness(h) {
+  const due = Date.now() + 8_000 + SAME_INSTANT * 30;
+  for (let i = 0; i < SAME_INSTANT; i++) await agentCall(h, "main", reminder("main", 5000 + i, `Same instant ${i}`, due));
+  if (Date.now() > due - 1000) throw new Error("setting the reminders took longer than planned");
+  const arrived = () => h.telegram.sent().filter((r) => String(r.body.text).includes("Same instant"));
+  await h.until(() => arrived().length >= SAME_INSTANT, { timeoutMs: due - Date.now() + 60_000, what: "100 reminders" });
+  await sleep(1000);
+  const got = arrived();
+  const once = new Set(got.map((r) => r.body.chat_id)).size === got.length;
+  const late = got.map((r) => r.at - due).sort((a, b) => a - b);
+  return { p50: percentile(late, 50), p99: percentile(late, 99), max: late.at(-1), min: late[0], count: got.length, once };
+}
+
+/** CPU per fire: `FIRES` reminders `FIRE_GAP_MS` apart into one chat of `agent`, idle CPU subtracted. */
+async function cpuPerFire(h, agent, chat) {
+  const meter = workerdCpuMeter();
+  // Idle over the same length of time (the runtime's timers, Miniflare).
+  const window = FIRES * FIRE_GAP_MS + 2_000;
+  await sleep(500);
+  const i0 = meter.read();
+  await sleep(window);
+  const idle = meter.read() - i0;
+  const start = Date.now() + 3_000;
+  for (let i = 0; i < FIRES; i++) await agentCall(h, agent, reminder(agent, chat, `Fire ${agent} ${i}`, start + i * FIRE_GAP_MS));
+  while (Date.now() < start - 200) await sleep(20);
+  const c0 = meter.read();
+  const t0 = Date.now();
+  const arrived = () => h.telegram.sent().filter((r) => String(r.body.text).startsWith(`⏰ Fire ${agent} `)).length;
+  await h.until(() => arrived() >= FIRES, { timeoutMs: window + 30_000, what: `${agent}'s fires` });
+  await sleep(Math.max(0, t0 + window - Date.now()));
+  const used = meter.read() - c0;
+  return { perFire: (used - idle) / FIRES, total: used, idle, resolution: meter.resolutionMs / FIRES };
+}
+
+/** Workerd CPU per Agent call: Set (far ahead) and List of one chat. */
+async function setCost(h) {
+  const meter = workerdCpuMeter();
+  const far = Date.now() + 30 * 86_400_000;
+  for (let i = 0; i < 20; i++) await agentCall(h, "main", reminder("main", 7, `warm ${i}`, far));
+  const s0 = meter.read();
+  for (let i = 0; i < SET_CALLS; i++) await agentCall(h, "main", reminder("main", 7, `set ${i}`, far + i));
+  const set = (meter.read() - s0) / SET_CALLS;
+  const l0 = meter.read();
+  for (let i = 0; i < SET_CALLS; i++) await agentCall(h, "other", { call: "list", agent: "other", sessionKey: "agent:other:telegram:dm:7" });
+  const list = (meter.read() - l0) / SET_CALLS;
+  await agentCall(h, "main", { call: "cancel", agent: "main", id: "all", sessionKey: "agent:main:telegram:dm:7" });
+  return { set, list, resolution: meter.resolutionMs / SET_CALLS };
+}
+
+/** A Telegram turn whose model calls `remind`, beside one whose model reads a file. */
+async function turnCost(h) {
+  const meter = workerdCpuMeter();
+  const run = async (tool) => {
+    for (let i = 0; i < 3; i++) {
+      h.llm.push({ toolCall: tool(i) }, { text: "ok" });
+      await telegramTurn(h, tgUpdate({ from: FRIEND, text: `warm ${i}` }), FRIEND);
+    }
+    const c0 = meter.read();
+    for (let i = 0; i < TURNS; i++) {
+      h.llm.push({ toolCall: tool(i) }, { text: "ok" });
+      await telegramTurn(h, tgUpdate({ from: FRIEND, text: `turn ${i}` }), FRIEND);
+    }
+    return (meter.read() - c0) / TURNS;
+  };
+  const read = await run(() => ({ name: "read_file", input: { path: "SOUL.md" } }));
+  const remind = await run((i) => ({ name: "remind", input: { in: `${10 + i}d`, text: `Follow up ${i}` } }));
+  return { remind, read, resolution: meter.resolutionMs / TURNS };
+}
+
+export async function bench() {
+  if (!cpuMeasurable()) return [{ name: "reminders", value: "skipped: workerd CPU cannot be read here (/proc)" }];
+  const h = await startHearth({
+    bindings: { AGENTS: "main,other", REMINDERS_MAX: String(PENDING + 1000), ALLOW_FROM: `telegram:${FRIEND}`, OWNER_IDS: `telegram:${OWNER}` },
+  });
+  try {
+    const rows = [];
+    const late = await lateness(h);
+    rows.push({
+      name: `reminders: lateness p50 / p99 (min, max), ${SAME_INSTANT} due at one instant, each in a new DM (due → Telegram stand-in)`,
+      value: `${fmt(late.p50)} / ${fmt(late.p99)} (${fmt(late.min)}, ${fmt(late.max)}); ${late.count} arrived, ${late.once ? "each once" : "SOME TWICE"}`,
+      target: `≤ 1000 ms / ≤ 3000 ms${mark(late.p50 <= 1000 && late.p99 <= 3000 && late.once && late.count === SAME_INSTANT)}`,
+    });
+
+    const set = await setCost(h);
+    rows.push({
+      name: "reminders: set → stored, workerd CPU of the Agent object's Set call (a List of one chat: the call alone)",
+      value: `${fmt(set.set)} (List: ${fmt(set.list)}; ±${fmt(set.resolution)})`,
+      target: `≤ 5 ms${mark(set.set <= 5)}`,
+    });
+    const turn = await turnCost(h);
+    rows.push({
+      name: "reminders: a Telegram turn whose model sets one (2 model calls), workerd CPU, beside the same turn reading SOUL.md",
+      value: `${fmt(turn.remind)} vs ${fmt(turn.read)} (±${fmt(turn.resolution)})`,
+    });
+
+    // 10,000 pending in `main`, far ahead; none in `other`.
+    const before = (await agentCall(h, "main", { call: "list", agent: "main" })).storageBytes;
+    const far = Date.now() + 2 * 86_400_000;
+    const t0 = Date.now();
+    for (let i = 0; i < PENDING; i++) await agentCall(h, "main", reminder("main", 100_000 + (i % 500), `pending ${i}`, far + i * 1000));
+    const seedMs = Date.now() - t0;
+    const after = await agentCall(h, "main", { call: "list", agent: "main" });
+    const bytes = after.storageBytes - before;
+    rows.push({
+      name: `reminders: storage of ${PENDING.toLocaleString("en-US")} pending (the Agent object's databaseSize, before → after)`,
+      value: `${(bytes / 1e6).toFixed(2)} MB, ${Math.round(bytes / PENDING)} bytes each (${after.pending} pending; set in ${(seedMs / PENDING).toFixed(1)} ms each, wall)`,
+      target: "say",
+    });
+    const many = await cpuPerFire(h, "main", 42);
+    const none = await cpuPerFire(h, "other", 43);
+    rows.push({
+      name: `reminders: workerd CPU per fire with ${PENDING.toLocaleString("en-US")} pending (the alarm, the post, the Session saying it, its Telegram send), idle subtracted`,
+      value: `${fmt(many.perFire)} (0 pending: ${fmt(none.perFire)}; idle ${fmt(many.idle)} over ${((FIRES * FIRE_GAP_MS + 2000) / 1000).toFixed(0)} s; ±${fmt(many.resolution)})`,
+      target: `≤ 5 ms${mark(many.perFire <= 5)}`,
+    });
+    return rows;
+  } finally {
+    await h.close();
+  }
+}
