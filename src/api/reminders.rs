@@ -36,7 +36,7 @@ pub async fn list(req: &Request, env: &Env, agent: &str, rid: Option<&str>) -> R
         Ok(s) => s,
         Err(e) => return json_error(400, &e),
     };
-    let call = ReminderCall::List { agent: agent.to_owned(), session_key };
+    let call = ReminderCall::list(agent, session_key);
     let mut reply = match ask(env, agent, &call).await? {
         Ok(r) => r,
         Err(resp) => return Ok(resp),
@@ -56,7 +56,7 @@ pub async fn cancel(req: &Request, env: &Env, agent: &str, rid: Option<&str>) ->
         Ok(s) => s,
         Err(e) => return json_error(400, &e),
     };
-    let call = ReminderCall::Cancel { agent: agent.to_owned(), id: rid.unwrap_or("all").to_owned(), session_key };
+    let call = ReminderCall::cancel(agent, rid.unwrap_or("all"), session_key);
     let reply = match ask(env, agent, &call).await? {
         Ok(r) => r,
         Err(resp) => return Ok(resp),

@@ -41,9 +41,8 @@ function tokensTable(t) {
 const RUN = { say: "sends the text", turn: "runs it as a task" };
 
 function repeatWords(r) {
-  const rep = r.repeat ?? {};
-  if (rep.kind === "every") return `every ${fmtAgo(Date.now() + rep.everyMs).replace(/^in /, "")}`;
-  if (rep.kind === "cron") return `at the times of ${rep.cron} (${rep.timezone})`;
+  if (r.cron) return `at the times of ${r.cron} (${r.timezone})`;
+  if (r.everyMs) return `every ${fmtAgo(Date.now() + r.everyMs).replace(/^in /, "")}`;
   return "once";
 }
 

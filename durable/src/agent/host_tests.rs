@@ -201,27 +201,26 @@ fn a_tick_is_recorded_woken_and_run_by_the_alarm() {
 
 #[test]
 fn the_alarm_fires_due_reminders_beside_the_ticks_and_is_set_for_the_next() {
-    use crate::protocol::reminders::{NewReminder, ReminderCall, Repeat};
+    use crate::protocol::reminders::{Reminder, ReminderCall};
     use crate::protocol::session::PostMode;
     let h = host(&[("OWNER_IDS", "telegram:1"), ("HEARTBEAT_ENABLED", "false"), ("REMINDERS_MAX", "5")]);
     let now = h.runtime().now.get();
     let set = |text: &str, at: i64| {
-        let reminder = NewReminder {
-            session_key: SessionKey::parse("agent:main:main").unwrap(),
-            target: crate::inbound::ReplyTarget {
+        let reminder = Reminder {
+            session_key: "agent:main:main".into(),
+            target: Some(crate::inbound::ReplyTarget {
                 channel: crate::inbound::ChannelKind::Telegram,
                 chat_id: "1".into(),
                 ..Default::default()
-            },
+            }),
             chat: "your private chat".into(),
             text: text.into(),
             mode: PostMode::Say,
-            repeat: Repeat::Once,
-            first_at: at,
-            until: None,
+            next_at: Some(at),
             timezone: "UTC".into(),
+            ..Default::default()
         };
-        block_on(h.reminders(&ReminderCall::Set { agent: "main".into(), reminder: Box::new(reminder) })).unwrap()
+        block_on(h.reminders(&ReminderCall::set("main", reminder))).unwrap()
     };
     assert_eq!(set("soon", now + 60_000).reminders[0].id, "r1");
     set("later", now + 3_600_000);
@@ -241,7 +240,7 @@ fn the_alarm_fires_due_reminders_beside_the_ticks_and_is_set_for_the_next() {
     // The same alarm again (a retry, a redelivery): nothing more.
     block_on(h.alarm()).unwrap();
     assert_eq!(h.runtime().queue.posts.borrow().len(), 1);
-    let listed = block_on(h.reminders(&ReminderCall::List { agent: "main".into(), session_key: None })).unwrap();
+    let listed = block_on(h.reminders(&ReminderCall::list("main", None))).unwrap();
     assert_eq!((listed.matched, listed.pending, listed.limit), (1, 1, 5));
 }
 

@@ -1,6 +1,11 @@
 //! Calls to the agent's reminders, kept by its Agent object
 //! (`AGENT.idFromName(agentId)`): what a session's `remind` tool and
 //! `/reminders` send, and what the admin API and the console read.
+//!
+//! Plain structs, no tagged enums: a call names its operation in `call`, a
+//! reminder's repeat is two optional fields. (Serde reads an internally
+//! tagged enum through a buffer of its own, several kilobytes of upload per
+//! type for what two fields say as well.)
 
 use super::session::PostMode;
 use crate::inbound::{ReplyTarget, SessionKey};
@@ -16,59 +21,37 @@ pub const DEFAULT_MAX: u32 = 200;
 /// How far ahead a reminder may be set (5 years).
 pub const MAX_AHEAD_MS: i64 = 5 * 366 * 24 * 3_600_000;
 
-/// How a reminder repeats.
+/// A reminder, as it is set and as it is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Repeat {
-    /// Once, at its time.
-    #[default]
-    Once,
-    /// Every `every_ms` from its first time.
-    #[serde(rename_all = "camelCase")]
-    Every { every_ms: i64 },
-    /// At the times of a 5-field cron expression, in `timezone`.
-    Cron { cron: String, timezone: String },
-}
-
-/// A reminder to set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NewReminder {
+#[serde(rename_all = "camelCase", default)]
+pub struct Reminder {
+    /// `r{n}`: what `cancel` takes (empty in a `set` call).
+    pub id: String,
     /// The session it was set in: where it fires, with that session's scope.
-    pub session_key: SessionKey,
-    /// The chat it fires in (the target of the message that set it).
-    pub target: ReplyTarget,
+    pub session_key: String,
+    /// The chat it fires in (the target of the message that set it). Given
+    /// when it is set; not listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<ReplyTarget>,
     /// The chat, as a listing names it (`Telegram group -100…`).
     pub chat: String,
     pub text: String,
     /// Say the text, or run it as a task.
     pub mode: PostMode,
-    pub repeat: Repeat,
-    /// Its first time (ms since the epoch).
-    pub first_at: i64,
-    /// A recurring one ends after this (ms since the epoch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub until: Option<i64>,
-    /// The zone its times are shown in.
-    pub timezone: String,
-}
-
-/// A reminder as it is kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Reminder {
-    /// `r{n}`: what `cancel` takes.
-    pub id: String,
-    pub session_key: String,
-    pub chat: String,
-    pub text: String,
-    pub mode: PostMode,
-    pub repeat: Repeat,
-    /// When it fires next (`None` once it is done or cancelled).
+    /// Recurring: every this many ms from its first time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_ms: Option<i64>,
+    /// Recurring: at the times of this 5-field cron expression, in `timezone`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cron: Option<String>,
+    /// When it fires next (its first time, when it is set; `None` once it
+    /// is done or cancelled).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_at: Option<i64>,
+    /// A recurring one ends after this.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<i64>,
+    /// The zone its times are read and shown in.
     pub timezone: String,
     pub created_at: i64,
     /// How many times it fired.
@@ -79,27 +62,55 @@ pub struct Reminder {
     pub state: String,
 }
 
-/// A call to the agent's reminders. `session_key: None` in `List` and
-/// `Cancel`: every chat's (the owner's main session, the admin API).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "call", rename_all = "snake_case")]
-pub enum ReminderCall {
-    Set {
-        agent: String,
-        reminder: Box<NewReminder>,
-    },
-    List {
-        agent: String,
-        #[serde(default, rename = "sessionKey", skip_serializing_if = "Option::is_none")]
-        session_key: Option<SessionKey>,
-    },
-    /// `id`: one reminder, or `all` of the scope.
-    Cancel {
-        agent: String,
-        id: String,
-        #[serde(default, rename = "sessionKey", skip_serializing_if = "Option::is_none")]
-        session_key: Option<SessionKey>,
-    },
+/// What a [`ReminderCall`] does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReminderOp {
+    /// Keep `reminder`.
+    Set,
+    /// The pending ones, soonest first.
+    #[default]
+    List,
+    /// Cancel `id` (`r{n}`, or `all`).
+    Cancel,
+}
+
+/// A call to the agent's reminders. `session_key: None` in `list` and
+/// `cancel`: every chat's (the owner's main session, the admin API).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReminderCall {
+    pub call: ReminderOp,
+    pub agent: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<Box<Reminder>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<SessionKey>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+impl ReminderCall {
+    pub fn set(agent: &str, reminder: Reminder) -> Self {
+        ReminderCall {
+            call: ReminderOp::Set,
+            agent: agent.into(),
+            reminder: Some(Box::new(reminder)),
+            ..Default::default()
+        }
+    }
+    pub fn list(agent: &str, session_key: Option<SessionKey>) -> Self {
+        ReminderCall { call: ReminderOp::List, agent: agent.into(), session_key, ..Default::default() }
+    }
+    pub fn cancel(agent: &str, id: &str, session_key: Option<SessionKey>) -> Self {
+        ReminderCall {
+            call: ReminderOp::Cancel,
+            agent: agent.into(),
+            session_key,
+            id: Some(id.into()),
+            ..Default::default()
+        }
+    }
 }
 
 /// What a [`ReminderCall`] did.
@@ -111,7 +122,7 @@ pub struct ReminderReply {
     pub error: Option<String>,
     /// The reminder set, the ones listed (soonest first), or the ones cancelled.
     pub reminders: Vec<Reminder>,
-    /// `List`: how many pending reminders the scope has (more than are
+    /// `list`: how many pending reminders the scope has (more than are
     /// listed when there are many).
     pub matched: u32,
     /// Pending reminders of the whole agent, and the most it may have.

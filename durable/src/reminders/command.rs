@@ -24,10 +24,10 @@ fn unavailable(e: impl std::fmt::Display) -> String {
 /// The answer to `text` (a `/reminders` command) in this chat.
 pub async fn answer<P: Platform>(p: &P, ctx: &ReminderContext<'_>, text: &str) -> String {
     let mut words = text.split_whitespace().skip(1);
-    let agent = ctx.agent.as_str().to_owned();
+    let agent = ctx.agent.as_str();
     match (words.next(), words.next()) {
         (Some(w), Some(id)) if w.eq_ignore_ascii_case("cancel") => {
-            let call = ReminderCall::Cancel { agent, id: id.to_owned(), session_key: ctx.scope() };
+            let call = ReminderCall::cancel(agent, id, ctx.scope());
             match p.reminders(&call).await {
                 Ok(ReminderReply { error: Some(why), .. }) => format!("⚠️ {why}"),
                 Ok(r) if r.reminders.is_empty() => {
@@ -44,7 +44,7 @@ pub async fn answer<P: Platform>(p: &P, ctx: &ReminderContext<'_>, text: &str) -
             "Use /reminders to list this chat's reminders, /reminders cancel r3 to cancel one.".into()
         }
         _ => {
-            let call = ReminderCall::List { agent, session_key: ctx.scope() };
+            let call = ReminderCall::list(agent, ctx.scope());
             match p.reminders(&call).await {
                 Ok(ReminderReply { error: Some(why), .. }) => format!("⚠️ {why}"),
                 Ok(r) => listing(ctx, &r),
@@ -66,7 +66,7 @@ fn listing(ctx: &ReminderContext<'_>, r: &ReminderReply) -> String {
     let mut out = format!("⏰ {title} ({}):", r.matched);
     for rem in r.reminders.iter().take(SHOWN) {
         let when = rem.next_at.map(|at| when::said(at, ctx.now_ms, &rem.timezone)).unwrap_or_default();
-        let repeats = when::repeat_said(&rem.repeat).map(|s| format!(", {s}")).unwrap_or_default();
+        let repeats = when::repeat_said(&when::Repeat::of(rem)).map(|s| format!(", {s}")).unwrap_or_default();
         let task = if rem.mode == PostMode::Turn { " (task)" } else { "" };
         let chat = if every_chat { format!(" [{}]", rem.chat) } else { String::new() };
         let text = crate::text::truncate_chars(rem.text.trim(), 120);

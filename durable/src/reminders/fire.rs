@@ -47,7 +47,7 @@ pub fn post_of(due: &Due, key: SessionKey, next: Option<i64>, now: i64) -> PostR
         }
         PostMode::Say => format!("⏰ {}", r.text),
         PostMode::Turn => {
-            let repeat = when::repeat_said(&r.repeat).map(|s| format!(", {s}")).unwrap_or_default();
+            let repeat = when::repeat_said(&when::Repeat::of(r)).map(|s| format!(", {s}")).unwrap_or_default();
             let late = if late { "; it runs late: Hearth could not run it on time" } else { "" };
             format!(
                 "[Reminder {}: a task you set in this chat{repeat}, due {due_local}{late}. Nobody wrote this \
@@ -83,7 +83,7 @@ pub async fn fire<S: Sql, Q: SessionQueue>(
     let due = store.due(now, POSTS_PER_ALARM)?;
     let mut report = FireReport::default();
     for d in &due {
-        let next = when::next_after(&d.reminder.repeat, d.slot_ms, now, d.reminder.until);
+        let next = when::next_after(&when::Repeat::of(&d.reminder), d.slot_ms, now, d.reminder.until);
         let Some(key) = SessionKey::parse(&d.reminder.session_key) else {
             log(LogLevel::Error, &format!("reminder {} has a bad session key; cancelled", d.reminder.id));
             store.cancel(&d.reminder.id, None, now)?;

@@ -42,9 +42,10 @@ pub mod when;
 
 use crate::ports::{Sql, StorageError};
 use crate::protocol::reminders::{
-    NewReminder, ReminderCall, ReminderReply, Repeat, DEFAULT_MAX, MAX_AHEAD_MS, MAX_TEXT_CHARS,
+    Reminder, ReminderCall, ReminderOp, ReminderReply, DEFAULT_MAX, MAX_AHEAD_MS, MAX_TEXT_CHARS,
 };
 use store::ReminderStore;
+use when::Repeat;
 
 /// `REMINDERS_MAX` (or `REMINDERS_MAX__{AGENT}`): pending reminders an agent may have.
 pub fn max_pending(vars: &impl crate::settings::Vars, agent: &str) -> Result<u32, String> {
@@ -77,40 +78,40 @@ pub fn answer<S: Sql>(
     limit: &dyn Fn(&str) -> Result<u32, String>,
 ) -> Result<Answered, StorageError> {
     let store = ReminderStore::open(sql)?;
-    let scope = |key: &Option<crate::inbound::SessionKey>| key.as_ref().map(|k| k.render());
-    let mut reply = match call {
-        ReminderCall::Set { agent, reminder } => {
-            let reply = match limit(agent) {
+    let scope = call.session_key.as_ref().map(|k| k.render());
+    let mut reply = match (call.call, &call.reminder) {
+        (ReminderOp::Set, Some(reminder)) => {
+            let reply = match limit(&call.agent) {
                 Ok(limit) => set(sql, reminder, now, limit)?,
                 Err(why) => ReminderReply::refused(why),
             };
-            let wake_at = reply.error.is_none().then_some(reminder.first_at);
+            let wake_at = reply.reminders.first().and_then(|r| r.next_at);
             return Ok(Answered { reply, wake_at });
         }
-        ReminderCall::List { session_key, .. } => {
-            let key = scope(session_key);
-            let reminders = store.list(key.as_deref(), LIST_LIMIT)?;
-            let matched = match &key {
+        (ReminderOp::Set, None) => {
+            return Ok(Answered { reply: ReminderReply::refused("set needs a reminder"), wake_at: None })
+        }
+        (ReminderOp::List, _) => {
+            let reminders = store.list(scope.as_deref(), LIST_LIMIT)?;
+            let matched = match &scope {
                 Some(k) => store.pending_in(k)?,
                 None => store.pending_count()?,
             };
             ReminderReply { reminders, matched, storage_bytes: sql.database_size(), ..Default::default() }
         }
-        ReminderCall::Cancel { id, session_key, .. } => {
-            let reminders = store.cancel(id, scope(session_key).as_deref(), now)?;
+        (ReminderOp::Cancel, _) => {
+            let reminders = store.cancel(call.id.as_deref().unwrap_or_default(), scope.as_deref(), now)?;
             ReminderReply { matched: reminders.len() as u32, reminders, ..Default::default() }
         }
     };
     reply.pending = store.pending_count()?;
-    if let ReminderCall::List { agent, .. } | ReminderCall::Cancel { agent, .. } = call {
-        reply.limit = limit(agent).unwrap_or_default();
-    }
+    reply.limit = limit(&call.agent).unwrap_or_default();
     Ok(Answered { reply, wake_at: None })
 }
 
 /// Sets a reminder unless something is wrong with it (then nothing
 /// changes and the reply says what). `limit`: pending reminders allowed.
-pub fn set<S: Sql>(sql: &S, new: &NewReminder, now: i64, limit: u32) -> Result<ReminderReply, StorageError> {
+pub fn set<S: Sql>(sql: &S, new: &Reminder, now: i64, limit: u32) -> Result<ReminderReply, StorageError> {
     if let Err(why) = check(new, now) {
         return Ok(ReminderReply::refused(why));
     }
@@ -126,8 +127,12 @@ pub fn set<S: Sql>(sql: &S, new: &NewReminder, now: i64, limit: u32) -> Result<R
     Ok(ReminderReply { reminders: vec![reminder], pending: pending + 1, limit, ..Default::default() })
 }
 
-/// What is wrong with a reminder, if anything.
-pub fn check(new: &NewReminder, now: i64) -> Result<(), String> {
+/// What is wrong with a reminder to set, if anything.
+pub fn check(new: &Reminder, now: i64) -> Result<(), String> {
+    let Some(first_at) = new.next_at else { return Err("a reminder needs a time".into()) };
+    if new.target.is_none() || crate::inbound::SessionKey::parse(&new.session_key).is_none() {
+        return Err("a reminder needs its chat: a session key and a target".into());
+    }
     if new.text.trim().is_empty() {
         return Err("a reminder needs a `text` (what to say, or the task to run)".into());
     }
@@ -138,18 +143,18 @@ pub fn check(new: &NewReminder, now: i64) -> Result<(), String> {
     if hearth_schedule::time_zone::parse_time_zone(&new.timezone).is_err() {
         return Err(format!("unknown time zone {:?}: use an IANA name such as Europe/Paris", new.timezone));
     }
-    if new.first_at <= now {
+    if first_at <= now {
         return Err(format!(
             "that time has passed: {} was {} ago (it is now {}). Nothing was set.",
-            crate::clock::datetime_string(new.first_at, &new.timezone),
-            when::from_now(now, new.first_at).trim_start_matches("in "),
+            crate::clock::datetime_string(first_at, &new.timezone),
+            when::from_now(now, first_at).trim_start_matches("in "),
             crate::clock::datetime_string(now, &new.timezone),
         ));
     }
-    if new.first_at > now.saturating_add(MAX_AHEAD_MS) {
+    if first_at > now.saturating_add(MAX_AHEAD_MS) {
         return Err("that is more than 5 years ahead: reminders go at most 5 years into the future".into());
     }
-    match &new.repeat {
+    match &Repeat::of(new) {
         Repeat::Once => {}
         Repeat::Every { every_ms } if *every_ms < when::MIN_EVERY_MS => {
             return Err("`every` is at least 1 minute".into());
@@ -159,7 +164,7 @@ pub fn check(new: &NewReminder, now: i64) -> Result<(), String> {
             hearth_schedule::CronJob::new("reminder", "reminder", cron, timezone).map_err(|e| e.to_string())?;
         }
     }
-    if new.until.is_some_and(|u| u < new.first_at) {
+    if new.until.is_some_and(|u| u < first_at) {
         return Err("`until` is before the first time it would fire".into());
     }
     Ok(())

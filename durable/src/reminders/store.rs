@@ -12,7 +12,7 @@
 //! the post's id too, and the session ignores a post it has seen.
 
 use crate::ports::{Sql, SqlValue, StorageError};
-use crate::protocol::reminders::{NewReminder, Reminder, Repeat};
+use crate::protocol::reminders::Reminder;
 use crate::protocol::session::{PostMode, PostRequest};
 use crate::storage::{col_i64, col_string, Schema};
 
@@ -26,7 +26,8 @@ const SCHEMA: &[&str] = &[
         chat TEXT NOT NULL,
         text TEXT NOT NULL,
         mode TEXT NOT NULL,
-        repeat TEXT NOT NULL,
+        every_ms INTEGER,
+        cron TEXT,
         timezone TEXT NOT NULL,
         next_at INTEGER,
         until_at INTEGER,
@@ -75,30 +76,30 @@ pub struct OpenFire {
     pub attempts: i64,
 }
 
-const COLUMNS: &str = "seq, session_key, chat, text, mode, repeat, timezone, next_at, until_at, created_at, fired, \
-                       last_fired_at, state";
+const COLUMNS: &str = "seq, session_key, chat, text, mode, every_ms, cron, timezone, next_at, until_at, created_at, \
+                       fired, last_fired_at, state";
 
 fn opt(r: &[SqlValue], i: usize) -> Option<i64> {
     r.get(i).and_then(SqlValue::as_i64)
 }
 
 fn reminder(mut r: Vec<SqlValue>) -> Reminder {
-    let repeat = col_string(&mut r, 5);
     Reminder {
         id: format!("r{}", col_i64(&r, 0)),
         session_key: col_string(&mut r, 1),
+        target: None,
         chat: col_string(&mut r, 2),
         text: col_string(&mut r, 3),
         mode: if col_string(&mut r, 4) == "turn" { PostMode::Turn } else { PostMode::Say },
-        // A repeat that no longer reads fires once more and ends.
-        repeat: hearth_json::from_slice(repeat.as_bytes()).unwrap_or_default(),
-        timezone: col_string(&mut r, 6),
-        next_at: opt(&r, 7),
-        until: opt(&r, 8),
-        created_at: col_i64(&r, 9),
-        fired: u32::try_from(col_i64(&r, 10)).unwrap_or(0),
-        last_fired_at: opt(&r, 11),
-        state: col_string(&mut r, 12),
+        every_ms: opt(&r, 5),
+        cron: r.get_mut(6).and_then(|v| std::mem::replace(v, SqlValue::Null).into_string()),
+        timezone: col_string(&mut r, 7),
+        next_at: opt(&r, 8),
+        until: opt(&r, 9),
+        created_at: col_i64(&r, 10),
+        fired: u32::try_from(col_i64(&r, 11)).unwrap_or(0),
+        last_fired_at: opt(&r, 12),
+        state: col_string(&mut r, 13),
     }
 }
 
@@ -144,24 +145,26 @@ impl<'a, S: Sql> ReminderStore<'a, S> {
         Ok(rows.first().map_or(0, |r| u32::try_from(col_i64(r, 0)).unwrap_or(u32::MAX)))
     }
 
-    /// Keeps a new reminder, pending from its first time.
-    pub fn insert(&self, new: &NewReminder, now: i64) -> Result<Reminder, StorageError> {
-        let until = new.until.map_or(SqlValue::Null, SqlValue::Int);
+    /// Keeps a new reminder (checked: its target and first time are
+    /// there), pending from its first time.
+    pub fn insert(&self, new: &Reminder, now: i64) -> Result<Reminder, StorageError> {
+        let int = |v: Option<i64>| v.map_or(SqlValue::Null, SqlValue::Int);
         let mut rows = self.sql.exec(
             &format!(
-                "INSERT INTO reminders (session_key, target, chat, text, mode, repeat, timezone, next_at, until_at,
-                 created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
+                "INSERT INTO reminders (session_key, target, chat, text, mode, every_ms, cron, timezone, next_at,
+                 until_at, created_at, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {COLUMNS}"
             ),
             &[
-                new.session_key.render().into(),
+                new.session_key.as_str().into(),
                 json(&new.target)?.into(),
                 new.chat.as_str().into(),
                 new.text.as_str().into(),
                 mode_name(new.mode).into(),
-                json(&new.repeat)?.into(),
+                int(new.every_ms),
+                new.cron.clone().map_or(SqlValue::Null, SqlValue::Text),
                 new.timezone.as_str().into(),
-                new.first_at.into(),
-                until,
+                int(new.next_at),
+                int(new.until),
                 now.into(),
                 now.into(),
             ],
@@ -224,7 +227,7 @@ impl<'a, S: Sql> ReminderStore<'a, S> {
         Ok(rows
             .into_iter()
             .map(|mut r| {
-                let target = col_string(&mut r, 13);
+                let target = col_string(&mut r, 14);
                 let reminder = reminder(r);
                 let slot_ms = reminder.next_at.unwrap_or(now);
                 Due { reminder, target, slot_ms }
@@ -325,9 +328,4 @@ impl<'a, S: Sql> ReminderStore<'a, S> {
         )?;
         Ok(rows.into_iter().map(|mut r| (col_string(&mut r, 0), col_string(&mut r, 1))).collect())
     }
-}
-
-/// Whether a repeat is recurring.
-pub fn recurring(repeat: &Repeat) -> bool {
-    !matches!(repeat, Repeat::Once)
 }

@@ -5,6 +5,7 @@ use super::fire::{self, GIVE_UP_MS, POSTS_PER_ALARM, RETRY_MS};
 use super::store::ReminderStore;
 use super::*;
 use crate::inbound::{ChannelKind, Inbound, ReplyTarget, SessionKey};
+use crate::protocol::reminders::Reminder;
 use crate::protocol::session::{PostMode, PostReply, PostRequest};
 use crate::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
 use crate::testing::MemSql;
@@ -14,17 +15,16 @@ use std::cell::{Cell, RefCell};
 const NOW: i64 = 1_780_480_800_000;
 const MIN: i64 = 60_000;
 
-fn new(key: &str, text: &str, first_at: i64) -> NewReminder {
-    NewReminder {
-        session_key: SessionKey::parse(key).unwrap(),
-        target: ReplyTarget { channel: ChannelKind::Telegram, chat_id: "42".into(), ..Default::default() },
+fn new(key: &str, text: &str, first_at: i64) -> Reminder {
+    Reminder {
+        session_key: key.into(),
+        target: Some(ReplyTarget { channel: ChannelKind::Telegram, chat_id: "42".into(), ..Default::default() }),
         chat: "your private chat".into(),
         text: text.into(),
         mode: PostMode::Say,
-        repeat: Repeat::Once,
-        first_at,
-        until: None,
+        next_at: Some(first_at),
         timezone: "UTC".into(),
+        ..Default::default()
     }
 }
 
@@ -122,11 +122,14 @@ fn what_the_agent_object_refuses() {
     assert!(check(&at(NOW + MAX_AHEAD_MS + 1), NOW).unwrap_err().contains("5 years"));
     assert!(check(&at(NOW + MAX_AHEAD_MS), NOW).is_ok());
     let mut cron = at(NOW + MIN);
-    cron.repeat = Repeat::Cron { cron: "* * *".into(), timezone: "UTC".into() };
+    cron.cron = Some("* * *".into());
     assert!(check(&cron, NOW).unwrap_err().contains("5 fields"));
     let mut every = at(NOW + MIN);
-    every.repeat = Repeat::Every { every_ms: 1000 };
+    every.every_ms = Some(1000);
     assert!(check(&every, NOW).is_err());
+    let mut nowhere = at(NOW + MIN);
+    nowhere.target = None;
+    assert!(check(&nowhere, NOW).unwrap_err().contains("its chat"));
     let mut zone = at(NOW + MIN);
     zone.timezone = "Nowhere/City".into();
     assert!(check(&zone, NOW).unwrap_err().contains("Nowhere/City"));

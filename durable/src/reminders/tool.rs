@@ -6,7 +6,7 @@
 use super::when::{self, When};
 use crate::inbound::{ChannelKind, ReplyTarget, SessionKey};
 use crate::ports::Platform;
-use crate::protocol::reminders::{NewReminder, Reminder, ReminderCall, ReminderReply};
+use crate::protocol::reminders::{Reminder, ReminderCall, ReminderReply};
 use crate::protocol::session::PostMode;
 use crate::toolkit::{ToolOutcome, ToolSpec};
 use r2_layout::AgentId;
@@ -109,7 +109,7 @@ fn shown(r: &Reminder, now: i64, with_chat: bool) -> Value {
         "run": if r.mode == PostMode::Turn { "task" } else { "send" },
         "fires": r.next_at.map(|at| when::said(at, now, &r.timezone)),
     });
-    if let Some(repeats) = when::repeat_said(&r.repeat) {
+    if let Some(repeats) = when::repeat_said(&when::Repeat::of(r)) {
         v["repeats"] = json!(repeats);
     }
     if let Some(until) = r.until {
@@ -163,18 +163,21 @@ async fn set<P: Platform>(p: &P, ctx: &ReminderContext<'_>, args: &Value) -> Res
         return Err(ToolOutcome::err("this conversation has no chat a reminder could be sent to"));
     };
     let whatsapp_until = crate::channels::whatsapp::ReplyExtra::of(&target).map(|e| e.until);
-    let reminder = NewReminder {
-        session_key: ctx.key.clone(),
+    let (every_ms, cron) = timing.repeat.fields();
+    let reminder = Reminder {
+        session_key: ctx.key.render(),
         chat: chat_label(ctx.key, Some(&target), ctx.speaker.as_deref()),
-        target,
+        target: Some(target),
         text: text.to_owned(),
         mode,
-        repeat: timing.repeat.clone(),
-        first_at: timing.first_at,
+        every_ms,
+        cron,
+        next_at: Some(timing.first_at),
         until: timing.until,
         timezone: timezone.to_owned(),
+        ..Default::default()
     };
-    let call = ReminderCall::Set { agent: ctx.agent.as_str().to_owned(), reminder: Box::new(reminder) };
+    let call = ReminderCall::set(ctx.agent.as_str(), reminder);
     let reply = answer(p.reminders(&call).await)?;
     let Some(set) = reply.reminders.first() else {
         return Err(ToolOutcome::err("the reminder was not confirmed; try listing before setting it again"));
@@ -200,7 +203,7 @@ async fn set<P: Platform>(p: &P, ctx: &ReminderContext<'_>, args: &Value) -> Res
 
 async fn list<P: Platform>(p: &P, ctx: &ReminderContext<'_>) -> Result<ToolOutcome, ToolOutcome> {
     let scope = ctx.scope();
-    let call = ReminderCall::List { agent: ctx.agent.as_str().to_owned(), session_key: scope.clone() };
+    let call = ReminderCall::list(ctx.agent.as_str(), scope.clone());
     let reply = answer(p.reminders(&call).await)?;
     let listed: Vec<Value> =
         reply.reminders.iter().take(LIST_MAX).map(|r| shown(r, ctx.now_ms, scope.is_none())).collect();
@@ -218,8 +221,7 @@ async fn cancel<P: Platform>(p: &P, ctx: &ReminderContext<'_>, args: &Value) -> 
     let Some(id) = arg(args, "id") else {
         return Err(ToolOutcome::err("cancel needs the reminder's `id` (list shows them), or `all`"));
     };
-    let call =
-        ReminderCall::Cancel { agent: ctx.agent.as_str().to_owned(), id: id.to_owned(), session_key: ctx.scope() };
+    let call = ReminderCall::cancel(ctx.agent.as_str(), id, ctx.scope());
     let reply = answer(p.reminders(&call).await)?;
     if reply.reminders.is_empty() {
         let where_ = if ctx.scope().is_some() { " in this chat" } else { "" };
@@ -233,7 +235,7 @@ async fn cancel<P: Platform>(p: &P, ctx: &ReminderContext<'_>, args: &Value) -> 
 /// `my_stats`' line about reminders: pending in this chat (every chat's in
 /// the owner's main session), and the soonest. `None`: unavailable.
 pub async fn stats<P: Platform>(p: &P, ctx: &ReminderContext<'_>) -> Option<Value> {
-    let call = ReminderCall::List { agent: ctx.agent.as_str().to_owned(), session_key: ctx.scope() };
+    let call = ReminderCall::list(ctx.agent.as_str(), ctx.scope());
     let reply = p.reminders(&call).await.ok().filter(|r| r.error.is_none())?;
     let next = reply.reminders.first().and_then(|r| r.next_at);
     Some(json!({

@@ -4,13 +4,45 @@
 //! daylight saving, cron): [`hearth_schedule::moments`] and
 //! [`hearth_schedule::CronJob`], as `cron.json` uses them.
 
-use crate::protocol::reminders::Repeat;
+use crate::protocol::reminders::Reminder;
 use hearth_schedule::moments::{parse_at, parse_duration};
 use hearth_schedule::time_zone::parse_time_zone;
 use hearth_schedule::CronJob;
 
 /// The shortest `every`.
 pub const MIN_EVERY_MS: i64 = 60_000;
+
+/// How a reminder repeats: what its `every_ms` and `cron` say.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Repeat {
+    /// Once, at its time.
+    #[default]
+    Once,
+    /// Every `every_ms` from its first time.
+    Every { every_ms: i64 },
+    /// At the times of a 5-field cron expression, in `timezone`.
+    Cron { cron: String, timezone: String },
+}
+
+impl Repeat {
+    /// The repeat of a kept reminder (its cron in its own zone).
+    pub fn of(r: &Reminder) -> Repeat {
+        match (&r.cron, r.every_ms) {
+            (Some(cron), _) => Repeat::Cron { cron: cron.clone(), timezone: r.timezone.clone() },
+            (None, Some(every_ms)) => Repeat::Every { every_ms },
+            (None, None) => Repeat::Once,
+        }
+    }
+
+    /// As a reminder's `every_ms` and `cron`.
+    pub fn fields(&self) -> (Option<i64>, Option<String>) {
+        match self {
+            Repeat::Once => (None, None),
+            Repeat::Every { every_ms } => (Some(*every_ms), None),
+            Repeat::Cron { cron, .. } => (None, Some(cron.clone())),
+        }
+    }
+}
 
 /// What the tool was told about the time (each as the model wrote it).
 #[derive(Debug, Clone, Copy, Default)]

@@ -100,11 +100,12 @@ pub async fn run<P: Platform>(
     args: &Value,
 ) -> ToolOutcome {
     if name == crate::reminders::tool::TOOL {
-        return crate::reminders::tool::run(p, &reminder_context(p, deps), args).await;
+        let ctx = reminder_context(p, deps);
+        return crate::apart::apart(crate::reminders::tool::run(p, &ctx, args)).await;
     }
     if let Some(outcome) = memory_tools::run(p.memory(), memory, name, args).await {
         if name == "my_stats" && !outcome.is_error {
-            return with_reminder_stats(p, deps, outcome).await;
+            return crate::apart::apart(with_reminder_stats(p, deps, outcome)).await;
         }
         return outcome;
     }

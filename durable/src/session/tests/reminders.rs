@@ -101,7 +101,7 @@ fn deliver(f: &Fixture, req: &PostRequest) {
 }
 
 fn pending(f: &Fixture, scope: Option<&str>) -> Vec<String> {
-    let call = ReminderCall::List { agent: "main".into(), session_key: scope.map(|k| SessionKey::parse(k).unwrap()) };
+    let call = ReminderCall::list("main", scope.map(|k| SessionKey::parse(k).unwrap()));
     let reply = block_on(crate::ports::Platform::reminders(&f.p, &call)).unwrap();
     reply.reminders.into_iter().map(|r| format!("{} {}", r.id, r.text)).collect()
 }
@@ -174,10 +174,7 @@ fn recurring_reminders_fire_once_for_missed_times_and_stop_at_their_end() {
     let posts = alarm(&f, back);
     assert_eq!(posts.len(), 1, "missed times fire once, not each");
     assert!(posts[0].text.contains("(This was due 2026-06-03 14:00"), "{}", posts[0].text);
-    let listed = block_on(crate::ports::Platform::reminders(
-        &f.p,
-        &ReminderCall::List { agent: "main".into(), session_key: None },
-    ));
+    let listed = block_on(crate::ports::Platform::reminders(&f.p, &ReminderCall::list("main", None)));
     assert_eq!(listed.unwrap().reminders[0].next_at, Some(first + 4 * HOUR));
     assert_eq!(alarm(&f, first + 4 * HOUR).len(), 1, "17:00");
     assert!(pending(&f, None).is_empty(), "17:30 is its end: 18:00 never comes");
