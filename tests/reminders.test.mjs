@@ -72,6 +72,19 @@ describe("reminders", () => {
     assert.match(JSON.stringify(history.at(-1)), /Stretch your legs/, "in the conversation's history");
   });
 
+  test("one due while the runtime is down fires once when it is back", async () => {
+    const r = await remind(tgUpdate({ text: "remind me in 3 seconds to breathe" }), OWNER, { in: "3s", text: "Breathe out" });
+    assert.equal(r.isError, false, r.text);
+    const [{ nextAt: due }] = (await api("/reminders")).body.reminders;
+    await h.restart({ settle: [MAIN], downMs: Math.max(0, due - Date.now()) + 3000 });
+    const back = Date.now();
+    assert.ok(back > due + 2000, "it was due while nothing ran");
+    await h.until(() => said(OWNER, "Breathe out").length > 0, { timeoutMs: 10000, what: "the missed reminder" });
+    console.log(`a reminder missed while down: sent ${said(OWNER, "Breathe out")[0].at - back} ms after the runtime was back`);
+    await sleep(1500);
+    assert.equal(said(OWNER, "Breathe out").length, 1, "once");
+  });
+
   test("in a group it fires in the group, quoting who asked, with the group's scope for a task", async () => {
     await h.putFile("agents/main/MEMORY.md", "- PRIVATE-REMINDER-FACT");
     const ask = mention("remind us in 3 seconds to order pizza");
