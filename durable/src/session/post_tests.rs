@@ -162,7 +162,11 @@ fn a_post_whatsapp_refuses_outside_its_window_is_reported_to_the_owner_elsewhere
     let told = p.channel.texts_to("1");
     assert_eq!(told.len(), 1, "the owner hears of it on Telegram");
     assert!(told[0].contains("24-hour") && told[0].contains("Pay the rent"), "{}", told[0]);
-    assert_eq!(h.status(false).unwrap().messages.unwrap().last().unwrap().text(), "⏰ Pay the rent", "kept in the history");
+    assert_eq!(
+        h.status(false).unwrap().messages.unwrap().last().unwrap().text(),
+        "⏰ Pay the rent",
+        "kept in the history"
+    );
 }
 
 #[test]
