@@ -36,16 +36,13 @@ pub async fn list(req: &Request, env: &Env, agent: &str, rid: Option<&str>) -> R
         Ok(s) => s,
         Err(e) => return json_error(400, &e),
     };
-    let call = ReminderCall::list(agent, session_key);
-    let mut reply = match ask(env, agent, &call).await? {
+    let call = ReminderCall { id: rid.map(str::to_owned), ..ReminderCall::list(agent, session_key) };
+    let reply = match ask(env, agent, &call).await? {
         Ok(r) => r,
         Err(resp) => return Ok(resp),
     };
-    if let Some(rid) = rid {
-        reply.reminders.retain(|r| r.id == rid);
-        if reply.reminders.is_empty() {
-            return json_error(404, &format!("no pending reminder {rid:?}"));
-        }
+    if let (Some(rid), true) = (rid, reply.reminders.is_empty()) {
+        return json_error(404, &format!("no pending reminder {rid:?}"));
     }
     Response::from_json(&reply)
 }

@@ -17,7 +17,12 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         let limit = |agent: &str| crate::reminders::max_pending(self.runtime().vars(), agent);
         let answered = crate::reminders::answer(sql, call, self.runtime().now_ms(), &limit)?;
         if let Some(at) = answered.wake_at {
-            self.runtime().wake_at(at).await?;
+            // The reminder is kept: an alarm not set now is set by the next
+            // cron tick's wake (at most 5 minutes), so the caller hears it is set.
+            if let Err(e) = self.runtime().wake_at(at).await {
+                self.runtime()
+                    .log(LogLevel::Error, &format!("reminder kept, its alarm not set (the next tick sets it): {e}"));
+            }
         }
         Ok(answered.reply)
     }

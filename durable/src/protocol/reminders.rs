@@ -76,7 +76,8 @@ pub enum ReminderOp {
 }
 
 /// A call to the agent's reminders. `session_key: None` in `list` and
-/// `cancel`: every chat's (the owner's main session, the admin API).
+/// `cancel`: every chat's (the owner's main session, the admin API). `id`
+/// in `list`: that one only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReminderCall {

@@ -92,7 +92,10 @@ pub fn answer<S: Sql>(
             return Ok(Answered { reply: ReminderReply::refused("set needs a reminder"), wake_at: None })
         }
         (ReminderOp::List, _) => {
-            let reminders = store.list(scope.as_deref(), LIST_LIMIT)?;
+            let reminders = match &call.id {
+                Some(id) => store.pending_one(id, scope.as_deref())?.into_iter().collect(),
+                None => store.list(scope.as_deref(), LIST_LIMIT)?,
+            };
             let matched = match &scope {
                 Some(k) => store.pending_in(k)?,
                 None => store.pending_count()?,

@@ -190,6 +190,19 @@ impl<'a, S: Sql> ReminderStore<'a, S> {
         Ok(rows.into_iter().map(reminder).collect())
     }
 
+    /// Pending reminder `id` (of one session, or of any).
+    pub fn pending_one(&self, id: &str, session_key: Option<&str>) -> Result<Option<Reminder>, StorageError> {
+        let Some(seq) = seq_of(id) else { return Ok(None) };
+        let scope = session_key.map_or(SqlValue::Null, SqlValue::from);
+        let mut rows = self.sql.exec(
+            &format!(
+                "SELECT {COLUMNS} FROM reminders WHERE seq = ? AND state = 'pending' AND (? IS NULL OR session_key = ?)"
+            ),
+            &[seq.into(), scope.clone(), scope],
+        )?;
+        Ok(rows.pop().map(reminder))
+    }
+
     /// Cancels pending reminder `id` (or `all`) of one session, or of any:
     /// the ones cancelled (none: nothing matched).
     pub fn cancel(&self, id: &str, session_key: Option<&str>, now: i64) -> Result<Vec<Reminder>, StorageError> {

@@ -111,6 +111,9 @@ fn the_limit_is_per_agent_and_cancelled_ones_do_not_count() {
     assert_eq!(store.cancel("r2", Some("agent:main:main"), NOW).unwrap().len(), 0, "another chat's");
     assert_eq!(store.cancel("r2", Some("agent:main:telegram:dm:7"), NOW).unwrap().len(), 1);
     assert!(ok(set(&sql, &new("agent:main:main", "c", NOW + MIN), NOW, 2).unwrap()));
+    assert_eq!(store.pending_one("r1", Some("agent:main:main")).unwrap().map(|r| r.text), Some("a".into()));
+    assert!(store.pending_one("r1", Some("agent:main:telegram:dm:7")).unwrap().is_none(), "another chat's");
+    assert!(store.pending_one("r2", None).unwrap().is_none(), "cancelled");
     assert_eq!(store.cancel("all", None, NOW).unwrap().len(), 2);
     assert_eq!(store.cancel("nonsense", None, NOW).unwrap().len(), 0);
 }
