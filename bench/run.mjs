@@ -34,6 +34,7 @@ export const PIECES = [
   { name: "heartbeat", rows: "heartbeat.mjs" },
   { name: "lifecycle", rows: "lifecycle.mjs" },
   { name: "mcp", rows: "mcp.mjs" },
+  { name: "reminders", rows: "reminders.mjs" },
   { name: "media", rows: "media.mjs" },
   { name: "usage", rows: "usage.mjs" },
   { name: "workspace", rows: "workspace.mjs" },

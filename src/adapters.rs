@@ -169,6 +169,10 @@ impl Sql for DoSql {
         Some(&self.schemas)
     }
 
+    fn database_size(&self) -> Option<u64> {
+        Some(self.sql.database_size() as u64)
+    }
+
     fn exec(&self, query: &str, params: &[SqlValue]) -> Result<Vec<Vec<SqlValue>>, StorageError> {
         let bindings: Vec<SqlStorageValue> = params
             .iter()

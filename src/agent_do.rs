@@ -131,6 +131,7 @@ impl AgentRuntime for DoRuntime {
         self.state.storage().set_alarm(0i64).await.map_err(storage_err)
     }
     async fn wake_at(&self, at_ms: i64) -> std::result::Result<(), StorageError> {
+        // While the alarm runs, getAlarm is null unless set since it started.
         let storage = self.state.storage();
         match storage.get_alarm().await.map_err(storage_err)? {
             Some(current) if current <= at_ms => Ok(()),
@@ -407,6 +408,17 @@ impl DurableObject for Agent {
                 .await
             }
             (Method::Get, THREADS_LIST_PATH) => Response::from_json(&host.threads().map_err(failed)?),
+            (Method::Post, durable::protocol::reminders::REMINDERS_PATH) => {
+                apart(async move {
+                    let call: durable::protocol::reminders::ReminderCall = match adapters::request_json(&mut req).await
+                    {
+                        Ok(c) => c,
+                        Err(e) => return refused(Refusal { status: 400, message: format!("bad reminders call: {e}") }),
+                    };
+                    Response::from_json(&host.reminders(&call).await.map_err(failed)?)
+                })
+                .await
+            }
             (Method::Get, SCHEDULE_STATUS_PATH) => match host.schedule_status().await {
                 Ok(Some(status)) => Response::from_json(&status),
                 Ok(None) => json(200, &json!({"ticks": 0, "note": "no cron trigger reached this agent yet"})),
@@ -505,6 +517,19 @@ pub async fn session_start(
     objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, SESSION_START_PATH, Some(req))
         .await
         .map_err(|e| StorageError(format!("session start: {e}")))
+}
+
+/// A call to `agent`'s reminders (what a Session's `remind` tool and
+/// `/reminders` send, and the admin API).
+pub async fn reminders(
+    env: &Env,
+    agent: &str,
+    call: &durable::protocol::reminders::ReminderCall,
+) -> std::result::Result<durable::protocol::reminders::ReminderReply, StorageError> {
+    let path = durable::protocol::reminders::REMINDERS_PATH;
+    objects::call(env, durable::protocol::AGENT_BINDING, agent, Method::Post, path, Some(call))
+        .await
+        .map_err(|e| StorageError(format!("reminders: {e}")))
 }
 
 /// A call to `agent`'s usage ledger (what a Session sends, and Discord's `/usage`).

@@ -7,6 +7,7 @@
 mod history;
 mod people;
 mod pins;
+mod reminders;
 mod threads;
 mod turns;
 mod usage;
@@ -83,6 +84,10 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             let call = TaskCall::Cancel { id: crate::http::percent_decode(id), origin: None };
             tasks(env, agent, call).await
         }
+        (Method::Get, ["agents", agent, "reminders"]) => reminders::list(&req, env, agent, None).await,
+        (Method::Get, ["agents", agent, "reminders", rid]) => reminders::list(&req, env, agent, Some(rid)).await,
+        (Method::Delete, ["agents", agent, "reminders"]) => reminders::cancel(&req, env, agent, None).await,
+        (Method::Delete, ["agents", agent, "reminders", rid]) => reminders::cancel(&req, env, agent, Some(rid)).await,
         (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
         (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
             usage::report(&req, env, agent, Some(thread)).await

@@ -99,6 +99,12 @@ impl Platform for DoPlatform {
     ) -> Result<durable::protocol::usage::MeterReply, durable::ports::StorageError> {
         crate::agent_do::meter(&self.memory.env, req).await
     }
+    async fn reminders(
+        &self,
+        call: &durable::protocol::reminders::ReminderCall,
+    ) -> Result<durable::protocol::reminders::ReminderReply, durable::ports::StorageError> {
+        crate::agent_do::reminders(&self.memory.env, &self.memory.agent, call).await
+    }
     async fn session_start(
         &self,
         req: &durable::protocol::workspace::SessionStartRequest,

@@ -617,6 +617,24 @@ describe("the console in Chromium", { skip: SKIP }, () => {
     release();
   });
 
+  test("schedule: the reminders the agent set, with their chat and next time; Cancel cancels one", async () => {
+    h.llm.push({ toolCall: { name: "remind", input: { in: "3h", text: "Call the plumber back" } } }, { text: "I'll remind you." });
+    await go(page, "#/chat/main", "#message");
+    await chat(page, "remind me in 3 hours to call the plumber back");
+    const { reminders } = await api("/api/agents/main/reminders");
+    const r = reminders.find((x) => x.text === "Call the plumber back");
+    assert.ok(r, JSON.stringify(reminders));
+    await go(page, "#/schedule", `li[data-reminder="${r.id}"]`);
+    const local = new Intl.DateTimeFormat("en-GB", { timeZone: TZ, weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" }).format(new Date(r.nextAt));
+    const li = await text(page, `li[data-reminder="${r.id}"]`);
+    assert.ok(li.includes(local) && li.includes("in 3 h") && li.includes("sends the text"), li);
+    await axe(page, "schedule with reminders 1366");
+    dialogs.answer = true;
+    await page.click(`li[data-reminder="${r.id}"] button`);
+    await page.waitForFunction((id) => !document.querySelector(`li[data-reminder="${id}"]`), {}, r.id);
+    assert.ok(!(await api("/api/agents/main/reminders")).reminders.some((x) => x.id === r.id), "cancelled in the Agent object");
+  });
+
   test("usage: the charts are drawn from the ledger's figures, as of a time, with Refresh", async () => {
     const calls = h.llm.requests.filter((r) => r.usage);
     await h.until(async () => (await api("/api/agents/main/usage")).calls >= calls.length, { what: "the ledger" });

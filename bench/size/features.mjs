@@ -42,6 +42,7 @@ export const FEATURES = [
   { name: "whatsapp channel", budget: 12, match: [/durable::channels::whatsapp/] },
   { name: "discord channel + gateway", budget: 30, match: [/durable::channels::discord/, /hearth::gateway/, /durable::protocol::gateway/] },
   { name: "telegram channel", budget: 25, match: [/durable::channels::telegram/] },
+  { name: "reminders (tool, store, alarm) + posting into a chat", budget: 30, match: [/durable::reminders/, /durable::protocol::reminders/, /durable::agent::reminders/, /durable::session::post/, /durable::channels::later/, /hearth_schedule::moments/, /hearth::api::reminders/] },
   { name: "channels: shared (outbound, access, groups)", budget: 20, match: [/durable::channels::/, /durable::routing/, /durable::inbound/, /hearth::channels/, /hearth::front/] },
   { name: "conversation memory", budget: 45, match: [/durable::memory::conversation/, /hearth_memory::conversation/, /durable::protocol::memory/, /durable::agent::conversations/] },
   { name: "BM25 memory (hearth-memory, tools, recall)", budget: 60, match: [/hearth_memory::/, /durable::memory::/, /unicode_segmentation::/] },

@@ -42,7 +42,9 @@
 //!   check, reader into [`inbound`] messages, client, formatting, the
 //!   webhook's flow), tested natively on real payloads through the
 //!   [`ports::Front`] port.
-//! - [`scheduled`]: heartbeats and `cron.json` jobs.
+//! - [`scheduled`]: heartbeats and `cron.json` jobs; [`reminders`]: the
+//!   ones the agent sets itself (the `remind` tool, fired by the Agent
+//!   object's alarm into the chat where they were set).
 //! - [`tasks`]: handing work off: a peer agent asked (`delegate`).
 //! - [`web`]: `web_fetch` (address rules, readable HTML) and web search.
 //! - [`mcp`]: the agent's MCP servers as tools (config, client, the Agent's
@@ -87,6 +89,7 @@ pub mod media;
 pub mod memory;
 pub mod people;
 pub mod prompt;
+pub mod reminders;
 pub mod routing;
 pub mod scheduled;
 pub mod tasks;

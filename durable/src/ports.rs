@@ -161,6 +161,12 @@ pub trait Sql {
         None
     }
 
+    /// The database's size in bytes, where the runtime says
+    /// (`ctx.storage.sql.databaseSize`). Default: unknown.
+    fn database_size(&self) -> Option<u64> {
+        None
+    }
+
     /// Runs `statements` (without parameters), then `last` with its
     /// parameters: in one call where the database takes several statements
     /// at once (a Durable Object's `exec` does), one by one here. Not atomic:
@@ -648,6 +654,15 @@ pub trait Platform {
         let _ = call;
         Err(StorageError("no approvals service here".into()))
     }
+    /// A call to the agent's reminders (kept by its Agent object,
+    /// [`crate::protocol::reminders`]). Default: none can be kept here.
+    async fn reminders(
+        &self,
+        call: &crate::protocol::reminders::ReminderCall,
+    ) -> Result<crate::protocol::reminders::ReminderReply, StorageError> {
+        let _ = call;
+        Err(StorageError("no reminders here: they are kept by the Agent object".into()))
+    }
     /// Whether scripts can run in a sandbox here (a Worker Loader binding,
     /// `[[worker_loaders]]`): without it `run_code` is not offered.
     fn sandbox_available(&self) -> bool {
@@ -757,6 +772,12 @@ impl<P: Platform> Platform for std::rc::Rc<P> {
         call: &crate::protocol::approvals::ApprovalCall,
     ) -> Result<crate::protocol::approvals::ApprovalState, StorageError> {
         (**self).approvals(call).await
+    }
+    async fn reminders(
+        &self,
+        call: &crate::protocol::reminders::ReminderCall,
+    ) -> Result<crate::protocol::reminders::ReminderReply, StorageError> {
+        (**self).reminders(call).await
     }
     fn sandbox_available(&self) -> bool {
         (**self).sandbox_available()

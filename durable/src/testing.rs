@@ -597,10 +597,26 @@ impl InProcessUsage {
     }
 }
 
+/// The agent's reminders as its Agent object keeps them (the same code,
+/// its own SQLite), with every call recorded.
+#[cfg(test)]
+#[derive(Default)]
+pub struct InProcessReminders {
+    pub sql: MemSql,
+    /// `REMINDERS_MAX` (default: the runtime's).
+    pub max: Cell<Option<u32>>,
+    pub calls: RefCell<Vec<crate::protocol::reminders::ReminderCall>>,
+    /// The alarm times the Agent object would set.
+    pub wake_ats: RefCell<Vec<i64>>,
+    /// The Agent object cannot be reached.
+    pub unavailable: Cell<bool>,
+}
+
 /// A platform of doubles; time advances only when slept through.
 #[cfg(test)]
 #[derive(Default)]
 pub struct TestPlatform {
+    pub reminders: InProcessReminders,
     pub store: MemStore,
     pub http: ScriptedHttp,
     pub sql: MemSql,
@@ -778,6 +794,20 @@ impl Platform for TestPlatform {
     }
     fn log(&self, _level: LogLevel, msg: &str) {
         self.logs.borrow_mut().push(msg.to_owned());
+    }
+    async fn reminders(
+        &self,
+        call: &crate::protocol::reminders::ReminderCall,
+    ) -> Result<crate::protocol::reminders::ReminderReply, StorageError> {
+        let r = &self.reminders;
+        r.calls.borrow_mut().push(call.clone());
+        if r.unavailable.get() {
+            return Err(StorageError("injected: the Agent object is unavailable".into()));
+        }
+        let limit = |_: &str| Ok(r.max.get().unwrap_or(crate::protocol::reminders::DEFAULT_MAX));
+        let answered = crate::reminders::answer(&r.sql, call, self.now.get(), &limit)?;
+        r.wake_ats.borrow_mut().extend(answered.wake_at);
+        Ok(answered.reply)
     }
     async fn meter(
         &self,

@@ -32,7 +32,7 @@ const FLOORS: &[&[&str]] = &[
     &["retry", "storage", "routing", "api", "console", "voice", "codemode", "people", "approvals"],
     // Features.
     &["web", "llm", "usage", "workspace", "channels"],
-    &["delivery", "prompt", "tools", "scheduled", "memory", "tasks"],
+    &["delivery", "prompt", "tools", "scheduled", "memory", "tasks", "reminders"],
     &["media", "mcp", "dreaming"],
     // The objects' logic.
     &["session", "agent"],

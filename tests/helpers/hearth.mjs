@@ -170,11 +170,13 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
     },
     /** Disposes workerd and starts it again on the same persisted state;
      * waits for running turns first, so the restart tests persistence, not a race.
-     * `bindings` changes settings, as a deploy would (they stay for later restarts). */
-    async restart({ settle = [], bindings: more = {} } = {}) {
+     * `bindings` changes settings, as a deploy would (they stay for later restarts);
+     * `downMs`: how long the runtime stays down in between. */
+    async restart({ settle = [], bindings: more = {}, downMs = 0 } = {}) {
       await h.settle(...settle);
       changed = { ...changed, ...more };
       await mf.dispose();
+      if (downMs) await new Promise((r) => setTimeout(r, downMs));
       mf = new Miniflare(mfOptions());
       address = await mf.ready;
     },

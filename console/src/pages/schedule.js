@@ -1,8 +1,9 @@
 // Schedule, said plainly: when the next heartbeat is (in the agent's local
 // time), what the last one did and said; each cron.json job with its next
-// and last run and what it last said; problems first; tokens last.
-import { agentPath, get } from "../api.js";
-import { fmtAgo, fmtInt, fmtLocal, h, page } from "../dom.js";
+// and last run and what it last said; the reminders the agent set in its
+// chats (when each fires next, where, Cancel); problems first; tokens last.
+import { agentPath, del, get } from "../api.js";
+import { fmtAgo, fmtInt, fmtLocal, h, page, say } from "../dom.js";
 
 // The heartbeat's last outcome (`HeartbeatOutcome::label`) in words.
 const OUTCOMES = {
@@ -37,15 +38,81 @@ function tokensTable(t) {
   );
 }
 
+const RUN = { say: "sends the text", turn: "runs it as a task" };
+
+function repeatWords(r) {
+  if (r.cron) return `at the times of ${r.cron} (${r.timezone})`;
+  if (r.everyMs) return `every ${fmtAgo(Date.now() + r.everyMs).replace(/^in /, "")}`;
+  return "once";
+}
+
+// The reminders the agent set in its chats: each with its chat, its next
+// time in the agent's zone and Cancel (the same as `/reminders cancel`).
+function remindersCard(agent, list, tz) {
+  const items = list?.reminders ?? [];
+  const body = h("ul", { class: "jobs", "aria-label": "Pending reminders" });
+  const empty = h("p", { class: "muted", "data-fact": "no-reminders", hidden: items.length > 0 }, "No reminders pending. The agent sets them with its remind tool when someone asks (\"remind me in an hour…\"), and for follow-ups it offers.");
+  for (const r of items) {
+    const cancel = h("button", { type: "button", "aria-label": `Cancel reminder ${r.id}` }, "Cancel");
+    const li = h(
+      "li",
+      { "data-reminder": r.id },
+      h("h3", {}, r.text.length > 120 ? `${r.text.slice(0, 120)}…` : r.text),
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "Next"),
+        h("dd", { "data-fact": "reminder-next" }, r.nextAt ? `${fmtLocal(r.nextAt, r.timezone || tz)} (${fmtAgo(r.nextAt)})` : "—"),
+        h("dt", {}, "Chat"),
+        h("dd", {}, r.chat),
+        h("dt", {}, "Repeats"),
+        h("dd", {}, repeatWords(r)),
+        h("dt", {}, "When due"),
+        h("dd", {}, RUN[r.mode] ?? r.mode),
+      ),
+      cancel,
+    );
+    cancel.addEventListener("click", async () => {
+      if (!confirm(`Cancel the reminder “${r.text.slice(0, 60)}” (${r.id})?`)) return;
+      cancel.disabled = true;
+      try {
+        await del(agentPath(agent, `/reminders/${encodeURIComponent(r.id)}`));
+        li.remove();
+        if (!body.children.length) empty.hidden = false;
+        say(`Reminder ${r.id} cancelled.`);
+      } catch (e) {
+        cancel.disabled = false;
+        say(`Could not cancel ${r.id}: ${e.message}`, { error: true });
+      }
+    });
+    body.append(li);
+  }
+  const limit = list?.limit ? ` (at most ${fmtInt(list.limit)} pending)` : "";
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "reminders-title" },
+    h("h2", { id: "reminders-title" }, "Reminders"),
+    list ? h("p", { class: "muted" }, `${fmtInt(list.pending)} pending${limit}. Each fires in the chat where it was set; /reminders there lists them.`) : h("p", { class: "error" }, "The reminders could not be read."),
+    body,
+    empty,
+  );
+}
+
 export async function schedulePage(state) {
   const agent = state.agent;
-  const [s, sessions] = await Promise.all([get(agentPath(agent, "/schedule")), get(agentPath(agent, "/sessions")).catch(() => ({ live: [] }))]);
+  const [s, sessions, reminders] = await Promise.all([
+    get(agentPath(agent, "/schedule")),
+    get(agentPath(agent, "/sessions")).catch(() => ({ live: [] })),
+    get(agentPath(agent, "/reminders")).catch(() => null),
+  ]);
   const bySession = new Map((sessions.live ?? []).map((e) => [e.sessionKey, e]));
   if (!s.heartbeat) {
-    // No cron trigger reached this agent yet: nothing is planned to show.
+    // No cron trigger reached this agent yet: nothing is planned to show
+    // but the reminders (they do not wait for the trigger).
     return page(
       "Schedule",
       h("section", { class: "card", "data-fact": "not-started" }, h("h2", {}, "Not started yet"), h("p", {}, "The scheduler has not run for this agent yet. The cron trigger runs every 5 minutes once deployed; then the next heartbeat and the jobs of cron.json show here, in the agent's local time."), h("p", { class: "muted" }, "Locally (npm run dev): curl \"http://127.0.0.1:8787/__scheduled?cron=*/5+*+*+*+*\" runs it now.")),
+      remindersCard(agent, reminders, "UTC"),
     );
   }
   const hb = s.heartbeat ?? {};
@@ -112,6 +179,7 @@ export async function schedulePage(state) {
     h("p", { class: "muted" }, `Times are the agent's local time (${tz}).${s.lastTick ? ` The scheduler last ran ${fmtAgo(s.lastTick)}.` : " The scheduler has not run yet (the cron trigger runs every 5 minutes)."}`),
     problems.length ? h("section", { class: "card problems", "aria-labelledby": "problems-title" }, h("h2", { id: "problems-title" }, "Needs your attention"), h("ul", { class: "error" }, problems.map((w) => h("li", {}, typeof w === "string" ? w : JSON.stringify(w))))) : null,
     h("div", { class: "grid2" }, heartbeat, jobs),
+    remindersCard(agent, reminders, tz),
     h("h2", {}, "Tokens of scheduled work"),
     tokensTable(s.tokens),
   );

@@ -50,7 +50,8 @@
 //!
 //! Modules, one job each: [`heartbeat`] (HEARTBEAT.md and reply rules), [`timing`]
 //! (heartbeat interval and slots), [`active_hours`] (the daily window), [`cron_jobs`]
-//! (`cron.json`), [`notify`] (dedupe), [`time_zone`] (zone lookup), [`error`].
+//! (`cron.json`), [`moments`] (one-off times and durations, for reminders), [`notify`] (dedupe),
+//! [`time_zone`] (zone lookup), [`error`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -59,6 +60,7 @@ pub mod active_hours;
 pub mod cron_jobs;
 pub mod error;
 pub mod heartbeat;
+pub mod moments;
 pub mod notify;
 pub mod time_zone;
 pub mod timing;

@@ -53,12 +53,9 @@ pub trait AgentRuntime {
     }
     /// Runs the alarm as soon as possible.
     async fn wake(&self) -> Result<(), StorageError>;
-    /// Runs the alarm at `at_ms` (ms since the epoch) unless it is set to
-    /// run earlier. Default: as soon as possible.
-    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError> {
-        let _ = at_ms;
-        self.wake().await
-    }
+    /// Runs the alarm at `at_ms` (ms since the epoch), unless it is already
+    /// set to run earlier (a wake, a sooner reminder).
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError>;
     /// Waits (between attempts of dreaming's LLM call).
     async fn sleep(&self, ms: u64);
     fn now_ms(&self) -> i64;
@@ -442,11 +439,21 @@ where
         Ok(TickReply { pending: req.scheduled_time })
     }
 
-    /// The alarm: memory checkpoints, then the pending ticks, then what
-    /// dreaming does with time (tonight's sweep, proposals), then archives the
-    /// conversation memory lacks. A failed tick fails the alarm (the runtime
-    /// retries; claims keep runs exactly once).
+    /// The alarm: the reminders that are due first (their time is the one
+    /// that matters to the second), then memory checkpoints, the pending
+    /// ticks, what dreaming does with time (tonight's sweep, proposals), and
+    /// archives the conversation memory lacks; last, the alarm is set for
+    /// the next reminder, whatever happened before. A failed tick fails the
+    /// alarm (the runtime retries; claims keep runs exactly once).
     pub async fn alarm(&self) -> Result<TicksRun, StorageError> {
+        let fired = self.fire_reminders().await;
+        let ran = self.scheduled_work().await;
+        self.rearm_reminders(fired).await?;
+        ran
+    }
+
+    /// The alarm's work besides reminders.
+    async fn scheduled_work(&self) -> Result<TicksRun, StorageError> {
         self.memory_maintenance();
         let r2 = self.runtime.store()?;
         let log = |level: LogLevel, msg: &str| self.runtime.log(level, msg);

@@ -19,6 +19,7 @@ pub(super) struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
     pub(super) woken: RefCell<Vec<String>>,
     pub(super) admitted: RefCell<Vec<(String, bool)>>,
+    posts: RefCell<Vec<crate::protocol::session::PostRequest>>,
 }
 
 impl SessionQueue for Queue {
@@ -42,6 +43,14 @@ impl SessionQueue for Queue {
         self.admitted.borrow_mut().push((key.render(), open));
         Ok(())
     }
+
+    async fn post(
+        &self,
+        req: &crate::protocol::session::PostRequest,
+    ) -> Result<crate::protocol::session::PostReply, StorageError> {
+        self.posts.borrow_mut().push(req.clone());
+        Ok(crate::protocol::session::PostReply { queued: true, target: None })
+    }
 }
 
 pub(super) struct Runtime {
@@ -51,6 +60,7 @@ pub(super) struct Runtime {
     pub(super) queue: Queue,
     wakes: Cell<u32>,
     uuids: Cell<u64>,
+    wake_ats: RefCell<Vec<i64>>,
     pub(super) now: Rc<Cell<i64>>,
     pub(super) http: crate::testing::ScriptedHttp,
 }
@@ -80,6 +90,10 @@ impl AgentRuntime for Runtime {
         self.wakes.set(self.wakes.get() + 1);
         Ok(())
     }
+    async fn wake_at(&self, at_ms: i64) -> Result<(), StorageError> {
+        self.wake_ats.borrow_mut().push(at_ms);
+        Ok(())
+    }
     async fn sleep(&self, _: u64) {}
     fn now_ms(&self) -> i64 {
         self.now.get()
@@ -104,6 +118,7 @@ pub(super) fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
         queue: Queue::default(),
         wakes: Cell::new(0),
         uuids: Cell::new(1),
+        wake_ats: RefCell::default(),
         now: Rc::new(Cell::new(1_773_543_600_000)),
         http: Default::default(),
     })
@@ -195,6 +210,51 @@ fn a_tick_is_recorded_woken_and_run_by_the_alarm() {
     drop(queued);
     let status = block_on(h.schedule_status()).unwrap().expect("a view");
     assert_eq!(status.last_processed_tick, Some(at));
+}
+
+#[test]
+fn the_alarm_fires_due_reminders_beside_the_ticks_and_is_set_for_the_next() {
+    use crate::protocol::reminders::{Reminder, ReminderCall};
+    use crate::protocol::session::PostMode;
+    let h = host(&[("OWNER_IDS", "telegram:1"), ("HEARTBEAT_ENABLED", "false"), ("REMINDERS_MAX", "5")]);
+    let now = h.runtime().now.get();
+    let set = |text: &str, at: i64| {
+        let reminder = Reminder {
+            session_key: "agent:main:main".into(),
+            target: Some(crate::inbound::ReplyTarget {
+                channel: crate::inbound::ChannelKind::Telegram,
+                chat_id: "1".into(),
+                ..Default::default()
+            }),
+            chat: "your private chat".into(),
+            text: text.into(),
+            mode: PostMode::Say,
+            next_at: Some(at),
+            timezone: "UTC".into(),
+            ..Default::default()
+        };
+        block_on(h.reminders(&ReminderCall::set("main", reminder))).unwrap()
+    };
+    assert_eq!(set("soon", now + 60_000).reminders[0].id, "r1");
+    set("later", now + 3_600_000);
+    // Each sets the alarm for its time (the runtime keeps the earlier).
+    assert_eq!(h.runtime().wake_ats.borrow().as_slice(), [now + 60_000, now + 3_600_000]);
+    // A tick is pending too: one alarm does both.
+    block_on(h.tick(&TickRequest { agent: "main".into(), scheduled_time: now })).unwrap();
+    h.runtime().now.set(now + 60_000);
+    assert_eq!(block_on(h.alarm()).unwrap(), TicksRun::Ran { ticks: 1, more: false });
+    let posts = h.runtime().queue.posts.borrow().clone();
+    assert_eq!(posts.len(), 1);
+    assert_eq!(
+        (posts[0].id.as_str(), posts[0].text.as_str()),
+        (format!("reminder:r1:{}", now + 60_000).as_str(), "⏰ soon")
+    );
+    assert_eq!(h.runtime().wake_ats.borrow().last(), Some(&(now + 3_600_000)), "then set for the next");
+    // The same alarm again (a retry, a redelivery): nothing more.
+    block_on(h.alarm()).unwrap();
+    assert_eq!(h.runtime().queue.posts.borrow().len(), 1);
+    let listed = block_on(h.reminders(&ReminderCall::list("main", None))).unwrap();
+    assert_eq!((listed.matched, listed.pending, listed.limit), (1, 1, 5));
 }
 
 #[test]
@@ -515,6 +575,7 @@ mod session_start {
             queue: Queue::default(),
             wakes: Cell::new(0),
             uuids: Cell::new(7),
+            wake_ats: RefCell::default(),
             now: Rc::new(Cell::new(h.runtime().now.get() + 10_000)),
             http: Default::default(),
         });

@@ -5,7 +5,8 @@
 //! nightly sweep, proposals, the view); [`conversations`] indexes archived
 //! conversations the memory does not have yet; [`workspace`] is the
 //! workspace it composes and hands each new Session object; [`tasks`] keeps
-//! the agent's background sub-agents and posts their results.
+//! the agent's background sub-agents and posts their results; [`reminders`]
+//! are the agent's reminders and the part of the alarm that fires them.
 
 pub mod approvals;
 pub mod conversations;
@@ -18,6 +19,7 @@ pub mod people;
 #[cfg(test)]
 mod people_tests;
 pub mod registry;
+pub mod reminders;
 pub mod strangers;
 pub mod tasks;
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod memory;
 pub mod people;
 pub mod pins;
+pub mod reminders;
 pub mod session;
 pub mod tasks;
 pub mod usage;

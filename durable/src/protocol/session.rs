@@ -70,6 +70,10 @@ pub struct PostRequest {
     pub next_run_in_ms: Option<i64>,
 }
 
+/// The queue keys of posts start with this (no channel's keys do): a post
+/// with id `x` is the queued message `post:x`.
+pub const POST_KEY_PREFIX: &str = "post:";
+
 impl PostRequest {
     pub const MAX_ID_LEN: usize = 200;
     pub const MAX_TEXT_CHARS: usize = 32_000;

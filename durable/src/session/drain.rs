@@ -94,7 +94,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         // or a turn whose text is never read as a chat command.
         let post = super::post::mark(p.sql(), &inbound)?;
         if post.is_some_and(|m| m.mode == crate::protocol::session::PostMode::Say) {
-            super::post::say(p, deps, &store, &item, &inbound).await?;
+            crate::apart::apart(super::post::say(p, deps, &store, &item, &inbound)).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -132,6 +132,16 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // `/tasks`: this chat's background tasks, from the Agent object (no LLM call).
             store.start(item.seq, "", None)?;
             super::handoff::answer_command(p, deps, &inbound, cmd).await?;
+            finish(p, deps, &store, item.seq)?;
+            report.turns += 1;
+            continue;
+        }
+        if command && crate::reminders::command::is_command(&inbound.text) {
+            // This chat's reminders, no LLM call; not part of the conversation.
+            store.start(item.seq, "", None)?;
+            let ctx = super::toolbox::reminder_context(p, deps);
+            let text = crate::apart::apart(crate::reminders::command::answer(p, &ctx, &inbound.text)).await;
+            send(p, deps, &inbound.reply_target, &text).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;

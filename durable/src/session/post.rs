@@ -40,8 +40,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS posts (
     at INTEGER NOT NULL)";
 const TABLES: crate::storage::Schema = crate::storage::Schema { name: "posts", statements: &[SCHEMA] };
 
-/// Dedupe keys of posts start with this (no channel's keys do).
-pub const KEY_PREFIX: &str = "post:";
+use crate::protocol::session::POST_KEY_PREFIX as KEY_PREFIX;
 /// Meta key: the target of the last message a person sent in this session,
 /// as [`later::remembered`] keeps it (JSON).
 pub const TARGET_META: &str = "post_target";

@@ -147,6 +147,29 @@ fn a_post_into_an_http_thread_goes_to_the_notification_feed() {
 }
 
 #[test]
+fn a_post_whatsapp_refuses_outside_its_window_is_reported_to_the_owner_elsewhere() {
+    let h = host(&[("OWNER_IDS", "whatsapp:+4915123456789,telegram:1")]);
+    let p = h.runtime().p.clone();
+    let wa = ReplyTarget { channel: ChannelKind::Whatsapp, chat_id: "4915123456789".into(), ..Default::default() };
+    // (WhatsApp's chat id is the number without `+`, as Meta sends it.)
+    // What WhatsApp's client answers outside the 24-hour window (channels/whatsapp/client.rs).
+    p.channel.take_down(
+        "4915123456789",
+        crate::ports::SendOutcome::Unreachable("outside WhatsApp's 24-hour customer-service window".into()),
+    );
+    block_on(h.post(&post("agent:main:main", "w1", PostMode::Say, "⏰ Pay the rent", Some(wa)))).unwrap();
+    block_on(h.alarm()).unwrap();
+    let told = p.channel.texts_to("1");
+    assert_eq!(told.len(), 1, "the owner hears of it on Telegram");
+    assert!(told[0].contains("24-hour") && told[0].contains("Pay the rent"), "{}", told[0]);
+    assert_eq!(
+        h.status(false).unwrap().messages.unwrap().last().unwrap().text(),
+        "⏰ Pay the rent",
+        "kept in the history"
+    );
+}
+
+#[test]
 fn a_recurring_turn_post_caches_its_prompt_like_a_heartbeat() {
     let h = host(&[]);
     let p = h.runtime().p.clone();

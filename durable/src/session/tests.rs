@@ -964,6 +964,7 @@ mod handoff;
 mod meter;
 mod parked;
 mod poison;
+mod reminders;
 
 #[test]
 fn undo_reverts_the_agents_last_workspace_change_without_a_model_call() {

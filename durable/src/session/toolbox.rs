@@ -33,6 +33,7 @@ pub fn session_tools(scope: Scope, web: &WebConfig, mcp: Vec<ToolSpec>) -> Vec<T
 pub fn tool_specs(scope: Scope) -> Vec<ToolSpec> {
     let mut specs = tools::specs(scope);
     specs.extend(memory_tools::specs(scope));
+    specs.push(crate::reminders::tool::spec());
     crate::order::sort_by(&mut specs, |a, b| a.name.cmp(&b.name));
     specs
 }
@@ -98,7 +99,14 @@ pub async fn run<P: Platform>(
     name: &str,
     args: &Value,
 ) -> ToolOutcome {
+    if name == crate::reminders::tool::TOOL {
+        let ctx = reminder_context(p, deps);
+        return crate::apart::apart(crate::reminders::tool::run(p, &ctx, args)).await;
+    }
     if let Some(outcome) = memory_tools::run(p.memory(), memory, name, args).await {
+        if name == "my_stats" && !outcome.is_error {
+            return crate::apart::apart(with_reminder_stats(p, deps, outcome)).await;
+        }
         return outcome;
     }
     // `session_logs` reads transcripts from R2, but its search is ranked by the
@@ -132,6 +140,32 @@ pub fn needs_approval(deps: &SessionDeps<'_>, name: &str) -> bool {
     found.is_some_and(|(_, server, tool)| {
         server.approve.iter().any(|p| crate::settings::approval::matches(p, &tool.name))
     })
+}
+
+/// What the `remind` tool and `/reminders` know of this turn: the chat the
+/// message being answered came from is where a reminder set now fires.
+pub fn reminder_context<'a, P: Platform>(
+    p: &P,
+    deps: &'a SessionDeps<'_>,
+) -> crate::reminders::tool::ReminderContext<'a> {
+    crate::reminders::tool::ReminderContext {
+        agent: &deps.config.agent,
+        key: deps.key,
+        target: deps.watch.answering(),
+        timezone: &deps.config.timezone,
+        now_ms: p.now_ms(),
+        speaker: deps.watch.speaker(),
+    }
+}
+
+/// `my_stats` with this chat's reminders (every chat's in the owner's
+/// main session) beside the memory's figures.
+async fn with_reminder_stats<P: Platform>(p: &P, deps: &SessionDeps<'_>, outcome: ToolOutcome) -> ToolOutcome {
+    let Ok(Value::Object(mut stats)) = hearth_json::from_str::<Value>(&outcome.text) else { return outcome };
+    if let Some(Value::Object(more)) = crate::reminders::tool::stats(p, &reminder_context(p, deps)).await {
+        stats.extend(more);
+    }
+    ToolOutcome::ok(Value::Object(stats).to_string())
 }
 
 #[cfg(test)]

@@ -192,7 +192,8 @@ impl Watch {
         inner.current = Some(Current {
             key: inbound.dedupe_key.clone(),
             // A post into an HTTP thread has no request waiting for it.
-            api: inbound.reply_target.channel == ChannelKind::Api && !super::post::is_post(inbound),
+            api: inbound.reply_target.channel == ChannelKind::Api
+                && !inbound.dedupe_key.starts_with(crate::protocol::session::POST_KEY_PREFIX),
             steps: Vec::new(),
             step: 0,
             attempt: String::new(),
