@@ -14,12 +14,12 @@ mod usage;
 mod workspace;
 
 use crate::adapters::EnvVars;
-use crate::http::forward_json;
-use crate::objects::{call, call_raw};
+use crate::objects::{call, relay};
 use durable::api::ApiError;
-use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
+use durable::protocol::agent::{ScheduleStatusRequest, SessionEntry, SessionsRequest};
+use durable::protocol::session::{ResetSession, StatusRequest};
 use durable::protocol::tasks::TaskCall;
-use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
+use durable::protocol::BUCKET_BINDING;
 use durable::settings::api::Caller;
 use worker::{Env, Method, Request, Response, Result};
 
@@ -72,10 +72,16 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         ),
         (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
         (Method::Get, ["agents", agent, "sessions", key]) => {
-            session_call(env, agent, key, Method::Get, "/status").await
+            match session_of(agent, key) {
+                Ok(session_key) => relay(env, &StatusRequest { session_key, brief: false }).await,
+                Err(refused) => refused,
+            }
         }
         (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
-            session_call(env, agent, key, Method::Post, "/reset").await
+            match session_of(agent, key) {
+                Ok(session_key) => relay(env, &ResetSession { session_key }).await,
+                Err(refused) => refused,
+            }
         }
         (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
         (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
@@ -93,8 +99,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
             usage::report(&req, env, agent, Some(thread)).await
         }
         (Method::Get, ["agents", agent, "mcp"]) => {
-            let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
-            forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
+            relay(env, &durable::protocol::mcp::McpStatusRequest { agent: agent.to_string() }).await
         }
         (Method::Get, ["agents", agent, "people"]) => people::list(env, agent).await,
         (Method::Post, ["agents", agent, "people"]) => people::act(req, env, agent).await,
@@ -134,7 +139,7 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
 /// of every chat) and `DELETE .../tasks/{taskId}` (cancels one).
 async fn tasks(env: &Env, agent: &str, call: TaskCall) -> Result<Response> {
     let req = durable::protocol::tasks::TaskRequest { agent: agent.to_owned(), call };
-    match crate::agent_do::tasks(env, &req).await {
+    match crate::objects::call(env, &req).await {
         Ok(reply) if reply.ok => Response::from_json(&reply),
         Ok(reply) => json_error(404, reply.error.as_deref().unwrap_or("no such task")),
         Err(e) => json_error(503, &e.to_string()),
@@ -143,7 +148,7 @@ async fn tasks(env: &Env, agent: &str, call: TaskCall) -> Result<Response> {
 
 /// Live sessions (from the Agent object's registry) and archives (from R2).
 async fn list_sessions(env: &Env, agent: &str) -> Result<Response> {
-    let live: Vec<SessionEntry> = call::<(), _>(env, AGENT_BINDING, agent, Method::Get, SESSIONS_PATH, None).await?;
+    let live = call(env, &SessionsRequest { agent: agent.to_owned() }).await.map_err(rust_error)?;
     let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
     let bucket = env.bucket(BUCKET_BINDING)?;
     let mut archives = Vec::new();
@@ -208,27 +213,29 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
     }
 }
 
-/// Forwards to a session's object, after checking the key belongs to `agent`.
-async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &str) -> Result<Response> {
+fn rust_error(e: impl std::fmt::Display) -> worker::Error {
+    worker::Error::RustError(e.to_string())
+}
+
+/// The session key in a route, checked to belong to `agent`.
+fn session_of(agent: &str, key: &str) -> std::result::Result<durable::inbound::SessionKey, Result<Response>> {
     let key = crate::http::percent_decode(key);
     match durable::inbound::SessionKey::parse(&key) {
-        Some(k) if k.agent().as_str() == agent => {}
-        _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
+        Some(k) if k.agent().as_str() == agent => Ok(k),
+        _ => Err(Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400)),
     }
-    forward_json(call_raw(env, SESSION_BINDING, &key, method, path, None).await?)
 }
 
 /// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.
 async fn schedule_status(env: &Env, agent: &str) -> Result<Response> {
-    let path = durable::protocol::agent::SCHEDULE_STATUS_PATH;
-    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, path, None).await?)
+    relay(env, &ScheduleStatusRequest { agent: agent.to_owned() }).await
 }
 
 /// `GET /api/agents/{id}/memory/stores`: the owner's store (`main`) and the
 /// store of every session in the registry (groups, other people's DMs, jobs,
 /// API threads), so the console can browse each.
 async fn memory_stores(env: &Env, agent: &str) -> Result<Response> {
-    let live: Vec<SessionEntry> = call::<(), _>(env, AGENT_BINDING, agent, Method::Get, SESSIONS_PATH, None).await?;
+    let live = call(env, &SessionsRequest { agent: agent.to_owned() }).await.map_err(rust_error)?;
     let mut stores = vec![durable::protocol::memory::MAIN_STORE.to_owned()];
     for key in live.iter().filter_map(SessionEntry::key) {
         let store = durable::protocol::memory::store_for(&key);
@@ -244,7 +251,7 @@ async fn memory_stores(env: &Env, agent: &str) -> Result<Response> {
 /// length; `total`), for the console to browse. Admin only, like
 /// `/memory/call`: the owner's store never reaches anyone else.
 async fn memory_notes(req: &Request, env: &Env, agent: &str) -> Result<Response> {
-    use durable::protocol::memory::{valid_store_name, MemoryCall, CALL_PATH};
+    use durable::protocol::memory::{valid_store_name, MemoryCall, MemoryRequest};
     let number = |name: &str, default: usize| match crate::http::query(req, name) {
         None => Ok(default),
         Some(v) => v.parse::<usize>().map_err(|_| format!("{name} must be a whole number, not {v:?}")),
@@ -258,8 +265,7 @@ async fn memory_notes(req: &Request, env: &Env, agent: &str) -> Result<Response>
         return json_error(400, "store must be 1-300 characters without control characters");
     }
     let call = MemoryCall::List { store, offset, limit };
-    let path = format!("{CALL_PATH}?agent={agent}");
-    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(serde_json::to_string(&call)?)).await?)
+    relay(env, &MemoryRequest { agent: agent.to_owned(), call }).await
 }
 
 /// `POST /api/agents/{id}/memory/call`: a memory call for any store, as the
@@ -267,7 +273,7 @@ async fn memory_notes(req: &Request, env: &Env, agent: &str) -> Result<Response>
 /// `op` with an add / write / rename / alias / remove); the Agent object's
 /// own answer is passed on. Recall and archive calls are the sessions' own.
 async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
-    use durable::protocol::memory::{valid_store_name, MemoryCall, CALL_PATH};
+    use durable::protocol::memory::{valid_store_name, MemoryCall, MemoryRequest};
     let body = match crate::http::read_body_limited(&mut req, durable::api::MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -292,6 +298,5 @@ async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Respons
     if !valid_store_name(call.store()) {
         return json_error(400, "store must be 1-300 characters without control characters");
     }
-    let path = format!("{CALL_PATH}?agent={agent}");
-    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(serde_json::to_string(&call)?)).await?)
+    relay(env, &MemoryRequest { agent: agent.to_owned(), call }).await
 }

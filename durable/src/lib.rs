@@ -72,6 +72,7 @@ pub mod inbound;
 pub mod order;
 pub mod protocol;
 pub mod retry;
+pub mod serving;
 pub mod storage;
 pub mod text;
 pub mod toolkit;

@@ -16,10 +16,10 @@
 //! read and write it directly.
 
 use crate::adapters::{now_ms, EnvVars, R2};
-use crate::http::{forward_json, json_response, percent_decode, query, read_body_limited};
-use crate::objects::call_raw;
-use durable::protocol::dreams::DREAMS_STATUS_PATH;
-use durable::protocol::AGENT_BINDING;
+use crate::http::{json_response, percent_decode, query, read_body_limited};
+use crate::objects::relay;
+use durable::protocol::dreams::DreamsStatusRequest;
+use durable::protocol::memory::{MemoryCall, MemoryRequest};
 use durable::tools::check_path;
 use durable::workspace::history::view::{self, Version};
 use durable::workspace::history::{self, Actor, Edit, HistoryError};
@@ -60,16 +60,12 @@ fn keep(env: &Env, agent: &str) -> std::result::Result<usize, Result<Response>> 
 pub async fn route(mut req: Request, env: &Env, agent: &str, rest: &[&str]) -> Result<Response> {
     let id = AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
     match (req.method(), rest) {
-        (Method::Get, ["dreams"]) => {
-            let path = format!("{DREAMS_STATUS_PATH}?agent={agent}");
-            forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
-        }
+        (Method::Get, ["dreams"]) => relay(env, &DreamsStatusRequest { agent: agent.to_owned() }).await,
         (Method::Get, ["memory", "evidence"]) => {
             let store = query(&req, "store").unwrap_or_else(|| "main".into());
             let limit: usize = query(&req, "limit").and_then(|l| l.parse().ok()).unwrap_or(50);
-            let body = json!({"call": "evidence", "store": store, "limit": limit}).to_string();
-            let path = format!("/memory/call?agent={agent}");
-            forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(body)).await?)
+            let call = MemoryCall::Evidence { store, limit };
+            relay(env, &MemoryRequest { agent: agent.to_owned(), call }).await
         }
         (Method::Get, ["history"]) => {
             let limit: usize = query(&req, "limit").and_then(|l| l.parse().ok()).unwrap_or(50);

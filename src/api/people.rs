@@ -8,21 +8,15 @@
 //! - `POST /api/agents/{id}/approvals/{n}`: `{"approve": true|false}`.
 
 use super::json_error;
-use crate::http::forward_json;
-use crate::objects::call_raw;
-use durable::protocol::approvals::{ApprovalCall, APPROVALS_PATH};
-use durable::protocol::people::{PeopleAction, PeopleCall, PEOPLE_PATH};
-use durable::protocol::AGENT_BINDING;
-use worker::{Env, Method, Request, Response, Result};
-
-async fn agent_call<T: serde::Serialize>(env: &Env, agent: &str, path: &str, call: &T) -> Result<(u16, String)> {
-    call_raw(env, AGENT_BINDING, agent, Method::Post, path, Some(serde_json::to_string(call)?)).await
-}
+use crate::objects::relay;
+use durable::protocol::approvals::ApprovalCall;
+use durable::protocol::people::{PeopleAction, PeopleCall};
+use worker::{Env, Request, Response, Result};
 
 /// `GET /api/agents/{id}/people`: the Agent object's answer as it is (its
 /// `list`, and `/people`'s `text`).
 pub async fn list(env: &Env, agent: &str) -> Result<Response> {
-    forward_json(agent_call(env, agent, PEOPLE_PATH, &PeopleCall::List { agent: agent.to_owned() }).await?)
+    relay(env, &PeopleCall::List { agent: agent.to_owned() }).await
 }
 
 /// `POST /api/agents/{id}/people`.
@@ -36,14 +30,14 @@ pub async fn act(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
         Err(e) => return json_error(400, &format!("not a people action: {e}")),
     };
     match action.call(agent, "console") {
-        Ok(call) => forward_json(agent_call(env, agent, PEOPLE_PATH, &call).await?),
+        Ok(call) => relay(env, &call).await,
         Err(e) => json_error(400, &e),
     }
 }
 
 /// `GET /api/agents/{id}/approvals`.
 pub async fn approvals(env: &Env, agent: &str) -> Result<Response> {
-    forward_json(agent_call(env, agent, APPROVALS_PATH, &ApprovalCall::List { agent: agent.to_owned() }).await?)
+    relay(env, &ApprovalCall::List { agent: agent.to_owned() }).await
 }
 
 /// `POST /api/agents/{id}/approvals/{n}`.
@@ -58,5 +52,5 @@ pub async fn decide(mut req: Request, env: &Env, agent: &str, id: &str) -> Resul
         None => return json_error(400, "send {\"approve\": true} or {\"approve\": false}"),
     };
     let call = ApprovalCall::Decide { agent: agent.to_owned(), id, approve, by: "console".into() };
-    forward_json(agent_call(env, agent, APPROVALS_PATH, &call).await?)
+    relay(env, &call).await
 }

@@ -9,27 +9,22 @@
 //! - `GET /api/pins/pending`: the agents with an update waiting.
 
 use crate::adapters::{EnvVars, R2};
-use crate::http::{forward_json as forward, json_response};
-use crate::objects::{call, call_raw};
-use durable::protocol::agent::{PinStatusReply, PinsRefusal, PinsRequest, PINS_ACCEPT_PATH, PINS_STATUS_PATH};
-use durable::protocol::AGENT_BINDING;
+use crate::http::json_response;
+use crate::objects::{call, relay};
+use durable::protocol::agent::{PinsAccept, PinsRequest, PinsStatus};
 use durable::workspace::pins::{self, PinError};
 use serde_json::json;
-use worker::{Env, Method, Response, Result};
+use worker::{Env, Response, Result};
 
 /// `GET /api/agents/{id}/pins`.
 pub async fn status(env: &Env, agent: &str) -> Result<Response> {
-    let path = format!("{PINS_STATUS_PATH}?agent={agent}");
-    forward(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
+    relay(env, &PinsStatus { agent: agent.to_owned() }).await
 }
 
 /// `POST /api/agents/{id}/pins/{file}/accept`.
 pub async fn accept(env: &Env, agent: &str, file: &str) -> Result<Response> {
     let body = PinsRequest { agent: agent.to_owned(), file: Some(file.to_owned()), sha256: None };
-    forward(
-        call_raw(env, AGENT_BINDING, agent, Method::Post, PINS_ACCEPT_PATH, Some(serde_json::to_string(&body)?))
-            .await?,
-    )
+    relay(env, &PinsAccept(body)).await
 }
 
 /// The configured agents whose template is `template`, in `AGENTS` order.
@@ -53,16 +48,10 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
     let r2 = R2::from_env(env)?;
     let result = pins::accept_bulk(&r2, template, file, &agents, |agent, accepted| async move {
         let body = PinsRequest { agent: agent.clone(), file: Some(accepted.file), sha256: Some(accepted.sha256) };
-        let body = serde_json::to_string(&body).map_err(|e| e.to_string())?;
-        match call_raw(env, AGENT_BINDING, &agent, Method::Post, PINS_ACCEPT_PATH, Some(body)).await {
-            Ok((200, _)) => Ok(()),
-            Ok((status, text)) => {
-                let why = hearth_json::from_slice::<PinsRefusal>(text.as_bytes())
-                    .map(|r| r.error)
-                    .unwrap_or_else(|_| "failed".into());
-                Err(format!("{status}: {why}"))
-            }
-            Err(e) => Err(e.to_string()),
+        match call(env, &PinsAccept(body)).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.status == 0 => Err(e.message),
+            Err(e) => Err(format!("{}: {}", e.status, e.message)),
         }
     })
     .await;
@@ -90,8 +79,7 @@ pub async fn pending(env: &Env) -> Result<Response> {
     let mut errors = Vec::new();
     for agent in durable::settings::agent_ids(&vars) {
         let Ok(Some(template)) = durable::settings::overlay::template(&vars, &agent) else { continue };
-        let path = format!("{PINS_STATUS_PATH}?agent={agent}");
-        match call::<(), PinStatusReply>(env, AGENT_BINDING, &agent, Method::Get, &path, None).await {
+        match call(env, &PinsStatus { agent: agent.clone() }).await {
             Ok(reply) => {
                 let files: Vec<&str> =
                     reply.files.iter().filter(|f| f.update_available).map(|f| f.file.as_str()).collect();

@@ -24,7 +24,8 @@ fn scope(req: &Request, agent: &str) -> std::result::Result<Option<SessionKey>, 
 }
 
 async fn ask(env: &Env, agent: &str, call: &ReminderCall) -> Result<std::result::Result<ReminderReply, Response>> {
-    match crate::agent_do::reminders(env, agent, call).await {
+    debug_assert_eq!(call.agent, agent);
+    match crate::objects::call(env, call).await {
         Ok(reply) => Ok(Ok(reply)),
         Err(e) => Ok(Err(json_error(503, &e.to_string())?)),
     }

@@ -4,13 +4,12 @@
 use super::{api_error, json_error};
 use crate::adapters;
 use crate::http::read_body_limited;
-use crate::objects::call_raw;
+use crate::objects::call;
 use durable::api::{check_thread, client_thread, new_thread_id, thread_session};
-use durable::protocol::agent::{ThreadCreate, ThreadRow, NOTIFY_STREAM_PATH, THREADS_CREATE_PATH, THREADS_LIST_PATH};
-use durable::protocol::AGENT_BINDING;
+use durable::protocol::agent::{FeedRequest, ThreadCreate, ThreadRow, ThreadsRequest};
 use durable::settings::api::Caller;
 use serde_json::{json, Value};
-use worker::{Env, Method, Request, Response, Result};
+use worker::{Env, Request, Response, Result};
 
 /// A thread as the caller knows it.
 fn shown(caller: &Caller, row: &ThreadRow) -> Option<Value> {
@@ -23,11 +22,10 @@ fn shown(caller: &Caller, row: &ThreadRow) -> Option<Value> {
 
 /// `GET`: the caller's threads, most recently active first.
 pub async fn list(env: &Env, agent: &str, caller: &Caller) -> Result<Response> {
-    let (status, body) = call_raw(env, AGENT_BINDING, agent, Method::Get, THREADS_LIST_PATH, None).await?;
-    if status != 200 {
-        return json_error(503, &format!("the agent's threads could not be read: {body}"));
-    }
-    let rows: Vec<ThreadRow> = hearth_json::from_slice(body.as_bytes())?;
+    let rows = match call(env, &ThreadsRequest { agent: agent.to_owned() }).await {
+        Ok(rows) => rows,
+        Err(e) => return json_error(503, &format!("the agent's threads could not be read: {e}")),
+    };
     let threads: Vec<Value> = rows.iter().filter_map(|r| shown(caller, r)).collect();
     Response::from_json(&threads)
 }
@@ -72,16 +70,13 @@ pub async fn create(mut req: Request, env: &Env, agent: &str, caller: &Caller) -
         Err(e) => return api_error(e),
     };
     let create = ThreadCreate { session_key: key, title, resource_id, created_at: adapters::now_ms() };
-    let body = serde_json::to_string(&create)?;
-    let (status, reply) = call_raw(env, AGENT_BINDING, agent, Method::Post, THREADS_CREATE_PATH, Some(body)).await?;
-    match status {
-        201 => {
-            let row: ThreadRow = hearth_json::from_slice(reply.as_bytes())?;
+    match call(env, &create).await {
+        Ok(row) => {
             let thread = shown(caller, &row).unwrap_or(json!({"id": thread}));
             Ok(Response::from_json(&thread)?.with_status(201))
         }
-        409 => json_error(409, &format!("the thread {thread:?} exists")),
-        _ => json_error(503, &format!("the thread could not be created: {reply}")),
+        Err(e) if e.status == 409 => json_error(409, &format!("the thread {thread:?} exists")),
+        Err(e) => json_error(503, &format!("the thread could not be created: {e}")),
     }
 }
 
@@ -92,14 +87,13 @@ pub async fn notifications(req: &Request, env: &Env, agent: &str, caller: &Calle
         return json_error(403, "notifications are the owner's: use ADMIN_TOKEN or an API_TOKENS key marked owner");
     }
     let after = req.headers().get("last-event-id").ok().flatten().or_else(|| crate::http::query(req, "after"));
-    let path = match after {
-        Some(a) if a.trim().parse::<i64>().is_ok_and(|n| n >= 0) => format!("{NOTIFY_STREAM_PATH}?after={}", a.trim()),
-        Some(a) => {
-            return json_error(400, &format!("Last-Event-ID / after {a:?} must be a notification id (a number)"))
-        }
-        None => NOTIFY_STREAM_PATH.to_owned(),
+    let after = match after {
+        Some(a) => match a.trim().parse::<i64>() {
+            Ok(n) if n >= 0 => Some(n),
+            _ => return json_error(400, &format!("Last-Event-ID / after {a:?} must be a notification id (a number)")),
+        },
+        None => None,
     };
-    let object_req = crate::js::request("GET", &format!("https://object{path}"), &[], None, None)?;
-    let resp = crate::js::stub_fetch(env, AGENT_BINDING, agent, &object_req).await?;
+    let resp = crate::objects::open(env, &FeedRequest { agent: agent.to_owned(), after }).await?;
     Ok(Response::from(resp))
 }

@@ -15,8 +15,6 @@ use crate::adapters::{self, EnvVars};
 use crate::http::read_body_limited;
 use durable::api::{idempotency_key, new_thread_id, parse_ask, thread_session, turn_request, MAX_BODY_BYTES};
 use durable::ports::LogLevel;
-use durable::protocol::api::TURN_PATH;
-use durable::protocol::SESSION_BINDING;
 use durable::settings::api::Caller;
 use worker::{Env, Request, Response, Result};
 
@@ -49,13 +47,10 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
     };
     let turn =
         turn_request(key.clone(), caller, &thread, &ask, &idem, stream, header("last-event-id"), adapters::now_ms());
-    let body = serde_json::to_vec(&turn)?;
-    let url = format!("https://object{TURN_PATH}");
     let attempts = if stream { 1 } else { GENERATE_ATTEMPTS };
     let mut last = String::new();
     for attempt in 1..=attempts {
-        let object_req = crate::js::request("POST", &url, &[], Some(&body), None)?;
-        match crate::js::stub_fetch(env, SESSION_BINDING, &key.render(), &object_req).await {
+        match crate::objects::open(env, &turn).await {
             // The event stream, passed through as the object writes it.
             Ok(resp) if stream => return Ok(Response::from(resp)),
             // A small JSON answer: read whole and sent with its length (a
@@ -94,20 +89,11 @@ pub async fn stop(mut req: Request, env: &Env, agent: &str, caller: &Caller, thr
         Ok(k) => k,
         Err(e) => return api_error(e),
     };
-    let path = durable::protocol::api::STOP_PATH;
-    let body = serde_json::to_string(&stop)?;
-    let (status, reply) =
-        crate::objects::call_raw(env, SESSION_BINDING, &key.render(), worker::Method::Post, path, Some(body)).await?;
-    match status {
-        200 => Ok(Response::ok(reply)?.with_headers(json_headers()?)),
-        _ => json_error(503, &format!("the thread's session could not be reached: {reply}")),
+    let stop = durable::protocol::api::StopSession { session_key: key, stop };
+    match crate::objects::call(env, &stop).await {
+        Ok(reply) => Response::from_json(&reply),
+        Err(e) => json_error(503, &format!("the thread's session could not be reached: {e}")),
     }
-}
-
-fn json_headers() -> Result<worker::Headers> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    Ok(headers)
 }
 
 /// A Session object's JSON answer as a response of known length.

@@ -5,16 +5,11 @@
 //! §10's format with the cache fields of §18. A bad period or thread is a
 //! 400 naming it.
 
-use crate::http::forward_json;
-use crate::objects::call_raw;
-use durable::protocol::usage::{ReportRequest, REPORT_PATH};
-use durable::protocol::AGENT_BINDING;
-use worker::{Env, Method, Request, Response, Result};
+use durable::protocol::usage::ReportRequest;
+use worker::{Env, Request, Response, Result};
 
 pub async fn report(req: &Request, env: &Env, agent: &str, thread: Option<&str>) -> Result<Response> {
     let period = crate::http::query(req, "period").unwrap_or_else(|| "all".into());
     let body = ReportRequest { agent: agent.to_owned(), period, thread: thread.map(crate::http::percent_decode) };
-    forward_json(
-        call_raw(env, AGENT_BINDING, agent, Method::Post, REPORT_PATH, Some(serde_json::to_string(&body)?)).await?,
-    )
+    crate::objects::relay(env, &body).await
 }
