@@ -2,7 +2,8 @@
 //! once, here: `Authorization: Bearer` with `ADMIN_TOKEN` (the owner: every
 //! route) or a key of `API_TOKENS` (`durable::settings::api`: the agents it
 //! names, and only the conversation routes: generate, stream, threads and,
-//! for an owner key, notifications). Each feature adds its routes to [`route`].
+//! for an owner key, notifications): the table and the credentials matrix
+//! are `durable::api::routes`; each feature adds its handler here.
 
 mod history;
 mod people;
@@ -15,13 +16,13 @@ mod workspace;
 
 use crate::adapters::EnvVars;
 use crate::objects::{call, relay};
+use durable::api::routes::Route;
 use durable::api::ApiError;
 use durable::protocol::agent::{ScheduleStatusRequest, SessionEntry, SessionsRequest};
 use durable::protocol::session::{ResetSession, StatusRequest};
 use durable::protocol::tasks::TaskCall;
 use durable::protocol::BUCKET_BINDING;
-use durable::settings::api::Caller;
-use worker::{Env, Method, Request, Response, Result};
+use worker::{Env, Request, Response, Result};
 
 /// A JSON error: `{"error": "..."}` with `status`.
 pub fn json_error(status: u16, message: &str) -> Result<Response> {
@@ -32,106 +33,67 @@ fn api_error(e: ApiError) -> Result<Response> {
     json_error(e.status, &e.message)
 }
 
-/// `/api/...` (the segments after `api`).
+/// `/api/...` (the segments after `api`): the route and whether the caller
+/// may use it are `durable::api::routes`'s; this runs it.
 pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Response> {
     let caller = match crate::auth::authenticate(&req, env) {
         Ok(c) => c,
         Err(refused) => return refused.response(),
     };
     let agents = durable::settings::agent_ids(&EnvVars::of(env));
-    if let ["agents", agent, ..] = segments {
-        // A key's agents are the only ones it may learn exist.
-        if !agents.iter().any(|a| a == agent) || !caller.allows(agent) {
-            return json_error(404, &format!("unknown agent {agent:?}"));
+    let method = durable::protocol::call::Method::parse(req.method().as_ref());
+    let route = match durable::api::routes::route(method, segments, &caller, &agents) {
+        Ok(r) => r,
+        Err(e) => return api_error(e),
+    };
+    match route {
+        Route::Turn { agent, stream } => turns::turn(req, env, agent, &caller, stream).await,
+        Route::Stop { agent, thread } => turns::stop(req, env, agent, &caller, thread).await,
+        Route::Threads { agent } => threads::list(env, agent, &caller).await,
+        Route::CreateThread { agent } => threads::create(req, env, agent, &caller).await,
+        Route::Notifications { agent } => threads::notifications(&req, env, agent, &caller).await,
+        Route::Agents => Response::from_json(&agents.iter().filter(|a| caller.allows(a)).collect::<Vec<_>>()),
+        Route::Sessions { agent } => list_sessions(env, agent).await,
+        Route::Session { agent, key } => match session_of(agent, key) {
+            Ok(session_key) => relay(env, &StatusRequest { session_key, brief: false }).await,
+            Err(refused) => refused,
+        },
+        Route::ResetSession { agent, key } => match session_of(agent, key) {
+            Ok(session_key) => relay(env, &ResetSession { session_key }).await,
+            Err(refused) => refused,
+        },
+        Route::Archive { agent, id } => read_archive(env, agent, id).await,
+        Route::Schedule { agent } => relay(env, &ScheduleStatusRequest { agent: agent.to_owned() }).await,
+        Route::Tasks { agent } => tasks(env, agent, TaskCall::List { origin: None }).await,
+        Route::CancelTask { agent, id } => {
+            tasks(env, agent, TaskCall::Cancel { id: crate::http::percent_decode(id), origin: None }).await
         }
-    }
-    match (req.method(), segments) {
-        (Method::Post, ["agents", agent, "generate"]) => turns::turn(req, env, agent, &caller, false).await,
-        (Method::Post, ["agents", agent, "stream"]) => turns::turn(req, env, agent, &caller, true).await,
-        (Method::Post, ["agents", agent, "threads", thread, "stop"]) => {
-            turns::stop(req, env, agent, &caller, thread).await
-        }
-        (Method::Get, ["agents", agent, "memory", "threads"]) => threads::list(env, agent, &caller).await,
-        (Method::Post, ["agents", agent, "memory", "threads"]) => threads::create(req, env, agent, &caller).await,
-        (Method::Get, ["agents", agent, "notifications", "stream"]) => {
-            threads::notifications(&req, env, agent, &caller).await
-        }
-        (_, ["agents", _, "generate" | "stream" | "notifications"])
-        | (_, ["agents", _, "memory", "threads"])
-        | (_, ["agents", _, "threads", _, "stop"]) => json_error(
-            405,
-            "method not allowed (generate, stream and threads/{id}/stop: POST; threads: GET or POST; notifications: GET)",
-        ),
-        (Method::Get, ["agents"]) => {
-            let visible: Vec<&String> = agents.iter().filter(|a| caller.allows(a)).collect();
-            Response::from_json(&visible)
-        }
-        _ if caller != Caller::Admin => json_error(
-            403,
-            "this key may use generate, stream, threads/{id}/stop, memory/threads and notifications; the rest needs ADMIN_TOKEN",
-        ),
-        (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
-        (Method::Get, ["agents", agent, "sessions", key]) => {
-            match session_of(agent, key) {
-                Ok(session_key) => relay(env, &StatusRequest { session_key, brief: false }).await,
-                Err(refused) => refused,
-            }
-        }
-        (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
-            match session_of(agent, key) {
-                Ok(session_key) => relay(env, &ResetSession { session_key }).await,
-                Err(refused) => refused,
-            }
-        }
-        (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
-        (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
-        (Method::Get, ["agents", agent, "tasks"]) => tasks(env, agent, TaskCall::List { origin: None }).await,
-        (Method::Delete, ["agents", agent, "tasks", id]) => {
-            let call = TaskCall::Cancel { id: crate::http::percent_decode(id), origin: None };
-            tasks(env, agent, call).await
-        }
-        (Method::Get, ["agents", agent, "reminders"]) => reminders::list(&req, env, agent, None).await,
-        (Method::Get, ["agents", agent, "reminders", rid]) => reminders::list(&req, env, agent, Some(rid)).await,
-        (Method::Delete, ["agents", agent, "reminders"]) => reminders::cancel(&req, env, agent, None).await,
-        (Method::Delete, ["agents", agent, "reminders", rid]) => reminders::cancel(&req, env, agent, Some(rid)).await,
-        (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
-        (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
-            usage::report(&req, env, agent, Some(thread)).await
-        }
-        (Method::Get, ["agents", agent, "mcp"]) => {
-            relay(env, &durable::protocol::mcp::McpStatusRequest { agent: agent.to_string() }).await
-        }
-        (Method::Get, ["agents", agent, "people"]) => people::list(env, agent).await,
-        (Method::Post, ["agents", agent, "people"]) => people::act(req, env, agent).await,
-        (Method::Get, ["agents", agent, "approvals"]) => people::approvals(env, agent).await,
-        (Method::Post, ["agents", agent, "approvals", id]) => people::decide(req, env, agent, id).await,
-        (Method::Get, ["agents", agent, "gateway"]) => crate::gateway_ensure::status(env, agent).await,
-        (Method::Post, ["agents", agent, "gateway", "connect"]) => crate::gateway_ensure::connect(env, agent).await,
-        (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
-        (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
-        (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
-        (Method::Get, ["pins", "pending"]) => pins::pending(env).await,
-        (_, ["agents", agent, "workspace", rest @ ..]) => workspace::agent(req, env, agent, rest).await,
-        (_, ["templates", template, "workspace", rest @ ..]) => {
+        Route::Reminders { agent, id } => reminders::list(&req, env, agent, id).await,
+        Route::CancelReminders { agent, id } => reminders::cancel(&req, env, agent, id).await,
+        Route::Usage { agent, thread } => usage::report(&req, env, agent, thread).await,
+        Route::Mcp { agent } => relay(env, &durable::protocol::mcp::McpStatusRequest { agent: agent.to_owned() }).await,
+        Route::People { agent } => people::list(env, agent).await,
+        Route::ActOnPeople { agent } => people::act(req, env, agent).await,
+        Route::Approvals { agent } => people::approvals(env, agent).await,
+        Route::Decide { agent, id } => people::decide(req, env, agent, id).await,
+        Route::Gateway { agent } => crate::gateway_ensure::status(env, agent).await,
+        Route::ConnectGateway { agent } => crate::gateway_ensure::connect(env, agent).await,
+        Route::Pins { agent } => pins::status(env, agent).await,
+        Route::AcceptPin { agent, file } => pins::accept(env, agent, file).await,
+        Route::AcceptTemplatePin { template, file } => pins::accept_bulk(env, template, file).await,
+        Route::PendingPins => pins::pending(env).await,
+        Route::AgentWorkspace { agent, rest } => workspace::agent(req, env, agent, rest).await,
+        Route::TemplateWorkspace { template, rest } => {
             let layer = durable::workspace::admin::LayerRef::template(&crate::http::percent_decode(template));
             workspace::shared(req, env, layer, rest).await
         }
-        (_, ["defaults", "workspace", rest @ ..]) => {
+        Route::DefaultsWorkspace { rest } => {
             workspace::shared(req, env, Ok(durable::workspace::admin::LayerRef::Defaults), rest).await
         }
-        (Method::Get, ["agents", agent, "memory", "stores"]) => memory_stores(env, agent).await,
-        (Method::Post, ["agents", agent, "memory", "call"]) => memory_call(req, env, agent).await,
-        (Method::Get, ["agents", agent, "memory", "notes"]) => memory_notes(&req, env, agent).await,
-        (_, ["agents", agent, rest @ ..])
-            if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
-                || rest.starts_with(&["memory", "evidence"]) =>
-        {
-            let agent = agent.to_string();
-            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-            history::route(req, env, &agent, &rest).await
-        }
-        _ => Response::error("not found", 404),
+        Route::MemoryStores { agent } => memory_stores(env, agent).await,
+        Route::MemoryCall { agent } => memory_call(req, env, agent).await,
+        Route::MemoryNotes { agent } => memory_notes(&req, env, agent).await,
+        Route::History { agent, rest } => history::route(req, env, agent, rest).await,
     }
 }
 
@@ -222,13 +184,8 @@ fn session_of(agent: &str, key: &str) -> std::result::Result<durable::inbound::S
     let key = crate::http::percent_decode(key);
     match durable::inbound::SessionKey::parse(&key) {
         Some(k) if k.agent().as_str() == agent => Ok(k),
-        _ => Err(Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400)),
+        _ => Err(json_error(400, &format!("{key:?} is not a session key of agent {agent:?}"))),
     }
-}
-
-/// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.
-async fn schedule_status(env: &Env, agent: &str) -> Result<Response> {
-    relay(env, &ScheduleStatusRequest { agent: agent.to_owned() }).await
 }
 
 /// `GET /api/agents/{id}/memory/stores`: the owner's store (`main`) and the
