@@ -54,6 +54,22 @@ impl Io for WorkerFront {
     }
 }
 
+/// The HTTP API's way to the objects: typed calls, read or relayed.
+impl durable::http_api::ApiFront for WorkerFront {
+    async fn call<C: durable::protocol::call::Call>(
+        &self,
+        call: &C,
+    ) -> Result<C::Reply, durable::protocol::call::CallError> {
+        crate::objects::call(&self.env, call).await
+    }
+    async fn relay<C: durable::protocol::call::Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String> {
+        crate::objects::send(&self.env, call).await.map_err(|e| e.to_string())
+    }
+    fn new_uuid(&self) -> String {
+        adapters::new_uuid()
+    }
+}
+
 impl Front for WorkerFront {
     type Vars = EnvVars;
     fn vars(&self) -> &EnvVars {

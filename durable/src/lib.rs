@@ -68,6 +68,7 @@ pub mod settings;
 
 pub mod apart;
 pub mod clock;
+pub mod http_api;
 pub mod inbound;
 pub mod order;
 pub mod protocol;

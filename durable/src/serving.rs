@@ -66,7 +66,7 @@ impl Incoming {
 }
 
 /// `s` with its `%XX` escapes decoded (what [`crate::protocol::call::encode_component`] wrote).
-fn decode_component(s: &str) -> String {
+pub fn decode_component(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

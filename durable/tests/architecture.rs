@@ -33,7 +33,7 @@ const FLOORS: &[&[&str]] = &[
     // Features.
     &["web", "llm", "usage", "workspace", "channels"],
     &["delivery", "prompt", "tools", "scheduled", "memory", "tasks", "reminders"],
-    &["media", "mcp", "dreaming"],
+    &["media", "mcp", "dreaming", "http_api"],
     // The objects' logic.
     &["session", "agent"],
 ];

@@ -1,31 +1,15 @@
-//! Admin routes for pinned guardrail files (seed 001). Each agent's pins
-//! live in its Agent object (`/pins/...` in `agent/pins.rs`); these routes
-//! fan out to the objects:
-//! - `GET /api/agents/{id}/pins`: per pinned file, pinned vs template hash,
-//!   both contents, `updateAvailable`;
-//! - `POST /api/agents/{id}/pins/{file}/accept`: advance one agent's pin;
-//! - `POST /api/templates/{template}/pins/{file}/accept`: every configured
-//!   agent whose `TEMPLATE` is `template`, one template read, per-agent results;
-//! - `GET /api/pins/pending`: the agents with an update waiting.
+//! `POST /api/templates/{template}/pins/{file}/accept`: every configured
+//! agent whose `TEMPLATE` is `template` advances its pin of `file`, one
+//! template read, per-agent results. (The other pins routes only ask the
+//! Agent objects: `durable::http_api`.)
 
 use crate::adapters::{EnvVars, R2};
 use crate::http::json_response;
-use crate::objects::{call, relay};
-use durable::protocol::agent::{PinsAccept, PinsRequest, PinsStatus};
+use crate::objects::call;
+use durable::protocol::agent::{PinsAccept, PinsRequest};
 use durable::workspace::pins::{self, PinError};
 use serde_json::json;
 use worker::{Env, Response, Result};
-
-/// `GET /api/agents/{id}/pins`.
-pub async fn status(env: &Env, agent: &str) -> Result<Response> {
-    relay(env, &PinsStatus { agent: agent.to_owned() }).await
-}
-
-/// `POST /api/agents/{id}/pins/{file}/accept`.
-pub async fn accept(env: &Env, agent: &str, file: &str) -> Result<Response> {
-    let body = PinsRequest { agent: agent.to_owned(), file: Some(file.to_owned()), sha256: None };
-    relay(env, &PinsAccept(body)).await
-}
 
 /// The configured agents whose template is `template`, in `AGENTS` order.
 fn agents_on(env: &Env, template: &str) -> Vec<String> {
@@ -69,26 +53,4 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
             json_response(&json!({"ok": false, "error": e.to_string()}), status)
         }
     }
-}
-
-/// `GET /api/pins/pending`: every agent with a template, and which of its
-/// pinned files have an update waiting (agents without one are left out).
-pub async fn pending(env: &Env) -> Result<Response> {
-    let vars = EnvVars::of(env);
-    let mut waiting = Vec::new();
-    let mut errors = Vec::new();
-    for agent in durable::settings::agent_ids(&vars) {
-        let Ok(Some(template)) = durable::settings::overlay::template(&vars, &agent) else { continue };
-        match call(env, &PinsStatus { agent: agent.clone() }).await {
-            Ok(reply) => {
-                let files: Vec<&str> =
-                    reply.files.iter().filter(|f| f.update_available).map(|f| f.file.as_str()).collect();
-                if !files.is_empty() {
-                    waiting.push(json!({"agent": agent, "template": template, "files": files}));
-                }
-            }
-            Err(e) => errors.push(json!({"agent": agent, "error": e.to_string()})),
-        }
-    }
-    json_response(&json!({"agents": waiting, "errors": errors}), 200)
 }

@@ -68,34 +68,6 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
     )
 }
 
-/// `POST /api/agents/{id}/threads/{threadId}/stop` (`{"idempotencyKey"}`
-/// optional): stops the answer the thread's session is writing. 200
-/// `{"stopped": true}`, or `{"stopped": false, "reason"}` when none was.
-pub async fn stop(mut req: Request, env: &Env, agent: &str, caller: &Caller, thread: &str) -> Result<Response> {
-    let body = match read_body_limited(&mut req, 4096).await {
-        Ok(b) => b,
-        Err(resp) => return resp,
-    };
-    let stop = match durable::api::parse_stop(&body, caller) {
-        Ok(s) => s,
-        Err(e) => return api_error(e),
-    };
-    let agent_id = match r2_layout::AgentId::parse(agent) {
-        Ok(a) => a,
-        Err(e) => return json_error(404, &e.to_string()),
-    };
-    let thread = crate::http::percent_decode(thread);
-    let key = match thread_session(&agent_id, caller, &thread) {
-        Ok(k) => k,
-        Err(e) => return api_error(e),
-    };
-    let stop = durable::protocol::api::StopSession { session_key: key, stop };
-    match crate::objects::call(env, &stop).await {
-        Ok(reply) => Response::from_json(&reply),
-        Err(e) => json_error(503, &format!("the thread's session could not be reached: {e}")),
-    }
-}
-
 /// A Session object's JSON answer as a response of known length.
 async fn whole(resp: &worker::worker_sys::web_sys::Response) -> Result<Response> {
     let body = crate::js::body_bytes(resp).await?;
