@@ -202,6 +202,8 @@ impl_call!(PinsInit => Agent Post PINS_INIT_PATH, Pins, |r| r.0.agent.clone());
 pub struct PinsAccept(pub PinsRequest);
 impl_call!(PinsAccept => Agent Post PINS_ACCEPT_PATH, AcceptReply, |r| r.0.agent.clone());
 
+impl_call!(super::session::SessionTouch => Agent Post TOUCH_PATH, super::call::Ack,
+    |r| r.session_key.agent().as_str().to_owned());
 impl_call!(TickRequest => Agent Post TICK_PATH, TickReply, |r| r.agent.clone());
 impl_call!(PublishRequest => Agent Post NOTIFY_PUBLISH_PATH, Published, |r| r.session_key.agent().as_str().to_owned());
 impl_call!(ThreadCreate => Agent Post THREADS_CREATE_PATH, ThreadRow, |r| r.session_key.agent().as_str().to_owned());

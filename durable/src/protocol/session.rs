@@ -308,7 +308,6 @@ impl EnqueueRequest {
 
 impl_call!(EnqueueRequest => Session Post ENQUEUE_PATH, EnqueueReply, |r| r.session_key.render());
 impl_call!(PostRequest => Session Post POST_PATH, PostReply, |r| r.session_key.render());
-impl_call!(SessionTouch => Agent Post super::agent::TOUCH_PATH, Ack, |r| r.session_key.agent().as_str().to_owned());
 
 /// `GET` a session's [`SessionStatus`]; `brief`: without the history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
