@@ -5,7 +5,6 @@
 //! for an owner key, notifications): the table and the credentials matrix
 //! are `durable::api::routes`; each feature adds its handler here.
 
-mod history;
 mod pins;
 mod threads;
 mod turns;
@@ -61,7 +60,6 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         Route::DefaultsWorkspace { rest } => {
             workspace::shared(req, env, Ok(durable::workspace::admin::LayerRef::Defaults), rest).await
         }
-        Route::History { agent, rest } => history::route(req, env, agent, rest).await,
         // The objects' routes, answered above.
         _ => api_error(ApiError::new(404, "not found")),
     }
@@ -77,12 +75,12 @@ async fn objects_route(
     if !durable::http_api::serves(route) {
         return None;
     }
-    let request = match crate::channels::web_request(req, durable::api::MAX_BODY_BYTES).await {
+    let request = match crate::channels::web_request(req, durable::http_api::body_limit(route)).await {
         Ok(r) => r,
         Err(refused) => return Some(refused),
     };
     let reply = durable::http_api::serve(front, caller, route, &request).await?;
-    Some(crate::http::web_reply(reply))
+    Some(crate::http::answer(reply))
 }
 
 /// Live sessions (from the Agent object's registry) and archives (from R2).

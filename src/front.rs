@@ -56,6 +56,10 @@ impl Io for WorkerFront {
 
 /// The HTTP API's way to the objects: typed calls, read or relayed.
 impl durable::http_api::ApiFront for WorkerFront {
+    type Store = crate::adapters::R2;
+    fn store(&self) -> Result<crate::adapters::R2, String> {
+        crate::adapters::R2::from_env(&self.env).map_err(|e| e.to_string())
+    }
     async fn call<C: durable::protocol::call::Call>(
         &self,
         call: &C,

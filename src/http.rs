@@ -136,13 +136,6 @@ pub fn respond(served: Served, streams: JsStreams) -> Result<Response> {
     }
 }
 
-/// A handler's [`WebReply`] as a response (no later work: the API's).
-pub fn web_reply(reply: durable::channels::webhook::WebReply) -> Result<Response> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", reply.content_type)?;
-    Ok(Response::ok(reply.body)?.with_status(reply.status).with_headers(headers))
-}
-
 /// An [`Answer`] as a response.
 pub fn answer(a: Answer) -> Result<Response> {
     Ok(Response::from_bytes(a.body)?.with_status(a.status).with_headers(headers_of(&a.headers)?))

@@ -1,15 +1,15 @@
 //! Calls to Durable Objects. Every call is typed: the request type knows
 //! its object, method, path and reply ([`durable::protocol::call::Call`]).
-//! [`call`] reads the reply; [`relay`] is the admin API's pass-through,
-//! which hands the object's answer to the client as it came. Both send
-//! through [`call_raw`].
+//! [`call`] reads the reply; [`send`] hands back the answer as it came (the
+//! admin API's pass-through relays it, a button tap reads its status);
+//! [`open`] leaves a stream unread. All send through [`call_raw`].
 
 use durable::inbound::SessionKey;
 use durable::protocol::api::{ApiOutcome, ApiTurnRequest, AskSession};
 use durable::protocol::call::{Call, CallError, Outgoing};
 use durable::protocol::session::{SessionStatus, StatusRequest};
 use worker::worker_sys::web_sys;
-use worker::{Env, Response};
+use worker::Env;
 
 /// Sends `out` to its object (`idFromName`): the object's response.
 async fn fetch(env: &Env, out: &Outgoing) -> worker::Result<web_sys::Response> {
@@ -47,15 +47,6 @@ pub async fn call<C: Call>(env: &Env, call: &C) -> Result<C::Reply, CallError> {
 pub async fn send<C: Call>(env: &Env, call: &C) -> worker::Result<(u16, Vec<u8>)> {
     let out = Outgoing::of(call).map_err(|e| worker::Error::RustError(e.to_string()))?;
     call_raw(env, &out).await
-}
-
-/// The admin API's pass-through: `call`'s answer relayed to the client as
-/// it came (status and JSON body).
-pub async fn relay<C: Call>(env: &Env, call: &C) -> worker::Result<Response> {
-    let (status, body) = send(env, call).await?;
-    let headers = worker::Headers::new();
-    headers.set("content-type", durable::serving::JSON)?;
-    Ok(Response::from_bytes(body)?.with_status(status).with_headers(headers))
 }
 
 /// A session's brief status: counts and usage, not the history.

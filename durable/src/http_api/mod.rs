@@ -6,17 +6,19 @@
 //! shape, `{"error": …}` ([`ApiError::body`]).
 //!
 //! What still runs in the Worker: the two streams (a turn's `/stream`, the
-//! notifications), threads, and the routes that read R2 (archives,
-//! workspace, history), see `src/api.rs`.
+//! notifications), the sessions list and archives, and the workspace
+//! routes, see `src/api.rs`.
 
+mod history;
 mod objects;
 mod threads;
 
 use crate::api::routes::Route;
 use crate::api::ApiError;
-use crate::channels::webhook::{WebReply, WebRequest};
-use crate::ports::Front;
+use crate::channels::webhook::WebRequest;
+use crate::ports::{Front, ObjectStore};
 use crate::protocol::call::{Call, CallError};
+use crate::serving::Answer as WebReply;
 use crate::settings::api::Caller;
 
 /// What the HTTP API needs from the Worker beyond a webhook's [`Front`]:
@@ -24,6 +26,9 @@ use crate::settings::api::Caller;
 /// client as they came ([`ApiFront::relay`]).
 #[allow(async_fn_in_trait)]
 pub trait ApiFront: Front {
+    type Store: ObjectStore;
+    /// The agents' bucket (the workspace and its history).
+    fn store(&self) -> Result<Self::Store, String>;
     async fn call<C: Call>(&self, call: &C) -> Result<C::Reply, CallError>;
     /// The object's answer as it came: its status and body.
     async fn relay<C: Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String>;
@@ -33,13 +38,7 @@ pub trait ApiFront: Front {
 
 /// A refusal as a reply.
 pub fn refused(e: &ApiError) -> WebReply {
-    WebReply { status: e.status, content_type: "application/json", body: e.message_json(), later: None }
-}
-
-impl ApiError {
-    fn message_json(&self) -> String {
-        String::from_utf8_lossy(&self.body()).into_owned()
-    }
+    WebReply::bytes(e.status, crate::serving::JSON, e.body())
 }
 
 fn error(status: u16, message: impl Into<String>) -> WebReply {
@@ -47,28 +46,29 @@ fn error(status: u16, message: impl Into<String>) -> WebReply {
 }
 
 fn json<T: serde::Serialize>(value: &T) -> WebReply {
-    match serde_json::to_string(value) {
-        Ok(body) => WebReply { status: 200, content_type: "application/json", body, later: None },
-        Err(e) => error(500, format!("the answer could not be written: {e}")),
-    }
+    WebReply::json(200, value)
 }
 
 /// `call`'s answer relayed to the client (an object that cannot be reached: 503).
 async fn relay<F: ApiFront, C: Call>(front: &F, call: &C) -> WebReply {
     match front.relay(call).await {
-        Ok((status, body)) => WebReply {
-            status,
-            content_type: "application/json",
-            body: String::from_utf8_lossy(&body).into_owned(),
-            later: None,
-        },
+        Ok((status, body)) => WebReply::bytes(status, crate::serving::JSON, body),
         Err(e) => error(503, format!("the agent's object could not be reached: {e}")),
     }
 }
 
 /// Whether [`serve`] answers `route` (the Worker reads the body first).
 pub fn serves(route: &Route<'_>) -> bool {
-    matches!(route, Route::Threads { .. } | Route::CreateThread { .. } | Route::Stop { .. }) || objects::serves(route)
+    matches!(route, Route::Threads { .. } | Route::CreateThread { .. } | Route::Stop { .. } | Route::History { .. })
+        || objects::serves(route)
+}
+
+/// The most of a body the Worker reads for `route` (413 past it).
+pub fn body_limit(route: &Route<'_>) -> usize {
+    match route {
+        Route::History { .. } => history::MAX_FILE_BYTES,
+        _ => crate::api::MAX_BODY_BYTES,
+    }
 }
 
 /// Answers `route` if it is one of these; `None`: the Worker's.
@@ -77,6 +77,7 @@ pub async fn serve<F: ApiFront>(front: &F, caller: &Caller, route: &Route<'_>, r
         Route::Threads { agent } => Some(threads::list(front, agent, caller).await),
         Route::CreateThread { agent } => Some(threads::create(front, req, agent, caller).await),
         Route::Stop { agent, thread } => Some(threads::stop(front, req, agent, caller, thread).await),
+        Route::History { agent, rest } => Some(history::serve(front, req, agent, rest).await),
         _ => objects::serve(front, route, req).await,
     }
 }

@@ -10,7 +10,7 @@
 
 use super::{error, json, relay, ApiFront};
 use crate::api::routes::Route;
-use crate::channels::webhook::{WebReply, WebRequest};
+use crate::channels::webhook::WebRequest;
 use crate::inbound::SessionKey;
 use crate::protocol::agent::{
     PinsAccept, PinsRequest, PinsStatus, ScheduleStatusRequest, SessionEntry, SessionsRequest,
@@ -25,6 +25,7 @@ use crate::protocol::session::{ResetSession, StatusRequest};
 use crate::protocol::tasks::{TaskCall, TaskRequest};
 use crate::protocol::usage::ReportRequest;
 use crate::serving::decode_component as percent_decode;
+use crate::serving::Answer as WebReply;
 use serde_json::json;
 
 const BAD_STORE: &str = "store must be 1-300 characters without control characters";

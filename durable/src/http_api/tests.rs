@@ -13,6 +13,8 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 
 thread_local! {
+    /// The bucket the workspace routes read (one per test thread).
+    static STORE: std::rc::Rc<crate::testing::MemStore> = Default::default();
     /// What the objects answer next (status, body); none left: unreachable.
     static ANSWERS: RefCell<VecDeque<(u16, Vec<u8>)>> = RefCell::default();
     /// The calls sent: the target (path and query) and the body.
@@ -29,6 +31,10 @@ fn sent() -> Vec<(String, Value)> {
 }
 
 impl ApiFront for FakeFront {
+    type Store = std::rc::Rc<crate::testing::MemStore>;
+    fn store(&self) -> Result<std::rc::Rc<crate::testing::MemStore>, String> {
+        Ok(STORE.with(|s| s.clone()))
+    }
     async fn call<C: Call>(&self, call: &C) -> Result<C::Reply, CallError> {
         let (status, body) = self.relay(call).await.map_err(CallError::unreachable)?;
         CallError::read(status, &body)
@@ -60,7 +66,7 @@ fn ask(method: &str, path: &str, query: &[(&str, &str)], body: &str) -> WebReply
 }
 
 fn body(r: &WebReply) -> Value {
-    hearth_json::from_str(&r.body).unwrap()
+    hearth_json::from_slice(&r.body).unwrap()
 }
 
 #[test]
@@ -98,8 +104,8 @@ fn bad_requests_are_400s_naming_the_problem_and_reach_no_object() {
         ("GET", "agents/main/memory/notes", vec![("limit", "lots")], "", "limit must be a whole number"),
     ] {
         let r = ask(method, path, &query, sent_body);
-        assert_eq!(r.status, 400, "{method} {path}: {}", r.body);
-        assert!(body(&r)["error"].as_str().unwrap().contains(why), "{method} {path}: {}", r.body);
+        assert_eq!(r.status, 400, "{method} {path}: {}", r.text());
+        assert!(body(&r)["error"].as_str().unwrap().contains(why), "{method} {path}: {}", r.text());
     }
     assert!(sent().is_empty(), "nothing was asked of an object");
 }
@@ -150,7 +156,7 @@ fn threads_are_the_callers_own_and_a_taken_id_is_a_409() {
     let row = json!({"sessionKey": "agent:main:api:key-app-t1", "title": "Plans", "createdAt": 1, "updatedAt": 1});
     answers(&[(201, row.clone()), (409, json!({"error": "the thread exists"}))]);
     let made = block_on(serve(&front, &caller, &post, &req)).unwrap();
-    assert_eq!((made.status, body(&made)["id"].clone()), (201, json!("t1")), "{}", made.body);
+    assert_eq!((made.status, body(&made)["id"].clone()), (201, json!("t1")), "{}", made.text());
     assert_eq!(sent()[0].1["sessionKey"], "agent:main:api:key-app-t1", "a key's thread is its own session");
     let again = block_on(serve(&front, &caller, &post, &req)).unwrap();
     assert_eq!((again.status, body(&again)), (409, json!({"error": "the thread \"t1\" exists"})));
@@ -175,4 +181,31 @@ fn the_gateway_routes_follow_its_setting() {
     answers(&[(200, json!({"state": "idle"}))]);
     let status = ask("GET", "agents/main/gateway", &[], "");
     assert_eq!((status.status, sent()[0].0.as_str()), (200, crate::protocol::gateway::STATUS_PATH));
+}
+
+#[test]
+fn the_owner_writes_a_file_reads_its_versions_and_restores_one() {
+    answers(&[]);
+    let put = |content: &str| ask("PUT", "agents/main/files/notes/plan.md", &[("why", "draft")], content);
+    assert_eq!(body(&put("one\n"))["changed"], true);
+    assert_eq!(body(&put("two\n"))["changed"], true);
+    let versions = ask("GET", "agents/main/history/notes/plan.md", &[], "");
+    let list = body(&versions)["versions"].as_array().unwrap().clone();
+    assert_eq!(list.len(), 2, "{}", versions.text());
+    let oldest = list[1]["sha256"].as_str().map(|h| format!("sha256:{h}")).expect("a version's hash");
+    let diff = ask("GET", "agents/main/history/notes/plan.md", &[("diff", &oldest)], "");
+    assert_eq!(diff.header("content-type"), Some("text/x-diff; charset=utf-8"));
+    assert!(diff.text().contains("-one") && diff.text().contains("+two"), "{}", diff.text());
+    let first = ask("GET", "agents/main/history/notes/plan.md", &[("version", &oldest)], "");
+    assert_eq!((first.status, first.text().as_ref()), (200, "one\n"));
+    let restored =
+        ask("POST", "agents/main/history/notes/plan.md", &[], &json!({"restore": oldest, "why": "back"}).to_string());
+    assert_eq!(body(&restored)["changed"], true, "{}", restored.text());
+    let recent = ask("GET", "agents/main/history", &[], "");
+    assert_eq!(body(&recent)["changes"].as_array().unwrap().len(), 3);
+    let archives = ask("GET", "agents/main/history/sessions/x.jsonl", &[], "");
+    assert_eq!((archives.status, archives.text().as_ref()), (400, "session archives are not workspace files"));
+    let missing = ask("GET", "agents/main/history/nothing.md", &[("version", "current")], "");
+    assert_eq!(missing.status, 404, "{}", missing.text());
+    assert!(sent().is_empty(), "the history is the bucket's, no object is asked");
 }

@@ -4,10 +4,11 @@
 
 use super::{error, json, refused, ApiFront};
 use crate::api::{check_thread, client_thread, new_thread_id, parse_stop, thread_session};
-use crate::channels::webhook::{WebReply, WebRequest};
+use crate::channels::webhook::WebRequest;
 use crate::protocol::agent::{ThreadCreate, ThreadRow, ThreadsRequest};
 use crate::protocol::api::StopSession;
 use crate::serving::decode_component as percent_decode;
+use crate::serving::Answer as WebReply;
 use crate::settings::api::Caller;
 use r2_layout::AgentId;
 use serde_json::{json, Value};
@@ -74,7 +75,7 @@ pub async fn create<F: ApiFront>(front: &F, req: &WebRequest, agent: &str, calle
     };
     let create = ThreadCreate { session_key: key, title, resource_id, created_at: front.now_ms() };
     match front.call(&create).await {
-        Ok(row) => WebReply { status: 201, ..json(&shown(caller, &row).unwrap_or(json!({"id": thread}))) },
+        Ok(row) => WebReply::json(201, &shown(caller, &row).unwrap_or(json!({"id": thread}))),
         Err(e) if e.status == 409 => error(409, format!("the thread {thread:?} exists")),
         Err(e) => error(503, format!("the thread could not be created: {e}")),
     }
