@@ -120,7 +120,7 @@ function sums() {
 
 async function locomoPart(rows) {
   if (!existsSync(path.join(LOCOMO, "42.json"))) {
-    rows.push({ name: "LoCoMo evidence recall", value: `skipped: no LoCoMo in ${LOCOMO} (CC BY-NC 4.0, fetched by hand into .bench/, see README)` });
+    rows.push({ name: "LoCoMo evidence recall", value: `skipped: no LoCoMo in ${LOCOMO} (CC BY-NC 4.0, fetched by hand into .bench/, see docs/conversation-memory.md)` });
     return null;
   }
   // The tuning step and the baselines, natively, on the same entries.
