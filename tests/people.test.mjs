@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const PAT = 626262; // a stranger, until the owner lets them in
 const EVE = 515151; // another stranger
