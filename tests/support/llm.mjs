@@ -5,7 +5,7 @@
 // tests can assert on what Hearth sent.
 import { listen, sendJson, sleep } from "./http.mjs";
 import { promptCache, tokensOf } from "./llm-cache.mjs";
-import { cacheControlProblem, chatCompletionsProblem, errorBody, messagesProblem, serverToolProblem } from "./llm-wire.mjs";
+import { EXTENDED_CACHE_TTL_BETA, cacheControlProblem, chatCompletionsProblem, errorBody, messagesProblem, serverToolProblem } from "./llm-wire.mjs";
 
 export { EXTENDED_CACHE_TTL_BETA, REFUSES_MAX_TOKENS } from "./llm-wire.mjs";
 export { promptCache } from "./llm-cache.mjs";
