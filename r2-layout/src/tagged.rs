@@ -89,23 +89,8 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for TagFirst<T> {
             }
             _ => json.push(b'}'),
         }
-        let again = Again::<T> { tag: self.tag, expecting: self.expecting, out: PhantomData };
-        hearth_json::from_slice_seed(&json, again).map_err(de::Error::custom)
-    }
-}
-
-/// [`tag_first`] as a seed, to read the re-ordered object through `hearth_json`.
-struct Again<T> {
-    tag: &'static str,
-    expecting: &'static str,
-    out: PhantomData<T>,
-}
-
-impl<'de, T: DeserializeOwned> de::DeserializeSeed<'de> for Again<T> {
-    type Value = T;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-        tag_first(d, self.tag, self.expecting)
+        let mut again = serde_json::Deserializer::from_slice(&json);
+        tag_first(hearth_json::Objects(&mut again), self.tag, self.expecting).map_err(de::Error::custom)
     }
 }
 

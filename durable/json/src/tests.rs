@@ -119,16 +119,9 @@ fn nested_errors_read_as_serde_jsons() {
         r#"{"external":[],"either":[],"by_id":{"x":"z"},"flat":{"id":"f"},"bytes":[],"unit":null,"pair":[1,2]}"#,
         r#"{"external":[],"either":[],"by_id":{},"flat":{"id":"f"},"bytes":[],"unit":null,"pair":[300,1]}"#,
         r#"{"external":[],"either":[],"by_id":{},"flat":{"id":"f"},"bytes":[],"unit":null}"#,
-        r#"{"external":[{"fields":[1,true]}],"either":[],"by_id":{},"flat":{"id":"f"},"bytes":[],"unit":null,"pair":[1,2]}"#,
     ];
     for text in bad {
         let ours = from_str::<Shapes>(text).unwrap_err().to_string();
-        if text.contains(r#"{"fields":[1,true]}"#) {
-            // A struct variant from an array: serde_json reads it, we do not.
-            assert!(serde_json::from_str::<Shapes>(text).is_ok());
-            assert!(ours.contains("invalid type: sequence"), "{ours}");
-            continue;
-        }
         let theirs = serde_json::from_str::<Shapes>(text).unwrap_err().to_string();
         assert_eq!(ours, theirs, "{text}");
     }
