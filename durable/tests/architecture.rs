@@ -29,10 +29,11 @@ const FLOORS: &[&[&str]] = &[
     // The ports through which the runtime touches the world.
     &["ports"],
     // Small features on the ports.
-    &["retry", "storage", "routing", "api", "console", "voice", "codemode", "people", "approvals"],
+    &["retry", "storage", "routing", "api", "console", "codemode", "people", "approvals"],
     // Features.
     &["web", "llm", "usage", "workspace", "channels"],
-    &["delivery", "prompt", "tools", "scheduled", "memory", "tasks", "reminders"],
+    // Voice asks the channels' table which chats take voice notes.
+    &["delivery", "prompt", "tools", "scheduled", "memory", "tasks", "reminders", "voice"],
     &["media", "mcp", "dreaming"],
     // The objects' logic.
     &["session", "agent"],

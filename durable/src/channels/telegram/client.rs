@@ -5,8 +5,8 @@
 //! (`429` with `parameters.retry_after`) and retry transient errors with
 //! backoff, in the call.
 
-use super::classify;
-use crate::inbound::{ChannelKind, ReplyTarget};
+use super::{classify, format};
+use crate::inbound::ReplyTarget;
 use crate::ports::{ChannelError, Http, HttpRequest, Io, LogLevel, OutgoingChunk, SendOutcome};
 use crate::retry::{send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
@@ -122,7 +122,7 @@ impl TelegramApi {
         }
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (content_type, body) =
-            crate::channels::multipart::multipart(&fields, ("voice", "reply.ogg", "audio/ogg", audio));
+            crate::channels::shared::multipart::multipart(&fields, ("voice", "reply.ogg", "audio/ogg", audio));
         let req = HttpRequest {
             method: "POST",
             url: self.url("sendVoice"),
@@ -154,13 +154,12 @@ impl TelegramApi {
     /// Sends a short text outside any session (the note to a stranger):
     /// retried in the call, not kept if it still fails.
     pub async fn send_reply<I: Io>(&self, io: &I, target: &ReplyTarget, text: &str) -> Result<(), TgError> {
-        let channel = ChannelKind::Telegram;
-        for (i, piece) in crate::channels::pieces(channel, text).iter().enumerate() {
-            let rendered = crate::channels::render(channel, piece, true, i == 0, false);
+        for (i, piece) in crate::text::split_message(text, format::MAX_CHARS).iter().enumerate() {
+            let rendered = format::chunk(piece, true, i == 0, false);
             let mut body = Self::message_body(target, &rendered);
             match self.call(io, "sendMessage", &body).await {
                 Err(TgError::Api { code: 400, .. }) => {
-                    let plain = crate::channels::render(channel, piece, false, i == 0, false);
+                    let plain = format::chunk(piece, false, i == 0, false);
                     body = Self::message_body(target, &plain);
                     self.call(io, "sendMessage", &body).await?;
                 }
@@ -170,6 +169,12 @@ impl TelegramApi {
             }
         }
         Ok(())
+    }
+
+    /// A plain text to `chat` (no markup, quoting nothing): a note from the
+    /// agent itself, such as dreaming's word to its owner.
+    pub async fn send_text<I: Io>(&self, io: &I, chat: &str, text: &str) -> Result<(), TgError> {
+        self.call(io, "sendMessage", &json!({"chat_id": chat, "text": text})).await.map(|_| ())
     }
 
     pub async fn typing<I: Io>(&self, io: &I, target: &ReplyTarget) {
@@ -196,7 +201,14 @@ impl TelegramApi {
         let path =
             file["file_path"].as_str().ok_or_else(|| ChannelError::Failed("getFile gave no file_path".into()))?;
         let url = format!("{}/file/bot{}/{path}", self.base, self.token);
-        crate::channels::download(io, &self.backoff, "telegram file", HttpRequest::get(url, 120_000), max_bytes).await
+        crate::channels::shared::download::download(
+            io,
+            &self.backoff,
+            "telegram file",
+            HttpRequest::get(url, 120_000),
+            max_bytes,
+        )
+        .await
     }
 
     pub async fn get_me_username<I: Io>(&self, io: &I) -> Result<Option<String>, TgError> {
@@ -208,6 +220,7 @@ impl TelegramApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inbound::ChannelKind;
     use crate::testing::FakeFront;
     use futures::executor::block_on;
 
