@@ -31,7 +31,10 @@ pub struct AgentConfig {
     pub allow_from: Vec<Principal>,
     /// IANA time zone for daily notes and schedules (`TIMEZONE`, default UTC).
     pub timezone: String,
-    pub telegram_api_base: String,
+    /// `TELEGRAM_API_BASE`: a Bot API server other than Telegram's own (a
+    /// local `telegram-bot-api`, a stand-in in tests). `None` means
+    /// Telegram's, whose address only `channels::telegram` knows.
+    pub telegram_api_base: Option<String>,
     pub telegram_bot_token: Option<String>,
     pub telegram_webhook_secret: Option<String>,
     pub discord_api_base: String,
@@ -163,10 +166,7 @@ impl AgentConfig {
             owners: parse_principals("OWNER_IDS", &get("OWNER_IDS").unwrap_or_default())?,
             allow_from: parse_principals("ALLOW_FROM", &get("ALLOW_FROM").unwrap_or_default())?,
             timezone,
-            telegram_api_base: get("TELEGRAM_API_BASE")
-                .unwrap_or_else(|| "https://api.telegram.org".into())
-                .trim_end_matches('/')
-                .to_owned(),
+            telegram_api_base: get("TELEGRAM_API_BASE").map(|b| b.trim_end_matches('/').to_owned()),
             telegram_bot_token: get("TELEGRAM_BOT_TOKEN"),
             telegram_webhook_secret: get("TELEGRAM_WEBHOOK_SECRET"),
             discord_api_base: get("DISCORD_API_BASE")

@@ -16,7 +16,7 @@ fn defaults_for_main() {
     assert_eq!(c.llm.base_url, "https://api.anthropic.com");
     assert!(c.is_owner(ChannelKind::Telegram, "42"));
     assert!(!c.is_owner(ChannelKind::Discord, "42"));
-    assert_eq!(c.telegram_api_base, "https://api.telegram.org");
+    assert_eq!(c.telegram_api_base, None);
 }
 
 #[test]

@@ -28,6 +28,9 @@ impl std::fmt::Display for TgError {
     }
 }
 
+/// Telegram's own Bot API server, unless `TELEGRAM_API_BASE` names another.
+pub const BOT_API: &str = "https://api.telegram.org";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TelegramApi {
     pub base: String,
@@ -39,7 +42,7 @@ impl TelegramApi {
     /// The bot of an agent (`None` without `TELEGRAM_BOT_TOKEN`).
     pub fn for_agent(cfg: &crate::settings::AgentConfig) -> Option<TelegramApi> {
         Some(TelegramApi {
-            base: cfg.telegram_api_base.clone(),
+            base: cfg.telegram_api_base.clone().unwrap_or_else(|| BOT_API.to_owned()),
             token: cfg.telegram_bot_token.clone()?,
             backoff: Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
         })
@@ -239,6 +242,19 @@ mod tests {
             reply_to: reply_to.map(str::to_owned),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_bot_talks_to_telegrams_own_server_unless_told_another() {
+        let load = |pairs: &[(&str, &str)]| {
+            let vars: std::collections::HashMap<String, String> =
+                pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            TelegramApi::for_agent(&crate::settings::AgentConfig::load(&vars, "main").unwrap()).unwrap()
+        };
+        let own = load(&[("TELEGRAM_BOT_TOKEN", "123:ABC")]);
+        assert_eq!(own.url("getMe"), "https://api.telegram.org/bot123:ABC/getMe");
+        let local = load(&[("TELEGRAM_BOT_TOKEN", "123:ABC"), ("TELEGRAM_API_BASE", "http://localhost:8081/")]);
+        assert_eq!(local.url("getMe"), "http://localhost:8081/bot123:ABC/getMe");
     }
 
     #[test]
