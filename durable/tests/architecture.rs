@@ -20,7 +20,7 @@
 //!    files of [`TOO_LONG_FOR_NOW`].
 //!
 //! The scan reads `crate::…` paths in code, not in comments, and skips test
-//! code (`tests.rs`, `*_tests.rs`, `tests/` folders, `testing.rs` and
+//! code (`tests.rs`, `*_tests.rs`, `tests/` folders, `testing/` and
 //! `#[cfg(test)] mod tests` blocks): tests may reach anything.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -70,7 +70,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn is_test_file(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    name == "tests.rs" || name.ends_with("_tests.rs") || name == "testing.rs" || rel.contains("/tests/")
+    name == "tests.rs"
+        || name.ends_with("_tests.rs")
+        || name == "testing.rs"
+        || rel.starts_with("testing/")
+        || rel.contains("/tests/")
 }
 
 /// The code of a file without its test module and its comments.
