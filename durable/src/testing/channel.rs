@@ -1,6 +1,10 @@
 //! The chat double: what would have been sent, and sends that fail on cue.
 
-use super::*;
+use super::wait::YieldOnce;
+use crate::inbound::ReplyTarget;
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 /// Records what would have been sent to the chat. Every attempt is
 /// recorded; `sent` holds what arrived (target and text). Attempts can be

@@ -1,7 +1,9 @@
 //! The Worker's side of a webhook in memory ([`FakeFront`]), with real
 //! crypto and the WHATWG text decoder.
 
-use super::*;
+use super::http::ScriptedHttp;
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
 
 /// The Worker's side of a webhook, in memory ([`Front`]): settings from a
 /// map, scripted HTTP, a clock that moves when told (or when slept on), and

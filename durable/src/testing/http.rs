@@ -1,23 +1,11 @@
 //! Scripted HTTP: answers (and streamed answers) from a queue, every
 //! request recorded.
 
-use super::*;
-
-/// A future that is pending once (and asks to be polled again), then ready.
-#[derive(Default)]
-pub struct YieldOnce(bool);
-
-impl std::future::Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
-}
+use super::wait::YieldOnce;
+use crate::ports::*;
+use futures::StreamExt;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 /// Scripted HTTP: answers from a queue, records every request.
 #[derive(Default)]

@@ -3,12 +3,6 @@
 //! file per port or area; everything is re-exported here, so tests name
 //! `crate::testing::X`.
 
-use crate::inbound::ReplyTarget;
-use crate::ports::*;
-use futures::StreamExt;
-use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
-
 mod channel;
 mod front;
 mod http;
@@ -18,6 +12,7 @@ mod platform;
 mod sandbox;
 mod sql;
 mod store;
+mod wait;
 
 pub use channel::*;
 pub use front::*;
@@ -28,3 +23,4 @@ pub use platform::*;
 pub use sandbox::ScriptedSandbox;
 pub use sql::*;
 pub use store::*;
+pub use wait::*;

@@ -3,7 +3,10 @@
 //! as production), its approvals and the other sessions as a test scripts
 //! them.
 
-use super::*;
+use super::sql::MemSql;
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 /// The Agent object's memory in process: a real [`crate::memory::MemoryHub`]
 /// over its own SQLite, reached through the same JSON as in production.

@@ -2,8 +2,15 @@
 //! once, time moving only when slept through; and the LLM settings tests
 //! start from.
 
-use super::sandbox::ScriptedRun;
-use super::*;
+use super::channel::RecordingChannel;
+use super::http::ScriptedHttp;
+use super::objects::{InProcessMemory, InProcessReminders, InProcessUsage, SessionDoubles, TestApprovals};
+use super::sandbox::{ScriptedRun, ScriptedSandbox};
+use super::sql::MemSql;
+use super::store::MemStore;
+use super::wait::YieldOnce;
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
 
 /// A platform of doubles; time advances only when slept through.
 #[derive(Default)]

@@ -1,6 +1,8 @@
 //! `run_code`'s sandbox with scripted runs.
 
-use super::*;
+use crate::ports::*;
+use std::cell::RefCell;
+use std::collections::VecDeque;
 
 /// A sandbox whose runs are scripted: each run gives the next list of
 /// events (its script's calls, then how it ended); the jobs it was given and

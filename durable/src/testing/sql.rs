@@ -1,6 +1,7 @@
 //! The SQLite double: rusqlite in memory, the same SQL as the objects'.
 
-use super::*;
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
 
 /// SQLite in memory through rusqlite: the same SQL as production.
 pub struct MemSql {

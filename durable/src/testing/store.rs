@@ -1,7 +1,10 @@
 //! The bucket double: R2 in memory, with failures injected by operation
 //! and key.
 
-use super::*;
+use super::wait::YieldOnce;
+use crate::ports::*;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 /// One kind of bucket operation, for [`Fault`]s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
