@@ -4,7 +4,7 @@
 // patches the runtime classes' prototypes rather than wrapping the objects
 // (the wasm-bindgen glue's instanceof checks refuse proxies). `GET /__io`
 // returns what was counted since the last `GET /__io`. Used by
-// scripts/cold-io.mjs; the module `./worker.mjs` is replaced by the Worker's path.
+// bench/perf/cold-io.mjs; the module `./worker.mjs` is replaced by the Worker's path.
 import * as m from "./worker.mjs";
 const io = { r2: [], sql: [], calls: [] };
 const patched = new Set();

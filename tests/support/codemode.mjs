@@ -2,6 +2,9 @@
 // script in a chat turn, and what its tool result said.
 import { OWNER, tgUpdate } from "./hearth.mjs";
 
+/** The sandbox escapes the red-team test and the bench try (tests/fixtures/codemode-redteam.mjs). */
+export { ESCAPES } from "../fixtures/codemode-redteam.mjs";
+
 /** Tool results in an LLM request (Anthropic's wire format). */
 export function toolResults(req) {
   const out = [];

@@ -4,49 +4,40 @@
 // turn, a new chat's first turn (a new Session object), and with --restart
 // the owner's first turn after the objects were evicted (workerd restarted on
 // the same storage). Counting costs time: figures of speed come from
-// scripts/cold-start.mjs and the bench, not from here.
+// bench/perf/cold-start.mjs and the bench, not from here.
 //
-//   node scripts/cold-io.mjs [--floor] [--starter] [--restart] [-v]
+//   node bench/perf/cold-io.mjs [--floor] [--starter] [--restart] [-v]
 // --floor: the JS I/O floor (bench/floor/worker.mjs) instead of build/;
 // --starter: the starter workspace and the built-in skills in R2 (else SOUL.md only);
 // -v: every operation.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
-import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { postTelegram } from "./lib/cold-miniflare.mjs";
-import { FRIEND, OWNER, SECRET } from "../tests/helpers/hearth.mjs";
+import { coldSettings, FLOOR_CLASSES, FLOOR_MODULES, postTelegram } from "../../tests/support/cold.mjs";
+import { FRIEND, OWNER } from "../../tests/support/hearth.mjs";
+import { startLlm } from "../../tests/support/llm.mjs";
+import { HEARTH_MODULES, hearthMiniflare, ROOT } from "../../tests/support/miniflare.mjs";
+import { startTelegram } from "../../tests/support/telegram.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const has = (f) => process.argv.includes(f);
-const worker = has("--floor") ? "bench/floor/worker.mjs" : "build/index.js";
-const wrapper = fs.readFileSync(path.join(ROOT, "scripts/lib/count-io.mjs"), "utf8").replace(`from "./worker.mjs"`, `from "./${worker}"`);
+const floor = has("--floor");
+const worker = floor ? FLOOR_MODULES[0] : HEARTH_MODULES[0];
+const wrapper = fs.readFileSync(path.join(ROOT, "bench/perf/count-io.mjs"), "utf8").replace(`from "./worker.mjs"`, `from "./${path.relative(ROOT, worker.path)}"`);
 const persist = has("--restart") ? fs.mkdtempSync(path.join(os.tmpdir(), "hearth-cold-io-")) : null;
 const telegram = await startTelegram();
 const llm = await startLlm();
-const options = () => ({
-  modulesRoot: ROOT,
-  modules: [
-    { type: "ESModule", path: path.join(ROOT, "counted.mjs"), contents: wrapper },
-    { type: "ESModule", path: path.join(ROOT, worker) },
-    ...(has("--floor") ? [] : [{ type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") }]),
-  ],
-  compatibilityDate: "2026-04-01",
-  r2Buckets: ["BUCKET"],
-  durableObjects: { SESSION: { className: "Session", useSQLite: true }, AGENT: { className: "Agent", useSQLite: true } },
-  bindings: {
-    AGENTS: "main", LLM_PROVIDER: "anthropic", LLM_BASE_URL: llm.base, LLM_MODEL: "claude-test", LLM_API_KEY: "test-llm-key",
-    TELEGRAM_API_BASE: telegram.base, TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_WEBHOOK_SECRET: SECRET,
-    OWNER_IDS: `telegram:${OWNER}`, ALLOW_FROM: `telegram:${FRIEND}`, RESET_DAILY_AT: "off",
-    ORDER_HOLD_MS: "0", // as in scripts/lib/cold-miniflare.mjs: the floor does not order messages
-  },
-  cf: false,
-  ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
-});
-let mf = new Miniflare(options());
-await mf.ready;
+// The counting wrapper is the main module; the Worker (or the floor) below it.
+const boot = async () =>
+  (
+    await hearthMiniflare({
+      modules: [{ type: "ESModule", path: path.join(ROOT, "counted.mjs"), contents: wrapper }, ...(floor ? FLOOR_MODULES : HEARTH_MODULES)],
+      // The wrapper exports the objects it counts: the Session and the Agent.
+      classes: FLOOR_CLASSES,
+      bindings: coldSettings({ telegram, llm }),
+      persist,
+    })
+  ).mf;
+let mf = await boot();
 const bucket = await mf.getR2Bucket("BUCKET");
 if (has("--starter")) {
   const dir = path.join(ROOT, "r2-layout/starter");
@@ -75,8 +66,7 @@ show("warm turn (owner)", await turn(OWNER, "again"));
 show("first turn of a new session object (another chat)", await turn(FRIEND, "hello"));
 if (persist) {
   await mf.dispose();
-  mf = new Miniflare(options());
-  await mf.ready;
+  mf = await boot();
   await counts();
   show("owner's first turn after the objects were evicted (storage kept)", await turn(OWNER, "back"));
 }

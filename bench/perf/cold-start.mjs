@@ -3,7 +3,7 @@
 // stand-ins: wall time (webhook POST → reply at the Telegram stand-in) and the
 // CPU time workerd spent (all its threads, from /proc/<pid>/task/*/schedstat).
 //
-//   node scripts/cold-start.mjs [runs=10] [wasm[:index.js] ...]
+//   node bench/perf/cold-start.mjs [runs=10] [wasm[:index.js] ...]
 //
 // With several builds, the runs alternate between them (A B A B ...), so a busy
 // machine slows each alike. Without one, build/index_bg.wasm + build/index.js;
@@ -20,11 +20,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { coldMiniflare, FLOOR, postTelegram } from "./lib/cold-miniflare.mjs";
-import { FRIEND, OWNER } from "../tests/helpers/hearth.mjs";
+import { startLlm } from "../../tests/support/llm.mjs";
+import { startTelegram } from "../../tests/support/telegram.mjs";
+import { coldMiniflare, FLOOR, postTelegram } from "../../tests/support/cold.mjs";
+import { FRIEND, OWNER } from "../../tests/support/hearth.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const runs = Number(process.argv[2] || 10);
 // `floor` as a build: the JS I/O floor worker (bench/floor/worker.mjs).
 const builds = (process.argv.length > 3 ? process.argv.slice(3) : [path.join(ROOT, "build/index_bg.wasm")]).map((spec) => {

@@ -2,17 +2,18 @@
 // Where the first turn after a fresh boot spends its CPU: V8 CPU profiles (through
 // Miniflare's inspector) of every isolate in workerd during that turn and during
 // the next one, the user Worker's samples split by phase.
-//   node scripts/cold-profile.mjs <named wasm> <index.js> [runs=5] [--top]
+//   node bench/perf/cold-profile.mjs <named wasm> <index.js> [runs=5] [--top]
 import path from "node:path";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 // `ws` comes with Miniflare (Node 20 has no WebSocket client of its own).
 import WebSocket from "ws";
-import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { coldMiniflare } from "./lib/cold-miniflare.mjs";
-import { OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { startLlm } from "../../tests/support/llm.mjs";
+import { startTelegram } from "../../tests/support/telegram.mjs";
+import { coldMiniflare } from "../../tests/support/cold.mjs";
+import { OWNER, SECRET, tgUpdate } from "../../tests/support/hearth.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const [wasmPath, jsPath] = [process.argv[2], process.argv[3]].map((p) => path.resolve(p));
 const runs = Number(process.argv[4] || 5);
 const showTop = process.argv.includes("--top");

@@ -1,44 +1,35 @@
 // Runs the built Worker (build/index.js + build/index_bg.wasm) in workerd
 // through Miniflare, with real R2 and SQLite-backed Durable Objects, wired to
 // the stand-ins. One instance serves a whole test file.
-import { Log, LogLevel, Miniflare } from "miniflare";
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { startLlm, startTelegram } from "./standins.mjs";
+import { hearthMiniflare } from "./miniflare.mjs";
+import { startLlm } from "./llm.mjs";
+import { startTelegram } from "./telegram.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export { CONSOLE_ASSETS } from "./miniflare.mjs";
 export const SECRET = "test-webhook-secret";
 export const OWNER = 4242;
 export const FRIEND = 777;
 export const GROUP = -100123456;
 
-/** The web console's static assets as wrangler.toml's [assets] serves them
- * (built by scripts/build-console.mjs into dist-console/). */
-export const CONSOLE_ASSETS = {
-  directory: path.join(ROOT, "dist-console"),
-  assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
-  routerConfig: { has_user_worker: true },
-};
-
 /**
- * Miniflare's log, with what its `send_email` binding stored noted: each
- * message the Worker sent (Miniflare's own binding checks it as Cloudflare
- * does, and writes it to a file whose path it logs).
+ * The settings every run against the stand-ins starts from: one agent, the
+ * LLM and Telegram stand-ins as its peers, `OWNER` its owner, the daily
+ * reset off (it runs on the real clock: a run that crossed 04:00 would reset
+ * sessions mid-test; tests that want it set it).
  */
-class MailLog extends Log {
-  constructor(sent) {
-    super(LogLevel.INFO);
-    this.sent = sent;
-  }
-  log(message) {
-    const file = message.includes("send_email binding called") && message.match(/(\S+\.eml)/);
-    if (file) {
-      this.sent.push({ file: file[1], raw: fs.readFileSync(file[1], "utf8") });
-      return;
-    }
-    super.log(message);
-  }
+export function standinSettings({ llm, telegram }) {
+  return {
+    AGENTS: "main",
+    LLM_PROVIDER: "anthropic",
+    LLM_BASE_URL: llm.base,
+    LLM_MODEL: "claude-test",
+    LLM_API_KEY: "test-llm-key",
+    TELEGRAM_API_BASE: telegram.base,
+    TELEGRAM_BOT_TOKEN: telegram.token,
+    TELEGRAM_WEBHOOK_SECRET: SECRET,
+    OWNER_IDS: `telegram:${OWNER}`,
+    RESET_DAILY_AT: "off",
+  };
 }
 
 /** A header of a raw message (unfolded), or undefined. */
@@ -48,63 +39,39 @@ export function mailHeader(raw, name) {
   return line?.slice(name.length + 1).trim();
 }
 
-/** `loader`: give the Worker a Worker Loader binding (`LOADER`, wrangler.toml's
- * optional `[[worker_loaders]]`), so the owner's session has `run_code`. */
+/** Hearth in workerd (tests/support/miniflare.mjs) with the Telegram and LLM stand-ins.
+ * `bindings`: settings over the stand-ins' (a function gets the stand-ins, for settings
+ * that name their addresses); `email`: the `send_email` binding (Miniflare's options, or
+ * true) and the email trigger; `loader`: a Worker Loader binding (`LOADER`, wrangler.toml's
+ * optional `[[worker_loaders]]`), so the owner's session has `run_code`; `assets`: the
+ * console in front; `persist`: a folder for the storage, kept across `restart()`. */
 export async function startHearth({ bindings = {}, persist, inspectorPort, assets = false, email, loader = false } = {}) {
   const telegram = await startTelegram();
   const llm = await startLlm();
   // Email: the handler's trigger (`/cdn-cgi/handler/email`, as `wrangler dev`
   // offers it) and Miniflare's own `send_email` binding, its sends captured.
   const mails = [];
-  const emailOptions = email
-    ? { unsafeTriggerHandlers: true, email: { send_email: [{ name: "SEND_EMAIL", ...(email === true ? {} : email) }] }, log: new MailLog(mails) }
-    : {};
   // Bindings a restart changed (a deploy with new settings).
   let changed = {};
-  const mfOptions = (extra = {}) => ({
-    modulesRoot: ROOT,
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "build/index.js") },
-      { type: "CompiledWasm", path: path.join(ROOT, "build/index_bg.wasm") },
-    ],
-    compatibilityDate: "2026-04-01",
-    r2Buckets: ["BUCKET"],
-    durableObjects: {
-      SESSION: { className: "Session", useSQLite: true },
-      AGENT: { className: "Agent", useSQLite: true },
-      GATEWAY: { className: "Gateway", useSQLite: true },
-    },
-    bindings: {
-      AGENTS: "main",
-      LLM_PROVIDER: "anthropic",
-      LLM_BASE_URL: llm.base,
-      LLM_MODEL: "claude-test",
-      LLM_API_KEY: "test-llm-key",
-      TELEGRAM_API_BASE: telegram.base,
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_WEBHOOK_SECRET: SECRET,
-      OWNER_IDS: `telegram:${OWNER}`,
-      ALLOW_FROM: `telegram:${FRIEND},telegram:${GROUP}`,
-      RETRY_BASE_MS: "20",
-      RETRY_MAX_MS: "200",
-      // The daily reset (04:00 by default) runs on the real clock: a run that
-      // crosses it would reset sessions mid-test. Tests that want it set it.
-      RESET_DAILY_AT: "off",
-      // A function gets the stand-ins, for settings that name their addresses.
-      ...(typeof bindings === "function" ? bindings({ llm, telegram }) : bindings),
-      ...changed,
-    },
-    cf: false,
-    ...emailOptions,
-    ...(inspectorPort ? { inspectorPort } : {}),
-    ...(assets ? { assets: CONSOLE_ASSETS } : {}),
-    ...(loader ? { workerLoaders: { LOADER: {} } } : {}),
-    ...(persist ? { r2Persist: path.join(persist, "r2"), durableObjectsPersist: path.join(persist, "do") } : {}),
-    ...extra,
-  });
-  let mf = new Miniflare(mfOptions());
+  const boot = () =>
+    hearthMiniflare({
+      bindings: {
+        ...standinSettings({ llm, telegram }),
+        ALLOW_FROM: `telegram:${FRIEND},telegram:${GROUP}`,
+        RETRY_BASE_MS: "20",
+        RETRY_MAX_MS: "200",
+        ...(typeof bindings === "function" ? bindings({ llm, telegram }) : bindings),
+        ...changed,
+      },
+      persist,
+      inspectorPort,
+      assets,
+      loader,
+      email,
+      mails,
+    });
   // The address workerd listens on (a browser's way in).
-  let address = await mf.ready;
+  let { mf, address } = await boot();
   const h = {
     telegram,
     llm,
@@ -177,8 +144,7 @@ export async function startHearth({ bindings = {}, persist, inspectorPort, asset
       changed = { ...changed, ...more };
       await mf.dispose();
       if (downMs) await new Promise((r) => setTimeout(r, downMs));
-      mf = new Miniflare(mfOptions());
-      address = await mf.ready;
+      ({ mf, address } = await boot());
     },
     async close() {
       await mf.dispose();

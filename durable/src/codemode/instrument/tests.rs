@@ -1,6 +1,6 @@
 //! The rewriter's tests: what it inserts, what it leaves alone, what it refuses.
 
-use super::instrument::*;
+use super::*;
 
 /// The rewritten script without the module's head and tail.
 fn body(code: &str) -> String {

@@ -2,17 +2,18 @@
 // Where workerd's CPU goes in the first turn after a fresh boot, by `perf record
 // -e cpu-clock` (CPU time, so a busy machine distorts it less than wall time).
 // Needs perf (Linux) and a workerd binary with symbols (the npm one has them).
-//   node scripts/cold-perf.mjs [runs=5] [wasm:index.js]
+//   node bench/perf/cold-perf.mjs [runs=5] [wasm:index.js]
 // Prints, per category, the median CPU ms of the first and of the second turn.
 import fs from "node:fs";
 import path from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { coldMiniflare } from "./lib/cold-miniflare.mjs";
-import { OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { startLlm } from "../../tests/support/llm.mjs";
+import { startTelegram } from "../../tests/support/telegram.mjs";
+import { coldMiniflare } from "../../tests/support/cold.mjs";
+import { OWNER, SECRET, tgUpdate } from "../../tests/support/hearth.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const runs = Number(process.argv[2] || 5);
 const [wasmPath, jsPath] = (process.argv[3] || `${ROOT}/build/index_bg.wasm:${ROOT}/build/index.js`).split(":");
 
