@@ -243,5 +243,4 @@ async fn usage_answer<F: Front>(front: &F, cfg: &AgentConfig, user: &str) -> Str
 }
 
 #[cfg(test)]
-#[path = "webhook_tests.rs"]
 mod tests;

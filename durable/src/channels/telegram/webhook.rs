@@ -167,5 +167,4 @@ async fn button<F: Front>(
 }
 
 #[cfg(test)]
-#[path = "webhook_tests.rs"]
 mod tests;
