@@ -204,3 +204,42 @@ fn per_agent_overrides() {
     assert_eq!(w.llm.model, "m-work");
     assert_eq!(w.llm.base_url, "https://api.openai.com/v1");
 }
+
+/// Every switch takes every on and off word of the one list, in any case:
+/// the union of the words each took before, so a value that worked for one
+/// of them still means what it meant.
+#[test]
+fn every_switch_takes_every_on_and_off_word_in_any_case() {
+    type Read = fn(&HashMap<String, String>) -> Result<bool, ConfigError>;
+    let switches: &[(&str, Read)] = &[
+        ("DISCORD_GATEWAY", |v| discord_gateway(v, "main")),
+        ("VOICE_REPLY_TO_VOICE", |v| voice::VoiceConfig::load(v, "main").map(|c| c.reply_to_voice)),
+        ("LLM_VISION", |v| media::MediaConfig::load(v, "main").map(|c| c.vision)),
+        ("USAGE_FOOTER", |v| usage::UsageSettings::load(v, "main").map(|c| c.footer)),
+        ("USAGE_LEDGER", |v| usage::UsageSettings::load(v, "main").map(|c| c.ledger)),
+        ("WEB_FETCH", |v| web::WebConfig::load(v, "main", Provider::Anthropic).map(|c| c.fetch)),
+        ("DREAMING", |v| dreaming::DreamConfig::load(v, "main").map(|c| c.enabled)),
+        ("DREAM_APPROVAL", |v| dreaming::DreamConfig::load(v, "main").map(|c| c.approval)),
+        ("HEARTBEAT_ENABLED", |v| schedule::ScheduleConfig::load(v, "main").map(|c| c.heartbeat_enabled)),
+        ("HEARTBEAT_RUN_PROSE", |v| {
+            schedule::ScheduleConfig::load(v, "main").map(|c| c.prose == hearth_schedule::heartbeat::ProseRule::Run)
+        }),
+        ("CODE_MODE", |v| code::CodeConfig::load(v, "main").map(|c| c.access != code::CodeAccess::Off)),
+        ("WEB_SEARCH", |v| {
+            web::WebConfig::load(v, "main", Provider::Anthropic).map(|c| c.search != web::WebSearch::Off)
+        }),
+    ];
+    let cases = |w: &str| [w.to_owned(), w.to_ascii_uppercase(), format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..])];
+    for (name, read) in switches {
+        for (words, want) in [(read::ON_WORDS, true), (read::OFF_WORDS, false)] {
+            for word in words.iter().flat_map(|w| cases(w)) {
+                // WEB_SEARCH has no plain "on": which search is a word of its own.
+                if *name == "WEB_SEARCH" && want {
+                    continue;
+                }
+                let got = read(&vars(&[(name, &word)]));
+                assert_eq!(got, Ok(want), "{name}={word}");
+            }
+        }
+    }
+}
