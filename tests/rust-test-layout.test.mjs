@@ -17,14 +17,6 @@ const LEFT_FROM_BEFORE = new Set([
   "durable/src/agent/host_tests.rs",
   "durable/src/agent/people_tests.rs",
   "durable/src/agent/tasks_tests.rs",
-  "durable/src/channels/discord/interaction_tests.rs",
-  "durable/src/channels/discord/webhook_tests.rs",
-  "durable/src/channels/email/auth_tests.rs",
-  "durable/src/channels/email/charsets_tests.rs",
-  "durable/src/channels/email/date_tests.rs",
-  "durable/src/channels/email/forwards_tests.rs",
-  "durable/src/channels/email/mime_tests.rs",
-  "durable/src/channels/telegram/webhook_tests.rs",
   "durable/src/session/conversation_tests.rs",
   "durable/src/session/host_alarm_tests.rs",
   "durable/src/session/host_api_tests.rs",
@@ -34,9 +26,6 @@ const LEFT_FROM_BEFORE = new Set([
   "durable/src/session/sequence_tests.rs",
   "durable/src/session/watch_tests.rs",
   // Files that point at such a sibling with #[path].
-  "durable/src/channels/discord/webhook.rs",
-  "durable/src/channels/discord/interaction.rs",
-  "durable/src/channels/telegram/webhook.rs",
   "durable/src/session/watch.rs",
 ]);
 

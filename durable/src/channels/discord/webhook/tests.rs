@@ -15,7 +15,7 @@ fn key() -> SigningKey {
 }
 
 fn front(owner: &str) -> FakeFront {
-    let public = crate::channels::webhook::hex(key().verifying_key().as_bytes());
+    let public = crate::channels::shared::web::hex(key().verifying_key().as_bytes());
     FakeFront::with(&[
         ("DISCORD_PUBLIC_KEY", public.as_str()),
         ("DISCORD_APPLICATION_ID", "99"),
@@ -29,7 +29,7 @@ fn signed(body: &[u8]) -> WebRequest {
     let ts = "1800000000";
     let mut message = ts.as_bytes().to_vec();
     message.extend_from_slice(body);
-    let signature = crate::channels::webhook::hex(&key().sign(&message).to_bytes());
+    let signature = crate::channels::shared::web::hex(&key().sign(&message).to_bytes());
     WebRequest::post(body.to_vec())
         .with_header(super::verify::SIGNATURE_HEADER, &signature)
         .with_header(super::verify::TIMESTAMP_HEADER, ts)
@@ -63,7 +63,10 @@ fn a_signed_ping_is_answered_and_anything_unsigned_or_altered_is_401() {
     assert_eq!(call(&f, &altered).0, 401, "another body");
     let other_key = SigningKey::from_bytes(&[8u8; 32]);
     let forged = WebRequest::post(ping.to_vec())
-        .with_header(super::verify::SIGNATURE_HEADER, &crate::channels::webhook::hex(&other_key.sign(ping).to_bytes()))
+        .with_header(
+            super::verify::SIGNATURE_HEADER,
+            &crate::channels::shared::web::hex(&other_key.sign(ping).to_bytes()),
+        )
         .with_header(super::verify::TIMESTAMP_HEADER, "");
     assert_eq!(call(&f, &forged).0, 401, "signed by someone else");
 }

@@ -6,10 +6,10 @@
 //! come out the same; where it does not, the test names the message and the
 //! field, and the few known differences are listed with their reason.
 
-use super::{Attachment, Mail};
+use super::super::{Attachment, Mail};
 
 fn read(raw: &[u8]) -> Result<Mail, String> {
-    super::read(raw, &crate::testing::decode_text)
+    super::super::read(raw, &crate::testing::decode_text)
 }
 use mail_parser::{HeaderValue, MessageParser, MimeHeaders, PartType};
 
@@ -56,7 +56,7 @@ fn reference(raw: &[u8]) -> Result<Mail, String> {
     }
     let subject = msg.subject().unwrap_or("").trim().to_owned();
     let raw_header = |name: &str| msg.header_raw(name).map(|v| v.trim().to_owned());
-    let automatic = super::automatic(&raw_header, &subject, from.as_ref().map(|f| f.0.as_str()))
+    let automatic = super::super::automatic(&raw_header, &subject, from.as_ref().map(|f| f.0.as_str()))
         || msg.return_address() == Some("");
     let auth_results = msg
         .headers_raw()
@@ -267,7 +267,7 @@ fn a_message_cut_anywhere_is_read_without_a_panic() {
 
 #[test]
 fn parameters_encoded_words_and_groups_are_read_as_the_rfcs_write_them() {
-    use super::mime::{addresses, decode_words, param};
+    use super::super::mime::{addresses, decode_words, param};
     // RFC 2231: continuations, a charset, percent-encoding.
     let cd = "attachment; filename*0*=utf-8''Gr%C3%BC; filename*1*=%C3%9Fe; filename*2=\".txt\"";
     let dec = &crate::testing::decode_text;

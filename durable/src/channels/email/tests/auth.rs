@@ -5,11 +5,11 @@
 //! `smtp.mailfrom` with the receiver's comment, `arc=none smtp.remote-ip`;
 //! see docs/email.md for the samples), and the spoofs of issue 31.
 
-use super::auth::{aligned, ascii_domain, parse, prove, Sender};
-use super::inbound::{handle, Verdict};
+use super::super::auth::{aligned, ascii_domain, parse, prove, Sender};
+use super::super::inbound::{handle, Verdict};
 
-fn read(raw: &[u8]) -> Result<super::Mail, String> {
-    super::read(raw, &crate::testing::decode_text)
+fn read(raw: &[u8]) -> Result<super::super::Mail, String> {
+    super::super::read(raw, &crate::testing::decode_text)
 }
 use crate::testing::FakeFront;
 use futures::executor::block_on;

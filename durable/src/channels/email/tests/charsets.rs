@@ -4,14 +4,14 @@
 //! `TextDecoder` (`encoding_rs`: the same WHATWG standard). Expected texts
 //! are Python's `email` package's reading of the same files.
 
-use super::charsets::decode;
-use super::mime::UNREADABLE;
-use super::Mail;
+use super::super::charsets::decode;
+use super::super::mime::UNREADABLE;
+use super::super::Mail;
 
 fn read(name: &str) -> Mail {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/real-world/email/charsets");
     let raw = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-    super::read(&raw, &crate::testing::decode_text).unwrap()
+    super::super::read(&raw, &crate::testing::decode_text).unwrap()
 }
 
 fn name(m: &Mail) -> Option<&str> {
@@ -94,7 +94,7 @@ fn what_cannot_be_read_is_said_so_never_mojibake() {
     assert!(decode("shift_jis", &b"\x82 ".repeat(20), dec).is_err_and(|e| e.contains("not valid shift_jis")));
     // An encoded word in an unknown charset.
     let raw = b"From: a@example.com\r\nSubject: =?x-klingon?B?5pel5pys?= news\r\n\r\nhi\r\n";
-    let m = super::read(raw, dec).unwrap();
+    let m = super::super::read(raw, dec).unwrap();
     assert_eq!(m.subject, format!("{UNREADABLE} news"));
 }
 
@@ -128,10 +128,10 @@ fn raw_8bit_headers_are_read_in_the_messages_charset_or_said_unreadable() {
         .concat()
     };
     // Old Japanese mobile mail: the Subject in raw Shift_JIS, like the body.
-    let m = super::read(&message("Shift_JIS"), dec).unwrap();
+    let m = super::super::read(&message("Shift_JIS"), dec).unwrap();
     assert_eq!((m.subject.as_str(), m.from.as_ref().and_then(|f| f.1.as_deref())), ("会議のお知らせ", Some("田中")));
     assert_eq!(m.text.trim(), "田中");
     // The same bytes in a UTF-8 message cannot be read: said so, not Latin-1 garbage.
-    let m = super::read(&message("utf-8"), dec).unwrap();
+    let m = super::super::read(&message("utf-8"), dec).unwrap();
     assert_eq!(m.subject, UNREADABLE);
 }

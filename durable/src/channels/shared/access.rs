@@ -3,15 +3,15 @@
 //! roster (the people the owner let in from the chat), and only for a
 //! sender neither knows, the agent's door (its Agent object), which also
 //! gives a stranger their pairing code and handles `/claim` and `/link`.
-//! Shared by every channel, so all of them say the same thing.
+//! Shared by every channel, so all of them say the same thing (the note
+//! itself is sent by `crate::channels::webhook::tell`).
 //!
 //! Cost: someone in the settings or in the copy costs nothing beyond the
 //! settings' lookup and a hash set's (no object call); a stranger costs one
 //! call to the Agent object per message (which tells them at most once per
 //! `STRANGER_COOLDOWN_MINUTES`), so an approval counts at once everywhere.
 
-use super::outbound::Channels;
-use crate::inbound::{ChatKind, Inbound, ReplyTarget, SessionKey};
+use crate::inbound::{ChatKind, Inbound, SessionKey};
 use crate::people::commands::door_command;
 use crate::people::memo::RosterMemo;
 use crate::ports::{Front, LogLevel};
@@ -93,16 +93,6 @@ fn route_for(standing: Standing, cfg: &AgentConfig, msg: &Inbound) -> Route {
             chat: msg.chat_id.clone(),
             topic: msg.thread_id.clone(),
         }),
-    }
-}
-
-/// Sends a note outside any session (a stranger's code, a claim's
-/// outcome) as the agent's bot. Its failure is only logged.
-pub async fn tell<F: Front>(front: &F, agent: &str, target: &ReplyTarget, text: &str) {
-    let Ok(cfg) = front.config(agent) else { return };
-    let channels = Channels::for_agent(front.vars(), &cfg);
-    if let Err(e) = channels.send_text(front, target, text).await {
-        front.log(LogLevel::Warn, &format!("a note to {} {} was not sent: {e}", target.channel, target.chat_id));
     }
 }
 

@@ -3,7 +3,7 @@
 //! answered (a non-2xx makes it deliver the update again).
 
 use super::*;
-use crate::channels::webhook::Later;
+use crate::channels::shared::web::Later;
 use crate::inbound::SessionKey;
 use crate::testing::FakeFront;
 use futures::executor::block_on;

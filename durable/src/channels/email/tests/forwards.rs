@@ -4,8 +4,8 @@
 //! MimeKit's and php-imap's; SOURCES.md) and the other mail programs'
 //! forms, written as they write them.
 
-use super::quote::written;
-use super::{inline_forwards, Mail};
+use super::super::quote::written;
+use super::super::{inline_forwards, Mail};
 
 fn raw(name: &str) -> Vec<u8> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/real-world/email/forwards");
@@ -13,7 +13,7 @@ fn raw(name: &str) -> Vec<u8> {
 }
 
 fn read(raw: &[u8]) -> Mail {
-    let mut m = super::read(raw, &crate::testing::decode_text).unwrap();
+    let mut m = super::super::read(raw, &crate::testing::decode_text).unwrap();
     inline_forwards(&mut m, &crate::testing::decode_text);
     m
 }

@@ -4,7 +4,7 @@
 //! (`tests/fixtures/real-world/email/corpus/`) and on many generated dates,
 //! well-formed, obsolete and broken.
 
-use super::date;
+use super::super::date;
 
 fn jiff(s: &str) -> Option<i64> {
     jiff::fmt::rfc2822::DateTimeParser::new().relaxed_weekday(true).parse_timestamp(s).ok().map(|t| t.as_second())
