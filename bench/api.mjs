@@ -5,8 +5,8 @@
 // - `generate` with an instant LLM against a Telegram turn of the same size
 //   (webhook → the reply at the Telegram stand-in).
 // BENCH_API_N sets the number of runs (default 40, after 10 warm-up runs).
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { sseReader } from "../tests/helpers/sse.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { sseReader } from "../tests/support/sse.mjs";
 
 const TOKEN = "bench-admin-token";
 const N = Number(process.env.BENCH_API_N || 40);

@@ -6,10 +6,9 @@
 // - the model calls a task of ten file reads takes, tool by tool and with
 //   one script;
 // - the escapes of the red-team list (tests/fixtures/codemode-redteam.mjs) that succeed.
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { redTeam, toolResults } from "../tests/helpers/codemode.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
-import { ESCAPES } from "../tests/fixtures/codemode-redteam.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { ESCAPES, redTeam, toolResults } from "../tests/support/codemode.mjs";
+import { percentile } from "../tests/support/stats.mjs";
 
 const mark = (ok) => (ok ? " ✓" : " ✗");
 

@@ -43,10 +43,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { Miniflare } from "miniflare";
-import { startHearth } from "../tests/helpers/hearth.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
-import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../tests/helpers/workerd-cpu.mjs";
+import { startHearth } from "../tests/support/hearth.mjs";
+import { workerMiniflare } from "../tests/support/miniflare.mjs";
+import { percentile } from "../tests/support/stats.mjs";
+import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../tests/support/workerd-cpu.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LOCOMO = process.env.LOCOMO_DIR || path.join(ROOT, ".bench/locomo/locomo10_v2");
@@ -120,7 +120,7 @@ function sums() {
 
 async function locomoPart(rows) {
   if (!existsSync(path.join(LOCOMO, "42.json"))) {
-    rows.push({ name: "LoCoMo evidence recall", value: `skipped: no LoCoMo in ${LOCOMO} (CC BY-NC 4.0, fetched by hand into .bench/, see README)` });
+    rows.push({ name: "LoCoMo evidence recall", value: `skipped: no LoCoMo in ${LOCOMO} (CC BY-NC 4.0, fetched by hand into .bench/, see docs/conversation-memory.md)` });
     return null;
   }
   // The tuning step and the baselines, natively, on the same entries.
@@ -407,7 +407,7 @@ export default { fetch: (req, env) => env.FTS.get(env.FTS.idFromName("x")).fetch
 async function fts5Part(rows, synthetic) {
   if (SCALE <= 0) return;
   const texts = synthetic.sessions.flat();
-  const mf = new Miniflare({ modules: true, script: FTS5_WORKER, durableObjects: { FTS: { className: "Fts", useSQLite: true } }, cf: false });
+  const mf = await workerMiniflare({ modules: true, script: FTS5_WORKER, durableObjects: { FTS: { className: "Fts", useSQLite: true } } });
   try {
     const call = async (p, b) => (await mf.dispatchFetch(`http://fts${p}`, b ? { method: "POST", body: JSON.stringify(b) } : {})).json();
     await call("/init");

@@ -5,8 +5,8 @@
 //   const { p50, p99 } = await benchDiscordDeferred({ n: 200 });
 // or run it: `node bench/discord.mjs [n]` (prints JSON).
 import { fileURLToPath } from "node:url";
-import { startHearth } from "../tests/helpers/hearth.mjs";
-import { discordKeys, snowflake, startDiscord } from "../tests/helpers/discord-standin.mjs";
+import { startHearth } from "../tests/support/hearth.mjs";
+import { discordKeys, snowflake, startDiscord } from "../tests/support/discord.mjs";
 
 const OWNER = "100000000000000001";
 

@@ -12,8 +12,8 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startHearth } from "../tests/helpers/hearth.mjs";
-import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
+import { startHearth } from "../tests/support/hearth.mjs";
+import { cpuMeasurable, workerdCpuMeter } from "../tests/support/workerd-cpu.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const mark = (ok) => (ok ? " ✓" : " ✗");

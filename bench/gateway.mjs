@@ -10,11 +10,11 @@
 //    every 500 ms. Per heartbeat, then per hour at Discord's real interval
 //    (HELLO's 41,250 ms: 87.3 heartbeats an hour). The object does nothing
 //    else while idle: one alarm, one frame out, one frame in per heartbeat.
-import { FRIEND, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { startDiscord } from "../tests/helpers/discord-standin.mjs";
-import { messageCreate, startGateway } from "../tests/helpers/gateway-standin.mjs";
-import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
+import { FRIEND, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { startDiscord } from "../tests/support/discord.mjs";
+import { messageCreate, startGateway } from "../tests/support/discord-gateway.mjs";
+import { cpuMeasurable, workerdCpuMeter } from "../tests/support/workerd-cpu.mjs";
+import { percentile } from "../tests/support/stats.mjs";
 
 const PERSON = "100000000000000005";
 const DM = "400000000000000005";

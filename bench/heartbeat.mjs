@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startHearth } from "../tests/helpers/hearth.mjs";
+import { startHearth } from "../tests/support/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTER = path.join(ROOT, "r2-layout/starter");

@@ -1,6 +1,6 @@
 // Bench row: time and size to archive a 1,000-message session in WASM
 // (a /reset in workerd; the extraction LLM call is instant in the stand-in).
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
 
 export async function bench() {
   const h = await startHearth();

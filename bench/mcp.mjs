@@ -7,9 +7,9 @@
 // through an API thread (Hearth's own MCP server, `ask_agent`), so no chat
 // API sits in that gap.
 import http from "node:http";
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { startMcpStandin } from "../tests/helpers/mcp-standins.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { startMcpStandin } from "../tests/support/mcp.mjs";
+import { percentile } from "../tests/support/stats.mjs";
 
 const ADMIN = "bench-admin";
 

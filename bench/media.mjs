@@ -13,8 +13,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { jpegBytes, photoUpdate, serveFile, sessionStatus } from "../tests/helpers/media.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { jpegBytes, photoUpdate, serveFile, sessionStatus } from "../tests/support/media.mjs";
 
 const MB = 1024 * 1024;
 // The minimum of the repetitions: the machine is shared, so noise only adds time.

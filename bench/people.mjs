@@ -9,9 +9,9 @@
 // `node bench/people.mjs` (or `npm run bench -- people`).
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
-import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { percentile } from "../tests/support/stats.mjs";
+import { cpuMeasurable, workerdCpuMeter } from "../tests/support/workerd-cpu.mjs";
 
 const PAT = 626262; // let in from the chat
 const STRANGERS = 40;

@@ -19,13 +19,13 @@
 //
 // Reminders are seeded with the Agent object's own call (`POST /reminders`,
 // what the tool sends), not through 10,000 LLM turns. CPU is read per
-// process from /proc (tests/helpers/workerd-cpu.mjs): 10 ms ticks, so each
+// process from /proc (tests/support/workerd-cpu.mjs): 10 ms ticks, so each
 // figure is a total over many operations divided by their count.
 import fs from "node:fs";
 import path from "node:path";
-import { FRIEND, OWNER, startHearth, telegramTurn, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
-import { cpuMeasurable, workerdCpuMeter } from "../tests/helpers/workerd-cpu.mjs";
+import { FRIEND, OWNER, startHearth, telegramTurn, tgUpdate } from "../tests/support/hearth.mjs";
+import { percentile } from "../tests/support/stats.mjs";
+import { cpuMeasurable, workerdCpuMeter } from "../tests/support/workerd-cpu.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const SAME_INSTANT = 100;

@@ -14,7 +14,7 @@
 //   Telegram stand-in (strict), beside the same baseline.
 // Clocks: the stand-ins run in this process (Date.now, 1 ms). BENCH_TASKS_N
 // sets the runs (default 20, after 3 warm-up runs).
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
 
 const N = Number(process.env.BENCH_TASKS_N || 20);
 const WARM = 3;

@@ -10,12 +10,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { coldMiniflare, postTelegram } from "../scripts/lib/cold-miniflare.mjs";
-import { burst, inPlace } from "../tests/helpers/burst.mjs";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { cpuMeasurable, workerdCpuMeter, workerdPids, workerdSchedMeter } from "../tests/helpers/workerd-cpu.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
+import { coldMiniflare, postTelegram } from "../tests/support/cold.mjs";
+import { burst, inPlace } from "../tests/support/burst.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { startLlm } from "../tests/support/llm.mjs";
+import { startTelegram } from "../tests/support/telegram.mjs";
+import { cpuMeasurable, workerdCpuMeter, workerdPids, workerdSchedMeter } from "../tests/support/workerd-cpu.mjs";
+import { percentile } from "../tests/support/stats.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const rows = [];
@@ -311,7 +312,7 @@ const ORDER_N = 20; // sequential turns per latency figure
 /** The answers the bot sent to `chat`, in order. */
 const answersTo = (h, chat) => h.telegram.sent().filter((r) => Number(r.body.chat_id) === chat).map((r) => r.body.text);
 
-/** `n` messages 15 ms apart whose webhooks overtake each other (tests/helpers/burst.mjs); how many answers stand where sent. */
+/** `n` messages 15 ms apart whose webhooks overtake each other (tests/support/burst.mjs); how many answers stand where sent. */
 async function orderedBurst(h, chat, texts, seed) {
   const updates = texts.map((text) => tgUpdate({ from: chat, text }));
   const { responses, overtaken } = await burst(texts.length, (i) => h.sendUpdate(updates[i]), seed);

@@ -1,6 +1,6 @@
 // Bench rows for issue 14: the prompt-cache hit rate of a 20-turn
 // conversation and of a day of heartbeats (the LLM stand-in computes cache
-// reads the way the providers do: tests/helpers/standins.mjs promptCache,
+// reads the way the providers do: tests/support/llm-cache.mjs promptCache,
 // on the cron trigger's clock), the tool definitions a heartbeat sends, and
 // the workerd CPU that recording a call's usage adds to a turn (the same
 // turns with the ledger off, on, and on with a budget). Issue 23: what the
@@ -8,8 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../tests/helpers/workerd-cpu.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
+import { cpuMeasurable, workerdCpuMeter, workerdPids } from "../tests/support/workerd-cpu.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTER = path.join(ROOT, "r2-layout/starter");

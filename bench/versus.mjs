@@ -23,12 +23,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { coldMiniflare } from "../scripts/lib/cold-miniflare.mjs";
-import { burst, inPlace } from "../tests/helpers/burst.mjs";
-import { OWNER, SECRET, tgUpdate } from "../tests/helpers/hearth.mjs";
-import { startLlm, startTelegram } from "../tests/helpers/standins.mjs";
-import { percentile } from "../tests/helpers/stats.mjs";
-import { workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../tests/helpers/workerd-cpu.mjs";
+import { coldMiniflare } from "../tests/support/cold.mjs";
+import { burst, inPlace } from "../tests/support/burst.mjs";
+import { OWNER, SECRET, tgUpdate } from "../tests/support/hearth.mjs";
+import { startLlm } from "../tests/support/llm.mjs";
+import { startTelegram } from "../tests/support/telegram.mjs";
+import { percentile } from "../tests/support/stats.mjs";
+import { workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../tests/support/workerd-cpu.mjs";
 import { gsvBundle, gsvMissing, GSV_COMMIT, startGsv } from "./gsv/gsv.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -227,7 +228,7 @@ async function warm(systems, telegram, llm, by) {
     await windows("warm");
     for (let i = WARM_TURNS + WINDOWS * WINDOW; i < LONG_TURNS; i++) for (const { sys } of live) await plain(sys, `plain ${i}`);
     await windows("long");
-    // 30 messages 15 ms apart whose requests overtake each other (tests/helpers/burst.mjs).
+    // 30 messages 15 ms apart whose requests overtake each other (tests/support/burst.mjs).
     llm.state.defaultDelayMs = 20;
     for (const { s, sys } of live) {
       const texts = Array.from({ length: 30 }, (_, i) => `K-${i}`);

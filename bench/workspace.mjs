@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { OWNER, startHearth, tgUpdate } from "../tests/helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "../tests/support/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 

@@ -132,14 +132,8 @@ export async function seed({ agent, dir, prefix, force = false, remote = false, 
   if (remote) {
     done = await seedBucket(wranglerBucket(), { agent: prefix === `agents/${agent}/` ? agent : null, dir, prefix, force });
   } else {
-    const { Miniflare } = await import("miniflare");
-    const mf = new Miniflare({
-      modules: true,
-      script: "export default { fetch() { return new Response('seed') } }",
-      r2Buckets: { BUCKET },
-      r2Persist: path.join(persist, "v3", "r2"),
-      cf: false,
-    });
+    const { localBuckets } = await import("../tests/support/miniflare.mjs");
+    const mf = await localBuckets(persist);
     try {
       const bucket = await mf.getR2Bucket("BUCKET");
       done = await seedBucket(bucket, { agent: prefix === `agents/${agent}/` ? agent : null, dir, prefix, force });

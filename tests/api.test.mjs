@@ -2,8 +2,8 @@
 // workerd, against the streaming LLM stand-in.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { sseReader } from "./helpers/sse.mjs";
+import { OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { sseReader } from "./support/sse.mjs";
 
 const ADMIN = "test-admin-token";
 const SITE = "site-token-0123456789";

@@ -10,9 +10,9 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { startHearth, toolResults } from "./helpers/hearth.mjs";
-import { discordKeys, snowflake, startDiscord } from "./helpers/discord-standin.mjs";
-import { interactionBody, signedFormHeaders, signedHeaders, startSlack } from "./helpers/slack-standin.mjs";
+import { startHearth, toolResults } from "./support/hearth.mjs";
+import { discordKeys, snowflake, startDiscord } from "./support/discord.mjs";
+import { interactionBody, signedFormHeaders, signedHeaders, startSlack } from "./support/slack.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const fixture = (dir, name) => JSON.parse(fs.readFileSync(path.join(ROOT, "tests/fixtures/real-world", dir, name), "utf8"));

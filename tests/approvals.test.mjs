@@ -10,7 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate, toolResults } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, tgUpdate, toolResults } from "./support/hearth.mjs";
 
 /** A page web_fetch reads; counts its hits. */
 async function startSite() {

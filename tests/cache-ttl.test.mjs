@@ -8,8 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { startHearth, systemText } from "./helpers/hearth.mjs";
-import { EXTENDED_CACHE_TTL_BETA } from "./helpers/standins.mjs";
+import { startHearth, systemText } from "./support/hearth.mjs";
+import { EXTENDED_CACHE_TTL_BETA } from "./support/llm.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STARTER = path.join(ROOT, "r2-layout/starter");

@@ -2,8 +2,8 @@
 // each escape tried by a script in workerd and checked to have failed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { redTeam } from "./helpers/codemode.mjs";
+import { OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { redTeam } from "./support/codemode.mjs";
 import { ESCAPES } from "./fixtures/codemode-redteam.mjs";
 
 let team;

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { runCode, toolResults } from "./helpers/codemode.mjs";
-import { sseReader } from "./helpers/sse.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { runCode, toolResults } from "./support/codemode.mjs";
+import { sseReader } from "./support/sse.mjs";
 
 const ADMIN = "codemode-admin";
 const SECRETS = ["test-llm-key", "test-webhook-secret", "123456:TEST-TOKEN", ADMIN];

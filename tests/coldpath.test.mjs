@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { FRIEND, OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const MAIN = "agent:main:main";
 let h;

@@ -5,7 +5,7 @@
 // get, put, delete; bad input named; pinned writes refused, seed 001).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { FRIEND, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "console-admin-token-0123";
 const ORIGIN = "http://hearth.test";

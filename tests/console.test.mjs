@@ -21,7 +21,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import zlib from "node:zlib";
-import { FRIEND, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ARTIFACTS = path.join(ROOT, ".artifacts/console");

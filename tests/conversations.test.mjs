@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./support/hearth.mjs";
 
 const ADMIN = "conversations-admin-token";
 const SITE = "site-key-token-conversations-0123";

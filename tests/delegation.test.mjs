@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, telegramTurn, tgUpdate, toolResults } from "./helpers/hearth.mjs";
-import { sseReader } from "./helpers/sse.mjs";
+import { OWNER, startHearth, systemText, telegramTurn, tgUpdate, toolResults } from "./support/hearth.mjs";
+import { sseReader } from "./support/sse.mjs";
 
 const ADMIN = "delegation-admin-token";
 const MAIN_SOUL = "SOUL-OF-MAIN-7f3e";

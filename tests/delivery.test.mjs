@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { TG_ERRORS } from "./helpers/standins.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { TG_ERRORS } from "./support/telegram.mjs";
 
 const ADMIN = "test-admin-token";
 const FRIEND_KEY = `agent:main:telegram:dm:${FRIEND}`;

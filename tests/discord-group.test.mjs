@@ -6,9 +6,9 @@
 // must depend on the message, not on which bot read it first.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { startHearth, systemText } from "./helpers/hearth.mjs";
-import { startDiscord } from "./helpers/discord-standin.mjs";
-import { messageCreate, startGateway } from "./helpers/gateway-standin.mjs";
+import { startHearth, systemText } from "./support/hearth.mjs";
+import { startDiscord } from "./support/discord.mjs";
+import { messageCreate, startGateway } from "./support/discord-gateway.mjs";
 
 const GUILD = "200000000000000001";
 const TEAM = "300000000000000011"; // mod (moderator) and perf

@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { startHearth, systemText } from "./helpers/hearth.mjs";
-import { discordKeys, snowflake, startDiscord } from "./helpers/discord-standin.mjs";
+import { startHearth, systemText } from "./support/hearth.mjs";
+import { discordKeys, snowflake, startDiscord } from "./support/discord.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const OWNER = "100000000000000001";

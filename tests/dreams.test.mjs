@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "dream-admin";
 const auth = { authorization: `Bearer ${ADMIN}` };

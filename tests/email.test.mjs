@@ -8,8 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { Miniflare } from "miniflare";
-import { OWNER, mailHeader, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { workerMiniflare } from "./support/miniflare.mjs";
+import { OWNER, mailHeader, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const AGENT = "ember@agents.example";
@@ -313,7 +313,7 @@ describe("email", () => {
       ["hz-gb-2312", [0x41], null],
       ["iso-2022-kr", [0x41], null],
     ];
-    const mf = new Miniflare({
+    const mf = await workerMiniflare({
       modules: true,
       compatibilityDate: "2026-04-01",
       script: `export default { async fetch(req) {

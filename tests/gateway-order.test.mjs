@@ -5,9 +5,9 @@
 // set to 3 s here so that a held message is unmistakable.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { startHearth } from "./helpers/hearth.mjs";
-import { startDiscord } from "./helpers/discord-standin.mjs";
-import { messageCreate, startGateway } from "./helpers/gateway-standin.mjs";
+import { startHearth } from "./support/hearth.mjs";
+import { startDiscord } from "./support/discord.mjs";
+import { messageCreate, startGateway } from "./support/discord-gateway.mjs";
 
 const HOLD = 3000;
 const PERSON = "100000000000000005";

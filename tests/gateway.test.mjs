@@ -1,11 +1,11 @@
 // End to end: the Discord Gateway object in workerd, connected to a local
-// Gateway stand-in (tests/helpers/gateway-standin.mjs) that speaks Discord's
+// Gateway stand-in (tests/support/discord-gateway.mjs) that speaks Discord's
 // opcodes, and replying over REST to the Discord API stand-in.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { startHearth } from "./helpers/hearth.mjs";
-import { startDiscord } from "./helpers/discord-standin.mjs";
-import { INTENTS, messageCreate, startGateway } from "./helpers/gateway-standin.mjs";
+import { startHearth } from "./support/hearth.mjs";
+import { startDiscord } from "./support/discord.mjs";
+import { INTENTS, messageCreate, startGateway } from "./support/discord-gateway.mjs";
 
 const OWNER = "100000000000000001";
 const PERSON = "100000000000000005";

@@ -4,8 +4,8 @@
 // its system prompt.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, SECRET, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
-import { startTelegram } from "./helpers/standins.mjs";
+import { OWNER, SECRET, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
+import { startTelegram } from "./support/telegram.mjs";
 
 const TEAM = -100777; // mod (moderator), perf, sec
 const PAIR = -100888; // perf and sec, broadcast

@@ -2,7 +2,7 @@
 // LLM stand-in → the owner on Telegram, at fixed trigger times in workerd.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "test-admin-token";
 const CRON = "*/5 * * * *";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { seedBucket } from "../scripts/seed.mjs";
-import { OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "history-admin";
 const auth = { authorization: `Bearer ${ADMIN}` };

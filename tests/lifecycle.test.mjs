@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "admin-secret";
 const AUTH = { headers: { authorization: `Bearer ${ADMIN}` } };

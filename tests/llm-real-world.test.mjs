@@ -10,8 +10,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { documentUpdate, serveFile, userBlocks } from "./helpers/media.mjs";
+import { OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { documentUpdate, serveFile, userBlocks } from "./support/media.mjs";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures/real-world");
 const fixture = (p) => JSON.parse(fs.readFileSync(path.join(FIXTURES, p), "utf8"));

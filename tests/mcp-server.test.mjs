@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startHearth } from "./helpers/hearth.mjs";
+import { startHearth } from "./support/hearth.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ADMIN = "mcp-server-admin-token";

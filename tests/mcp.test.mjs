@@ -4,8 +4,8 @@
 // failures (slow, dropped, malformed, unreachable) and counts requests.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { startEverything, startMcpStandin } from "./helpers/mcp-standins.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { startEverything, startMcpStandin } from "./support/mcp.mjs";
 
 const ADMIN = "mcp-admin-token";
 const STANDIN_TOKEN = "standin-secret-42";

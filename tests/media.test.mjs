@@ -6,10 +6,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
 import {
   documentUpdate, jpegBytes, mediaObjects, pdfBytes, photoUpdate, serveFile, sessionStatus, userBlocks, voiceUpdate,
-} from "./helpers/media.mjs";
+} from "./support/media.mjs";
 
 const MAIN = "agent:main:main";
 const FRIEND_KEY = `agent:main:telegram:dm:${FRIEND}`;

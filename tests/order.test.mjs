@@ -3,7 +3,7 @@
 // webhook's updates over up to 40 parallel connections (Slack's Events API
 // posts each event on its own request): here every message is sent 15 ms
 // after the one before, all requests in flight together, and about half
-// arrive after the one sent just after them (helpers/burst.mjs). The
+// arrive after the one sent just after them (support/burst.mjs). The
 // answers must come in the order sent. And a message after a pause is not
 // held for stragglers that nothing says are coming (ORDER_HOLD_MS is 3 s
 // there, so that a hold is unmistakable).
@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
-import { burst, GAP_MS, inPlace } from "./helpers/burst.mjs";
-import { startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { signedHeaders, startSlack } from "./helpers/slack-standin.mjs";
+import { burst, GAP_MS, inPlace } from "./support/burst.mjs";
+import { startHearth, tgUpdate } from "./support/hearth.mjs";
+import { signedHeaders, startSlack } from "./support/slack.mjs";
 
 // One fresh chat per case: its first message has nothing before it to follow.
 const BURST = 5101;
@@ -24,7 +24,7 @@ const SLACK_SECRET = "slack-signing-secret-for-order";
 const SLACK_FRIEND = "U0ORDER001";
 const SLACK_HOLD = 1500;
 
-/** `burst` (helpers/burst.mjs), every webhook acknowledged and the requests truly overtaking. */
+/** `burst` (support/burst.mjs), every webhook acknowledged and the requests truly overtaking. */
 async function overtaking(n, send, seed) {
   const { responses, overtaken } = await burst(n, send, seed);
   for (const r of responses) assert.equal(r.status, 200, "every webhook acknowledged");

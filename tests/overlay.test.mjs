@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "admin-secret";
 const auth = { authorization: `Bearer ${ADMIN}` };

@@ -4,7 +4,7 @@
 // whose prompt is the text; once per id; a group keeps its group scope.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { GROUP, OWNER, startHearth, systemText, telegramTurn, tgUpdate } from "./helpers/hearth.mjs";
+import { GROUP, OWNER, startHearth, systemText, telegramTurn, tgUpdate } from "./support/hearth.mjs";
 
 const MAIN = "agent:main:main";
 const GROUP_KEY = `agent:main:telegram:group:${GROUP}`;

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "admin-secret";
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures/real-world");

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, telegramTurn, tgUpdate, toolResults } from "./support/hearth.mjs";
 
 const ADMIN = "test-admin-token";
 const MAIN = "agent:main:main";

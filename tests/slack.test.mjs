@@ -7,10 +7,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
-import { jpegBytes } from "./helpers/media.mjs";
-import { signedHeaders, slackSignature, startSlack } from "./helpers/slack-standin.mjs";
-import { percentile } from "./helpers/stats.mjs";
+import { OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
+import { jpegBytes } from "./support/media.mjs";
+import { signedHeaders, slackSignature, startSlack } from "./support/slack.mjs";
+import { percentile } from "./support/stats.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const fixture = (name) => JSON.parse(fs.readFileSync(path.join(ROOT, "tests/fixtures/real-world/slack", name), "utf8"));

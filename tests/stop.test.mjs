@@ -5,8 +5,8 @@
 // a failed answer stays in the thread's status as a note.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { startHearth } from "./helpers/hearth.mjs";
-import { sseReader } from "./helpers/sse.mjs";
+import { startHearth } from "./support/hearth.mjs";
+import { sseReader } from "./support/sse.mjs";
 
 const ADMIN = "stop-admin-token-0123";
 const SITE = "site-token-0123456789";

@@ -5,7 +5,7 @@
 // answer takes; a stream that stalls is given up (and tried again).
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, telegramTurn, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, telegramTurn, tgUpdate } from "./support/hearth.mjs";
 
 const QUIET_MS = 600;
 

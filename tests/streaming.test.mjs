@@ -4,8 +4,8 @@
 // the deferred answer; the answer itself is sent as always.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { discordKeys, snowflake, startDiscord } from "./helpers/discord-standin.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { discordKeys, snowflake, startDiscord } from "./support/discord.mjs";
 
 const WORDS = "The quick brown fox jumps over the lazy dog and keeps on running far away";
 const DISCORD_OWNER = "100000000000000001";

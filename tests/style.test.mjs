@@ -6,7 +6,7 @@
 // same as before the file existed.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "admin-secret";
 const auth = { authorization: `Bearer ${ADMIN}` };

@@ -8,8 +8,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { GROUP, OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
-import { sseReader } from "./helpers/sse.mjs";
+import { GROUP, OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
+import { sseReader } from "./support/sse.mjs";
 
 const ADMIN = "tasks-admin-token";
 const MEMORY = "OWNER-MEMORY-SECRET-77a";

@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth } from "./helpers/hearth.mjs";
-import { userBlocks } from "./helpers/media.mjs";
+import { FRIEND, GROUP, OWNER, startHearth } from "./support/hearth.mjs";
+import { userBlocks } from "./support/media.mjs";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures/real-world/telegram");
 // Modernizr's 1×1 lossless WebP: a real image, as a sticker's bytes.

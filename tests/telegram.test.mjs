@@ -2,8 +2,8 @@
 // workerd, against stand-ins that record what Hearth sent them.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, SECRET, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
-import { jpegBytes, photoUpdate, serveFile, userBlocks } from "./helpers/media.mjs";
+import { FRIEND, GROUP, OWNER, SECRET, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
+import { jpegBytes, photoUpdate, serveFile, userBlocks } from "./support/media.mjs";
 
 let h;
 before(async () => {

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "usage-admin-token";
 const auth = { headers: { authorization: `Bearer ${ADMIN}` } };

@@ -3,8 +3,8 @@
 // multipart with an OGG file, as the Bot API does.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
-import { serveFile, voiceUpdate } from "./helpers/media.mjs";
+import { FRIEND, OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
+import { serveFile, voiceUpdate } from "./support/media.mjs";
 
 const ADMIN = "voice-admin";
 let h;

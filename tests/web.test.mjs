@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
-import { OWNER, startHearth, tgUpdate } from "./helpers/hearth.mjs";
+import { OWNER, startHearth, tgUpdate } from "./support/hearth.mjs";
 
 /** The pages web_fetch reads. Records every request; `hits(path)` counts them. */
 async function startSite() {

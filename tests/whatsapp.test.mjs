@@ -8,10 +8,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
-import { jpegBytes } from "./helpers/media.mjs";
-import { percentile } from "./helpers/stats.mjs";
-import { hubSignature, startWhatsApp } from "./helpers/whatsapp-standin.mjs";
+import { OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
+import { jpegBytes } from "./support/media.mjs";
+import { percentile } from "./support/stats.mjs";
+import { hubSignature, startWhatsApp } from "./support/whatsapp.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const fixture = (name) => JSON.parse(fs.readFileSync(path.join(ROOT, "tests/fixtures/real-world/whatsapp", name), "utf8"));

@@ -2,7 +2,7 @@
 // privacy, skills, workspace tools, byte-stable prefixes, few R2 operations.
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { FRIEND, GROUP, OWNER, startHearth, systemText, tgUpdate } from "./helpers/hearth.mjs";
+import { FRIEND, GROUP, OWNER, startHearth, systemText, tgUpdate } from "./support/hearth.mjs";
 
 const ADMIN = "admin-secret";
 let h;

@@ -17,7 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
+import { workerMiniflare } from "../../tests/support/miniflare.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const GSV_COMMIT = process.env.GSV_COMMIT || "dcd2be14";
@@ -88,7 +88,7 @@ const CONFIG = {
  */
 export async function startGsv({ telegram, llm, persist, seed = true, files = { "agents/main/SOUL.md": "# Soul\nBrief." } }) {
   const { script } = gsvBundle();
-  const mf = new Miniflare({
+  const mf = await workerMiniflare({
     workers: [
       {
         name: "bench-channel",
@@ -125,7 +125,6 @@ export async function startGsv({ telegram, llm, persist, seed = true, files = { 
       });
     },
   });
-  await mf.ready;
   if (seed) {
     const bucket = await mf.getR2Bucket("STORAGE", "gsv");
     for (const [key, text] of Object.entries(files)) await bucket.put(key, text);

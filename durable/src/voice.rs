@@ -14,7 +14,7 @@
 //! `/voice off`; otherwise an answer to a voice note is spoken when
 //! `VOICE_REPLY_TO_VOICE` is on (the default).
 
-use crate::inbound::{ChannelKind, Inbound};
+use crate::inbound::Inbound;
 use crate::ports::{HttpRequest, HttpResponse};
 use crate::settings::voice::VoiceConfig;
 
@@ -50,7 +50,7 @@ pub fn parse_command(text: &str) -> Option<VoiceCommand> {
 /// Whether the answer to `inbound` is spoken, given the chat's `/voice`
 /// choice (`chosen`: the stored `on`/`off`, if any).
 pub fn wanted(cfg: &VoiceConfig, chosen: Option<&str>, inbound: &Inbound) -> bool {
-    if cfg.base_url.is_none() || !matches!(inbound.reply_target.channel, ChannelKind::Telegram | ChannelKind::Discord) {
+    if cfg.base_url.is_none() || !crate::channels::sends_voice(inbound.reply_target.channel) {
         return false;
     }
     match chosen {
@@ -129,7 +129,7 @@ pub fn audio_of(resp: HttpResponse) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inbound::{ChatKind, InboundMedia, ReplyTarget};
+    use crate::inbound::{ChannelKind, ChatKind, InboundMedia, ReplyTarget};
 
     fn cfg(base: Option<&str>) -> VoiceConfig {
         let mut vars = std::collections::HashMap::new();

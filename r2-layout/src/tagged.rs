@@ -74,24 +74,42 @@ impl<'de, T: DeserializeOwned> Visitor<'de> for TagFirst<T> {
             return T::deserialize(Rest { variant, map });
         }
         // The tag is further on: gather the object, put the tag first, read again.
-        let mut rest = serde_json::Map::new();
-        rest.insert(first, map.next_value()?);
-        while let Some((k, v)) = map.next_entry::<String, serde_json::Value>()? {
-            rest.insert(k, v);
-        }
-        let variant = rest.remove(self.tag).ok_or_else(|| de::Error::missing_field(self.tag))?;
-        let mut json = format!("{{{}:", serde_json::Value::from(self.tag)).into_bytes();
-        json.extend_from_slice(variant.to_string().as_bytes());
-        match serde_json::to_vec(&rest).map_err(de::Error::custom)?.split_first() {
-            Some((_, fields)) if !rest.is_empty() => {
-                json.push(b',');
-                json.extend_from_slice(fields);
-            }
-            _ => json.push(b'}'),
-        }
+        let json = reordered(first, &mut map, self.tag)?;
         let mut again = serde_json::Deserializer::from_slice(&json);
         tag_first(hearth_json::Objects(&mut again), self.tag, self.expecting).map_err(de::Error::custom)
     }
+}
+
+/// The rest of the object `map` is reading (its first key, `first`, read),
+/// written out again with `tag` first. Generic over the map only, not over
+/// the enum read: compiled once per map type, not once per tagged enum.
+#[inline(never)]
+fn reordered<'de, A: MapAccess<'de>>(first: String, map: &mut A, tag: &'static str) -> Result<Vec<u8>, A::Error> {
+    let mut rest = serde_json::Map::new();
+    rest.insert(first, map.next_value()?);
+    while let Some((k, v)) = map.next_entry::<String, serde_json::Value>()? {
+        rest.insert(k, v);
+    }
+    let variant = rest.remove(tag).ok_or_else(|| de::Error::missing_field(tag))?;
+    tag_then_rest(tag, &variant, &rest).map_err(de::Error::custom)
+}
+
+/// `{"<tag>": <variant>, <rest>}` as JSON.
+fn tag_then_rest(
+    tag: &str,
+    variant: &serde_json::Value,
+    rest: &serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Result<Vec<u8>> {
+    let mut json = format!("{{{}:", serde_json::Value::from(tag)).into_bytes();
+    json.extend_from_slice(variant.to_string().as_bytes());
+    match serde_json::to_vec(rest)?.split_first() {
+        Some((_, fields)) if !rest.is_empty() => {
+            json.push(b',');
+            json.extend_from_slice(fields);
+        }
+        _ => json.push(b'}'),
+    }
+    Ok(json)
 }
 
 /// The rest of the object, offered as the variant `variant` of an

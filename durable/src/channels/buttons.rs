@@ -5,40 +5,12 @@
 //! platform's folder speaks its own wire format; this is the dispatch.
 //! Used by dreaming's proposals and by tool calls waiting for approval.
 
+pub use super::shared::button::{Button, Posted};
+
 use super::outbound::Channels;
 use crate::inbound::ChannelKind;
 use crate::ports::Io;
 use crate::settings::Principal;
-
-/// A button: what it says and what a tap on it sends back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Button {
-    pub label: String,
-    pub data: String,
-}
-
-impl Button {
-    pub fn approve(data: impl Into<String>) -> Self {
-        Button { label: "✅ Approve".into(), data: data.into() }
-    }
-
-    pub fn deny(data: impl Into<String>) -> Self {
-        Button { label: "❌ Deny".into(), data: data.into() }
-    }
-
-    /// Whether this is the affirmative button (Discord and Slack colour it).
-    pub fn is_yes(&self) -> bool {
-        self.data.ends_with(":a")
-    }
-}
-
-/// A message with buttons, where it is: `(channel, chat, message id)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Posted {
-    pub channel: ChannelKind,
-    pub chat: String,
-    pub message: String,
-}
 
 /// The platforms an owner can be asked on with buttons.
 pub fn can_ask(channels: &Channels, channel: ChannelKind) -> bool {

@@ -6,6 +6,7 @@
 
 use super::discord::client::DiscordApi;
 use super::email::client::EmailApi;
+use super::facts::{pieces, render};
 use super::slack::client::SlackApi;
 use super::telegram::client::TelegramApi;
 use super::whatsapp::client::WhatsAppApi;
@@ -81,8 +82,8 @@ impl Channels {
         match target.channel {
             ChannelKind::Telegram => self.telegram()?.send_reply(front, target, text).await.map_err(|e| e.to_string()),
             channel => {
-                for (i, piece) in super::pieces(channel, text).iter().enumerate() {
-                    let piece = super::render(channel, piece, false, i == 0, i == 0);
+                for (i, piece) in pieces(channel, text).iter().enumerate() {
+                    let piece = render(channel, piece, false, i == 0, i == 0);
                     match self.send_chunk(front, target, &piece).await {
                         SendOutcome::Delivered => {}
                         other => return Err(format!("{other:?}")),

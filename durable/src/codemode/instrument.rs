@@ -519,3 +519,6 @@ pub fn instrument(code: &str) -> Result<Instrumented, Refusal> {
     };
     Ok(Instrumented { module, is_module: r.exports })
 }
+
+#[cfg(test)]
+mod tests;

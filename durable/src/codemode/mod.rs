@@ -57,6 +57,4 @@ tool calls made, or the error and its line. Limits per run: {} ms, {} tool calls
 }
 
 #[cfg(test)]
-mod instrument_tests;
-#[cfg(test)]
 mod tests;

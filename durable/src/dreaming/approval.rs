@@ -34,8 +34,7 @@ pub struct Telegram {
 
 /// A plain message to the owner (the budget's warning when dreaming crossed it).
 pub async fn tell_owner<I: Io>(io: &I, tg: &Telegram, text: &str) -> Result<(), String> {
-    let body = serde_json::json!({"chat_id": tg.owner, "text": text});
-    tg.api.call(io, "sendMessage", &body).await.map(|_| ()).map_err(|e| e.to_string())
+    tg.api.send_text(io, &tg.owner, text).await.map_err(|e| e.to_string())
 }
 
 fn buttons(id: i64) -> [Button; 2] {
@@ -73,7 +72,7 @@ pub async fn send_new<S: Sql + ?Sized, I: Io>(
                     dreams.mark_sent(p.id, &tg.owner, mid)?;
                     sent += 1;
                 }
-                Err(_) => log(LogLevel::Warn, "dreaming: sendMessage answered without a message_id"),
+                Err(_) => log(LogLevel::Warn, "dreaming: the proposal was sent, but its message id is not a number"),
             },
             Err(e) => {
                 log(LogLevel::Warn, &format!("dreaming: proposal {} not sent yet ({e}); next tick", p.id));

@@ -428,5 +428,4 @@ fn anthropic_error_status(kind: &str) -> u16 {
 }
 
 #[cfg(test)]
-#[path = "stream_tests.rs"]
 mod tests;

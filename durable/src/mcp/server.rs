@@ -379,5 +379,4 @@ ask there again later (e.g. \"what was your answer?\").",
 }
 
 #[cfg(test)]
-#[path = "server_tests.rs"]
 mod tests;

@@ -48,13 +48,10 @@ pub const MAX_CALL_MEDIA_ITEMS: usize = 20;
 /// Transcripts longer than this are cut.
 const MAX_TRANSCRIPT_CHARS: usize = 20_000;
 
-/// What a channel lets us download (Telegram's Bot API `getFile` serves at
-/// most 20 MB), capped by the storage limit.
+/// What a channel lets us download ([`crate::channels::download_limit`]),
+/// capped by the storage limit.
 pub fn download_limit(channel: crate::inbound::ChannelKind) -> u64 {
-    match channel {
-        crate::inbound::ChannelKind::Telegram => (20 * 1024 * 1024).min(MAX_MEDIA_BYTES),
-        _ => MAX_MEDIA_BYTES,
-    }
+    crate::channels::download_limit(channel).map_or(MAX_MEDIA_BYTES, |limit| limit.min(MAX_MEDIA_BYTES))
 }
 
 /// How the model gets to see a stored attachment.

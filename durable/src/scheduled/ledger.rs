@@ -24,8 +24,9 @@
 //! one, which moves tokens between rows, never out of them. Totals per job
 //! and for the heartbeat are exact; nothing is counted twice or lost.
 
+use super::queue::SessionQueue;
+use super::runs::{KIND_DREAM, KIND_HEARTBEAT, KIND_JOB};
 use super::store::{Claim, LedgerTotal, ScheduleStore};
-use super::{SessionQueue, KIND_HEARTBEAT, KIND_JOB};
 use crate::inbound::SessionKey;
 use crate::ports::{LogLevel, Sql, StorageError};
 use r2_layout::{AgentId, Usage};
@@ -130,7 +131,7 @@ pub fn report<S: Sql>(state: &ScheduleStore<'_, S>) -> Result<LedgerReport, Stor
                 r.jobs.add(&t);
                 r.by_job.entry(t.name.clone()).or_default().add(&t);
             }
-            super::KIND_DREAM => r.dreaming.add(&t),
+            KIND_DREAM => r.dreaming.add(&t),
             _ => {}
         }
     }

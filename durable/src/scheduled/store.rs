@@ -7,7 +7,7 @@
 //! (one row in `sched_usage`). `failed`: a pending run given up after
 //! [`PENDING_GIVE_UP_MS`] (logged and listed by the admin route).
 
-use super::HeartbeatOutcome;
+use super::runs::HeartbeatOutcome;
 use crate::ports::{Sql, SqlValue, StorageError};
 use r2_layout::Usage;
 

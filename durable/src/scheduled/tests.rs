@@ -2,9 +2,13 @@
 //! there is nothing to do, jobs at the right instant, notifications filtered.
 
 use super::*;
+use crate::inbound::{ChannelKind, Inbound, ReplyTarget, SessionKey};
+use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
 use crate::settings::Principal;
 use crate::testing::{MemSql, MemStore};
 use futures::executor::block_on;
+use hearth_schedule::timing::HeartbeatConfig;
+use r2_layout::Usage;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 

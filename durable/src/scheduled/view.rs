@@ -3,9 +3,14 @@
 //! (`GET /api/agents/{id}/schedule`).
 
 use super::ledger::{self, LedgerReport};
-use super::{next_heartbeat, read_cron, tick, ProseRule, ScheduleConfig, ScheduleStore, SessionQueue};
+use super::queue::SessionQueue;
+use super::runs::next_heartbeat;
+use super::store::ScheduleStore;
+use super::tick::{read_cron, tick};
 use crate::ports::{LogLevel, ObjectStore, Sql, StorageError};
+use crate::settings::schedule::ScheduleConfig;
 use crate::settings::Vars;
+use hearth_schedule::heartbeat::ProseRule;
 use serde::Serialize;
 
 /// Ticks one alarm runs before it hands over to a new alarm (triggers that

@@ -13,7 +13,7 @@
 //! message, and it is removed once the answer was sent.
 
 use super::deps::SessionDeps;
-use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget};
+use crate::inbound::{Inbound, ReplyTarget};
 use crate::ports::{Channel, LogLevel, Platform, Preview, PreviewOutcome, Sql, SqlValue, StorageError};
 use crate::settings::stream::StreamMode;
 use crate::settings::AgentConfig;
@@ -22,16 +22,7 @@ use std::future::Future;
 
 /// How `inbound`'s chat sees its answer being written.
 pub fn mode_for(cfg: &AgentConfig, inbound: &Inbound) -> StreamMode {
-    match (inbound.reply_target.channel, inbound.kind) {
-        (ChannelKind::Telegram, ChatKind::Direct) => cfg.stream.private,
-        (ChannelKind::Telegram, ChatKind::Group) => cfg.stream.groups,
-        // Discord edits its deferred answer (no drafts there).
-        (ChannelKind::Discord, _) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
-        // Slack has no drafts: one message edited with chat.update.
-        (ChannelKind::Slack, ChatKind::Direct) if cfg.stream.private != StreamMode::Off => StreamMode::Edit,
-        (ChannelKind::Slack, ChatKind::Group) => cfg.stream.groups,
-        _ => StreamMode::Off,
-    }
+    crate::channels::preview_mode(inbound.reply_target.channel, inbound.kind, &cfg.stream)
 }
 
 fn meta_key(seq: i64) -> String {

@@ -131,7 +131,9 @@ impl Fixture {
             self.enqueue(&inbound(10 + i, &format!("question {i} {}", "words ".repeat(120))));
             self.drain();
         }
-        self.cfg.lifecycle.context_window = 4_000;
+        // Six long exchanges overflow it; the prompt and every tool's schema
+        // (round four added `remind`) fit in it.
+        self.cfg.lifecycle.context_window = 5_000;
         self.cfg.lifecycle.context_reserve = 200;
     }
     pub(super) fn history(&self) -> Vec<Message> {

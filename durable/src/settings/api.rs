@@ -13,7 +13,7 @@
 //!
 //! Example: `API_TOKENS=phone:8c1f…e2:*:owner,site:41d9…07:main|support`.
 
-use super::ConfigError;
+use super::read::ConfigError;
 
 /// One key of `API_TOKENS`.
 #[derive(Clone, PartialEq, Eq)]

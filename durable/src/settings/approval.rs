@@ -2,7 +2,7 @@
 //! MCP server's `"approve"` list in `mcp.json`), and for how long
 //! (`APPROVAL_TIMEOUT_MINUTES`, 30 by default).
 
-use super::{number, setting, ConfigError, Vars};
+use super::read::{number, setting, ConfigError, Vars};
 
 /// How long a call waits for the owner unless `APPROVAL_TIMEOUT_MINUTES` says otherwise.
 pub const DEFAULT_TIMEOUT_MINUTES: u32 = 30;

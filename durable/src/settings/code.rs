@@ -3,7 +3,7 @@
 //! `CODE_MODE_MAX_CALLS`). The tool exists only where the Worker has a
 //! Worker Loader binding (`[[worker_loaders]]`, `LOADER`).
 
-use super::{number, setting, ConfigError, Vars};
+use super::read::{number, on_off, setting, ConfigError, Vars};
 
 /// Which sessions get `run_code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,9 +40,11 @@ impl CodeConfig {
     pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
         let d = CodeConfig::default();
         let access = match setting(vars, agent, "CODE_MODE").map(|v| v.to_ascii_lowercase()).as_deref() {
-            None | Some("owner" | "main" | "on") => CodeAccess::Owner,
+            None | Some("owner" | "main") => CodeAccess::Owner,
             Some("all") => CodeAccess::All,
-            Some("off" | "false" | "0" | "none") => CodeAccess::Off,
+            Some("none") => CodeAccess::Off,
+            Some(v) if on_off(v) == Some(true) => CodeAccess::Owner,
+            Some(v) if on_off(v) == Some(false) => CodeAccess::Off,
             Some(other) => {
                 return Err(ConfigError::Invalid {
                     name: "CODE_MODE".into(),

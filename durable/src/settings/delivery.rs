@@ -2,7 +2,7 @@
 //! (`DELIVERY_GIVE_UP_MINUTES`), and the tests-only cap on each wait
 //! (`DELIVERY_MAX_WAIT_MS`). See [`crate::delivery`].
 
-use super::{number, setting, ConfigError, Vars};
+use super::read::{number, setting, ConfigError, Vars};
 
 /// A reply is retried this long (24 h) before it is given up and reported:
 /// the span over which Telegram itself keeps undelivered updates.

@@ -2,7 +2,7 @@
 //! history. Each is per agent as `{NAME}__{AGENT}`; an invalid value is a
 //! [`ConfigError`] naming it.
 
-use super::{parse_hhmm, setting, ConfigError, Vars};
+use super::read::{on_off, parse_hhmm, setting, switch, ConfigError, Vars};
 use hearth_memory::promote::Thresholds;
 
 /// Changes kept per workspace file unless `HISTORY_KEEP_VERSIONS` says otherwise.
@@ -50,15 +50,6 @@ pub struct DreamConfig {
     pub approval_hours: u32,
 }
 
-fn on_off(name: &str, raw: Option<String>, default: bool) -> Result<bool, ConfigError> {
-    match raw.as_deref().map(str::to_ascii_lowercase).as_deref() {
-        None => Ok(default),
-        Some("on" | "true" | "1" | "yes") => Ok(true),
-        Some("off" | "false" | "0" | "no") => Ok(false),
-        Some(other) => Err(ConfigError::Invalid { name: name.into(), why: format!("{other:?}: use on or off") }),
-    }
-}
-
 fn parsed<T: std::str::FromStr>(
     name: &str,
     raw: Option<String>,
@@ -78,7 +69,7 @@ fn parsed<T: std::str::FromStr>(
 impl DreamConfig {
     pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
         let get = |name: &str| setting(vars, agent, name);
-        let enabled = on_off("DREAMING", get("DREAMING"), true)?;
+        let enabled = switch(vars, agent, "DREAMING", true)?;
         let at = match get("DREAM_AT") {
             None => DEFAULT_DREAM_AT,
             Some(v) => parse_hhmm("DREAM_AT", &v)?,
@@ -116,9 +107,10 @@ impl DreamConfig {
                 "a whole number from 1 to 50",
             )?,
         };
-        let approval = match get("DREAM_APPROVAL").as_deref().map(str::to_ascii_lowercase).as_deref() {
-            None | Some("off" | "false" | "no" | "0") => false,
-            Some("telegram" | "on" | "true" | "yes" | "1") => true,
+        let approval = match get("DREAM_APPROVAL").map(|v| v.to_ascii_lowercase()).as_deref() {
+            None => false,
+            Some("telegram") => true,
+            Some(v) if on_off(v).is_some() => on_off(v) == Some(true),
             Some(other) => {
                 return Err(ConfigError::Invalid {
                     name: "DREAM_APPROVAL".into(),

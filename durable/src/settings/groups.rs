@@ -15,7 +15,7 @@
 //! `handles`: names people may @mention an agent by, besides its id and its
 //! bot's own username (Telegram) or mention (Discord).
 
-use super::{ConfigError, Vars};
+use super::read::{ConfigError, Vars};
 use crate::inbound::ChannelKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;

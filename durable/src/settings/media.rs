@@ -1,7 +1,7 @@
 //! Media settings: whether the model sees images and PDFs (`LLM_VISION`) and
 //! where voice is transcribed (`TRANSCRIBE_*`).
 
-use super::{setting, ConfigError, Vars};
+use super::read::{setting, switch, ConfigError, Vars};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TranscribeConfig {
@@ -29,16 +29,7 @@ impl Default for MediaConfig {
 impl MediaConfig {
     pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
         let get = |name: &str| setting(vars, agent, name);
-        let vision = match get("LLM_VISION").map(|v| v.to_ascii_lowercase()).as_deref() {
-            None | Some("true" | "1" | "yes" | "on") => true,
-            Some("false" | "0" | "no" | "off") => false,
-            Some(other) => {
-                return Err(ConfigError::Invalid {
-                    name: "LLM_VISION".into(),
-                    why: format!("{other:?}: use true or false"),
-                })
-            }
-        };
+        let vision = switch(vars, agent, "LLM_VISION", true)?;
         let transcribe = get("TRANSCRIBE_BASE_URL").map(|base| TranscribeConfig {
             base_url: base.trim_end_matches('/').to_owned(),
             model: get("TRANSCRIBE_MODEL").unwrap_or_else(|| "whisper-1".into()),

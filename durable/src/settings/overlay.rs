@@ -2,7 +2,7 @@
 //! and the raw values of the seven placeholder tokens. Substitution and
 //! sanitising live with the workspace loader; this is only what the vars say.
 
-use super::{setting, ConfigError, Vars};
+use super::read::{setting, ConfigError, Vars};
 
 /// The agent's overlay settings, read with the rest of its configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

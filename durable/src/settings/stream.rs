@@ -9,7 +9,7 @@
 //! (removed once the answer is sent) or nothing; Discord's deferred answer
 //! is edited as it grows. The answer itself is always sent as before.
 
-use super::{setting, ConfigError, Vars};
+use super::read::{setting, ConfigError, Vars};
 
 /// How a chat sees the answer being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

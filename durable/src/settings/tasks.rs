@@ -4,7 +4,7 @@
 //! (`SUBAGENT_MODEL`, `SUBAGENTS_MAX`, `SUBAGENT_*`). Each per agent as
 //! `{NAME}__{AGENT}`, like every setting.
 
-use super::{number, setting, ConfigError, Vars};
+use super::read::{number, setting, ConfigError, Vars};
 use r2_layout::AgentId;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +91,7 @@ impl TasksConfig {
         };
         Ok(TasksConfig {
             delegates,
-            known_agents: super::agent_ids(vars),
+            known_agents: super::read::agent_ids(vars),
             delegate_timeout_ms: u64::from(positive(
                 "DELEGATE_TIMEOUT_SECONDS",
                 DEFAULT_DELEGATE_TIMEOUT_SECONDS,

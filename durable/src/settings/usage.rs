@@ -4,7 +4,7 @@
 //! clear error at the first request like every other setting; the ledger,
 //! the price table and the budget decisions are in `crate::usage`.
 
-use super::{setting, ConfigError, Vars};
+use super::read::{setting, switch, ConfigError, Vars};
 
 /// Share of a limit at which the owner is told once (per period).
 pub const WARN_PERCENT: u8 = 80;
@@ -112,15 +112,6 @@ fn tokens(vars: &impl Vars, agent: &str, name: &str) -> Result<Option<u64>, Conf
         .map_err(|_| invalid(name, format!("{raw:?} is not a whole number of tokens")))
 }
 
-fn flag(vars: &impl Vars, agent: &str, name: &str, default: bool) -> Result<bool, ConfigError> {
-    match setting(vars, agent, name).map(|v| v.to_ascii_lowercase()).as_deref() {
-        None => Ok(default),
-        Some("true" | "on" | "1" | "yes") => Ok(true),
-        Some("false" | "off" | "0" | "no") => Ok(false),
-        Some(other) => Err(invalid(name, format!("{other:?}: use true or false"))),
-    }
-}
-
 /// `LLM_PRICES`: `{"model": {"input": 3, "output": 15, "cacheRead": 0.3,
 /// "cacheWrite": 3.75, "cacheWrite1h": 6}, ...}` in USD per million tokens.
 /// `cacheRead` and `cacheWrite` default to `input` (no discount is assumed
@@ -188,8 +179,8 @@ impl UsageSettings {
                 Some(raw) => parse_prices(&raw)?,
                 None => Vec::new(),
             },
-            footer: flag(vars, agent, "USAGE_FOOTER", false)?,
-            ledger: flag(vars, agent, "USAGE_LEDGER", true)?,
+            footer: switch(vars, agent, "USAGE_FOOTER", false)?,
+            ledger: switch(vars, agent, "USAGE_LEDGER", true)?,
             settle_ms: match setting(vars, agent, "USAGE_SETTLE_MS") {
                 None => DEFAULT_SETTLE_MS,
                 Some(raw) => raw

@@ -1,7 +1,7 @@
 //! Voice replies (`TTS_*`): text to speech through an OpenAI-compatible
 //! `/audio/speech` endpoint. Off unless `TTS_BASE_URL` is set.
 
-use super::{number, setting, ConfigError, Vars};
+use super::read::{number, setting, switch, ConfigError, Vars};
 
 /// Default model and voice (OpenAI's).
 pub const DEFAULT_TTS_MODEL: &str = "gpt-4o-mini-tts";
@@ -26,16 +26,7 @@ pub struct VoiceConfig {
 
 impl VoiceConfig {
     pub fn load(vars: &impl Vars, agent: &str) -> Result<Self, ConfigError> {
-        let reply_to_voice = match setting(vars, agent, "VOICE_REPLY_TO_VOICE").as_deref() {
-            None | Some("true" | "on" | "1") => true,
-            Some("false" | "off" | "0") => false,
-            Some(other) => {
-                return Err(ConfigError::Invalid {
-                    name: "VOICE_REPLY_TO_VOICE".into(),
-                    why: format!("{other:?} is not true or false"),
-                })
-            }
-        };
+        let reply_to_voice = switch(vars, agent, "VOICE_REPLY_TO_VOICE", true)?;
         Ok(VoiceConfig {
             base_url: setting(vars, agent, "TTS_BASE_URL").map(|u| u.trim_end_matches('/').to_owned()),
             api_key: setting(vars, agent, "TTS_API_KEY"),

@@ -1,7 +1,8 @@
 //! Settings of the tools that reach past the workspace: `web_fetch`, web
 //! search, and the agent's MCP servers.
 
-use super::{number, setting, ConfigError, Provider, Vars};
+use super::llm::Provider;
+use super::read::{number, on_off, setting, switch, ConfigError, Vars};
 
 /// How the agent searches the web (`WEB_SEARCH`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,20 +50,12 @@ pub struct McpSettings {
     pub ask_timeout_ms: u32,
 }
 
-fn switch(vars: &impl Vars, agent: &str, name: &str, default: bool) -> Result<bool, ConfigError> {
-    match setting(vars, agent, name).map(|v| v.to_ascii_lowercase()).as_deref() {
-        None => Ok(default),
-        Some("true" | "1" | "yes" | "on") => Ok(true),
-        Some("false" | "0" | "no" | "off") => Ok(false),
-        Some(other) => Err(ConfigError::Invalid { name: name.into(), why: format!("{other:?}: use on or off") }),
-    }
-}
-
 impl WebConfig {
     pub fn load(vars: &impl Vars, agent: &str, provider: Provider) -> Result<Self, ConfigError> {
         let get = |name: &str| setting(vars, agent, name);
         let search = match get("WEB_SEARCH").map(|v| v.to_ascii_lowercase()).as_deref() {
-            None | Some("off" | "false" | "none") => WebSearch::Off,
+            None | Some("none") => WebSearch::Off,
+            Some(v) if on_off(v) == Some(false) => WebSearch::Off,
             Some("anthropic") if provider != Provider::Anthropic => {
                 return Err(ConfigError::Invalid {
                     name: "WEB_SEARCH".into(),

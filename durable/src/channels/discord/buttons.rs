@@ -9,7 +9,7 @@
 //! a label 80.
 
 use super::client::{DiscordApi, USER_AGENT};
-use crate::channels::buttons::Button;
+use crate::channels::shared::button::Button;
 use crate::ports::{Http, HttpRequest, Io};
 use serde_json::{json, Value};
 

@@ -147,7 +147,7 @@ impl DiscordApi {
             }
         };
         let payload = payload.to_string();
-        let (content_type, body) = crate::channels::multipart::multipart(
+        let (content_type, body) = crate::channels::shared::multipart::multipart(
             &[("payload_json", &payload)],
             ("files[0]", "reply.ogg", "audio/ogg", audio),
         );
@@ -199,6 +199,19 @@ impl DiscordApi {
         let late = format!("(late answer to your /ask)\n{}", piece.text);
         let content = if piece.first && late.encode_utf16().count() <= MAX_CHARS { late } else { piece.text.clone() };
         self.send_once(io, "POST", &format!("/channels/{}/messages", target.chat_id), &content, true).await
+    }
+
+    /// A short text outside any session (the note to a stranger), sent now,
+    /// piece by piece as Markdown (Discord renders it itself).
+    pub async fn send_text<I: Io>(&self, io: &I, target: &ReplyTarget, text: &str) -> Result<(), String> {
+        for (i, piece) in crate::text::split_message(text, MAX_CHARS).iter().enumerate() {
+            let piece = OutgoingChunk { text: piece.clone(), formatted: None, first: i == 0, opens: i == 0 };
+            match self.send_chunk(io, target, &piece).await {
+                SendOutcome::Delivered => {}
+                other => return Err(format!("{other:?}")),
+            }
+        }
+        Ok(())
     }
 
     /// Downloads an attachment of a command (`/ask attachment:`): the signed

@@ -11,9 +11,12 @@
 //! relayed before it (`SendOrder::after`), so its session need not hold it
 //! for a straggler.
 
+use super::client::DiscordApi;
 use super::message::{to_inbound, without_mention, GatewayMessage};
 use super::relay::{Ticket, PATIENCE_MS};
-use crate::channels::webhook::enqueue_reliably;
+use crate::channels::shared::access::admit;
+use crate::channels::shared::groups::route_group;
+use crate::channels::shared::web::enqueue_reliably;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
 use crate::routing::Route;
@@ -52,14 +55,14 @@ async fn handle_message<F: Front>(front: &F, agent: &str, bot_id: Option<&str>, 
     // A copy not queued is logged by `enqueue_reliably`: the Gateway does not redeliver.
     // Every session of the group gets it (same dedupe key), so the next
     // message of the channel names it.
-    if crate::channels::groups::route_group(front, &cfg, &inbound, true).await.is_some() {
+    if route_group(front, &cfg, &inbound, true, async |a: &str| super::handles(front, a)).await.is_some() {
         lane.relaying(&inbound.dedupe_key);
         return;
     }
     if let Some(id) = bot_id {
         inbound.text = without_mention(&inbound.text, id);
     }
-    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    let (route, notice) = admit(front, &cfg, &inbound, false).await;
     match route {
         Route::Turn(key) => {
             // Named before it is accepted: should this relay outlast the
@@ -75,7 +78,13 @@ async fn handle_message<F: Front>(front: &F, agent: &str, bot_id: Option<&str>, 
                     chat_id: inbound.chat_id.clone(),
                     ..Default::default()
                 };
-                crate::channels::access::tell(front, agent, &target, &text).await
+                let api = DiscordApi::for_agent(front.vars(), &cfg);
+                if let Err(e) = api.send_text(front, &target, &text).await {
+                    front.log(
+                        LogLevel::Warn,
+                        &format!("a note to {} {} was not sent: {e}", target.channel, target.chat_id),
+                    );
+                }
             }
         }
         Route::NotAddressed => {}

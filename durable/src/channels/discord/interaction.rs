@@ -390,5 +390,4 @@ pub fn status_text(status: &crate::protocol::session::SessionStatus) -> String {
 }
 
 #[cfg(test)]
-#[path = "interaction_tests.rs"]
 mod tests;

@@ -36,3 +36,12 @@ pub fn bot_id_of_token(token: &str) -> Option<String> {
     let id = String::from_utf8(bytes).ok()?;
     (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())).then_some(id)
 }
+
+/// What else `agent` is @mentioned by in a Discord channel: its bot's user
+/// id (a mention reads `<@id>`).
+pub fn handles<F: crate::ports::Front>(front: &F, agent: &str) -> Vec<String> {
+    crate::settings::setting(front.vars(), agent, "DISCORD_BOT_TOKEN")
+        .and_then(|t| bot_id_of_token(&t))
+        .into_iter()
+        .collect()
+}

@@ -23,7 +23,7 @@
 
 use super::interaction::{self, ephemeral, Command, Interaction};
 use super::verify;
-use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
+use crate::channels::shared::web::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::Route;
@@ -155,7 +155,7 @@ async fn command<F: Front>(front: &F, cfg: &AgentConfig, i: &Interaction) -> Web
         Err(e) => return WebReply::text(400, e.to_string()),
     };
     // An ephemeral note costs nothing: a stranger is told their code every time.
-    let (route, notice) = crate::channels::access::admit(front, cfg, &inbound, true).await;
+    let (route, notice) = crate::channels::shared::access::admit(front, cfg, &inbound, true).await;
     let key = match route {
         Route::Turn(key) => key,
         Route::Stranger => {
@@ -243,5 +243,4 @@ async fn usage_answer<F: Front>(front: &F, cfg: &AgentConfig, user: &str) -> Str
 }
 
 #[cfg(test)]
-#[path = "webhook_tests.rs"]
 mod tests;

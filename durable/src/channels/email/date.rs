@@ -4,7 +4,7 @@
 //! Our own reader rather than jiff's RFC 2822 parser: the Worker links nothing
 //! else of jiff's formatting code, and that parser cost ~5 KiB of the gzipped
 //! upload (issue 23 item 2). It accepts exactly what jiff's parser accepts with
-//! `relaxed_weekday(true)` and gives the same instant: `date_tests.rs` compares
+//! `relaxed_weekday(true)` and gives the same instant: `tests/date.rs` compares
 //! the two on the email corpus and on many generated and broken dates.
 //!
 //! Accepted: `[Wkd ,] D[D] Mon YY[YY] HH : MM [: SS] zone [(comment)]`, where

@@ -16,7 +16,7 @@
 use super::auth::{ascii_domain, prove, Sender, DEFAULT_AUTH_SERVID};
 use super::client::reply_extra;
 use super::{inline_forwards, quote, read, reply_subject, thread_of, Mail};
-use crate::channels::webhook::enqueue_reliably;
+use crate::channels::shared::web::enqueue_reliably;
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, ReplyTarget, SendOrder, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::{route, Route};

@@ -26,16 +26,6 @@ pub mod quote;
 use charsets::Decoder;
 
 #[cfg(test)]
-mod auth_tests;
-#[cfg(test)]
-mod charsets_tests;
-#[cfg(test)]
-mod date_tests;
-#[cfg(test)]
-mod forwards_tests;
-#[cfg(test)]
-mod mime_tests;
-#[cfg(test)]
 mod tests;
 
 /// An email as the agent needs it.

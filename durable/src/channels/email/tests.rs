@@ -3,6 +3,13 @@
 //! on a test front: who may write, threads, the owner's main session,
 //! attachments kept for the session.
 
+// The readers' own cases, one file each.
+mod auth;
+mod charsets;
+mod date;
+mod forwards;
+mod mime;
+
 use super::inbound::{handle, Verdict};
 use super::*;
 
@@ -94,7 +101,7 @@ fn a_real_reply_loses_its_signature_and_names_its_authentication() {
     );
     // gmx.net's results are not Email Routing's: nothing is proven by them.
     assert!(
-        matches!(auth::prove(&m, "mx.cloudflare.net"), auth::Sender::Unproven(w) if w.contains("no authentication results"))
+        matches!(super::auth::prove(&m, "mx.cloudflare.net"), super::auth::Sender::Unproven(w) if w.contains("no authentication results"))
     );
 }
 

@@ -8,7 +8,7 @@
 //! `chat.update`.
 
 use super::client::SlackApi;
-use crate::channels::buttons::Button;
+use crate::channels::shared::button::Button;
 use crate::ports::{Http, Io};
 use serde_json::{json, Value};
 

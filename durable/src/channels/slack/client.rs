@@ -126,7 +126,8 @@ impl SlackApi {
             return Err(ChannelError::Failed("the file's URL is not on Slack's file host".into()));
         }
         let req = HttpRequest::get(url.to_owned(), 120_000).header("authorization", &format!("Bearer {}", self.token));
-        let bytes = crate::channels::download(io, &self.backoff, "slack file", req, max_bytes).await?;
+        let bytes =
+            crate::channels::shared::download::download(io, &self.backoff, "slack file", req, max_bytes).await?;
         // Without the token (or the files:read scope) Slack answers its sign-in page, with a 200.
         if bytes.starts_with(b"<!DOCTYPE html") || bytes.starts_with(b"<html") {
             return Err(ChannelError::Failed(

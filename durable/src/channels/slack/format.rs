@@ -6,6 +6,8 @@
 //! `*bold*`, links are `<url|label>`, there are no headings, and `&`, `<`,
 //! `>` must be escaped everywhere. Code spans and blocks keep their text.
 
+use crate::channels::shared::markdown::{read, Reading, Span, Style};
+
 /// Slack advises at most 4,000 characters per message (and truncates past
 /// 40,000): replies are cut at 4,000.
 pub const MAX_CHARS: usize = 4000;
@@ -24,99 +26,36 @@ fn escape(s: &str, out: &mut String) {
 /// Markdown (as models write it) → Slack `mrkdwn`.
 pub fn to_mrkdwn(md: &str) -> String {
     let mut out = String::with_capacity(md.len() + 16);
-    let fences = md.matches("```").count();
-    for (i, part) in md.split("```").enumerate() {
-        // Odd parts are code, but not the text after a fence never closed.
-        let in_code = i % 2 == 1 && (fences.is_multiple_of(2) || i < fences);
-        if i > 0 {
-            out.push_str("```");
-        }
-        if in_code {
-            // Drop a language tag on the first line (Slack shows it as code).
-            let body = match part.split_once('\n') {
-                Some((first, rest)) if !first.is_empty() && !first.contains(' ') => rest,
-                _ => part,
-            };
-            escape(body, &mut out);
-        } else {
-            lines(part, &mut out);
+    for span in read(md, Reading { rich: true, items: true }) {
+        match span {
+            Span::Text(t) => escape(t, &mut out),
+            Span::Code(c) => {
+                out.push('`');
+                escape(c, &mut out);
+                out.push('`');
+            }
+            // The language tag goes (Slack would show it as code).
+            Span::Block { body, .. } => {
+                out.push_str("```");
+                escape(body, &mut out);
+                out.push_str("```");
+            }
+            Span::Open(Style::Strike) | Span::Close(Style::Strike) => out.push('~'),
+            Span::Open(_) | Span::Close(_) => out.push('*'),
+            Span::Link { label, url } => {
+                out.push('<');
+                escape(url, &mut out);
+                out.push('|');
+                escape(label, &mut out);
+                out.push('>');
+            }
+            Span::Item { indent } => {
+                out.push_str(indent);
+                out.push_str("• ");
+            }
         }
     }
     out
-}
-
-fn lines(text: &str, out: &mut String) {
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        let trimmed = line.trim_start();
-        let heading = trimmed.trim_start_matches('#');
-        if trimmed.starts_with('#') && heading.starts_with(' ') && !heading.trim().is_empty() {
-            out.push('*');
-            inline(heading.trim(), out);
-            out.push('*');
-        } else if let Some(item) = trimmed.strip_prefix("- ").or_else(|| trimmed.strip_prefix("* ")) {
-            out.push_str(&line[..line.len() - trimmed.len()]);
-            out.push_str("• ");
-            inline(item, out);
-        } else {
-            inline(line, out);
-        }
-    }
-}
-
-fn inline(s: &str, out: &mut String) {
-    let mut rest = s;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('`') {
-            if let Some(end) = r.find('`') {
-                out.push('`');
-                escape(&r[..end], out);
-                out.push('`');
-                rest = &r[end + 1..];
-                continue;
-            }
-        }
-        if let Some(r) = rest.strip_prefix("**").or_else(|| rest.strip_prefix("__")) {
-            let marker = &rest[..2];
-            if let Some(end) = r.find(marker).filter(|&e| e > 0) {
-                out.push('*');
-                inline(&r[..end], out);
-                out.push('*');
-                rest = &r[end + 2..];
-                continue;
-            }
-        }
-        if let Some(r) = rest.strip_prefix("~~") {
-            if let Some(end) = r.find("~~").filter(|&e| e > 0) {
-                out.push('~');
-                inline(&r[..end], out);
-                out.push('~');
-                rest = &r[end + 2..];
-                continue;
-            }
-        }
-        if let Some(r) = rest.strip_prefix('[') {
-            if let Some((label, after)) = r.split_once("](") {
-                if let Some((url, tail)) = after.split_once(')') {
-                    if !label.contains('\n') && (url.starts_with("https://") || url.starts_with("http://")) {
-                        out.push('<');
-                        escape(url, out);
-                        out.push('|');
-                        escape(label, out);
-                        out.push('>');
-                        rest = tail;
-                        continue;
-                    }
-                }
-            }
-        }
-        let c = rest.chars().next().unwrap_or(' ');
-        let n = c.len_utf8();
-        escape(&rest[..n], out);
-        rest = &rest[n..];
-    }
 }
 
 /// A message's text as the words people wrote: Slack's `<@U123>`,

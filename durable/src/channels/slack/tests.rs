@@ -3,7 +3,7 @@
 //! (signature, retries, routing, the owner's main session) on a test front.
 
 use super::*;
-use crate::channels::webhook::{WebReply, WebRequest};
+use crate::channels::shared::web::{WebReply, WebRequest};
 use crate::inbound::SessionKey;
 use crate::testing::{hmac_sha256, FakeFront};
 use futures::executor::block_on;
@@ -118,7 +118,7 @@ fn signed(front: &FakeFront, body: &[u8]) -> WebRequest {
     let ts = (front.now.get() / 1000).to_string();
     let mut base = format!("v0:{ts}:").into_bytes();
     base.extend_from_slice(body);
-    let sig = format!("v0={}", crate::channels::webhook::hex(&hmac_sha256(SECRET.as_bytes(), &base)));
+    let sig = format!("v0={}", crate::channels::shared::web::hex(&hmac_sha256(SECRET.as_bytes(), &base)));
     WebRequest::post(body.to_vec()).with_header("X-Slack-Request-Timestamp", &ts).with_header("X-Slack-Signature", &sig)
 }
 
@@ -159,7 +159,7 @@ fn bad_signatures_stale_requests_and_strangers_are_refused() {
     let g = front("slack:U999");
     let r = call(&g, &signed(&g, &body));
     assert_eq!((r.status, r.body.as_str()), (200, "not allowed"));
-    assert!(matches!(r.later.as_deref(), Some(crate::channels::webhook::Later::Tell { .. })));
+    assert!(matches!(r.later.as_deref(), Some(crate::channels::shared::web::Later::Tell { .. })));
     assert!(g.queued.borrow().is_empty());
     // Nor is a stranger's name asked of Slack.
     assert!(g.http.requests.borrow().is_empty());

@@ -5,7 +5,7 @@
 //! (a replayed request); the comparison is constant-time. The HMAC is the
 //! runtime's WebCrypto ([`Front::hmac_sha256`]).
 
-use crate::channels::webhook::{constant_eq, hex};
+use crate::channels::shared::web::{constant_eq, hex};
 use crate::ports::Front;
 
 pub const SIGNATURE_HEADER: &str = "X-Slack-Signature";

@@ -10,7 +10,7 @@ use super::client::SlackApi;
 use super::names;
 use super::verify::{self, SIGNATURE_HEADER, TIMESTAMP_HEADER};
 use super::{Envelope, Ignored};
-use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
+use crate::channels::shared::web::{config_after_auth, is_configured, unknown_agent, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::Route;
@@ -69,7 +69,7 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         let reason = req.header("X-Slack-Retry-Reason").unwrap_or("unknown");
         front.log(LogLevel::Info, &format!("slack event {event_id} delivered again (retry {n}, {reason})"));
     }
-    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    let (route, notice) = crate::channels::shared::access::admit(front, &cfg, &inbound, false).await;
     let tell = |said: &str| {
         let target = ReplyTarget {
             channel: ChannelKind::Slack,

@@ -5,7 +5,7 @@
 //! it went). A `callback_data` is at most 64 bytes.
 
 use super::client::{TelegramApi, TgError};
-use crate::channels::buttons::Button;
+use crate::channels::shared::button::Button;
 use crate::ports::Io;
 use serde_json::{json, Value};
 

@@ -5,8 +5,8 @@
 //! (`429` with `parameters.retry_after`) and retry transient errors with
 //! backoff, in the call.
 
-use super::classify;
-use crate::inbound::{ChannelKind, ReplyTarget};
+use super::{classify, format};
+use crate::inbound::ReplyTarget;
 use crate::ports::{ChannelError, Http, HttpRequest, Io, LogLevel, OutgoingChunk, SendOutcome};
 use crate::retry::{send_retrying, Backoff, Verdict};
 use serde_json::{json, Value};
@@ -28,6 +28,9 @@ impl std::fmt::Display for TgError {
     }
 }
 
+/// Telegram's own Bot API server, unless `TELEGRAM_API_BASE` names another.
+pub const BOT_API: &str = "https://api.telegram.org";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TelegramApi {
     pub base: String,
@@ -39,7 +42,7 @@ impl TelegramApi {
     /// The bot of an agent (`None` without `TELEGRAM_BOT_TOKEN`).
     pub fn for_agent(cfg: &crate::settings::AgentConfig) -> Option<TelegramApi> {
         Some(TelegramApi {
-            base: cfg.telegram_api_base.clone(),
+            base: cfg.telegram_api_base.clone().unwrap_or_else(|| BOT_API.to_owned()),
             token: cfg.telegram_bot_token.clone()?,
             backoff: Backoff { attempts: 5, base_ms: cfg.llm.retry_base_ms, max_ms: cfg.llm.retry_max_ms },
         })
@@ -122,7 +125,7 @@ impl TelegramApi {
         }
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (content_type, body) =
-            crate::channels::multipart::multipart(&fields, ("voice", "reply.ogg", "audio/ogg", audio));
+            crate::channels::shared::multipart::multipart(&fields, ("voice", "reply.ogg", "audio/ogg", audio));
         let req = HttpRequest {
             method: "POST",
             url: self.url("sendVoice"),
@@ -154,13 +157,12 @@ impl TelegramApi {
     /// Sends a short text outside any session (the note to a stranger):
     /// retried in the call, not kept if it still fails.
     pub async fn send_reply<I: Io>(&self, io: &I, target: &ReplyTarget, text: &str) -> Result<(), TgError> {
-        let channel = ChannelKind::Telegram;
-        for (i, piece) in crate::channels::pieces(channel, text).iter().enumerate() {
-            let rendered = crate::channels::render(channel, piece, true, i == 0, false);
+        for (i, piece) in crate::text::split_message(text, format::MAX_CHARS).iter().enumerate() {
+            let rendered = format::chunk(piece, true, i == 0, false);
             let mut body = Self::message_body(target, &rendered);
             match self.call(io, "sendMessage", &body).await {
                 Err(TgError::Api { code: 400, .. }) => {
-                    let plain = crate::channels::render(channel, piece, false, i == 0, false);
+                    let plain = format::chunk(piece, false, i == 0, false);
                     body = Self::message_body(target, &plain);
                     self.call(io, "sendMessage", &body).await?;
                 }
@@ -170,6 +172,12 @@ impl TelegramApi {
             }
         }
         Ok(())
+    }
+
+    /// A plain text to `chat` (no markup, quoting nothing): a note from the
+    /// agent itself, such as dreaming's word to its owner.
+    pub async fn send_text<I: Io>(&self, io: &I, chat: &str, text: &str) -> Result<(), TgError> {
+        self.call(io, "sendMessage", &json!({"chat_id": chat, "text": text})).await.map(|_| ())
     }
 
     pub async fn typing<I: Io>(&self, io: &I, target: &ReplyTarget) {
@@ -196,7 +204,14 @@ impl TelegramApi {
         let path =
             file["file_path"].as_str().ok_or_else(|| ChannelError::Failed("getFile gave no file_path".into()))?;
         let url = format!("{}/file/bot{}/{path}", self.base, self.token);
-        crate::channels::download(io, &self.backoff, "telegram file", HttpRequest::get(url, 120_000), max_bytes).await
+        crate::channels::shared::download::download(
+            io,
+            &self.backoff,
+            "telegram file",
+            HttpRequest::get(url, 120_000),
+            max_bytes,
+        )
+        .await
     }
 
     pub async fn get_me_username<I: Io>(&self, io: &I) -> Result<Option<String>, TgError> {
@@ -208,6 +223,7 @@ impl TelegramApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inbound::ChannelKind;
     use crate::testing::FakeFront;
     use futures::executor::block_on;
 
@@ -226,6 +242,19 @@ mod tests {
             reply_to: reply_to.map(str::to_owned),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_bot_talks_to_telegrams_own_server_unless_told_another() {
+        let load = |pairs: &[(&str, &str)]| {
+            let vars: std::collections::HashMap<String, String> =
+                pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            TelegramApi::for_agent(&crate::settings::AgentConfig::load(&vars, "main").unwrap()).unwrap()
+        };
+        let own = load(&[("TELEGRAM_BOT_TOKEN", "123:ABC")]);
+        assert_eq!(own.url("getMe"), "https://api.telegram.org/bot123:ABC/getMe");
+        let local = load(&[("TELEGRAM_BOT_TOKEN", "123:ABC"), ("TELEGRAM_API_BASE", "http://localhost:8081/")]);
+        assert_eq!(local.url("getMe"), "http://localhost:8081/bot123:ABC/getMe");
     }
 
     #[test]

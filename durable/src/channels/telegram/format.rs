@@ -5,6 +5,9 @@
 //! other character is escaped, so the markup almost never fails; when Telegram
 //! still rejects it, the outbox sends the piece again as plain text.
 
+use crate::channels::shared::markdown::{read, Reading, Span};
+use crate::ports::OutgoingChunk;
+
 /// Telegram's limit, counted in UTF-16 code units (what Telegram counts).
 pub const MAX_CHARS: usize = 4096;
 
@@ -20,74 +23,45 @@ fn escape(s: &str, out: &mut String) {
     }
 }
 
-/// Markdown (as models write it) → Telegram HTML.
+/// Markdown (as models write it) → Telegram HTML: the conservative reading
+/// (code, `**bold**`, links), everything else as escaped text.
 pub fn to_html(md: &str) -> String {
     let mut out = String::with_capacity(md.len() + 32);
-    let mut in_code = false;
-    // Odd segments are fenced code when the fence is closed.
-    let fence_count = md.matches("```").count();
-    for (seen, part) in md.split("```").enumerate() {
-        if in_code && seen <= fence_count - (fence_count % 2) {
-            // Drop a language tag on the first line.
-            let body = match part.split_once('\n') {
-                Some((first, rest)) if !first.contains(' ') && !first.is_empty() => rest,
-                _ => part.strip_prefix('\n').unwrap_or(part),
-            };
-            out.push_str("<pre><code>");
-            escape(body.trim_end_matches('\n'), &mut out);
-            out.push_str("</code></pre>");
-        } else {
-            if in_code {
-                out.push_str("```"); // unclosed fence: keep it literally
+    for span in read(md, Reading::default()) {
+        match span {
+            Span::Text(t) => escape(t, &mut out),
+            Span::Code(c) => {
+                out.push_str("<code>");
+                escape(c, &mut out);
+                out.push_str("</code>");
             }
-            inline(part, &mut out);
+            Span::Block { tag, body } => {
+                // Without a language tag, the fence's own line break goes too.
+                let body = if tag.is_some() { body } else { body.strip_prefix('\n').unwrap_or(body) };
+                out.push_str("<pre><code>");
+                escape(body.trim_end_matches('\n'), &mut out);
+                out.push_str("</code></pre>");
+            }
+            Span::Open(_) => out.push_str("<b>"),
+            Span::Close(_) => out.push_str("</b>"),
+            Span::Link { label, url } => {
+                out.push_str("<a href=\"");
+                escape(url, &mut out);
+                out.push_str("\">");
+                escape(label, &mut out);
+                out.push_str("</a>");
+            }
+            // Not in the conservative reading.
+            Span::Item { .. } => {}
         }
-        in_code = !in_code;
     }
     out
 }
 
-fn inline(s: &str, out: &mut String) {
-    let mut rest = s;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('`') {
-            if let Some(end) = r.find('`') {
-                out.push_str("<code>");
-                escape(&r[..end], out);
-                out.push_str("</code>");
-                rest = &r[end + 1..];
-                continue;
-            }
-        }
-        if let Some(r) = rest.strip_prefix("**") {
-            if let Some(end) = r.find("**").filter(|&e| e > 0 && !r[..e].contains('\n')) {
-                out.push_str("<b>");
-                escape(&r[..end], out);
-                out.push_str("</b>");
-                rest = &r[end + 2..];
-                continue;
-            }
-        }
-        if let Some(r) = rest.strip_prefix('[') {
-            if let Some((label, after)) = r.split_once("](") {
-                if let Some((url, tail)) = after.split_once(')') {
-                    if !label.contains('\n') && (url.starts_with("https://") || url.starts_with("http://")) {
-                        out.push_str("<a href=\"");
-                        escape(url, out);
-                        out.push_str("\">");
-                        escape(label, out);
-                        out.push_str("</a>");
-                        rest = tail;
-                        continue;
-                    }
-                }
-            }
-        }
-        let c = rest.chars().next().unwrap_or(' ');
-        let n = c.len_utf8();
-        escape(&rest[..n], out);
-        rest = &rest[n..];
-    }
+/// A piece as Telegram's client sends it: in HTML when `markup` (a piece
+/// whose HTML was refused goes again without).
+pub fn chunk(text: &str, markup: bool, first: bool, opens: bool) -> OutgoingChunk {
+    OutgoingChunk { text: text.to_owned(), formatted: markup.then(|| to_html(text)), first, opens }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! agents by their bots' usernames.
 
 use super::client::TelegramApi;
-use crate::ports::Io;
+use crate::ports::{Front, Io};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -33,4 +33,13 @@ pub async fn bot_username<I: Io>(io: &I, api: &TelegramApi) -> Option<String> {
     let name = api.get_me_username(io).await.ok().flatten()?;
     remember(bot_id, &name);
     Some(name)
+}
+
+/// What else `agent` is @mentioned by in a Telegram group: its bot's
+/// username (none without a token, or when `getMe` fails).
+pub async fn handles<F: Front>(front: &F, agent: &str) -> Vec<String> {
+    let Some(api) = front.config(agent).ok().and_then(|cfg| TelegramApi::for_agent(&cfg)) else {
+        return vec![];
+    };
+    bot_username(front, &api).await.into_iter().collect()
 }

@@ -8,7 +8,9 @@
 use super::arrivals::Arrival;
 use super::client::TelegramApi;
 use super::{username, BotIdentity, Ignored, Update};
-use crate::channels::webhook::{config_after_auth, constant_eq, is_configured, unknown_agent, WebReply, WebRequest};
+use crate::channels::shared::web::{
+    config_after_auth, constant_eq, is_configured, unknown_agent, WebReply, WebRequest,
+};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
 use crate::protocol::dreams::{Tap, TapOutcome};
@@ -80,7 +82,11 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
     if let Some(order) = inbound.order.as_mut() {
         order.earlier = arrival.earlier(&order.stream, cfg.order_hold_ms, front.now_ms());
     }
-    match crate::channels::groups::route_group(front, &cfg, &inbound, false).await {
+    match crate::channels::shared::groups::route_group(front, &cfg, &inbound, false, async |a: &str| {
+        username::handles(front, a).await
+    })
+    .await
+    {
         Some(Ok(())) => return WebReply::ok("queued for the group"),
         // A non-2xx makes Telegram deliver it again; the sessions that have it dedupe.
         Some(Err(e)) => {
@@ -89,7 +95,7 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
         }
         None => {}
     }
-    let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+    let (route, notice) = crate::channels::shared::access::admit(front, &cfg, &inbound, false).await;
     // Each note is a send from the bot's budget: after Telegram has its 200.
     let tell = |said: &str| {
         let target = ReplyTarget {
@@ -161,5 +167,4 @@ async fn button<F: Front>(
 }
 
 #[cfg(test)]
-#[path = "webhook_tests.rs"]
 mod tests;

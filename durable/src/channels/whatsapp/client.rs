@@ -102,7 +102,9 @@ impl WhatsAppApi {
     /// `max_bytes` is refused before the download.
     pub async fn download<I: Io>(&self, io: &I, media_id: &str, max_bytes: u64) -> Result<Vec<u8>, ChannelError> {
         let info_req = self.authorized(HttpRequest::get(format!("{}/{media_id}", self.base), 30_000));
-        let info = crate::channels::download(io, &self.backoff, "whatsapp media info", info_req, 64 * 1024).await?;
+        let info =
+            crate::channels::shared::download::download(io, &self.backoff, "whatsapp media info", info_req, 64 * 1024)
+                .await?;
         let info: Value =
             hearth_json::from_slice(&info).map_err(|e| ChannelError::Failed(format!("media info is not JSON: {e}")))?;
         if let Some(size) = info["file_size"].as_u64().filter(|s| *s > max_bytes) {
@@ -113,7 +115,7 @@ impl WhatsAppApi {
             return Err(ChannelError::Failed("the media URL is not on Meta's media host".into()));
         }
         let req = self.authorized(HttpRequest::get(url.to_owned(), 120_000));
-        crate::channels::download(io, &self.backoff, "whatsapp media", req, max_bytes).await
+        crate::channels::shared::download::download(io, &self.backoff, "whatsapp media", req, max_bytes).await
     }
 }
 

@@ -3,7 +3,7 @@
 //! (subscription, signature, routing, the owner's main session).
 
 use super::*;
-use crate::channels::webhook::{hex, WebReply, WebRequest};
+use crate::channels::shared::web::{hex, WebReply, WebRequest};
 use crate::inbound::SessionKey;
 use crate::testing::{hmac_sha256, FakeFront};
 use futures::executor::block_on;
@@ -174,7 +174,7 @@ fn a_stranger_is_told_their_id_and_statuses_and_reactions_queue_nothing() {
     let r = call(&f, &signed(&fixture("pywa-text.json")));
     assert_eq!(r.body, "not allowed");
     assert!(
-        matches!(r.later.as_deref(), Some(crate::channels::webhook::Later::Tell { text, .. }) if text.contains("whatsapp:972987654321"))
+        matches!(r.later.as_deref(), Some(crate::channels::shared::web::Later::Tell { text, .. }) if text.contains("whatsapp:972987654321"))
     );
     let owner = front("whatsapp:+972987654321");
     assert_eq!(call(&owner, &signed(&fixture("pywa-status-delivered.json"))).body, "1 status update(s)");

@@ -6,7 +6,7 @@
 //! raw body, keyed with the app secret}` (`WHATSAPP_APP_SECRET`). Both are
 //! compared in constant time; the HMAC is the runtime's WebCrypto.
 
-use crate::channels::webhook::{constant_eq, hex};
+use crate::channels::shared::web::{constant_eq, hex};
 use crate::ports::Front;
 
 pub const SIGNATURE_HEADER: &str = "X-Hub-Signature-256";

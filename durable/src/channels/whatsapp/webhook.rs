@@ -8,7 +8,7 @@
 
 use super::verify::{self, SIGNATURE_HEADER};
 use super::Ignored;
-use crate::channels::webhook::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
+use crate::channels::shared::web::{config_after_auth, is_configured, unknown_agent, Later, WebReply, WebRequest};
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Front, LogLevel};
 use crate::routing::Route;
@@ -77,7 +77,7 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
                 continue;
             }
         };
-        let (route, notice) = crate::channels::access::admit(front, &cfg, &inbound, false).await;
+        let (route, notice) = crate::channels::shared::access::admit(front, &cfg, &inbound, false).await;
         match route {
             Route::Turn(key) => match front.enqueue(&key, &inbound).await {
                 Ok(true) => said.push("queued".into()),
