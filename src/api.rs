@@ -2,26 +2,21 @@
 //! once, here: `Authorization: Bearer` with `ADMIN_TOKEN` (the owner: every
 //! route) or a key of `API_TOKENS` (`durable::settings::api`: the agents it
 //! names, and only the conversation routes: generate, stream, threads and,
-//! for an owner key, notifications). Each feature adds its routes to [`route`].
+//! for an owner key, notifications): the table and the credentials matrix
+//! are `durable::api::routes`; each feature adds its handler here.
 
-mod history;
-mod people;
 mod pins;
-mod reminders;
 mod threads;
 mod turns;
-mod usage;
 mod workspace;
 
 use crate::adapters::EnvVars;
-use crate::http::forward_json;
-use crate::objects::{call, call_raw};
+use crate::objects::call;
+use durable::api::routes::Route;
 use durable::api::ApiError;
-use durable::protocol::agent::{SessionEntry, SESSIONS_PATH};
-use durable::protocol::tasks::TaskCall;
-use durable::protocol::{AGENT_BINDING, BUCKET_BINDING, SESSION_BINDING};
-use durable::settings::api::Caller;
-use worker::{Env, Method, Request, Response, Result};
+use durable::protocol::agent::SessionsRequest;
+use durable::protocol::BUCKET_BINDING;
+use worker::{Env, Request, Response, Result};
 
 /// A JSON error: `{"error": "..."}` with `status`.
 pub fn json_error(status: u16, message: &str) -> Result<Response> {
@@ -32,118 +27,69 @@ fn api_error(e: ApiError) -> Result<Response> {
     json_error(e.status, &e.message)
 }
 
-/// `/api/...` (the segments after `api`).
+/// `/api/...` (the segments after `api`): the route and whether the caller
+/// may use it are `durable::api::routes`'s; this runs it.
 pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Response> {
     let caller = match crate::auth::authenticate(&req, env) {
         Ok(c) => c,
         Err(refused) => return refused.response(),
     };
     let agents = durable::settings::agent_ids(&EnvVars::of(env));
-    if let ["agents", agent, ..] = segments {
-        // A key's agents are the only ones it may learn exist.
-        if !agents.iter().any(|a| a == agent) || !caller.allows(agent) {
-            return json_error(404, &format!("unknown agent {agent:?}"));
-        }
+    let method = durable::protocol::call::Method::parse(req.method().as_ref());
+    let route = match durable::api::routes::route(method, segments, &caller, &agents) {
+        Ok(r) => r,
+        Err(e) => return api_error(e),
+    };
+    let front = crate::front::WorkerFront::new(env);
+    let mut req = req;
+    if let Some(reply) = objects_route(&front, &caller, &route, &mut req).await {
+        return reply;
     }
-    match (req.method(), segments) {
-        (Method::Post, ["agents", agent, "generate"]) => turns::turn(req, env, agent, &caller, false).await,
-        (Method::Post, ["agents", agent, "stream"]) => turns::turn(req, env, agent, &caller, true).await,
-        (Method::Post, ["agents", agent, "threads", thread, "stop"]) => {
-            turns::stop(req, env, agent, &caller, thread).await
-        }
-        (Method::Get, ["agents", agent, "memory", "threads"]) => threads::list(env, agent, &caller).await,
-        (Method::Post, ["agents", agent, "memory", "threads"]) => threads::create(req, env, agent, &caller).await,
-        (Method::Get, ["agents", agent, "notifications", "stream"]) => {
-            threads::notifications(&req, env, agent, &caller).await
-        }
-        (_, ["agents", _, "generate" | "stream" | "notifications"])
-        | (_, ["agents", _, "memory", "threads"])
-        | (_, ["agents", _, "threads", _, "stop"]) => json_error(
-            405,
-            "method not allowed (generate, stream and threads/{id}/stop: POST; threads: GET or POST; notifications: GET)",
-        ),
-        (Method::Get, ["agents"]) => {
-            let visible: Vec<&String> = agents.iter().filter(|a| caller.allows(a)).collect();
-            Response::from_json(&visible)
-        }
-        _ if caller != Caller::Admin => json_error(
-            403,
-            "this key may use generate, stream, threads/{id}/stop, memory/threads and notifications; the rest needs ADMIN_TOKEN",
-        ),
-        (Method::Get, ["agents", agent, "sessions"]) => list_sessions(env, agent).await,
-        (Method::Get, ["agents", agent, "sessions", key]) => {
-            session_call(env, agent, key, Method::Get, "/status").await
-        }
-        (Method::Post, ["agents", agent, "sessions", key, "reset"]) => {
-            session_call(env, agent, key, Method::Post, "/reset").await
-        }
-        (Method::Get, ["agents", agent, "archives", id]) => read_archive(env, agent, id).await,
-        (Method::Get, ["agents", agent, "schedule"]) => schedule_status(env, agent).await,
-        (Method::Get, ["agents", agent, "tasks"]) => tasks(env, agent, TaskCall::List { origin: None }).await,
-        (Method::Delete, ["agents", agent, "tasks", id]) => {
-            let call = TaskCall::Cancel { id: crate::http::percent_decode(id), origin: None };
-            tasks(env, agent, call).await
-        }
-        (Method::Get, ["agents", agent, "reminders"]) => reminders::list(&req, env, agent, None).await,
-        (Method::Get, ["agents", agent, "reminders", rid]) => reminders::list(&req, env, agent, Some(rid)).await,
-        (Method::Delete, ["agents", agent, "reminders"]) => reminders::cancel(&req, env, agent, None).await,
-        (Method::Delete, ["agents", agent, "reminders", rid]) => reminders::cancel(&req, env, agent, Some(rid)).await,
-        (Method::Get, ["agents", agent, "usage"]) => usage::report(&req, env, agent, None).await,
-        (Method::Get, ["agents", agent, "usage", "threads", thread]) => {
-            usage::report(&req, env, agent, Some(thread)).await
-        }
-        (Method::Get, ["agents", agent, "mcp"]) => {
-            let path = format!("{}?agent={agent}", durable::protocol::mcp::MCP_STATUS_PATH);
-            forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
-        }
-        (Method::Get, ["agents", agent, "people"]) => people::list(env, agent).await,
-        (Method::Post, ["agents", agent, "people"]) => people::act(req, env, agent).await,
-        (Method::Get, ["agents", agent, "approvals"]) => people::approvals(env, agent).await,
-        (Method::Post, ["agents", agent, "approvals", id]) => people::decide(req, env, agent, id).await,
-        (Method::Get, ["agents", agent, "gateway"]) => crate::gateway_ensure::status(env, agent).await,
-        (Method::Post, ["agents", agent, "gateway", "connect"]) => crate::gateway_ensure::connect(env, agent).await,
-        (Method::Get, ["agents", agent, "pins"]) => pins::status(env, agent).await,
-        (Method::Post, ["agents", agent, "pins", file, "accept"]) => pins::accept(env, agent, file).await,
-        (Method::Post, ["templates", template, "pins", file, "accept"]) => pins::accept_bulk(env, template, file).await,
-        (Method::Get, ["pins", "pending"]) => pins::pending(env).await,
-        (_, ["agents", agent, "workspace", rest @ ..]) => workspace::agent(req, env, agent, rest).await,
-        (_, ["templates", template, "workspace", rest @ ..]) => {
+    match route {
+        Route::Turn { agent, stream } => turns::turn(req, env, agent, &caller, stream).await,
+        Route::Notifications { agent } => threads::notifications(&req, env, agent, &caller).await,
+        Route::Agents => Response::from_json(&agents.iter().filter(|a| caller.allows(a)).collect::<Vec<_>>()),
+        Route::Sessions { agent } => list_sessions(env, agent).await,
+        Route::Archive { agent, id } => read_archive(env, agent, id).await,
+        Route::AcceptTemplatePin { template, file } => pins::accept_bulk(env, template, file).await,
+        Route::AgentWorkspace { agent, rest } => workspace::agent(req, env, agent, rest).await,
+        Route::TemplateWorkspace { template, rest } => {
             let layer = durable::workspace::admin::LayerRef::template(&crate::http::percent_decode(template));
             workspace::shared(req, env, layer, rest).await
         }
-        (_, ["defaults", "workspace", rest @ ..]) => {
+        Route::DefaultsWorkspace { rest } => {
             workspace::shared(req, env, Ok(durable::workspace::admin::LayerRef::Defaults), rest).await
         }
-        (Method::Get, ["agents", agent, "memory", "stores"]) => memory_stores(env, agent).await,
-        (Method::Post, ["agents", agent, "memory", "call"]) => memory_call(req, env, agent).await,
-        (Method::Get, ["agents", agent, "memory", "notes"]) => memory_notes(&req, env, agent).await,
-        (_, ["agents", agent, rest @ ..])
-            if matches!(rest.first(), Some(&"history" | &"files" | &"dreams"))
-                || rest.starts_with(&["memory", "evidence"]) =>
-        {
-            let agent = agent.to_string();
-            let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-            let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-            history::route(req, env, &agent, &rest).await
-        }
-        _ => Response::error("not found", 404),
+        // The objects' routes, answered above.
+        _ => api_error(ApiError::new(404, "not found")),
     }
 }
 
-/// `GET /api/agents/{id}/tasks` (running, waiting, recent background tasks
-/// of every chat) and `DELETE .../tasks/{taskId}` (cancels one).
-async fn tasks(env: &Env, agent: &str, call: TaskCall) -> Result<Response> {
-    let req = durable::protocol::tasks::TaskRequest { agent: agent.to_owned(), call };
-    match crate::agent_do::tasks(env, &req).await {
-        Ok(reply) if reply.ok => Response::from_json(&reply),
-        Ok(reply) => json_error(404, reply.error.as_deref().unwrap_or("no such task")),
-        Err(e) => json_error(503, &e.to_string()),
+/// The routes that only ask the objects, answered by `durable::http_api`.
+async fn objects_route(
+    front: &crate::front::WorkerFront,
+    caller: &durable::settings::api::Caller,
+    route: &Route<'_>,
+    req: &mut Request,
+) -> Option<Result<Response>> {
+    if !durable::http_api::serves(route) {
+        return None;
     }
+    let request = match crate::channels::web_request(req, durable::http_api::body_limit(route)).await {
+        Ok(r) => r,
+        Err(refused) => return Some(refused),
+    };
+    let reply = durable::http_api::serve(front, caller, route, &request).await?;
+    Some(crate::http::answer(reply))
 }
 
 /// Live sessions (from the Agent object's registry) and archives (from R2).
+fn rust_error(e: impl std::fmt::Display) -> worker::Error {
+    worker::Error::RustError(e.to_string())
+}
+
 async fn list_sessions(env: &Env, agent: &str) -> Result<Response> {
-    let live: Vec<SessionEntry> = call::<(), _>(env, AGENT_BINDING, agent, Method::Get, SESSIONS_PATH, None).await?;
+    let live = call(env, &SessionsRequest { agent: agent.to_owned() }).await.map_err(rust_error)?;
     let agent_id = r2_layout::AgentId::parse(agent).map_err(|e| worker::Error::RustError(e.to_string()))?;
     let bucket = env.bucket(BUCKET_BINDING)?;
     let mut archives = Vec::new();
@@ -206,92 +152,4 @@ async fn read_archive(env: &Env, agent: &str, id: &str) -> Result<Response> {
         })),
         Err(e) => Response::error(format!("{key} is not a readable archive: {e}"), 422),
     }
-}
-
-/// Forwards to a session's object, after checking the key belongs to `agent`.
-async fn session_call(env: &Env, agent: &str, key: &str, method: Method, path: &str) -> Result<Response> {
-    let key = crate::http::percent_decode(key);
-    match durable::inbound::SessionKey::parse(&key) {
-        Some(k) if k.agent().as_str() == agent => {}
-        _ => return Response::error(format!("{key:?} is not a session key of agent {agent:?}"), 400),
-    }
-    forward_json(call_raw(env, SESSION_BINDING, &key, method, path, None).await?)
-}
-
-/// `GET /api/agents/{id}/schedule`: jobs, next runs, errors, last heartbeat, tokens.
-async fn schedule_status(env: &Env, agent: &str) -> Result<Response> {
-    let path = durable::protocol::agent::SCHEDULE_STATUS_PATH;
-    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Get, path, None).await?)
-}
-
-/// `GET /api/agents/{id}/memory/stores`: the owner's store (`main`) and the
-/// store of every session in the registry (groups, other people's DMs, jobs,
-/// API threads), so the console can browse each.
-async fn memory_stores(env: &Env, agent: &str) -> Result<Response> {
-    let live: Vec<SessionEntry> = call::<(), _>(env, AGENT_BINDING, agent, Method::Get, SESSIONS_PATH, None).await?;
-    let mut stores = vec![durable::protocol::memory::MAIN_STORE.to_owned()];
-    for key in live.iter().filter_map(SessionEntry::key) {
-        let store = durable::protocol::memory::store_for(&key);
-        if !stores.contains(&store) {
-            stores.push(store);
-        }
-    }
-    Response::from_json(&serde_json::json!({"stores": stores}))
-}
-
-/// `GET /api/agents/{id}/memory/notes?store=main&offset=0&limit=50`: a page
-/// of a store's entries, newest first (name, kind, createdAt, summary,
-/// length; `total`), for the console to browse. Admin only, like
-/// `/memory/call`: the owner's store never reaches anyone else.
-async fn memory_notes(req: &Request, env: &Env, agent: &str) -> Result<Response> {
-    use durable::protocol::memory::{valid_store_name, MemoryCall, CALL_PATH};
-    let number = |name: &str, default: usize| match crate::http::query(req, name) {
-        None => Ok(default),
-        Some(v) => v.parse::<usize>().map_err(|_| format!("{name} must be a whole number, not {v:?}")),
-    };
-    let store = crate::http::query(req, "store").unwrap_or_else(|| durable::protocol::memory::MAIN_STORE.to_owned());
-    let (offset, limit) = match (number("offset", 0), number("limit", 50)) {
-        (Ok(o), Ok(l)) => (o, l),
-        (Err(e), _) | (_, Err(e)) => return json_error(400, &e),
-    };
-    if !valid_store_name(&store) {
-        return json_error(400, "store must be 1-300 characters without control characters");
-    }
-    let call = MemoryCall::List { store, offset, limit };
-    let path = format!("{CALL_PATH}?agent={agent}");
-    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(serde_json::to_string(&call)?)).await?)
-}
-
-/// `POST /api/agents/{id}/memory/call`: a memory call for any store, as the
-/// owner (`{"call": "search", "store", "query", "k"}`, `get`, `stats`, `list`, or
-/// `op` with an add / write / rename / alias / remove); the Agent object's
-/// own answer is passed on. Recall and archive calls are the sessions' own.
-async fn memory_call(mut req: Request, env: &Env, agent: &str) -> Result<Response> {
-    use durable::protocol::memory::{valid_store_name, MemoryCall, CALL_PATH};
-    let body = match crate::http::read_body_limited(&mut req, durable::api::MAX_BODY_BYTES).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let call: MemoryCall = match hearth_json::from_slice(&body) {
-        Ok(c) => c,
-        Err(e) => {
-            return json_error(
-                400,
-                &format!(
-                "not a memory call ({{\"call\": \"search\"|\"search_conversations\"|\"get\"|\"stats\"|\"list\"|\"op\", \"store\", ...}}): {e}"
-            ),
-            )
-        }
-    };
-    if matches!(call, MemoryCall::Recall { .. } | MemoryCall::AddArchive { .. } | MemoryCall::AddConversation { .. }) {
-        return json_error(
-            400,
-            "recall, add_archive and add_conversation are the sessions' calls: use search, search_conversations, get, stats, list or op",
-        );
-    }
-    if !valid_store_name(call.store()) {
-        return json_error(400, "store must be 1-300 characters without control characters");
-    }
-    let path = format!("{CALL_PATH}?agent={agent}");
-    forward_json(call_raw(env, AGENT_BINDING, agent, Method::Post, &path, Some(serde_json::to_string(&call)?)).await?)
 }

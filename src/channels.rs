@@ -11,7 +11,7 @@ use worker::{Context, Env, Request, Response, Result};
 
 /// The request as the channels read it: method, headers, query and body
 /// (at most `limit` bytes; more is a 413).
-async fn web_request(req: &mut Request, limit: usize) -> std::result::Result<WebRequest, Result<Response>> {
+pub(crate) async fn web_request(req: &mut Request, limit: usize) -> std::result::Result<WebRequest, Result<Response>> {
     let headers = req.headers().entries().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect();
     let query = crate::http::query_pairs(req);
     let method = req.method().to_string();

@@ -7,15 +7,14 @@
 use crate::adapters::{self, EnvVars, FetchHttp};
 use durable::inbound::{Inbound, SessionKey};
 use durable::ports::{Front, Io, LogLevel, MailError};
-use durable::protocol::dreams::{Tap, DREAMS_TAP_PATH};
-use durable::protocol::memory::{decode_reply, MemoryCall, MemoryCallError, MemoryReply};
-use durable::protocol::people::{Door, DoorReply, PeopleCall, PEOPLE_PATH};
-use durable::protocol::session::SessionStatus;
+use durable::protocol::dreams::Tap;
+use durable::protocol::memory::{MemoryCall, MemoryCallError, MemoryReply, MemoryRequest};
+use durable::protocol::people::{AtDoor, Door, DoorReply};
+use durable::protocol::session::{EnqueueRequest, SessionStatus};
 use durable::protocol::usage::{MeterReply, MeterRequest};
-use durable::protocol::AGENT_BINDING;
 use durable::settings::{AgentConfig, ConfigError};
 use std::rc::Rc;
-use worker::{Env, Method};
+use worker::Env;
 
 pub struct WorkerFront {
     pub env: Env,
@@ -55,6 +54,26 @@ impl Io for WorkerFront {
     }
 }
 
+/// The HTTP API's way to the objects: typed calls, read or relayed.
+impl durable::http_api::ApiFront for WorkerFront {
+    type Store = crate::adapters::R2;
+    fn store(&self) -> Result<crate::adapters::R2, String> {
+        crate::adapters::R2::from_env(&self.env).map_err(|e| e.to_string())
+    }
+    async fn call<C: durable::protocol::call::Call>(
+        &self,
+        call: &C,
+    ) -> Result<C::Reply, durable::protocol::call::CallError> {
+        crate::objects::call(&self.env, call).await
+    }
+    async fn relay<C: durable::protocol::call::Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String> {
+        crate::objects::send(&self.env, call).await.map_err(|e| e.to_string())
+    }
+    fn new_uuid(&self) -> String {
+        adapters::new_uuid()
+    }
+}
+
 impl Front for WorkerFront {
     type Vars = EnvVars;
     fn vars(&self) -> &EnvVars {
@@ -64,35 +83,26 @@ impl Front for WorkerFront {
         crate::access::load(&self.vars, agent)
     }
     async fn enqueue(&self, key: &SessionKey, inbound: &Inbound) -> Result<bool, String> {
-        crate::objects::enqueue(&self.env, key, inbound).await.map_err(|e| e.to_string())
+        let req = EnqueueRequest::of(key, inbound);
+        crate::objects::call(&self.env, &req).await.map(|r| r.queued).map_err(|e| e.to_string())
     }
     async fn session_status(&self, key: &SessionKey) -> Result<SessionStatus, String> {
         crate::objects::status(&self.env, key).await.map_err(|e| e.to_string())
     }
     async fn memory(&self, agent: &str, call: &MemoryCall) -> Result<MemoryReply, MemoryCallError> {
-        let down = |e: worker::Error| MemoryCallError::Unavailable(e.to_string());
-        let body = serde_json::to_string(call).map_err(|e| MemoryCallError::Unavailable(e.to_string()))?;
         // The agent id lets the object apply the agent's memory settings (BM25 k1, b).
-        let path = format!("{}?agent={agent}", durable::protocol::memory::CALL_PATH);
-        let (status, text) = crate::objects::call_raw(&self.env, AGENT_BINDING, agent, Method::Post, &path, Some(body))
-            .await
-            .map_err(down)?;
-        decode_reply(status, text.as_bytes())
+        let req = MemoryRequest { agent: agent.to_owned(), call: call.clone() };
+        Ok(crate::objects::call(&self.env, &req).await?)
     }
     async fn meter(&self, req: &MeterRequest) -> Result<MeterReply, String> {
-        crate::agent_do::meter(&self.env, req).await.map_err(|e| e.to_string())
+        crate::objects::call(&self.env, req).await.map_err(|e| e.to_string())
     }
     async fn door(&self, door: &Door) -> Result<DoorReply, String> {
-        let call = PeopleCall::Door(door.clone());
-        crate::objects::call(&self.env, AGENT_BINDING, &door.agent, Method::Post, PEOPLE_PATH, Some(&call))
-            .await
-            .map_err(|e| e.to_string())
+        crate::objects::call(&self.env, &AtDoor(door.clone())).await.map_err(|e| e.to_string())
     }
     async fn tap(&self, tap: &Tap) -> Result<(u16, String), String> {
-        let body = serde_json::to_string(tap).map_err(|e| e.to_string())?;
-        crate::objects::call_raw(&self.env, AGENT_BINDING, &tap.agent, Method::Post, DREAMS_TAP_PATH, Some(body))
-            .await
-            .map_err(|e| e.to_string())
+        let (status, body) = crate::objects::send(&self.env, tap).await.map_err(|e| e.to_string())?;
+        Ok((status, String::from_utf8_lossy(&body).into_owned()))
     }
     async fn stash(&self, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), String> {
         use durable::ports::{ObjectStore, PutOptions};

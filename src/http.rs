@@ -1,7 +1,9 @@
 //! Small HTTP helpers shared by the routes: errors mapped to statuses,
 //! bounded body reads, JSON responses.
 
+use durable::serving::{Answer, Incoming, OpenStream, Served};
 use durable::settings::ConfigError;
+use worker::worker_sys::web_sys;
 use worker::{Request, Response, Result};
 
 /// Maps a configuration problem to the status a caller should see.
@@ -32,13 +34,6 @@ fn too_large(limit: usize) -> Result<Response> {
 
 pub fn json_response(value: &serde_json::Value, status: u16) -> Result<Response> {
     Ok(Response::from_json(value)?.with_status(status))
-}
-
-/// An object's JSON answer, passed on as it came (status and body).
-pub fn forward_json((status, body): (u16, String)) -> Result<Response> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    Ok(Response::ok(body)?.with_status(status).with_headers(headers))
 }
 
 /// Percent-decodes a path segment or query value (`+` stays a plus: callers
@@ -89,4 +84,59 @@ pub fn query_pairs(req: &Request) -> Vec<(String, String)> {
             (percent_decode(&k.replace('+', " ")), percent_decode(&v.replace('+', " ")))
         })
         .collect()
+}
+
+/// A request as the objects' dispatchers read it ([`Incoming`]).
+pub async fn incoming(req: &mut Request) -> Result<Incoming> {
+    let method = durable::protocol::call::Method::parse(req.method().as_ref());
+    let query = query_pairs(req);
+    Ok(Incoming { method, path: req.path(), query, body: req.bytes().await? })
+}
+
+/// Opens the one event stream a dispatcher may answer with; the response
+/// returns its readable side.
+#[derive(Default)]
+pub struct JsStreams(std::cell::RefCell<Option<web_sys::ReadableStream>>);
+
+impl OpenStream for JsStreams {
+    fn open(&self) -> std::result::Result<Box<dyn durable::ports::EventSink>, String> {
+        let (stream, sink) = crate::js::event_stream().map_err(|e| e.to_string())?;
+        *self.0.borrow_mut() = Some(stream);
+        Ok(Box::new(sink))
+    }
+}
+
+fn headers_of(pairs: &[(String, String)]) -> Result<worker::Headers> {
+    let headers = worker::Headers::new();
+    for (name, value) in pairs {
+        headers.set(name, value)?;
+    }
+    Ok(headers)
+}
+
+/// A dispatcher's answer as a response; a stream's keep-alive loop runs
+/// while anyone listens.
+pub fn respond(served: Served, streams: JsStreams) -> Result<Response> {
+    match served {
+        Served::Answer(a) => answer(a),
+        Served::Stream { headers, keepalive } => {
+            let stream = streams.0.take().ok_or_else(|| worker::Error::RustError("no stream was opened".into()))?;
+            if let Some(k) = keepalive {
+                wasm_bindgen_futures::spawn_local(async move {
+                    loop {
+                        crate::adapters::sleep(k.every_ms).await;
+                        if !(k.ping)() {
+                            break;
+                        }
+                    }
+                });
+            }
+            Ok(Response::from_body(worker::ResponseBody::Stream(stream))?.with_headers(headers_of(&headers)?))
+        }
+    }
+}
+
+/// An [`Answer`] as a response.
+pub fn answer(a: Answer) -> Result<Response> {
+    Ok(Response::from_bytes(a.body)?.with_status(a.status).with_headers(headers_of(&a.headers)?))
 }

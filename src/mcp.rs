@@ -13,8 +13,7 @@ use crate::platform::AgentMemory;
 use durable::inbound::{Inbound, SessionKey};
 use durable::mcp::server::{self, Backend, Transport};
 use durable::mcp::transport::{CORS_HEADERS, PREFLIGHT_HEADERS, SESSION_HEADER};
-use durable::protocol::session::{AnswerReply, ANSWER_PATH};
-use durable::protocol::SESSION_BINDING;
+use durable::protocol::session::{AnswerReply, AnswerRequest, EnqueueRequest};
 use durable::settings::api::Caller;
 use durable::settings::Vars;
 use serde_json::json;
@@ -39,17 +38,12 @@ impl Backend for WorkerBackend<'_> {
         &self.memory
     }
     async fn enqueue(&self, key: &SessionKey, inbound: &Inbound) -> std::result::Result<bool, String> {
-        objects::enqueue(self.env, key, inbound).await.map_err(|e| e.to_string())
+        let req = EnqueueRequest::of(key, inbound);
+        objects::call(self.env, &req).await.map(|r| r.queued).map_err(|e| e.to_string())
     }
     async fn answer(&self, key: &SessionKey, request: &str) -> std::result::Result<AnswerReply, String> {
-        let encoded: String = request
-            .bytes()
-            .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
-            .collect();
-        let path = format!("{ANSWER_PATH}?request={encoded}");
-        objects::call::<(), _>(self.env, SESSION_BINDING, &key.render(), Method::Get, &path, None)
-            .await
-            .map_err(|e| e.to_string())
+        let req = AnswerRequest { session_key: key.clone(), request: request.to_owned() };
+        objects::call(self.env, &req).await.map_err(|e| e.to_string())
     }
     async fn sleep(&self, ms: u64) {
         adapters::sleep(ms).await

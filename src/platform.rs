@@ -53,16 +53,14 @@ impl DoPlatform {
 }
 
 impl DoPlatform {
-    /// A typed call to the agent's Agent object.
-    async fn agent_call<Req: serde::Serialize, Resp: serde::de::DeserializeOwned>(
+    /// A typed call to another object (the agent's Agent object, a peer session).
+    async fn agent_call<C: durable::protocol::call::Call>(
         &self,
-        path: &str,
-        body: &Req,
-    ) -> Result<Resp, durable::ports::StorageError> {
-        let (env, agent) = (&self.memory.env, &self.memory.agent);
-        crate::objects::call(env, durable::protocol::AGENT_BINDING, agent, worker::Method::Post, path, Some(body))
+        call: &C,
+    ) -> Result<C::Reply, durable::ports::StorageError> {
+        crate::objects::call(&self.memory.env, call)
             .await
-            .map_err(|e| durable::ports::StorageError(format!("{path}: {e}")))
+            .map_err(|e| durable::ports::StorageError(format!("{}: {e}", C::PATH)))
     }
 }
 
@@ -91,40 +89,40 @@ impl Platform for DoPlatform {
         adapters::now_ms()
     }
     async fn pins(&self) -> Result<durable::protocol::pins::Pins, durable::ports::StorageError> {
-        crate::agent_do::pins_of(&self.memory.env, &self.memory.agent).await
+        self.agent_call(&durable::protocol::agent::PinsGet { agent: self.memory.agent.clone() }).await
     }
     async fn meter(
         &self,
         req: &durable::protocol::usage::MeterRequest,
     ) -> Result<durable::protocol::usage::MeterReply, durable::ports::StorageError> {
-        crate::agent_do::meter(&self.memory.env, req).await
+        self.agent_call(req).await
     }
     async fn reminders(
         &self,
         call: &durable::protocol::reminders::ReminderCall,
     ) -> Result<durable::protocol::reminders::ReminderReply, durable::ports::StorageError> {
-        crate::agent_do::reminders(&self.memory.env, &self.memory.agent, call).await
+        self.agent_call(call).await
     }
     async fn session_start(
         &self,
         req: &durable::protocol::workspace::SessionStartRequest,
     ) -> Result<durable::protocol::workspace::SessionStartReply, durable::ports::StorageError> {
-        crate::agent_do::session_start(&self.memory.env, req).await
+        self.agent_call(req).await
     }
     async fn mcp_catalog(&self) -> Result<durable::protocol::mcp::McpCatalog, durable::ports::StorageError> {
-        crate::agent_do::mcp_catalog_of(&self.memory.env, &self.memory.agent).await
+        self.agent_call(&durable::protocol::mcp::McpToolsRequest { agent: self.memory.agent.clone() }).await
     }
     async fn people(
         &self,
         call: &durable::protocol::people::PeopleCall,
     ) -> Result<durable::protocol::people::PeopleReply, durable::ports::StorageError> {
-        self.agent_call(durable::protocol::people::PEOPLE_PATH, call).await
+        self.agent_call(call).await
     }
     async fn approvals(
         &self,
         call: &durable::protocol::approvals::ApprovalCall,
     ) -> Result<durable::protocol::approvals::ApprovalState, durable::ports::StorageError> {
-        self.agent_call(durable::protocol::approvals::APPROVALS_PATH, call).await
+        self.agent_call(call).await
     }
     fn secret(&self, name: &str) -> Option<String> {
         durable::settings::setting(&crate::adapters::EnvVars::of(&self.memory.env), &self.memory.agent, name)
@@ -153,16 +151,15 @@ impl Platform for DoPlatform {
         &self,
         req: &durable::protocol::tasks::TaskRequest,
     ) -> Result<durable::protocol::tasks::TaskReply, durable::ports::StorageError> {
-        crate::agent_do::tasks(&self.memory.env, req).await
+        self.agent_call(req).await
     }
     async fn stop_session(
         &self,
         key: &durable::inbound::SessionKey,
         req: &durable::protocol::api::StopRequest,
     ) -> Result<(), durable::ports::StorageError> {
-        crate::objects::stop_session(&self.memory.env, key, req)
-            .await
-            .map_err(|e| durable::ports::StorageError(e.to_string()))
+        let stop = durable::protocol::api::StopSession { session_key: key.clone(), stop: req.clone() };
+        self.agent_call(&stop).await.map(drop)
     }
     async fn start_sandbox(
         &self,

@@ -68,10 +68,12 @@ pub mod settings;
 
 pub mod apart;
 pub mod clock;
+pub mod http_api;
 pub mod inbound;
 pub mod order;
 pub mod protocol;
 pub mod retry;
+pub mod serving;
 pub mod storage;
 pub mod text;
 pub mod toolkit;

@@ -36,12 +36,12 @@ const FLOORS: &[&[&str]] = &[
     // The ports through which the runtime touches the world.
     &["ports"],
     // Small features on the ports.
-    &["retry", "storage", "routing", "api", "console", "codemode", "people", "approvals"],
+    &["retry", "storage", "serving", "routing", "api", "console", "codemode", "people", "approvals"],
     // Features.
     &["web", "llm", "usage", "workspace", "channels"],
     // Voice asks the channels' table which chats take voice notes.
     &["delivery", "prompt", "tools", "scheduled", "memory", "tasks", "reminders", "voice"],
-    &["media", "mcp", "dreaming"],
+    &["media", "mcp", "dreaming", "http_api"],
     // The objects' logic.
     &["session", "agent"],
 ];
@@ -303,4 +303,36 @@ fn the_scan_sees_what_it_checks() {
     assert!(paths_after("xcrate::a", "crate::").is_empty());
     assert_eq!(floor_of("session"), Some(FLOORS.len() - 1));
     assert_eq!(floor_of("inbound"), Some(0));
+}
+
+/// The objects' classes in `src/` are wrappers: their routes are the hosts'
+/// (`durable::agent::serve`, `durable::session::serve`), and every call
+/// between objects is a typed `objects::call::<C>()` (or its relay), so no
+/// path is spelled in the Worker's object files and only `src/objects.rs`
+/// reaches a stub.
+#[test]
+fn the_worker_objects_are_thin_and_call_each_other_by_type() {
+    let src = root().join("../src");
+    let mut problems = Vec::new();
+    for (file, max_lines) in [("agent_do.rs", 200), ("session_do.rs", 200)] {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        if text.lines().count() >= max_lines {
+            problems.push(format!("src/{file} has {} lines (under {max_lines})", text.lines().count()));
+        }
+        if code(&text).contains("\"/") {
+            problems.push(format!("src/{file} spells a path: routes belong in durable's serve.rs"));
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for p in files {
+        let rel = p.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        let text = code(&std::fs::read_to_string(&p).unwrap());
+        for raw in ["call_raw", "stub_fetch"] {
+            if text.contains(raw) && !matches!(rel.as_str(), "objects.rs" | "js.rs") {
+                problems.push(format!("src/{rel} uses {raw}: call objects through objects::call::<C>()"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "object glue in the Worker:\n{}", problems.join("\n"));
 }

@@ -1,36 +1,15 @@
-//! Admin routes for pinned guardrail files (seed 001). Each agent's pins
-//! live in its Agent object (`/pins/...` in `agent/pins.rs`); these routes
-//! fan out to the objects:
-//! - `GET /api/agents/{id}/pins`: per pinned file, pinned vs template hash,
-//!   both contents, `updateAvailable`;
-//! - `POST /api/agents/{id}/pins/{file}/accept`: advance one agent's pin;
-//! - `POST /api/templates/{template}/pins/{file}/accept`: every configured
-//!   agent whose `TEMPLATE` is `template`, one template read, per-agent results;
-//! - `GET /api/pins/pending`: the agents with an update waiting.
+//! `POST /api/templates/{template}/pins/{file}/accept`: every configured
+//! agent whose `TEMPLATE` is `template` advances its pin of `file`, one
+//! template read, per-agent results. (The other pins routes only ask the
+//! Agent objects: `durable::http_api`.)
 
 use crate::adapters::{EnvVars, R2};
-use crate::http::{forward_json as forward, json_response};
-use crate::objects::{call, call_raw};
-use durable::protocol::agent::{PinStatusReply, PinsRefusal, PinsRequest, PINS_ACCEPT_PATH, PINS_STATUS_PATH};
-use durable::protocol::AGENT_BINDING;
+use crate::http::json_response;
+use crate::objects::call;
+use durable::protocol::agent::{PinsAccept, PinsRequest};
 use durable::workspace::pins::{self, PinError};
 use serde_json::json;
-use worker::{Env, Method, Response, Result};
-
-/// `GET /api/agents/{id}/pins`.
-pub async fn status(env: &Env, agent: &str) -> Result<Response> {
-    let path = format!("{PINS_STATUS_PATH}?agent={agent}");
-    forward(call_raw(env, AGENT_BINDING, agent, Method::Get, &path, None).await?)
-}
-
-/// `POST /api/agents/{id}/pins/{file}/accept`.
-pub async fn accept(env: &Env, agent: &str, file: &str) -> Result<Response> {
-    let body = PinsRequest { agent: agent.to_owned(), file: Some(file.to_owned()), sha256: None };
-    forward(
-        call_raw(env, AGENT_BINDING, agent, Method::Post, PINS_ACCEPT_PATH, Some(serde_json::to_string(&body)?))
-            .await?,
-    )
-}
+use worker::{Env, Response, Result};
 
 /// The configured agents whose template is `template`, in `AGENTS` order.
 fn agents_on(env: &Env, template: &str) -> Vec<String> {
@@ -53,16 +32,10 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
     let r2 = R2::from_env(env)?;
     let result = pins::accept_bulk(&r2, template, file, &agents, |agent, accepted| async move {
         let body = PinsRequest { agent: agent.clone(), file: Some(accepted.file), sha256: Some(accepted.sha256) };
-        let body = serde_json::to_string(&body).map_err(|e| e.to_string())?;
-        match call_raw(env, AGENT_BINDING, &agent, Method::Post, PINS_ACCEPT_PATH, Some(body)).await {
-            Ok((200, _)) => Ok(()),
-            Ok((status, text)) => {
-                let why = hearth_json::from_slice::<PinsRefusal>(text.as_bytes())
-                    .map(|r| r.error)
-                    .unwrap_or_else(|_| "failed".into());
-                Err(format!("{status}: {why}"))
-            }
-            Err(e) => Err(e.to_string()),
+        match call(env, &PinsAccept(body)).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.status == 0 => Err(e.message),
+            Err(e) => Err(format!("{}: {}", e.status, e.message)),
         }
     })
     .await;
@@ -80,27 +53,4 @@ pub async fn accept_bulk(env: &Env, template: &str, file: &str) -> Result<Respon
             json_response(&json!({"ok": false, "error": e.to_string()}), status)
         }
     }
-}
-
-/// `GET /api/pins/pending`: every agent with a template, and which of its
-/// pinned files have an update waiting (agents without one are left out).
-pub async fn pending(env: &Env) -> Result<Response> {
-    let vars = EnvVars::of(env);
-    let mut waiting = Vec::new();
-    let mut errors = Vec::new();
-    for agent in durable::settings::agent_ids(&vars) {
-        let Ok(Some(template)) = durable::settings::overlay::template(&vars, &agent) else { continue };
-        let path = format!("{PINS_STATUS_PATH}?agent={agent}");
-        match call::<(), PinStatusReply>(env, AGENT_BINDING, &agent, Method::Get, &path, None).await {
-            Ok(reply) => {
-                let files: Vec<&str> =
-                    reply.files.iter().filter(|f| f.update_available).map(|f| f.file.as_str()).collect();
-                if !files.is_empty() {
-                    waiting.push(json!({"agent": agent, "template": template, "files": files}));
-                }
-            }
-            Err(e) => errors.push(json!({"agent": agent, "error": e.to_string()})),
-        }
-    }
-    json_response(&json!({"agents": waiting, "errors": errors}), 200)
 }

@@ -15,8 +15,6 @@ use crate::adapters::{self, EnvVars};
 use crate::http::read_body_limited;
 use durable::api::{idempotency_key, new_thread_id, parse_ask, thread_session, turn_request, MAX_BODY_BYTES};
 use durable::ports::LogLevel;
-use durable::protocol::api::TURN_PATH;
-use durable::protocol::SESSION_BINDING;
 use durable::settings::api::Caller;
 use worker::{Env, Request, Response, Result};
 
@@ -49,13 +47,10 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
     };
     let turn =
         turn_request(key.clone(), caller, &thread, &ask, &idem, stream, header("last-event-id"), adapters::now_ms());
-    let body = serde_json::to_vec(&turn)?;
-    let url = format!("https://object{TURN_PATH}");
     let attempts = if stream { 1 } else { GENERATE_ATTEMPTS };
     let mut last = String::new();
     for attempt in 1..=attempts {
-        let object_req = crate::js::request("POST", &url, &[], Some(&body), None)?;
-        match crate::js::stub_fetch(env, SESSION_BINDING, &key.render(), &object_req).await {
+        match crate::objects::open(env, &turn).await {
             // The event stream, passed through as the object writes it.
             Ok(resp) if stream => return Ok(Response::from(resp)),
             // A small JSON answer: read whole and sent with its length (a
@@ -71,43 +66,6 @@ pub async fn turn(mut req: Request, env: &Env, agent: &str, caller: &Caller, str
         503,
         &format!("the thread's session could not be reached ({last}); ask again with the same Idempotency-Key"),
     )
-}
-
-/// `POST /api/agents/{id}/threads/{threadId}/stop` (`{"idempotencyKey"}`
-/// optional): stops the answer the thread's session is writing. 200
-/// `{"stopped": true}`, or `{"stopped": false, "reason"}` when none was.
-pub async fn stop(mut req: Request, env: &Env, agent: &str, caller: &Caller, thread: &str) -> Result<Response> {
-    let body = match read_body_limited(&mut req, 4096).await {
-        Ok(b) => b,
-        Err(resp) => return resp,
-    };
-    let stop = match durable::api::parse_stop(&body, caller) {
-        Ok(s) => s,
-        Err(e) => return api_error(e),
-    };
-    let agent_id = match r2_layout::AgentId::parse(agent) {
-        Ok(a) => a,
-        Err(e) => return json_error(404, &e.to_string()),
-    };
-    let thread = crate::http::percent_decode(thread);
-    let key = match thread_session(&agent_id, caller, &thread) {
-        Ok(k) => k,
-        Err(e) => return api_error(e),
-    };
-    let path = durable::protocol::api::STOP_PATH;
-    let body = serde_json::to_string(&stop)?;
-    let (status, reply) =
-        crate::objects::call_raw(env, SESSION_BINDING, &key.render(), worker::Method::Post, path, Some(body)).await?;
-    match status {
-        200 => Ok(Response::ok(reply)?.with_headers(json_headers()?)),
-        _ => json_error(503, &format!("the thread's session could not be reached: {reply}")),
-    }
-}
-
-fn json_headers() -> Result<worker::Headers> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    Ok(headers)
 }
 
 /// A Session object's JSON answer as a response of known length.

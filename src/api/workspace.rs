@@ -17,8 +17,7 @@ use crate::adapters::R2;
 use crate::http::{json_response, percent_decode, query, read_body_limited};
 use crate::objects::call;
 use durable::ports::{ObjectStore, PutOptions};
-use durable::protocol::agent::{PinStatusReply, PINS_STATUS_PATH};
-use durable::protocol::AGENT_BINDING;
+use durable::protocol::agent::{PinStatusReply, PinsStatus};
 use durable::workspace::admin::{self, AdminError, LayerRef};
 use r2_layout::AgentId;
 use serde_json::json;
@@ -149,8 +148,7 @@ async fn pin_status(
     if !has_template {
         return Ok(None);
     }
-    let path = format!("{PINS_STATUS_PATH}?agent={agent}");
-    call::<(), PinStatusReply>(env, AGENT_BINDING, agent, Method::Get, &path, None).await.map(Some).map_err(storage)
+    call(env, &PinsStatus { agent: agent.to_owned() }).await.map(Some).map_err(storage)
 }
 
 /// One file of the agent as the overlay resolves it: its keys read in the

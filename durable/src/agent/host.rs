@@ -16,7 +16,7 @@ use crate::protocol::agent::{
     TickRequest,
 };
 use crate::protocol::mcp::{McpCatalog, McpToolsRequest};
-use crate::protocol::memory::{error_json, MemoryCallError};
+use crate::protocol::memory::{MemoryCall, MemoryCallError, MemoryReply};
 use crate::protocol::pins::{AcceptOutcome, Pins};
 use crate::protocol::session::SessionTouch;
 use crate::scheduled::view::{self, ScheduleStatus, TicksRun};
@@ -24,7 +24,6 @@ use crate::scheduled::SessionQueue;
 use crate::settings::{agent_ids, memory_bm25, memory_conversation_ranking, Vars};
 use crate::workspace::pins::{self as pin_ops, Accepted, PinError, PinStore};
 use r2_layout::AgentId;
-use serde_json::{json, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -229,62 +228,32 @@ where
     // ------------------------------------------------------------ memory
 
     /// Applies `agent`'s `MEMORY_BM25_K1` / `MEMORY_BM25_B` and
-    /// `MEMORY_CONVERSATION_RANKING` (the object does
-    /// not know which agent it serves otherwise). Err: a reply naming the
-    /// invalid setting.
-    fn apply_memory_settings(&self, agent: &str) -> Result<(), Value> {
-        let unavailable = |message: String| json!({"ok": false, "error": "unavailable", "message": message});
-        let params = memory_bm25(self.runtime.vars(), agent).map_err(|e| unavailable(e.to_string()))?;
-        let ranking =
-            memory_conversation_ranking(self.runtime.vars(), agent).map_err(|e| unavailable(e.to_string()))?;
+    /// `MEMORY_CONVERSATION_RANKING` (the object does not know which agent
+    /// it serves otherwise). Err: the invalid setting, named (and logged).
+    pub fn apply_memory_settings(&self, agent: &str) -> Result<(), MemoryCallError> {
+        let unavailable = |e: &dyn std::fmt::Display| MemoryCallError::Unavailable(e.to_string());
+        let params = memory_bm25(self.runtime.vars(), agent).map_err(|e| unavailable(&e))?;
+        let ranking = memory_conversation_ranking(self.runtime.vars(), agent).map_err(|e| unavailable(&e))?;
         self.with_hub(|hub| {
             hub.set_conversation_ranking(ranking);
             hub.set_bm25(params)
         })
-        .map_err(|e| unavailable(e.to_string()))
+        .map_err(|e| unavailable(&e))
+        .inspect_err(|e| self.runtime.log(LogLevel::Error, &format!("memory settings: {e}")))
     }
 
-    /// A memory call as JSON (`POST /memory/call?agent=`, what Session
-    /// objects send): the status and `{"ok": true, ...reply}` or the error.
-    pub fn memory_call(&self, agent: Option<&str>, body: &[u8]) -> (u16, Value) {
-        if let Some(agent) = agent {
-            if let Err(reply) = self.apply_memory_settings(agent) {
-                self.runtime.log(LogLevel::Error, &format!("memory settings: {reply}"));
-                return (500, reply);
-            }
+    /// A memory call (`POST /memory/call`, what Session objects send).
+    pub fn memory_call(&self, call: MemoryCall) -> Result<MemoryReply, MemoryCallError> {
+        let result = self.with_hub(|hub| hub.call(call));
+        if let Err(e @ MemoryCallError::Unavailable(_)) = &result {
+            self.runtime.log(LogLevel::Error, &format!("memory call failed: {e}"));
         }
-        let (status, reply) = self.with_hub(|hub| hub.call_json(body));
-        if status == 503 {
-            self.runtime.log(LogLevel::Error, &format!("memory call failed: {reply}"));
-        }
-        (status, reply)
+        result
     }
 
-    /// The same calls by name (`op`, `search`, `get`), for the admin API and
-    /// the bench: the body is the call's fields without `call`.
-    pub fn memory_named(&self, agent: Option<&str>, name: &str, body: &[u8]) -> (u16, Value) {
-        let mut v: Value = match hearth_json::from_slice(body) {
-            Ok(v) => v,
-            Err(e) => return (400, error_json(&MemoryCallError::Rejected(e.to_string()))),
-        };
-        if let Some(o) = v.as_object_mut() {
-            o.insert("call".into(), Value::String(name.to_owned()));
-            if name == "search" && !o.contains_key("k") {
-                o.insert("k".into(), json!(10));
-            }
-        }
-        self.memory_call(agent, &serde_json::to_vec(&v).unwrap_or_default())
-    }
-
-    /// A store's statistics, or (no store named) the stores loaded in RAM.
-    pub fn memory_stats(&self, agent: Option<&str>, store: Option<&str>) -> (u16, Value) {
-        match store {
-            None => (200, json!({"ok": true, "loaded": self.with_hub(|hub| hub.loaded())})),
-            Some(store) => {
-                let body = json!({"call": "stats", "store": store}).to_string();
-                self.memory_call(agent, body.as_bytes())
-            }
-        }
+    /// The stores loaded in the object's memory.
+    pub fn loaded_stores(&self) -> Vec<String> {
+        self.with_hub(|hub| hub.loaded())
     }
 
     /// Checkpoints the loaded stores that have a log (cheap to call often).

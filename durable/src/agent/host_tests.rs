@@ -7,7 +7,8 @@ use crate::protocol::agent::{PinsRequest, TickRequest};
 use crate::protocol::session::SessionTouch;
 use crate::scheduled::view::TicksRun;
 use crate::scheduled::{EnqueueOptions, EnqueueOutcome, SessionCounters, SessionQueue};
-use crate::testing::{MemSql, MemStore};
+use crate::serving::Incoming;
+use crate::testing::{MemSql, MemStore, TestStreams};
 use futures::executor::block_on;
 use serde_json::json;
 use std::cell::{Cell, RefCell};
@@ -110,6 +111,14 @@ impl AgentRuntime for Runtime {
     fn log(&self, _: LogLevel, _: &str) {}
 }
 
+/// A memory call through the object's route, as a Session sends it: the
+/// status and the JSON answer.
+pub(super) fn memory(h: &AgentHost<Runtime>, call: &serde_json::Value) -> (u16, serde_json::Value) {
+    let req = Incoming::post(crate::protocol::memory::CALL_PATH, call.to_string()).with_query("agent", "main");
+    let answer = block_on(super::serve::serve(h, &req, &TestStreams::default())).answer().unwrap();
+    (answer.status, hearth_json::from_slice(&answer.body).unwrap())
+}
+
 pub(super) fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
     AgentHost::new(Runtime {
         sql: Rc::new(MemSql::default()),
@@ -147,24 +156,6 @@ fn the_mcp_catalog_is_the_agents_own_with_its_own_secrets() {
     drop(sent);
     let cached = block_on(h.mcp_catalog(&McpToolsRequest { agent: "work".into() }, true)).unwrap();
     assert_eq!((cached.listed_now, h.runtime().http.requests.borrow().len()), (0, 1));
-}
-
-#[test]
-fn memory_calls_answer_in_the_wire_format_and_apply_the_agents_settings() {
-    let h = host(&[("MEMORY_BM25_K1", "0.9")]);
-    let add = json!({"call": "op", "store": "main", "op": {"op": "add", "name": "tea", "content": "Olga likes green tea", "kind": "note", "created_at": 1}});
-    let (status, reply) = h.memory_call(Some("main"), add.to_string().as_bytes());
-    assert_eq!((status, reply["ok"].as_bool()), (200, Some(true)), "{reply}");
-    let (status, reply) = h.memory_named(Some("main"), "search", br#"{"store": "main", "query": "tea"}"#);
-    assert_eq!(status, 200);
-    assert_eq!(reply["hits"][0]["entry"]["name"], "tea");
-    let (status, reply) = h.memory_call(Some("main"), b"not json");
-    assert_eq!((status, reply["ok"].as_bool()), (400, Some(false)));
-    let bad = host(&[("MEMORY_BM25_B", "7")]);
-    let (status, reply) = bad.memory_call(Some("main"), add.to_string().as_bytes());
-    assert_eq!(status, 500);
-    assert!(reply["message"].as_str().unwrap_or("").contains("MEMORY_BM25_B"), "{reply}");
-    assert_eq!(h.memory_stats(None, None).1["loaded"], json!(["main"]));
 }
 
 #[test]
@@ -264,11 +255,11 @@ fn the_nightly_tick_dreams_once_with_one_llm_call() {
     let night = 1_776_913_200_000;
     let h = host(&[("OWNER_IDS", "telegram:1"), ("HEARTBEAT_ENABLED", "false"), ("LLM_API_KEY", "k")]);
     let add = json!({"call": "op", "store": "main", "op": {"op": "add", "name": "tz", "content": "Olga's time zone is America/Bogota", "kind": "note", "created_at": 1}});
-    h.memory_call(Some("main"), add.to_string().as_bytes());
+    memory(&h, &add);
     for (d, q) in [(3, "Olga's time zone"), (2, "America Bogota"), (1, "bogota time zone")] {
         h.runtime().now.set(night - d * day);
         let search = json!({"call": "search", "store": "main", "query": q, "k": 5, "record": true});
-        assert_eq!(h.memory_call(Some("main"), search.to_string().as_bytes()).0, 200);
+        assert_eq!(memory(&h, &search).0, 200);
     }
     let answer = json!({"decisions": [{"id": 1, "promote": true, "fact": "Olga's time zone is America/Bogota"}]});
     h.runtime().http.push_json(
@@ -290,7 +281,7 @@ fn the_nightly_tick_dreams_once_with_one_llm_call() {
     let memory = String::from_utf8(memory).unwrap();
     assert!(memory.starts_with("## Dreamed 2026-04-23 03:00 UTC\n- Olga's time zone is America/Bogota _(score="));
     // my_stats' figures come from the sweep; the tokens are in the schedule's ledger.
-    let (_, stats) = h.memory_stats(Some("main"), Some("main"));
+    let (_, stats) = super::host_tests::memory(&h, &json!({"call": "stats", "store": "main"}));
     assert_eq!(
         (stats["stats"]["memories_promoted"].as_u64(), stats["stats"]["last_dream_ts"].as_i64()),
         (Some(1), Some(night))
@@ -421,11 +412,11 @@ fn the_sweep_is_skipped_when_the_budgets_background_share_is_spent() {
     let night = 1_776_913_200_000;
     let h = host(&[("LLM_PRICES", FLAT), ("BUDGET_DAILY_USD", "1"), ("HEARTBEAT_ENABLED", "false")]);
     let add = json!({"call": "op", "store": "main", "op": {"op": "add", "name": "tz", "content": "Olga's time zone is America/Bogota", "kind": "note", "created_at": 1}});
-    h.memory_call(Some("main"), add.to_string().as_bytes());
+    memory(&h, &add);
     for (d, q) in [(3, "Olga's time zone"), (2, "America Bogota"), (1, "bogota time zone")] {
         h.runtime().now.set(night - d * day);
         let search = json!({"call": "search", "store": "main", "query": q, "k": 5, "record": true});
-        h.memory_call(Some("main"), search.to_string().as_bytes());
+        memory(&h, &search);
     }
     h.runtime().now.set(night);
     // 95 % of today's budget is spent by conversations: background work stops at 90 %.

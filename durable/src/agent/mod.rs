@@ -20,6 +20,7 @@ pub mod people;
 mod people_tests;
 pub mod registry;
 pub mod reminders;
+pub mod serve;
 pub mod strangers;
 pub mod tasks;
 #[cfg(test)]

@@ -31,8 +31,8 @@ mod tests;
 
 use crate::ports::Sql;
 use crate::protocol::memory::{
-    encode_result, error_json, valid_store_name, EvidenceView, MemoryCall, MemoryCallError, MemoryHit, MemoryReply,
-    NoteSummary, StoreStats, MAX_LIST,
+    valid_store_name, EvidenceView, MemoryCall, MemoryCallError, MemoryHit, MemoryReply, NoteSummary, StoreStats,
+    MAX_LIST,
 };
 use backend::SqlMemoryBackend;
 use evidence::EvidenceBook;
@@ -349,16 +349,6 @@ impl<S: Sql> MemoryHub<S> {
     /// The SQLite the hub keeps its stores in.
     pub fn sql(&self) -> &Rc<S> {
         &self.sql
-    }
-
-    /// Answers a call given as JSON (the Agent object's `/memory/call`): the
-    /// reply is `{"ok": true, ...reply}` or `{"ok": false, "error": ..., "message": ...}`.
-    pub fn call_json(&mut self, body: &[u8]) -> (u16, serde_json::Value) {
-        let call: MemoryCall = match hearth_json::from_slice(body) {
-            Ok(c) => c,
-            Err(e) => return (400, error_json(&MemoryCallError::Rejected(format!("bad memory call: {e}")))),
-        };
-        encode_result(self.call(call))
     }
 
     /// Off the request path (the Agent object's alarm): checkpoints every

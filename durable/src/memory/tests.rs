@@ -205,13 +205,8 @@ fn a_listing_pages_a_stores_entries_newest_first_with_a_short_summary() {
     }
     hub.call(MemoryCall::Op { store: "group:telegram:-100".into(), op: add("theirs", "group only") }).unwrap();
     let list = |hub: &mut MemoryHub<MemSql>, store: &str, offset, limit| {
-        let (status, v) = hub.call_json(
-            serde_json::to_string(&json!({"call": "list", "store": store, "offset": offset, "limit": limit}))
-                .unwrap()
-                .as_bytes(),
-        );
-        assert_eq!(status, 200, "{v}");
-        v
+        let reply = hub.call(MemoryCall::List { store: store.into(), offset, limit }).unwrap();
+        serde_json::to_value(reply).unwrap()
     };
     let v = list(&mut hub, "main", 0, 2);
     assert_eq!(v["total"], 3);
@@ -232,7 +227,8 @@ fn a_listing_pages_a_stores_entries_newest_first_with_a_short_summary() {
     for i in 0..(MAX_LIST + 5) {
         hub.call(MemoryCall::Op { store: "big".into(), op: add(&format!("n{i}"), "x") }).unwrap();
     }
-    let (_, v) = hub.call_json(br#"{"call":"list","store":"big"}"#);
+    let defaults: MemoryCall = hearth_json::from_str(r#"{"call":"list","store":"big"}"#).unwrap();
+    let v = serde_json::to_value(hub.call(defaults).unwrap()).unwrap();
     assert_eq!(
         (v["notes"].as_array().unwrap().len(), v["notes"][0]["name"].clone()),
         (50, json!(format!("n{}", MAX_LIST + 4)))
@@ -241,29 +237,31 @@ fn a_listing_pages_a_stores_entries_newest_first_with_a_short_summary() {
 }
 
 #[test]
-fn json_calls_and_errors_round_trip() {
+fn calls_and_errors_as_the_agent_object_sends_them() {
     let sql = Rc::new(MemSql::default());
     let mut hub = MemoryHub::new(sql);
-    let (status, v) = hub.call_json(br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"oolong","kind":"note","created_at":5}}"#);
-    assert_eq!(status, 200, "{v}");
-    assert_eq!(v, json!({"ok": true, "reply": "applied", "id": 1, "name": "tea"}));
-    let (status, v) = hub.call_json(
-        br#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"x","kind":"note","created_at":5}}"#,
+    let call = |json: &str| -> MemoryCall { hearth_json::from_str(json).unwrap() };
+    let add = call(
+        r#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"oolong","kind":"note","created_at":5}}"#,
     );
-    assert_eq!(status, 422);
-    let err = decode_reply(status, &serde_json::to_vec(&v).unwrap()).unwrap_err();
+    let reply = hub.call(add).unwrap();
+    assert_eq!(serde_json::to_value(&reply).unwrap(), json!({"reply": "applied", "id": 1, "name": "tea"}));
+    let again = call(
+        r#"{"call":"op","store":"main","op":{"op":"add","name":"tea","content":"x","kind":"note","created_at":5}}"#,
+    );
+    let err = hub.call(again).unwrap_err();
     assert!(matches!(&err, MemoryCallError::Rejected(m) if m.contains("already used")), "{err:?}");
-    let (status, _) = hub.call_json(b"{nonsense");
-    assert_eq!(status, 400);
-    let (status, v) = hub.call_json(br#"{"call":"search","store":"main","query":"OOLONG","k":3}"#);
-    assert_eq!(status, 200);
-    let reply = decode_reply(status, &serde_json::to_vec(&v).unwrap()).unwrap();
-    let MemoryReply::Hits { hits } = reply else { panic!() };
+    assert_eq!(err.status(), 422);
+    assert!(hearth_json::from_str::<MemoryCall>("{nonsense").is_err());
+    let search = hub.call(call(r#"{"call":"search","store":"main","query":"OOLONG","k":3}"#)).unwrap();
+    // The reply reads back as the Session's side reads it.
+    let wire = serde_json::to_string(&search).unwrap();
+    let MemoryReply::Hits { hits } = hearth_json::from_str(&wire).unwrap() else { panic!("{wire}") };
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].entry.created_at, 5);
     assert!(hits[0].score > 0.0);
-    let (status, _) = hub.call_json(br#"{"call":"stats","store":""}"#);
-    assert_eq!(status, 422, "empty store name refused");
+    let empty = hub.call(call(r#"{"call":"stats","store":""}"#)).unwrap_err();
+    assert_eq!(empty.status(), 422, "empty store name refused");
 }
 
 #[test]

@@ -3,10 +3,13 @@
 //! calls are in [`super::memory`].) Requests name the agent: an object does
 //! not know its own name.
 
+use super::call::{agent_query, impl_call};
 use crate::inbound::SessionKey;
 use crate::protocol::pins::{AcceptOutcome, PinStatusFile, Pins};
 use serde::{Deserialize, Serialize};
 
+/// `GET` → `{"ok": true}`.
+pub const HEALTH_PATH: &str = "/health";
 /// `POST` [`super::session::SessionTouch`] → `{"ok": true}`.
 pub const TOUCH_PATH: &str = "/sessions/touch";
 /// `GET` → `Vec<`[`SessionEntry`]`>`, most recently active first.
@@ -122,13 +125,6 @@ pub struct AcceptReply {
     pub accepted: AcceptOutcome,
 }
 
-/// A refused pins call: `{"ok": false, "error": "..."}` with a 4xx/5xx status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PinsRefusal {
-    pub ok: bool,
-    pub error: String,
-}
-
 /// The cron trigger's time, for one agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -164,3 +160,65 @@ pub struct StrangerNoticeReply {
 
 /// Pins as a Session reads them.
 pub type PinsReply = Pins;
+
+/// A read that names only its agent (`GET`, `?agent=` where the object needs it).
+macro_rules! agent_read {
+    ($(#[$doc:meta])* $ty:ident => $path:expr, $reply:ty $(, $query:ident)?) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+        pub struct $ty {
+            pub agent: String,
+        }
+        impl_call!($ty => Agent Get $path, $reply, |r| r.agent.clone() $(, query |r| $query(&r.agent))?);
+    };
+}
+pub(crate) use agent_read;
+
+agent_read!(
+    /// The session registry.
+    SessionsRequest => SESSIONS_PATH, Vec<SessionEntry>);
+agent_read!(
+    /// The pins a Session reads once per turn.
+    PinsGet => PINS_GET_PATH, Pins, agent_query);
+agent_read!(
+    /// Pinned vs current template content.
+    PinsStatus => PINS_STATUS_PATH, PinStatusReply, agent_query);
+agent_read!(
+    /// The schedule view (`crate::scheduled::view::ScheduleStatus`, relayed unread).
+    ScheduleStatusRequest => SCHEDULE_STATUS_PATH, serde_json::Value);
+agent_read!(
+    /// The API threads and the main session.
+    ThreadsRequest => THREADS_LIST_PATH, Vec<ThreadRow>);
+
+/// `POST` [`PinsRequest`]: take the pins now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct PinsInit(pub PinsRequest);
+impl_call!(PinsInit => Agent Post PINS_INIT_PATH, Pins, |r| r.0.agent.clone());
+
+/// `POST` [`PinsRequest`] with `file`: advance a pin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct PinsAccept(pub PinsRequest);
+impl_call!(PinsAccept => Agent Post PINS_ACCEPT_PATH, AcceptReply, |r| r.0.agent.clone());
+
+impl_call!(super::session::SessionTouch => Agent Post TOUCH_PATH, super::call::Ack,
+    |r| r.session_key.agent().as_str().to_owned());
+impl_call!(TickRequest => Agent Post TICK_PATH, TickReply, |r| r.agent.clone());
+impl_call!(PublishRequest => Agent Post NOTIFY_PUBLISH_PATH, Published, |r| r.session_key.agent().as_str().to_owned());
+impl_call!(ThreadCreate => Agent Post THREADS_CREATE_PATH, ThreadRow, |r| r.session_key.agent().as_str().to_owned());
+
+/// How many notices the feed kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Published {
+    pub added: usize,
+}
+
+/// `GET` the notification feed as server-sent events, from after `after`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FeedRequest {
+    pub agent: String,
+    pub after: Option<i64>,
+}
+impl_call!(FeedRequest => Agent Get NOTIFY_STREAM_PATH, serde_json::Value, |r| r.agent.clone(),
+    query |r| r.after.map(|a| format!("after={a}")).unwrap_or_default());

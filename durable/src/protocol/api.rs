@@ -11,6 +11,7 @@
 //! the answer it is): a client that reconnects with `Last-Event-ID` is sent
 //! only what comes after it.
 
+use super::call::impl_call;
 use crate::inbound::{Inbound, SessionKey};
 use r2_layout::Usage;
 use serde::{Deserialize, Serialize};
@@ -148,6 +149,26 @@ impl ApiOutcome {
         sse_event(if status == 200 { "done" } else { "error" }, None, &body)
     }
 }
+
+impl_call!(ApiTurnRequest => Session Post TURN_PATH, GenerateReply, |r| r.session_key.render());
+
+/// Another session's `delegate` call: the [`ApiOutcome`] itself once the
+/// turn is done (`?as=outcome`), not the HTTP API's reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct AskSession(pub ApiTurnRequest);
+impl_call!(AskSession => Session Post TURN_PATH, ApiOutcome, |r| r.0.session_key.render(),
+    query |_r| "as=outcome".to_owned());
+
+/// `POST` a [`StopRequest`] to `session_key`'s object (the body is the stop).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct StopSession {
+    #[serde(skip)]
+    pub session_key: SessionKey,
+    pub stop: StopRequest,
+}
+impl_call!(StopSession => Session Post STOP_PATH, StopReply, |r| r.session_key.render());
 
 /// One server-sent event. `data` is one line of JSON (serde never writes a
 /// raw newline into a JSON string).

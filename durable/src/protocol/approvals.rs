@@ -3,6 +3,7 @@
 //! owner and, when woken, how it went; the console and the HTTP API list
 //! them and decide.
 
+use super::call::impl_call;
 use crate::inbound::{ChannelKind, SessionKey};
 use serde::{Deserialize, Serialize};
 
@@ -132,3 +133,16 @@ pub struct ApprovalRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<i64>,
 }
+
+impl ApprovalCall {
+    /// The agent it is for (the object's name).
+    pub fn agent(&self) -> &str {
+        match self {
+            ApprovalCall::Ask(a) => &a.agent,
+            ApprovalCall::Status { agent, .. } | ApprovalCall::Decide { agent, .. } | ApprovalCall::List { agent } => {
+                agent
+            }
+        }
+    }
+}
+impl_call!(ApprovalCall => Agent Post APPROVALS_PATH, ApprovalState, |r| r.agent().to_owned());

@@ -4,6 +4,7 @@
 //! `block_actions` payload: a dreaming proposal's, or a tool call's waiting
 //! for approval), and dreaming's admin view.
 
+use super::call::{agent_query, impl_call};
 use crate::inbound::ChannelKind;
 use serde::{Deserialize, Serialize};
 
@@ -55,3 +56,8 @@ pub struct TapOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled: Option<String>,
 }
+
+impl_call!(Tap => Agent Post DREAMS_TAP_PATH, TapOutcome, |r| r.agent.clone());
+super::agent::agent_read!(
+    /// Dreaming's view (settings, the last sweep, proposals; relayed unread).
+    DreamsStatusRequest => DREAMS_STATUS_PATH, serde_json::Value, agent_query);

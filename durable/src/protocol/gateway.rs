@@ -2,6 +2,7 @@
 //! connection per bot token). The cron tick and the admin API ask it to be
 //! connected; the admin API reads its status.
 
+use super::call::impl_call;
 use serde::{Deserialize, Serialize};
 
 /// `POST`: connect unless connected (or stopped on an error, unless `force`).
@@ -49,3 +50,12 @@ pub struct GatewayStatus {
     pub heartbeats: u64,
     pub messages: u64,
 }
+
+impl_call!(EnsureRequest => Gateway Post ENSURE_PATH, GatewayStatus, |r| r.agent.clone());
+
+/// `GET` the connection's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GatewayStatusRequest {
+    pub agent: String,
+}
+impl_call!(GatewayStatusRequest => Gateway Get STATUS_PATH, GatewayStatus, |r| r.agent.clone());

@@ -4,6 +4,7 @@
 //! tools it listed, cached by the Agent object for a while so a new session
 //! does not list every server again.
 
+use super::call::{agent_query, impl_call};
 use crate::inbound::SessionKey;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -126,3 +127,8 @@ pub struct McpCatalog {
 pub struct McpToolsRequest {
     pub agent: String,
 }
+
+impl_call!(McpToolsRequest => Agent Post MCP_TOOLS_PATH, McpCatalog, |r| r.agent.clone());
+super::agent::agent_read!(
+    /// What the catalog's cache holds, listing nothing (the admin view).
+    McpStatusRequest => MCP_STATUS_PATH, McpCatalog, agent_query);

@@ -1,16 +1,25 @@
 //! The memory protocol between a Session object and its agent's Agent object:
 //! which store a session may name, the calls, the replies, and how they
-//! travel as JSON (`{"ok": true, ...reply}` or `{"ok": false, "error", "message"}`).
+//! travel ([`MemoryRequest`]: the reply tagged by `reply`, or a 422/503 refusal).
 //!
 //! A session only ever names its own store ([`store_for`]), so a private note
 //! cannot reach a group: not by a tool call and not by recall.
 
+use super::call::{agent_query, impl_call, CallError};
 use crate::inbound::SessionKey;
 use hearth_memory::{Entry, Kind, MemoryError, Op};
 use serde::{Deserialize, Serialize};
 
-/// `POST ?agent=`: a [`MemoryCall`] → its reply ([`encode_result`]).
+/// `POST ?agent=`: a [`MemoryCall`] → its [`MemoryReply`] ([`MemoryRequest`]).
 pub const CALL_PATH: &str = "/memory/call";
+/// `POST ?agent=` the fields of an `op`, `search` or `get` call without
+/// `call` (the bench's and the tests' shorthand) → the same answers.
+pub const OP_PATH: &str = "/memory/op";
+pub const SEARCH_PATH: &str = "/memory/search";
+pub const GET_PATH: &str = "/memory/get";
+/// `GET ?agent=&store=` → the store's statistics; without `store`, the
+/// stores loaded in the object's memory (`{"loaded": [...]}`).
+pub const STATS_PATH: &str = "/memory/stats";
 
 /// The owner's private store.
 pub const MAIN_STORE: &str = "main";
@@ -298,7 +307,7 @@ pub enum MemoryReply {
         entries: Vec<EvidenceView>,
     },
     /// A `list` page; `total` counts every entry of the store. Written
-    /// only: [`decode_reply`] does not read it (see `MemoryReplyDe`).
+    /// only: the callers do not read it (see `MemoryReplyDe`).
     Notes {
         total: usize,
         offset: usize,
@@ -449,38 +458,43 @@ impl From<MemoryError> for MemoryCallError {
     }
 }
 
-/// The HTTP status and JSON body of a call's result (the Agent object's
-/// `/memory/call` answer; [`decode_reply`] reads it back).
-pub fn encode_result(result: Result<MemoryReply, MemoryCallError>) -> (u16, serde_json::Value) {
-    match result {
-        Ok(reply) => {
-            let mut v = serde_json::to_value(&reply).unwrap_or_default();
-            if let Some(o) = v.as_object_mut() {
-                o.insert("ok".into(), true.into());
-            }
-            (200, v)
+impl MemoryCallError {
+    /// The status a refusal travels with from the Agent object: 422 for a
+    /// refused operation (tell the model), 503 when nothing could be done.
+    pub fn status(&self) -> u16 {
+        match self {
+            MemoryCallError::Rejected(_) => 422,
+            MemoryCallError::Unavailable(_) => 503,
         }
-        Err(e @ MemoryCallError::Rejected(_)) => (422, error_json(&e)),
-        Err(e @ MemoryCallError::Unavailable(_)) => (503, error_json(&e)),
+    }
+
+    /// What happened, without the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            MemoryCallError::Rejected(m) | MemoryCallError::Unavailable(m) => m,
+        }
     }
 }
 
-pub fn error_json(e: &MemoryCallError) -> serde_json::Value {
-    let mut v = serde_json::to_value(e).unwrap_or_default();
-    if let Some(o) = v.as_object_mut() {
-        o.insert("ok".into(), false.into());
+/// A refused or failed `/memory/call`, as the caller reads it back: a 422
+/// is a refusal of the operation, anything else the memory being unavailable.
+impl From<CallError> for MemoryCallError {
+    fn from(e: CallError) -> Self {
+        match e.status {
+            422 => MemoryCallError::Rejected(e.message),
+            _ => MemoryCallError::Unavailable(e.message),
+        }
     }
-    v
 }
 
-/// Reads a `/memory/call` answer (the client side of [`MemoryHub::call_json`]).
-pub fn decode_reply(status: u16, body: &[u8]) -> Result<MemoryReply, MemoryCallError> {
-    let v: serde_json::Value = hearth_json::from_slice(body)
-        .map_err(|_| MemoryCallError::Unavailable(format!("memory answered {status} with a non-JSON body")))?;
-    if v.get("ok").and_then(serde_json::Value::as_bool) == Some(true) {
-        hearth_json::from_value(v).map_err(|e| MemoryCallError::Unavailable(format!("bad memory reply: {e}")))
-    } else {
-        Err(hearth_json::from_value(v)
-            .unwrap_or_else(|_| MemoryCallError::Unavailable(format!("memory answered {status}"))))
-    }
+/// A [`MemoryCall`] for `agent`'s Agent object: the body is the call, the
+/// agent rides in the query (the object applies the agent's memory settings).
+/// Answered by the [`MemoryReply`] (200), or 422/503 `{"error"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct MemoryRequest {
+    #[serde(skip)]
+    pub agent: String,
+    pub call: MemoryCall,
 }
+impl_call!(MemoryRequest => Agent Post CALL_PATH, MemoryReply, |r| r.agent.clone(), query |r| agent_query(&r.agent));

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod api;
 pub mod approvals;
+pub mod call;
 pub mod dreams;
 pub mod gateway;
 pub mod mcp;

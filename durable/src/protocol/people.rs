@@ -2,6 +2,7 @@
 //! `crate::people`): the door the Worker asks about a sender it does not
 //! know, and the owner's commands and console actions.
 
+use super::call::impl_call;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::settings::Principal;
 use serde::{Deserialize, Serialize};
@@ -219,6 +220,32 @@ impl PeopleAction {
         }
     }
 }
+
+impl PeopleCall {
+    /// The agent it is for (the object's name).
+    pub fn agent(&self) -> &str {
+        match self {
+            PeopleCall::Door(d) => &d.agent,
+            PeopleCall::Approve { agent, .. }
+            | PeopleCall::Deny { agent, .. }
+            | PeopleCall::Revoke { agent, .. }
+            | PeopleCall::List { agent }
+            | PeopleCall::Link { agent, .. } => agent,
+        }
+    }
+}
+impl_call!(PeopleCall => Agent Post PEOPLE_PATH, PeopleReply, |r| r.agent().to_owned());
+
+/// A door call ([`PeopleCall::Door`] on the wire), answered by a [`DoorReply`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AtDoor(pub Door);
+
+impl Serialize for AtDoor {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_newtype_variant("PeopleCall", 0, "door", &self.0)
+    }
+}
+impl_call!(AtDoor => Agent Post PEOPLE_PATH, DoorReply, |r| r.0.agent.clone());
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 //! tagged enum through a buffer of its own, several kilobytes of upload per
 //! type for what two fields say as well.)
 
+use super::call::impl_call;
 use super::session::PostMode;
 use crate::inbound::{ReplyTarget, SessionKey};
 use serde::{Deserialize, Serialize};
@@ -139,3 +140,5 @@ impl ReminderReply {
         ReminderReply { error: Some(why.into()), ..Default::default() }
     }
 }
+
+impl_call!(ReminderCall => Agent Post REMINDERS_PATH, ReminderReply, |r| r.agent.clone());

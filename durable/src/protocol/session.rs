@@ -2,6 +2,7 @@
 //! message, post into its chat later, read its status, queue an admin
 //! reset, and what a session tells its Agent object after a drain.
 
+use super::call::{encode_component, impl_call, Ack};
 use crate::inbound::{Inbound, ReplyTarget, SessionKey};
 use r2_layout::{Message, Usage};
 use serde::{Deserialize, Serialize};
@@ -10,8 +11,6 @@ use serde::{Deserialize, Serialize};
 pub const ENQUEUE_PATH: &str = "/enqueue";
 /// `GET` (`?brief=1` leaves out the messages) → [`SessionStatus`].
 pub const STATUS_PATH: &str = "/status";
-/// The brief status: counts and usage, not the history.
-pub const BRIEF_STATUS_PATH: &str = "/status?brief=1";
 /// `POST` → 202 [`ResetReply`], or 404 when the object never had a message.
 pub const RESET_PATH: &str = "/reset";
 /// `GET ?request=` → [`AnswerReply`]: how far a message asked over HTTP got,
@@ -293,3 +292,66 @@ pub struct LastMessage {
 impl LastMessage {
     pub const MAX_CHARS: usize = 160;
 }
+
+impl EnqueueRequest {
+    /// A message queued as it is (no heartbeat or job options).
+    pub fn of(key: &SessionKey, inbound: &Inbound) -> Self {
+        EnqueueRequest {
+            session_key: key.clone(),
+            inbound: inbound.clone(),
+            if_idle: false,
+            fresh: false,
+            next_run_in_ms: None,
+        }
+    }
+}
+
+impl_call!(EnqueueRequest => Session Post ENQUEUE_PATH, EnqueueReply, |r| r.session_key.render());
+impl_call!(PostRequest => Session Post POST_PATH, PostReply, |r| r.session_key.render());
+
+/// `GET` a session's [`SessionStatus`]; `brief`: without the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusRequest {
+    pub session_key: SessionKey,
+    pub brief: bool,
+}
+impl_call!(StatusRequest => Session Get STATUS_PATH, SessionStatus, |r| r.session_key.render(),
+    query |r| if r.brief { "brief=1".to_owned() } else { String::new() });
+
+/// `GET` how far a message asked over HTTP got ([`AnswerReply`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerRequest {
+    pub session_key: SessionKey,
+    /// The message's dedupe key.
+    pub request: String,
+}
+impl_call!(AnswerRequest => Session Get ANSWER_PATH, AnswerReply, |r| r.session_key.render(),
+    query |r| format!("request={}", encode_component(&r.request)));
+
+/// `POST` an [`Admission`] to `session_key`'s object (the body is the admission).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct AdmitSession {
+    #[serde(skip)]
+    pub session_key: SessionKey,
+    pub admission: Admission,
+}
+impl_call!(AdmitSession => Session Post ADMISSION_PATH, Ack, |r| r.session_key.render());
+
+/// `POST` (an empty body): runs `session_key`'s queue now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WakeSession {
+    #[serde(skip)]
+    pub session_key: SessionKey,
+}
+impl_call!(WakeSession => Session Post WAKE_PATH, Ack, |r| r.session_key.render());
+
+/// `POST` (an empty body): queues an admin reset of `session_key`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResetSession {
+    #[serde(skip)]
+    pub session_key: SessionKey,
+}
+impl_call!(ResetSession => Session Post RESET_PATH, ResetReply, |r| r.session_key.render());

@@ -3,6 +3,7 @@
 //! `SUBAGENTS_MAX` at once (the rest wait their turn), and hands each
 //! result to the chat that asked for it.
 
+use super::call::impl_call;
 use crate::inbound::{ReplyTarget, SessionKey};
 use serde::{Deserialize, Serialize};
 
@@ -158,6 +159,8 @@ pub struct TaskReply {
     #[serde(default)]
     pub error: Option<String>,
 }
+
+impl_call!(TaskRequest => Agent Post TASKS_PATH, TaskReply, |r| r.agent.clone());
 
 #[cfg(test)]
 mod tests {

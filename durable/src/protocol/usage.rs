@@ -8,6 +8,7 @@
 //! drain with what is left to settle. Without a budget only the latter:
 //! recording usage then costs one object call per drain, not per LLM call.
 
+use super::call::impl_call;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -336,3 +337,6 @@ pub struct UsageSummary {
     pub today: UsageReport,
     pub month: UsageReport,
 }
+
+impl_call!(MeterRequest => Agent Post METER_PATH, MeterReply, |r| r.agent.clone());
+impl_call!(ReportRequest => Agent Post REPORT_PATH, UsageReport, |r| r.agent.clone());

@@ -4,6 +4,7 @@
 //! servers. One call, where a new Session object otherwise listed and read
 //! every layer of the workspace itself and asked for its MCP tools apart.
 
+use super::call::impl_call;
 use crate::inbound::SessionKey;
 use crate::protocol::mcp::McpCatalog;
 use crate::protocol::pins::Pins;
@@ -94,3 +95,6 @@ pub struct SkillFields {
     pub model_may_not_invoke: bool,
     pub local: bool,
 }
+
+impl_call!(SessionStartRequest => Agent Post SESSION_START_PATH, SessionStartReply,
+    |r| r.session_key.agent().as_str().to_owned());

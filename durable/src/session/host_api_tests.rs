@@ -9,7 +9,7 @@ use crate::session::host::ApiStart;
 use crate::session::watch::Attach;
 
 /// An Anthropic stream writing `pieces` as text deltas.
-pub(super) fn sse(pieces: &[&str]) -> String {
+pub(in crate::session) fn sse(pieces: &[&str]) -> String {
     let mut out = String::from(
         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"content\":[],\
          \"usage\":{\"input_tokens\":10,\"output_tokens\":1,\"cache_read_input_tokens\":40}}}\n\n\
@@ -71,7 +71,7 @@ impl Client {
     }
 }
 
-pub(super) fn api_request(key: &str, text: &str) -> ApiTurnRequest {
+pub(in crate::session) fn api_request(key: &str, text: &str) -> ApiTurnRequest {
     ApiTurnRequest {
         session_key: SessionKey::parse("agent:main:api:notes").unwrap(),
         inbound: Inbound {

@@ -13,8 +13,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-struct TestRuntime {
-    p: Rc<TestPlatform>,
+pub(super) struct TestRuntime {
+    pub(super) p: Rc<TestPlatform>,
     vars: HashMap<String, String>,
     wakes: Cell<u32>,
     wake_ats: RefCell<Vec<i64>>,
@@ -62,7 +62,7 @@ impl SessionRuntime for TestRuntime {
     }
 }
 
-fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
+pub(super) fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
     let mut all: HashMap<String, String> =
         [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("RESET_DAILY_AT", "off")]
             .iter()
@@ -79,7 +79,7 @@ fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
     })
 }
 
-fn request(n: u32, text: &str) -> EnqueueRequest {
+pub(super) fn request(n: u32, text: &str) -> EnqueueRequest {
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:main").unwrap(),
         inbound: Inbound {
@@ -107,7 +107,7 @@ fn request(n: u32, text: &str) -> EnqueueRequest {
     }
 }
 
-fn answer(p: &TestPlatform, text: &str) {
+pub(super) fn answer(p: &TestPlatform, text: &str) {
     p.http.push_json(
         200,
         json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "model": "m",
@@ -200,7 +200,7 @@ fn broken_settings_keep_the_messages_queued() {
 }
 
 #[path = "host_api_tests.rs"]
-mod api;
+pub(super) mod api;
 
 #[path = "host_stop_tests.rs"]
 mod stop;

@@ -50,6 +50,7 @@ pub mod replay;
 pub mod reply;
 pub mod reset;
 pub mod sequence;
+pub mod serve;
 pub mod stop;
 pub mod store;
 pub mod subagent;

@@ -12,6 +12,7 @@ mod platform;
 mod sandbox;
 mod sql;
 mod store;
+mod streams;
 mod wait;
 
 pub use channel::*;
@@ -23,4 +24,5 @@ pub use platform::*;
 pub use sandbox::ScriptedSandbox;
 pub use sql::*;
 pub use store::*;
+pub use streams::*;
 pub use wait::*;

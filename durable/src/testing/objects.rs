@@ -38,9 +38,7 @@ impl MemoryService for InProcessMemory {
         if self.unavailable.get() {
             return Err(crate::protocol::memory::MemoryCallError::Unavailable("injected".into()));
         }
-        let body = serde_json::to_vec(call).unwrap_or_default();
-        let (status, reply) = self.hub.borrow_mut().call_json(&body);
-        crate::protocol::memory::decode_reply(status, &serde_json::to_vec(&reply).unwrap_or_default())
+        self.hub.borrow_mut().call(call.clone())
     }
 }
 

@@ -15,6 +15,8 @@ use crate::settings::api::{ApiKey, Caller};
 use r2_layout::AgentId;
 use serde_json::Value;
 
+pub mod routes;
+
 /// A refused request: the status and what to tell the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {

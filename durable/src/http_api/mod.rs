@@ -1,0 +1,86 @@
+//! The HTTP API's routes that only ask the objects (people, approvals,
+//! reminders, tasks, usage, sessions, memory, the schedule, MCP and pins
+//! views), answered without the platform: the Worker reads the request,
+//! [`crate::api::routes`] decides the route and the caller's right to it,
+//! and [`serve`] answers it through the [`ApiFront`] port. Refusals are one
+//! shape, `{"error": …}` ([`ApiError::body`]).
+//!
+//! What still runs in the Worker: the two streams (a turn's `/stream`, the
+//! notifications), the sessions list and archives, and the workspace
+//! routes, see `src/api.rs`.
+
+mod history;
+mod objects;
+mod threads;
+
+use crate::api::routes::Route;
+use crate::api::ApiError;
+use crate::channels::webhook::WebRequest;
+use crate::ports::{Front, ObjectStore};
+use crate::protocol::call::{Call, CallError};
+use crate::serving::Answer as WebReply;
+use crate::settings::api::Caller;
+
+/// What the HTTP API needs from the Worker beyond a webhook's [`Front`]:
+/// typed calls to the objects, read ([`ApiFront::call`]) or relayed to the
+/// client as they came ([`ApiFront::relay`]).
+#[allow(async_fn_in_trait)]
+pub trait ApiFront: Front {
+    type Store: ObjectStore;
+    /// The agents' bucket (the workspace and its history).
+    fn store(&self) -> Result<Self::Store, String>;
+    async fn call<C: Call>(&self, call: &C) -> Result<C::Reply, CallError>;
+    /// The object's answer as it came: its status and body.
+    async fn relay<C: Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String>;
+    /// A new random id (a thread's, when the client names none).
+    fn new_uuid(&self) -> String;
+}
+
+/// A refusal as a reply.
+pub fn refused(e: &ApiError) -> WebReply {
+    WebReply::bytes(e.status, crate::serving::JSON, e.body())
+}
+
+fn error(status: u16, message: impl Into<String>) -> WebReply {
+    refused(&ApiError::new(status, message))
+}
+
+fn json<T: serde::Serialize>(value: &T) -> WebReply {
+    WebReply::json(200, value)
+}
+
+/// `call`'s answer relayed to the client (an object that cannot be reached: 503).
+async fn relay<F: ApiFront, C: Call>(front: &F, call: &C) -> WebReply {
+    match front.relay(call).await {
+        Ok((status, body)) => WebReply::bytes(status, crate::serving::JSON, body),
+        Err(e) => error(503, format!("the agent's object could not be reached: {e}")),
+    }
+}
+
+/// Whether [`serve`] answers `route` (the Worker reads the body first).
+pub fn serves(route: &Route<'_>) -> bool {
+    matches!(route, Route::Threads { .. } | Route::CreateThread { .. } | Route::Stop { .. } | Route::History { .. })
+        || objects::serves(route)
+}
+
+/// The most of a body the Worker reads for `route` (413 past it).
+pub fn body_limit(route: &Route<'_>) -> usize {
+    match route {
+        Route::History { .. } => history::MAX_FILE_BYTES,
+        _ => crate::api::MAX_BODY_BYTES,
+    }
+}
+
+/// Answers `route` if it is one of these; `None`: the Worker's.
+pub async fn serve<F: ApiFront>(front: &F, caller: &Caller, route: &Route<'_>, req: &WebRequest) -> Option<WebReply> {
+    match *route {
+        Route::Threads { agent } => Some(threads::list(front, agent, caller).await),
+        Route::CreateThread { agent } => Some(threads::create(front, req, agent, caller).await),
+        Route::Stop { agent, thread } => Some(threads::stop(front, req, agent, caller, thread).await),
+        Route::History { agent, rest } => Some(history::serve(front, req, agent, rest).await),
+        _ => objects::serve(front, route, req).await,
+    }
+}
+
+#[cfg(test)]
+mod tests;
