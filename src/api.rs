@@ -8,7 +8,6 @@
 mod pins;
 mod threads;
 mod turns;
-mod workspace;
 
 use crate::adapters::EnvVars;
 use crate::objects::call;
@@ -52,14 +51,6 @@ pub async fn route(req: Request, env: &Env, segments: &[&str]) -> Result<Respons
         Route::Sessions { agent } => list_sessions(env, agent).await,
         Route::Archive { agent, id } => read_archive(env, agent, id).await,
         Route::AcceptTemplatePin { template, file } => pins::accept_bulk(env, template, file).await,
-        Route::AgentWorkspace { agent, rest } => workspace::agent(req, env, agent, rest).await,
-        Route::TemplateWorkspace { template, rest } => {
-            let layer = durable::workspace::admin::LayerRef::template(&crate::http::percent_decode(template));
-            workspace::shared(req, env, layer, rest).await
-        }
-        Route::DefaultsWorkspace { rest } => {
-            workspace::shared(req, env, Ok(durable::workspace::admin::LayerRef::Defaults), rest).await
-        }
         // The objects' routes, answered above.
         _ => api_error(ApiError::new(404, "not found")),
     }

@@ -72,6 +72,9 @@ impl durable::http_api::ApiFront for WorkerFront {
     fn new_uuid(&self) -> String {
         adapters::new_uuid()
     }
+    fn tool_names(&self) -> Vec<&'static str> {
+        durable::session::toolbox::all_tool_names()
+    }
 }
 
 impl Front for WorkerFront {

@@ -6,12 +6,12 @@
 //! shape, `{"error": …}` ([`ApiError::body`]).
 //!
 //! What still runs in the Worker: the two streams (a turn's `/stream`, the
-//! notifications), the sessions list and archives, and the workspace
-//! routes, see `src/api.rs`.
+//! notifications) and the sessions list and archives, see `src/api.rs`.
 
 mod history;
 mod objects;
 mod threads;
+mod workspace;
 
 use crate::api::routes::Route;
 use crate::api::ApiError;
@@ -34,6 +34,10 @@ pub trait ApiFront: Front {
     async fn relay<C: Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String>;
     /// A new random id (a thread's, when the client names none).
     fn new_uuid(&self) -> String;
+    /// Every tool name a session may have (the workspace's skills view
+    /// names the ones a skill needs that Hearth lacks); the sessions' list,
+    /// which sits above this floor.
+    fn tool_names(&self) -> Vec<&'static str>;
 }
 
 /// A refusal as a reply.
@@ -59,14 +63,25 @@ async fn relay<F: ApiFront, C: Call>(front: &F, call: &C) -> WebReply {
 
 /// Whether [`serve`] answers `route` (the Worker reads the body first).
 pub fn serves(route: &Route<'_>) -> bool {
-    matches!(route, Route::Threads { .. } | Route::CreateThread { .. } | Route::Stop { .. } | Route::History { .. })
-        || objects::serves(route)
+    matches!(
+        route,
+        Route::Threads { .. }
+            | Route::CreateThread { .. }
+            | Route::Stop { .. }
+            | Route::History { .. }
+            | Route::AgentWorkspace { .. }
+            | Route::TemplateWorkspace { .. }
+            | Route::DefaultsWorkspace { .. }
+    ) || objects::serves(route)
 }
 
 /// The most of a body the Worker reads for `route` (413 past it).
 pub fn body_limit(route: &Route<'_>) -> usize {
     match route {
         Route::History { .. } => history::MAX_FILE_BYTES,
+        Route::AgentWorkspace { .. } | Route::TemplateWorkspace { .. } | Route::DefaultsWorkspace { .. } => {
+            workspace::MAX_FILE_BYTES
+        }
         _ => crate::api::MAX_BODY_BYTES,
     }
 }
@@ -78,6 +93,9 @@ pub async fn serve<F: ApiFront>(front: &F, caller: &Caller, route: &Route<'_>, r
         Route::CreateThread { agent } => Some(threads::create(front, req, agent, caller).await),
         Route::Stop { agent, thread } => Some(threads::stop(front, req, agent, caller, thread).await),
         Route::History { agent, rest } => Some(history::serve(front, req, agent, rest).await),
+        Route::AgentWorkspace { agent, rest } => Some(workspace::agent(front, req, agent, rest).await),
+        Route::TemplateWorkspace { template, rest } => Some(workspace::shared(front, req, Some(template), rest).await),
+        Route::DefaultsWorkspace { rest } => Some(workspace::shared(front, req, None, rest).await),
         _ => objects::serve(front, route, req).await,
     }
 }

@@ -21,12 +21,12 @@ thread_local! {
     static SENT: RefCell<Vec<(String, Value)>> = RefCell::default();
 }
 
-fn answers(list: &[(u16, Value)]) {
+pub(super) fn answers(list: &[(u16, Value)]) {
     ANSWERS.with(|a| *a.borrow_mut() = list.iter().map(|(s, v)| (*s, v.to_string().into_bytes())).collect());
     SENT.with(|s| s.borrow_mut().clear());
 }
 
-fn sent() -> Vec<(String, Value)> {
+pub(super) fn sent() -> Vec<(String, Value)> {
     SENT.with(|s| s.borrow().clone())
 }
 
@@ -42,6 +42,9 @@ impl ApiFront for FakeFront {
     fn new_uuid(&self) -> String {
         "0f0e0d0c-0000-4000-8000-000000000001".into()
     }
+    fn tool_names(&self) -> Vec<&'static str> {
+        vec!["read", "write", "edit", "exec"]
+    }
     async fn relay<C: Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String> {
         let out = Outgoing::of(call).map_err(|e| e.to_string())?;
         let body = out.body.as_deref().map(|b| hearth_json::from_slice(b).unwrap()).unwrap_or(Value::Null);
@@ -51,7 +54,7 @@ impl ApiFront for FakeFront {
 }
 
 /// `method path` (after `/api/`) with `body` and `query`, as the admin.
-fn ask(method: &str, path: &str, query: &[(&str, &str)], body: &str) -> WebReply {
+pub(super) fn ask(method: &str, path: &str, query: &[(&str, &str)], body: &str) -> WebReply {
     let front = FakeFront::with(&[("AGENTS", "main"), ("TEMPLATE", "base")]);
     let segments: Vec<&str> = path.split('/').collect();
     let method = crate::protocol::call::Method::parse(method);
@@ -65,7 +68,7 @@ fn ask(method: &str, path: &str, query: &[(&str, &str)], body: &str) -> WebReply
     block_on(serve(&front, &Caller::Admin, &r, &req)).expect("an object route")
 }
 
-fn body(r: &WebReply) -> Value {
+pub(super) fn body(r: &WebReply) -> Value {
     hearth_json::from_slice(&r.body).unwrap()
 }
 
