@@ -124,6 +124,19 @@ impl ObjectStore for R2 {
             cursor: if page.truncated() { page.cursor() } else { None },
         })
     }
+    async fn list_with_metadata(&self, prefix: &str, cursor: Option<&str>) -> Result<MetadataPage, StorageError> {
+        let mut b = self.bucket.list().prefix(prefix).include(vec![worker::Include::CustomMetadata]);
+        if let Some(c) = cursor {
+            b = b.cursor(c);
+        }
+        let page = b.execute().await.map_err(storage_err)?;
+        let objects = page
+            .objects()
+            .iter()
+            .map(|o| (info_of(o), o.custom_metadata().unwrap_or_default().into_iter().collect()))
+            .collect();
+        Ok(MetadataPage { objects, cursor: if page.truncated() { page.cursor() } else { None } })
+    }
     async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
         crate::js::gzip(data).await.map_err(storage_err)
     }

@@ -6,8 +6,9 @@
 //! shape, `{"error": …}` ([`ApiError::body`]).
 //!
 //! What still runs in the Worker: the two streams (a turn's `/stream`, the
-//! notifications) and the sessions list and archives, see `src/api.rs`.
+//! notifications), see `src/api.rs`.
 
+mod archives;
 mod history;
 mod objects;
 mod threads;
@@ -72,6 +73,8 @@ pub fn serves(route: &Route<'_>) -> bool {
             | Route::AgentWorkspace { .. }
             | Route::TemplateWorkspace { .. }
             | Route::DefaultsWorkspace { .. }
+            | Route::Sessions { .. }
+            | Route::Archive { .. }
     ) || objects::serves(route)
 }
 
@@ -96,6 +99,8 @@ pub async fn serve<F: ApiFront>(front: &F, caller: &Caller, route: &Route<'_>, r
         Route::AgentWorkspace { agent, rest } => Some(workspace::agent(front, req, agent, rest).await),
         Route::TemplateWorkspace { template, rest } => Some(workspace::shared(front, req, Some(template), rest).await),
         Route::DefaultsWorkspace { rest } => Some(workspace::shared(front, req, None, rest).await),
+        Route::Sessions { agent } => Some(archives::list(front, agent).await),
+        Route::Archive { agent, id } => Some(archives::read(front, agent, id).await),
         _ => objects::serve(front, route, req).await,
     }
 }

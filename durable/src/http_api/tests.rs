@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 thread_local! {
     /// The bucket the workspace routes read (one per test thread).
-    static STORE: std::rc::Rc<crate::testing::MemStore> = Default::default();
+    pub(super) static STORE: std::rc::Rc<crate::testing::MemStore> = Default::default();
     /// What the objects answer next (status, body); none left: unreachable.
     static ANSWERS: RefCell<VecDeque<(u16, Vec<u8>)>> = RefCell::default();
     /// The calls sent: the target (path and query) and the body.
@@ -135,8 +135,8 @@ fn reminders_tasks_and_usage_ask_the_agent_object_by_type() {
 #[test]
 fn the_worker_keeps_the_routes_that_are_not_the_objects() {
     let front = FakeFront::with(&[]);
-    let segments = ["agents", "main", "archives", "x"];
-    let r = route(crate::protocol::call::Method::Get, &segments, &Caller::Admin, &["main".to_owned()]).unwrap();
+    let segments = ["agents", "main", "stream"];
+    let r = route(crate::protocol::call::Method::Post, &segments, &Caller::Admin, &["main".to_owned()]).unwrap();
     assert!(block_on(serve(&front, &Caller::Admin, &r, &WebRequest::default())).is_none());
 }
 

@@ -47,6 +47,13 @@ pub trait ObjectStore {
     async fn list(&self, prefix: &str, delimiter: Option<&str>, cursor: Option<&str>)
         -> Result<ListPage, StorageError>;
 
+    /// One page of the objects under `prefix`, each with its custom metadata
+    /// (R2 sends it only when asked, so [`ObjectStore::list`] does without).
+    async fn list_with_metadata(&self, prefix: &str, cursor: Option<&str>) -> Result<MetadataPage, StorageError> {
+        let _ = (prefix, cursor);
+        Err(StorageError("this store cannot list metadata".into()))
+    }
+
     /// Gzip-compresses `data` the way the bucket's archives are stored
     /// (`*.jsonl.gz`). The Worker uses the runtime's `CompressionStream`, so
     /// the upload carries no deflate code; test stores use a crate.
@@ -61,6 +68,14 @@ pub trait ObjectStore {
         let _ = (data, max_bytes);
         Err(GunzipError::Invalid("this store cannot gunzip".into()))
     }
+}
+
+/// A page of [`ObjectStore::list_with_metadata`]: each object with its
+/// custom metadata, and the cursor of the next page.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MetadataPage {
+    pub objects: Vec<(ObjectInfo, Vec<(String, String)>)>,
+    pub cursor: Option<String>,
 }
 
 /// Why gzip data could not be read.
@@ -93,5 +108,14 @@ impl<O: ObjectStore> ObjectStore for std::rc::Rc<O> {
         cursor: Option<&str>,
     ) -> Result<ListPage, StorageError> {
         (**self).list(prefix, delimiter, cursor).await
+    }
+    async fn list_with_metadata(&self, prefix: &str, cursor: Option<&str>) -> Result<MetadataPage, StorageError> {
+        (**self).list_with_metadata(prefix, cursor).await
+    }
+    async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
+        (**self).gzip(data).await
+    }
+    async fn gunzip(&self, data: &[u8], max_bytes: usize) -> Result<Vec<u8>, GunzipError> {
+        (**self).gunzip(data, max_bytes).await
     }
 }

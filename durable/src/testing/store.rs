@@ -196,6 +196,19 @@ impl ObjectStore for MemStore {
         }
         Ok(page)
     }
+    async fn list_with_metadata(&self, prefix: &str, cursor: Option<&str>) -> Result<MetadataPage, StorageError> {
+        let page = self.list(prefix, None, cursor).await?;
+        let objects = self.objects.borrow();
+        let objects = page
+            .objects
+            .into_iter()
+            .map(|info| {
+                let metadata = objects.get(&info.key).map(|o| o.custom_metadata.clone()).unwrap_or_default();
+                (info, metadata)
+            })
+            .collect();
+        Ok(MetadataPage { objects, cursor: page.cursor })
+    }
     async fn gzip(&self, data: &[u8]) -> Result<Vec<u8>, StorageError> {
         Ok(r2_layout::archive::gzip(data))
     }
