@@ -138,5 +138,7 @@ pub fn respond(served: Served, streams: JsStreams) -> Result<Response> {
 
 /// An [`Answer`] as a response.
 pub fn answer(a: Answer) -> Result<Response> {
-    Ok(Response::from_bytes(a.body)?.with_status(a.status).with_headers(headers_of(&a.headers)?))
+    // An empty answer has no body at all (a 204 must not have one).
+    let response = if a.body.is_empty() { Response::empty()? } else { Response::from_bytes(a.body)? };
+    Ok(response.with_status(a.status).with_headers(headers_of(&a.headers)?))
 }

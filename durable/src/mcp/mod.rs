@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod client;
 pub mod config;
 pub mod content;
+pub mod endpoint;
 pub mod server;
 pub mod toolset;
 pub mod transport;

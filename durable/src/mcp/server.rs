@@ -379,4 +379,4 @@ ask there again later (e.g. \"what was your answer?\").",
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

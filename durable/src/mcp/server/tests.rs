@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 
 /// A Worker in miniature: the session answers after a few polls.
 #[derive(Default)]
-struct Fake {
+pub(crate) struct Fake {
     store: MemStore,
     memory: InProcessMemory,
     queued: RefCell<Vec<(SessionKey, Inbound)>>,
