@@ -6,7 +6,7 @@
 //!   compaction part), with its metadata and messages in order (the lines
 //!   of the `.jsonl.gz`, gunzipped by the bucket's port).
 
-use super::{error, ApiFront, WebReply};
+use super::front::{error, ApiFront, WebReply};
 use crate::ports::{GunzipError, ObjectStore};
 use crate::protocol::agent::SessionsRequest;
 use crate::serving::decode_component as percent_decode;

@@ -12,7 +12,7 @@
 //!
 //! The history lives in the bucket ([`crate::workspace::history`]).
 
-use super::{error, relay, ApiFront, WebReply};
+use super::front::{error, relay, ApiFront, WebReply};
 use crate::channels::webhook::WebRequest;
 use crate::protocol::dreams::DreamsStatusRequest;
 use crate::protocol::memory::{MemoryCall, MemoryRequest};

@@ -9,58 +9,18 @@
 //! notifications), see `src/api.rs`.
 
 mod archives;
+mod front;
 mod history;
 mod objects;
 mod threads;
 mod workspace;
 
+pub use front::{refused, ApiFront};
+
 use crate::api::routes::Route;
-use crate::api::ApiError;
 use crate::channels::webhook::WebRequest;
-use crate::ports::{Front, ObjectStore};
-use crate::protocol::call::{Call, CallError};
 use crate::serving::Answer as WebReply;
 use crate::settings::api::Caller;
-
-/// What the HTTP API needs from the Worker beyond a webhook's [`Front`]:
-/// typed calls to the objects, read ([`ApiFront::call`]) or relayed to the
-/// client as they came ([`ApiFront::relay`]).
-#[allow(async_fn_in_trait)]
-pub trait ApiFront: Front {
-    type Store: ObjectStore;
-    /// The agents' bucket (the workspace and its history).
-    fn store(&self) -> Result<Self::Store, String>;
-    async fn call<C: Call>(&self, call: &C) -> Result<C::Reply, CallError>;
-    /// The object's answer as it came: its status and body.
-    async fn relay<C: Call>(&self, call: &C) -> Result<(u16, Vec<u8>), String>;
-    /// A new random id (a thread's, when the client names none).
-    fn new_uuid(&self) -> String;
-    /// Every tool name a session may have (the workspace's skills view
-    /// names the ones a skill needs that Hearth lacks); the sessions' list,
-    /// which sits above this floor.
-    fn tool_names(&self) -> Vec<&'static str>;
-}
-
-/// A refusal as a reply.
-pub fn refused(e: &ApiError) -> WebReply {
-    WebReply::bytes(e.status, crate::serving::JSON, e.body())
-}
-
-fn error(status: u16, message: impl Into<String>) -> WebReply {
-    refused(&ApiError::new(status, message))
-}
-
-fn json<T: serde::Serialize>(value: &T) -> WebReply {
-    WebReply::json(200, value)
-}
-
-/// `call`'s answer relayed to the client (an object that cannot be reached: 503).
-async fn relay<F: ApiFront, C: Call>(front: &F, call: &C) -> WebReply {
-    match front.relay(call).await {
-        Ok((status, body)) => WebReply::bytes(status, crate::serving::JSON, body),
-        Err(e) => error(503, format!("the agent's object could not be reached: {e}")),
-    }
-}
 
 /// Whether [`serve`] answers `route` (the Worker reads the body first).
 pub fn serves(route: &Route<'_>) -> bool {

@@ -8,7 +8,7 @@
 //! - `GET …/memory/stores`, `POST …/memory/call`, `GET …/memory/notes?store=&offset=&limit=`;
 //! - `GET …/schedule`, `GET …/mcp`, `GET …/pins`, `POST …/pins/{file}/accept`, `GET /api/pins/pending`.
 
-use super::{error, json, relay, ApiFront};
+use super::front::{error, json, relay, ApiFront};
 use crate::api::routes::Route;
 use crate::channels::webhook::WebRequest;
 use crate::inbound::SessionKey;

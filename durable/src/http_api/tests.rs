@@ -5,6 +5,7 @@
 use super::*;
 use crate::api::routes::route;
 use crate::protocol::call::Outgoing;
+use crate::protocol::call::{Call, CallError};
 use crate::settings::api::Caller;
 use crate::testing::FakeFront;
 use futures::executor::block_on;

@@ -2,7 +2,7 @@
 //! streams (the Worker's): `GET|POST …/memory/threads` (the caller's
 //! threads) and `POST …/threads/{threadId}/stop`.
 
-use super::{error, json, refused, ApiFront};
+use super::front::{error, json, refused, ApiFront};
 use crate::api::{check_thread, client_thread, new_thread_id, parse_stop, thread_session};
 use crate::channels::webhook::WebRequest;
 use crate::protocol::agent::{ThreadCreate, ThreadRow, ThreadsRequest};

@@ -13,7 +13,7 @@
 //! - the same under `/api/templates/{template}/workspace` and
 //!   `/api/defaults/workspace` for the shared layers.
 
-use super::{error, ApiFront, WebReply};
+use super::front::{error, ApiFront, WebReply};
 use crate::channels::webhook::WebRequest;
 use crate::ports::{ObjectStore, PutOptions};
 use crate::protocol::agent::{PinStatusReply, PinsStatus};
