@@ -1,9 +1,7 @@
 // One Rust test convention (docs/ARCHITECTURE.md, "Where Rust tests go"): a
 // module's tests are its child module `tests`, inline or at the path Rust
 // looks for it (`foo/tests.rs`), never a sibling `foo_tests.rs` nor a
-// `#[path = …]`. The files below are from before, in folders other branches
-// were reshaping when the convention was written down: they move when those
-// folders settle, and the list only shrinks. Anything new is refused.
+// `#[path = …]`. The ones from before have all moved; any is refused.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -12,22 +10,6 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CRATES = ["src", "durable", "r2-layout", "bench"];
-
-const LEFT_FROM_BEFORE = new Set([
-  "durable/src/agent/host_tests.rs",
-  "durable/src/agent/people_tests.rs",
-  "durable/src/agent/tasks_tests.rs",
-  "durable/src/session/conversation_tests.rs",
-  "durable/src/session/host_alarm_tests.rs",
-  "durable/src/session/host_api_tests.rs",
-  "durable/src/session/host_stop_tests.rs",
-  "durable/src/session/host_tests.rs",
-  "durable/src/session/post_tests.rs",
-  "durable/src/session/sequence_tests.rs",
-  "durable/src/session/watch_tests.rs",
-  // Files that point at such a sibling with #[path].
-  "durable/src/session/watch.rs",
-]);
 
 function rustFiles(dir) {
   const out = [];
@@ -39,14 +21,14 @@ function rustFiles(dir) {
   return out;
 }
 
-test("Rust tests are each module's child `tests`: no new sibling _tests.rs, no #[path]", () => {
+test("Rust tests are each module's child `tests`: no sibling _tests.rs, no #[path]", () => {
   const offending = [];
   for (const file of CRATES.flatMap(rustFiles)) {
     const text = fs.readFileSync(path.join(ROOT, file), "utf8");
     const sibling = file.endsWith("_tests.rs");
     // A #[path] to a test file (bench programs share code with #[path]: not tests).
     const pathAttr = /^\s*#\[path\s*=\s*"[^"]*tests?\.rs"\]/m.test(text);
-    if ((sibling || pathAttr) && !LEFT_FROM_BEFORE.has(file)) offending.push(`${file}${sibling ? " (a sibling _tests.rs)" : " (#[path])"}`);
+    if (sibling || pathAttr) offending.push(`${file}${sibling ? " (a sibling _tests.rs)" : " (#[path])"}`);
   }
   assert.deepEqual(offending, [], "tests of foo.rs go in `mod tests` inline or in foo/tests.rs (docs/ARCHITECTURE.md)");
 });

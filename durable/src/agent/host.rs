@@ -462,3 +462,6 @@ where
             .map_err(|e| Refusal::new(500, e))
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests;

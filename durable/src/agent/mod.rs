@@ -12,19 +12,13 @@ pub mod approvals;
 pub mod conversations;
 pub mod dreams;
 pub mod host;
-#[cfg(test)]
-mod host_tests;
 pub mod notifications;
 pub mod people;
-#[cfg(test)]
-mod people_tests;
 pub mod registry;
 pub mod reminders;
 pub mod serve;
 pub mod strangers;
 pub mod tasks;
-#[cfg(test)]
-mod tasks_tests;
 pub mod threads;
 pub mod usage;
 pub mod workspace;

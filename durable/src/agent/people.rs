@@ -380,3 +380,6 @@ console's People page; OWNER_IDS and ALLOW_FROM add to it).\n\n",
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -203,3 +203,6 @@ impl<R: AgentRuntime + 'static> AgentHost<R> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

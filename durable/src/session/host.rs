@@ -547,3 +547,6 @@ impl<R: SessionRuntime> SessionHost<R> {
         }
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests;

@@ -35,8 +35,6 @@ pub mod group;
 pub mod handoff;
 pub mod history;
 pub mod host;
-#[cfg(test)]
-mod host_alarm_tests;
 pub mod label;
 pub mod meter;
 pub mod meter_state;
@@ -59,11 +57,5 @@ pub mod turn;
 pub mod voice;
 pub mod watch;
 
-#[cfg(test)]
-mod conversation_tests;
-#[cfg(test)]
-mod host_tests;
-#[cfg(test)]
-mod sequence_tests;
 #[cfg(test)]
 mod tests;

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 pub(super) fn config() -> AgentConfig {
     let vars: HashMap<String, String> =
-        // Chat previews have tests of their own (preview_tests.rs).
+        // Chat previews have tests of their own (host/tests/api.rs).
         [
             ("OWNER_IDS", "telegram:1"),
             ("LLM_API_KEY", "k"),
@@ -962,11 +962,13 @@ fn the_photos_of_an_album_are_one_turn_after_a_short_wait() {
 }
 
 mod code;
+mod conversation;
 mod handoff;
 mod meter;
 mod parked;
 mod poison;
 mod reminders;
+mod sequence;
 
 #[test]
 fn undo_reverts_the_agents_last_workspace_change_without_a_model_call() {

@@ -550,5 +550,4 @@ fn catch_up(steps: &[Step], at: &mut Cursor) -> String {
 }
 
 #[cfg(test)]
-#[path = "watch_tests.rs"]
 mod tests;

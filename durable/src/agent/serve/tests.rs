@@ -3,8 +3,8 @@
 //! read as the call's reply ([`CallError::read`]).
 
 use super::serve;
+use crate::agent::host::tests::{host, Runtime};
 use crate::agent::host::AgentHost;
-use crate::agent::host_tests::{host, Runtime};
 use crate::inbound::SessionKey;
 use crate::protocol::agent::*;
 use crate::protocol::call::{Call, CallError, Method, Outgoing};

@@ -10,9 +10,9 @@ use crate::protocol::session::{
     ENQUEUE_PATH, POST_PATH,
 };
 use crate::serving::{Answer, Incoming, Served};
+use crate::session::host::tests::api::{api_request, sse};
+use crate::session::host::tests::{answer as model_says, host, request, TestRuntime};
 use crate::session::host::SessionHost;
-use crate::session::host_tests::api::{api_request, sse};
-use crate::session::host_tests::{answer as model_says, host, request, TestRuntime};
 use crate::testing::TestStreams;
 use futures::executor::block_on;
 use serde_json::{json, Value};

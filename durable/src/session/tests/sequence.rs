@@ -1,9 +1,9 @@
 //! The drain answering in the order sent (`sequence`), against in-memory
 //! doubles: which message each model call answered, and when.
 
-use super::store::SessionStore;
-use super::tests::{anthropic_text, Fixture};
+use super::{anthropic_text, Fixture};
 use crate::inbound::{Earlier, Inbound, SendOrder};
+use crate::session::store::SessionStore;
 use crate::settings::DEFAULT_ORDER_HOLD_MS;
 
 const HOLD: i64 = DEFAULT_ORDER_HOLD_MS as i64;
@@ -109,7 +109,7 @@ fn a_message_sent_before_one_that_started_without_a_hold_is_answered_first_if_it
     // K-2 arrives first; nothing known, nothing in the last second: it starts.
     arrives(&f, &k(2));
     let deps = f.deps();
-    let mut drain = std::pin::pin!(super::drain::drain(&f.p, &deps));
+    let mut drain = std::pin::pin!(crate::session::drain::drain(&f.p, &deps));
     let waker = futures::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     assert!(drain.as_mut().poll(&mut cx).is_pending(), "its turn prepares (\"typing…\")");

@@ -1,7 +1,7 @@
 //! What leaves a session's history stays findable: resets and compactions add their
 //! exchanges to the conversation memory of the session's scope, once.
 
-use super::tests::{anthropic_text, inbound, Fixture};
+use super::{anthropic_text, inbound, Fixture};
 use crate::inbound::SessionKey;
 use crate::protocol::memory::{ConversationHitView, MemoryCall, MemoryReply};
 

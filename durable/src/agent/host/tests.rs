@@ -1,6 +1,6 @@
 //! The Agent object's host against in-memory doubles.
 
-use super::host::{AgentHost, AgentRuntime, PinsAnswer, PinsCall};
+use super::{AgentHost, AgentRuntime, PinsAnswer, PinsCall};
 use crate::inbound::{Inbound, SessionKey};
 use crate::ports::{LogLevel, StorageError};
 use crate::protocol::agent::{PinsRequest, TickRequest};
@@ -16,10 +16,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 #[derive(Default)]
-pub(super) struct Queue {
+pub(in crate::agent) struct Queue {
     queued: RefCell<Vec<(String, Inbound)>>,
-    pub(super) woken: RefCell<Vec<String>>,
-    pub(super) admitted: RefCell<Vec<(String, bool)>>,
+    pub(in crate::agent) woken: RefCell<Vec<String>>,
+    pub(in crate::agent) admitted: RefCell<Vec<(String, bool)>>,
     posts: RefCell<Vec<crate::protocol::session::PostRequest>>,
 }
 
@@ -54,16 +54,16 @@ impl SessionQueue for Queue {
     }
 }
 
-pub(super) struct Runtime {
+pub(in crate::agent) struct Runtime {
     sql: Rc<MemSql>,
-    pub(super) store: Rc<MemStore>,
+    pub(in crate::agent) store: Rc<MemStore>,
     vars: HashMap<String, String>,
-    pub(super) queue: Queue,
+    pub(in crate::agent) queue: Queue,
     wakes: Cell<u32>,
     uuids: Cell<u64>,
     wake_ats: RefCell<Vec<i64>>,
-    pub(super) now: Rc<Cell<i64>>,
-    pub(super) http: crate::testing::ScriptedHttp,
+    pub(in crate::agent) now: Rc<Cell<i64>>,
+    pub(in crate::agent) http: crate::testing::ScriptedHttp,
 }
 
 impl AgentRuntime for Runtime {
@@ -113,13 +113,13 @@ impl AgentRuntime for Runtime {
 
 /// A memory call through the object's route, as a Session sends it: the
 /// status and the JSON answer.
-pub(super) fn memory(h: &AgentHost<Runtime>, call: &serde_json::Value) -> (u16, serde_json::Value) {
+pub(in crate::agent) fn memory(h: &AgentHost<Runtime>, call: &serde_json::Value) -> (u16, serde_json::Value) {
     let req = Incoming::post(crate::protocol::memory::CALL_PATH, call.to_string()).with_query("agent", "main");
-    let answer = block_on(super::serve::serve(h, &req, &TestStreams::default())).answer().unwrap();
+    let answer = block_on(crate::agent::serve::serve(h, &req, &TestStreams::default())).answer().unwrap();
     (answer.status, hearth_json::from_slice(&answer.body).unwrap())
 }
 
-pub(super) fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
+pub(in crate::agent) fn host(vars: &[(&str, &str)]) -> AgentHost<Runtime> {
     AgentHost::new(Runtime {
         sql: Rc::new(MemSql::default()),
         store: Rc::new(MemStore::default()),
@@ -281,7 +281,7 @@ fn the_nightly_tick_dreams_once_with_one_llm_call() {
     let memory = String::from_utf8(memory).unwrap();
     assert!(memory.starts_with("## Dreamed 2026-04-23 03:00 UTC\n- Olga's time zone is America/Bogota _(score="));
     // my_stats' figures come from the sweep; the tokens are in the schedule's ledger.
-    let (_, stats) = super::host_tests::memory(&h, &json!({"call": "stats", "store": "main"}));
+    let (_, stats) = super::tests::memory(&h, &json!({"call": "stats", "store": "main"}));
     assert_eq!(
         (stats["stats"]["memories_promoted"].as_u64(), stats["stats"]["last_dream_ts"].as_i64()),
         (Some(1), Some(night))

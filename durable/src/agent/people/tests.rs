@@ -3,9 +3,9 @@
 //! change in the workspace history; a tool call's request asked of the
 //! owner on Telegram, decided by the owner's tap only, once.
 
-use super::approvals::ApprovalAnswer;
-use super::host_tests::host;
-use super::people::PeopleAnswer;
+use super::PeopleAnswer;
+use crate::agent::approvals::ApprovalAnswer;
+use crate::agent::host::tests::host;
 use crate::inbound::{ChannelKind, SessionKey};
 use crate::protocol::approvals::{ApprovalAsk, ApprovalCall, Decision, Origin};
 use crate::protocol::dreams::Tap;

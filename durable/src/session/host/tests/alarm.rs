@@ -1,10 +1,10 @@
 //! The Session object's host with a runtime of doubles: what the alarm
 //! leaves behind for the outbox.
 
-use super::host::{AlarmOutcome, SessionHost, SessionRuntime};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{LogLevel, SendOutcome, StorageError};
 use crate::protocol::session::{EnqueueRequest, SessionTouch};
+use crate::session::host::{AlarmOutcome, SessionHost, SessionRuntime};
 use crate::settings::AgentConfig;
 use crate::testing::{MemSql, TestPlatform};
 use futures::executor::block_on;

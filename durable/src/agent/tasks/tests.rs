@@ -2,7 +2,7 @@
 //! at most SUBAGENTS_MAX run, the rest wait in order; each result is posted
 //! once into the chat that asked, also after a failed post; cancels.
 
-use super::host::{AgentHost, AgentRuntime};
+use crate::agent::host::{AgentHost, AgentRuntime};
 use crate::inbound::{ChannelKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{LogLevel, StorageError};
 use crate::protocol::api::StopRequest;

@@ -1,7 +1,7 @@
 //! The Session object's host against in-memory doubles: what the Worker's
 //! thin `Session` class does, tested without workerd.
 
-use super::host::{AlarmOutcome, SessionHost, SessionRuntime, REGISTRY_REFRESH_MS};
+use super::{AlarmOutcome, SessionHost, SessionRuntime, REGISTRY_REFRESH_MS};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::ports::{LogLevel, StorageError};
 use crate::protocol::session::{EnqueueRequest, SessionTouch};
@@ -13,8 +13,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-pub(super) struct TestRuntime {
-    pub(super) p: Rc<TestPlatform>,
+pub(in crate::session) struct TestRuntime {
+    pub(in crate::session) p: Rc<TestPlatform>,
     vars: HashMap<String, String>,
     wakes: Cell<u32>,
     wake_ats: RefCell<Vec<i64>>,
@@ -62,7 +62,7 @@ impl SessionRuntime for TestRuntime {
     }
 }
 
-pub(super) fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
+pub(in crate::session) fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
     let mut all: HashMap<String, String> =
         [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k"), ("RESET_DAILY_AT", "off")]
             .iter()
@@ -79,7 +79,7 @@ pub(super) fn host(vars: &[(&str, &str)]) -> SessionHost<TestRuntime> {
     })
 }
 
-pub(super) fn request(n: u32, text: &str) -> EnqueueRequest {
+pub(in crate::session) fn request(n: u32, text: &str) -> EnqueueRequest {
     EnqueueRequest {
         session_key: SessionKey::parse("agent:main:main").unwrap(),
         inbound: Inbound {
@@ -107,7 +107,7 @@ pub(super) fn request(n: u32, text: &str) -> EnqueueRequest {
     }
 }
 
-pub(super) fn answer(p: &TestPlatform, text: &str) {
+pub(in crate::session) fn answer(p: &TestPlatform, text: &str) {
     p.http.push_json(
         200,
         json!({"content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "model": "m",
@@ -199,13 +199,12 @@ fn broken_settings_keep_the_messages_queued() {
     assert_eq!(block_on(empty.alarm()).unwrap(), AlarmOutcome::Empty);
 }
 
-#[path = "host_api_tests.rs"]
-pub(super) mod api;
+mod alarm;
 
-#[path = "host_stop_tests.rs"]
+pub(in crate::session) mod api;
+
 mod stop;
 
-#[path = "post_tests.rs"]
 mod post;
 
 /// A heartbeat run (its session, a fresh run) that comes again `next` ms later.
