@@ -124,6 +124,12 @@ pub fn headers(resp: &web_sys::Response) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The headers of a response among `names` (lowercase): one lookup each.
+pub fn headers_named(resp: &web_sys::Response, names: &[&str]) -> Vec<(String, String)> {
+    let headers = resp.headers();
+    names.iter().filter_map(|n| Some(((*n).to_owned(), headers.get(n).ok().flatten()?))).collect()
+}
+
 /// `req` again, with redirects left to the caller (`redirect: "manual"`):
 /// a 3xx comes back as it is, so each hop can be checked before it is taken.
 pub fn with_manual_redirect(req: &web_sys::Request) -> worker::Result<web_sys::Request> {
