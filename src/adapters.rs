@@ -257,7 +257,7 @@ impl Http for FetchHttp {
         Self::within(controller, req.timeout_ms, async move {
             let resp = crate::js::fetch(&request).await?;
             let body = crate::js::body_bytes(&resp).await?;
-            Ok(HttpResponse { status: resp.status(), headers: crate::js::headers(&resp), body })
+            Ok(HttpResponse { status: resp.status(), headers: crate::js::headers_named(&resp, &READ_HEADERS), body })
         })
         .await
     }
@@ -276,7 +276,8 @@ impl Http for FetchHttp {
         Self::within(controller, req.timeout_ms, async move {
             let resp = crate::js::fetch(&request).await?;
             let (body, truncated) = crate::js::body_prefix(&resp, limits.max_body_bytes).await?;
-            let response = HttpResponse { status: resp.status(), headers: crate::js::headers(&resp), body };
+            let response =
+                HttpResponse { status: resp.status(), headers: crate::js::headers_named(&resp, &READ_HEADERS), body };
             Ok(LimitedResponse { response, truncated })
         })
         .await
@@ -327,7 +328,7 @@ impl FetchHttp {
             }
         };
         let status = resp.status();
-        let headers = crate::js::headers(&resp);
+        let headers = crate::js::headers_named(&resp, &READ_HEADERS);
         let Some(reader) = crate::js::BodyReader::of(&resp) else {
             return Ok(HttpStream { status, headers, body: Box::pin(futures::stream::empty()) });
         };

@@ -54,6 +54,11 @@ impl SessionQueue for DoQueue {
         objects::call(&self.0, &WakeSession { session_key: key.clone() }).await.map(drop).map_err(storage_err)
     }
 
+    async fn memory_stored(&self, key: &SessionKey) -> std::result::Result<(), StorageError> {
+        let told = durable::protocol::session::MemoryStored { session_key: key.clone() };
+        objects::call(&self.0, &told).await.map(drop).map_err(storage_err)
+    }
+
     async fn admit(&self, key: &SessionKey, open: bool) -> std::result::Result<(), StorageError> {
         let admit = AdmitSession { session_key: key.clone(), admission: Admission { open } };
         objects::call(&self.0, &admit).await.map(drop).map_err(storage_err)

@@ -104,17 +104,30 @@ pub async fn body_bytes(resp: &web_sys::Response) -> worker::Result<Vec<u8>> {
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
-/// The headers of a response, names lowercased.
+/// The headers of a response, names lowercased. Two calls into the runtime
+/// (`Object.fromEntries`, `JSON.stringify`) and one string, instead of an
+/// iterator step, an array and two strings per header: every LLM call and
+/// chat send reads them, and the crossings cost more than parsing the JSON.
 pub fn headers(resp: &web_sys::Response) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let Ok(Some(iter)) = js_sys::try_iter(resp.headers().as_ref()) else { return out };
-    for entry in iter.flatten() {
-        let pair: js_sys::Array = entry.unchecked_into();
-        if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-            out.push((k.to_ascii_lowercase(), v));
-        }
-    }
-    out
+    let json = js_sys::Object::from_entries(resp.headers().as_ref())
+        .and_then(|o| js_sys::JSON::stringify(&o))
+        .ok()
+        .and_then(|s| s.as_string());
+    let Some(Ok(serde_json::Value::Object(map))) = json.map(|j| hearth_json::from_str::<serde_json::Value>(&j)) else {
+        return Vec::new();
+    };
+    map.into_iter()
+        .filter_map(|(k, v)| match v {
+            serde_json::Value::String(v) => Some((k.to_ascii_lowercase(), v)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The headers of a response among `names` (lowercase): one lookup each.
+pub fn headers_named(resp: &web_sys::Response, names: &[&str]) -> Vec<(String, String)> {
+    let headers = resp.headers();
+    names.iter().filter_map(|n| Some(((*n).to_owned(), headers.get(n).ok().flatten()?))).collect()
 }
 
 /// `req` again, with redirects left to the caller (`redirect: "manual"`):

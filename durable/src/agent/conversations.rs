@@ -23,7 +23,13 @@ impl<R: AgentRuntime + 'static> Indexer for HubIndexer<'_, R> {
         exchanges: &[Exchange],
     ) -> Result<usize, MemoryCallError> {
         let now = self.now;
-        self.host.with_hub(|hub| hub.conversations().add(store, from, exchanges, now))
+        self.host.with_hub(|hub| {
+            let added = hub.conversations().add(store, from, exchanges, now)?;
+            if added > 0 {
+                hub.stored_in(store);
+            }
+            Ok(added)
+        })
     }
 }
 

@@ -251,6 +251,26 @@ where
         result
     }
 
+    /// After a memory write: when it ended the emptiness a recall told the
+    /// main session of, tells `agent`'s main session (one call, only then;
+    /// a failed one is tried again by the next write).
+    pub async fn tell_main_of_memory(&self, agent: &str) {
+        if !self.with_hub(|hub| hub.take_main_tell()) {
+            return;
+        }
+        let told = match AgentId::parse(agent) {
+            Ok(id) => {
+                let key = crate::inbound::SessionKey::Main(id);
+                self.runtime.queue().memory_stored(&key).await
+            }
+            Err(e) => Err(StorageError(e.to_string())),
+        };
+        if let Err(e) = told {
+            self.runtime.log(LogLevel::Warn, &format!("main session not told of its memory: {e}"));
+            self.with_hub(|hub| hub.main_tell_failed());
+        }
+    }
+
     /// The stores loaded in the object's memory.
     pub fn loaded_stores(&self) -> Vec<String> {
         self.with_hub(|hub| hub.loaded())
@@ -440,7 +460,9 @@ where
         // when there are none); another alarm soon while some remain.
         let agent = crate::scheduled::store::ScheduleStore::new(sql).get("agent").ok().flatten();
         if let Some(agent) = agent {
-            if self.backfill_conversations(&agent).await {
+            let more = self.backfill_conversations(&agent).await;
+            self.tell_main_of_memory(&agent).await;
+            if more {
                 self.runtime.wake().await?;
             }
         }

@@ -53,12 +53,16 @@ fn json<T: Serialize>(value: T) -> Reply {
 }
 
 /// A memory call, with the memory settings of the agent named in `?agent=`
-/// (an invalid one is a 500 naming it).
-fn memory<R: AgentRuntime + 'static>(host: &AgentHost<R>, req: &Incoming, call: MemoryCall) -> Reply {
-    if let Some(agent) = req.query("agent") {
+/// (an invalid one is a 500 naming it). A write that ends the emptiness
+/// the main session was told of tells it before the answer goes.
+async fn memory<R: AgentRuntime + 'static>(host: &AgentHost<R>, req: &Incoming, call: MemoryCall) -> Reply {
+    let agent = req.query("agent");
+    if let Some(agent) = agent {
         host.apply_memory_settings(agent).map_err(|e| Answer::error(500, e.message()))?;
     }
-    match host.memory_call(call) {
+    let result = host.memory_call(call);
+    host.tell_main_of_memory(agent.unwrap_or_default()).await;
+    match result {
         Ok(reply) => json(reply),
         Err(e) => Err(Answer::error(e.status(), e.message())),
     }
@@ -93,14 +97,14 @@ async fn route<R: AgentRuntime + 'static>(host: &AgentHost<R>, req: &Incoming) -
         (Post, mem::CALL_PATH) => {
             apart(async {
                 let call: MemoryCall = req.json("memory call")?;
-                memory(host, req, call)
+                memory(host, req, call).await
             })
             .await
         }
         (Post, mem::OP_PATH | mem::SEARCH_PATH | mem::GET_PATH) => apart(memory_named(host, req)).await,
         (Get, mem::STATS_PATH) => match req.query("store") {
             None => json(serde_json::json!({"loaded": host.loaded_stores()})),
-            Some(store) => memory(host, req, MemoryCall::Stats { store: store.into() }),
+            Some(store) => memory(host, req, MemoryCall::Stats { store: store.into() }).await,
         },
         (Post, TOUCH_PATH) => {
             apart(async {
@@ -250,7 +254,7 @@ async fn memory_named<R: AgentRuntime + 'static>(host: &AgentHost<R>, req: &Inco
     }
     let call: MemoryCall =
         hearth_json::from_value(v).map_err(|e| Answer::error(400, &format!("bad memory call: {e}")))?;
-    memory(host, req, call)
+    memory(host, req, call).await
 }
 
 /// `GET /notifications/stream?after=`: the feed as server-sent events, kept

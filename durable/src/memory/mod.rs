@@ -32,7 +32,7 @@ mod tests;
 use crate::ports::Sql;
 use crate::protocol::memory::{
     valid_store_name, EvidenceView, MemoryCall, MemoryCallError, MemoryHit, MemoryReply, NoteSummary, StoreStats,
-    MAX_LIST,
+    MAIN_STORE, MAX_LIST,
 };
 use backend::SqlMemoryBackend;
 use evidence::EvidenceBook;
@@ -102,6 +102,13 @@ pub struct MemoryHub<S: Sql> {
     evidence: EvidenceBook,
     /// What was said: one conversation index per store ([`conversation`]).
     conversations: conversation::shelf::Shelf<S>,
+    /// The main session may hold a recall's "the store is empty"
+    /// ([`recall::RecallGate`]). True from the start: it may have heard so
+    /// from this object before the object was evicted.
+    main_told_empty: bool,
+    /// Something was stored in `main` since the main session was told it was
+    /// empty: the host tells it ([`MemoryHub::take_main_tell`]).
+    main_tell_owed: bool,
 }
 
 impl<S: Sql> MemoryHub<S> {
@@ -120,7 +127,36 @@ impl<S: Sql> MemoryHub<S> {
             host: None,
             evidence: EvidenceBook::default(),
             conversations: conversation::shelf::Shelf::new(sql.clone()),
+            main_told_empty: true,
+            main_tell_owed: false,
         }
+    }
+
+    /// Notes that `store` may hold something new (an add, an archive, exchanges).
+    pub fn stored_in(&mut self, store: &str) {
+        if store == MAIN_STORE && self.main_told_empty {
+            self.main_told_empty = false;
+            self.main_tell_owed = true;
+        }
+    }
+
+    /// Whether the main session must be told that its store holds something
+    /// now (once: taken). Its host sends `MemoryStored`, and gives it back
+    /// with [`MemoryHub::main_tell_failed`] when that did not arrive.
+    pub fn take_main_tell(&mut self) -> bool {
+        std::mem::take(&mut self.main_tell_owed)
+    }
+
+    /// The tell did not arrive: the next write tries again.
+    pub fn main_tell_failed(&mut self) {
+        self.main_told_empty = true;
+    }
+
+    /// Whether `store` holds nothing a recall could find (no entry, no
+    /// conversation), as a recall with `found` and `said` saw it.
+    fn holds_nothing(&mut self, store: &str, found: bool) -> bool {
+        let entries = self.stores.get(store).map_or(1, |l| l.store.index().doc_count());
+        !found && entries == 0 && self.conversations.count(store).is_ok_and(|n| n == 0)
     }
 
     /// Gives the hub a clock (recall events are counted) and the session count.
@@ -202,6 +238,8 @@ impl<S: Sql> MemoryHub<S> {
                 if removing {
                     // Tidiness only: the sweep also skips evidence of removed entries.
                     let _ = self.evidence.forget(&*self.sql, &store, &[id]);
+                } else {
+                    self.stored_in(&store);
                 }
                 Ok(MemoryReply::Applied { id, name })
             }
@@ -239,7 +277,12 @@ impl<S: Sql> MemoryHub<S> {
                     let _ = backend::count_recall(&*self.sql, &store, host.now_ms());
                 }
                 self.record(&store, &hits, key, ceiling);
-                Ok(MemoryReply::Recalled { hits, conversations: said })
+                // Only the main session is told when that changes.
+                let empty = store == MAIN_STORE && self.holds_nothing(&store, !hits.is_empty() || !said.is_empty());
+                if empty {
+                    self.main_told_empty = true;
+                }
+                Ok(MemoryReply::Recalled { hits, conversations: said, empty })
             }
             MemoryCall::Get { store, name, record } => {
                 let s = self.store(&store)?;
@@ -299,6 +342,9 @@ impl<S: Sql> MemoryHub<S> {
             MemoryCall::AddConversation { store, from, exchanges } => {
                 let now = self.host.as_ref().map_or(0, |h| h.now_ms());
                 let added = self.conversations.add(&store, &from, &exchanges, now)?;
+                if added > 0 {
+                    self.stored_in(&store);
+                }
                 Ok(MemoryReply::Added { added })
             }
             MemoryCall::SearchConversations { store, query, more, k, since, until, every_store } => {
@@ -320,7 +366,9 @@ impl<S: Sql> MemoryHub<S> {
                 }
                 let op = Op::Add { name: candidate, content: summary, kind: Kind::Archive, created_at };
                 let id = s.apply(op)?;
-                Ok(MemoryReply::Applied { id, name: s.get_by_id(id).map(|e| e.name.clone()) })
+                let name = s.get_by_id(id).map(|e| e.name.clone());
+                self.stored_in(&store);
+                Ok(MemoryReply::Applied { id, name })
             }
         }
     }

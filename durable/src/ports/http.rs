@@ -1,5 +1,15 @@
 //! Outgoing HTTP: whole answers, answers within limits, streamed answers.
 
+/// The response headers Hearth reads. The runtime's adapter hands over only
+/// these: walking a response's whole list in the runtime costs more than a
+/// few lookups, on every LLM call and chat send. Reading another one is a
+/// test failure ([`HttpResponse::header`]) until it is added here.
+pub const READ_HEADERS: [&str; 4] = ["content-type", "retry-after", "location", "mcp-session-id"];
+
+fn is_read(name: &str) -> bool {
+    READ_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name))
+}
+
 /// An outgoing HTTP request (to the LLM, Telegram, Discord).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpRequest {
@@ -39,6 +49,7 @@ pub struct HttpResponse {
 
 impl HttpResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
+        debug_assert!(is_read(name), "{name} is not in READ_HEADERS: the runtime does not hand it over");
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
     pub fn text(&self) -> String {
@@ -86,6 +97,7 @@ pub struct HttpStream {
 
 impl HttpStream {
     pub fn header(&self, name: &str) -> Option<&str> {
+        debug_assert!(is_read(name), "{name} is not in READ_HEADERS: the runtime does not hand it over");
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 

@@ -325,6 +325,12 @@ pub enum MemoryReply {
         hits: Vec<MemoryHit>,
         #[serde(default)]
         conversations: Vec<ConversationHitView>,
+        /// The `main` store holds no note and no conversation: no text
+        /// recalls anything until something is stored, and then the Agent
+        /// object tells the main session ([`crate::protocol::session::MemoryStored`]),
+        /// which asks nothing meanwhile (`crate::memory::recall::RecallGate`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        empty: bool,
     },
 }
 
@@ -430,6 +436,8 @@ enum MemoryReplyDe {
         hits: Vec<MemoryHit>,
         #[serde(default)]
         conversations: Vec<ConversationHitView>,
+        #[serde(default)]
+        empty: bool,
     },
     // No `notes`: only the admin API asks for a listing, and the Worker
     // passes the object's JSON on unread (a reader would be WASM for nothing).

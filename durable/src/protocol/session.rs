@@ -115,6 +115,11 @@ pub struct AnswerReply {
 /// session a budget held, once the budget allows again).
 pub const WAKE_PATH: &str = "/wake";
 
+/// `POST` → `{"ok": true}`: the `main` memory store, which a recall of
+/// the main session found empty, holds something now (the Agent object
+/// tells the main session, [`crate::memory::recall::RecallGate`]).
+pub const MEMORY_STORED_PATH: &str = "/memory-stored";
+
 /// `POST` [`Admission`] → `{"ok": true}`: the session is opened to its
 /// chat's messages, or closed (someone let in or out, see `crate::people`).
 pub const ADMISSION_PATH: &str = "/admission";
@@ -347,6 +352,15 @@ pub struct WakeSession {
     pub session_key: SessionKey,
 }
 impl_call!(WakeSession => Session Post WAKE_PATH, Ack, |r| r.session_key.render());
+
+/// `POST` (an empty body): tells `session_key` (the main session) that its
+/// memory store holds something now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemoryStored {
+    #[serde(skip)]
+    pub session_key: SessionKey,
+}
+impl_call!(MemoryStored => Session Post MEMORY_STORED_PATH, Ack, |r| r.session_key.render());
 
 /// `POST` (an empty body): queues an admin reset of `session_key`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -59,6 +59,12 @@ pub trait SessionQueue {
         Err(StorageError(format!("cannot wake {key} from here")))
     }
 
+    /// Tells the (main) Session that its memory store holds something now
+    /// (`crate::memory::recall::RecallGate`).
+    async fn memory_stored(&self, key: &SessionKey) -> Result<(), StorageError> {
+        Err(StorageError(format!("cannot reach {key} from here")))
+    }
+
     /// Opens or closes the Session to its chat's messages (someone let in
     /// or out, see `crate::people`).
     async fn admit(&self, key: &SessionKey, open: bool) -> Result<(), StorageError> {

@@ -25,6 +25,8 @@ pub struct SessionDeps<'a> {
     pub history: &'a RefCell<HistoryCache>,
     /// The encoded messages of the last request (only new ones are encoded).
     pub wire_memo: &'a RefCell<WireMemo>,
+    /// Whether recall has to ask the Agent object ([`crate::memory::recall::RecallGate`]).
+    pub recall: &'a crate::memory::recall::RecallGate,
     /// The session's MCP tools (frozen when it starts) and open connections.
     pub mcp: &'a RefCell<McpState>,
     /// Calls not yet in the usage ledger, the reservation in flight, the

@@ -212,7 +212,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             if item.active {
                 None
             } else {
-                memory::recall(p.memory(), deps.key, &inbound.text, &deps.config.timezone).await
+                let (text, tz) = (&inbound.text, &deps.config.timezone);
+                memory::recall::recall_gated(p.memory(), deps.recall, p.now_ms(), deps.key, text, tz).await
             }
         };
         let typing = p.channel().typing(&inbound.reply_target);

@@ -111,6 +111,8 @@ pub struct SessionHost<R: SessionRuntime> {
     /// What the Agent object's registry was last told.
     registered: RefCell<Option<SessionTouch>>,
     wire_memo: RefCell<WireMemo>,
+    /// Whether recall has to ask the Agent object (an empty memory is not asked).
+    recall: crate::memory::recall::RecallGate,
     mcp: RefCell<McpState>,
     meter: RefCell<super::meter_state::MeterState>,
     /// Who follows the messages' turns (API clients, previews, notices).
@@ -148,6 +150,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             config: RefCell::new(None),
             registered: RefCell::new(None),
             wire_memo: RefCell::default(),
+            recall: Default::default(),
             mcp: RefCell::default(),
             meter: RefCell::default(),
             watch: Rc::default(),
@@ -320,6 +323,12 @@ impl<R: SessionRuntime> SessionHost<R> {
         self.runtime.wake().await
     }
 
+    /// The Agent object says the memory store, empty when recall last
+    /// asked, holds something now: the next turn asks again.
+    pub fn memory_stored(&self) {
+        self.recall.stored();
+    }
+
     /// An admin reset goes through the queue like a `/reset` command, so it
     /// runs after any message already waiting and never during a turn.
     /// `None`: the object never had a message.
@@ -480,6 +489,7 @@ impl<R: SessionRuntime> SessionHost<R> {
             media_cache: &self.media_cache,
             history: &self.history,
             wire_memo: &self.wire_memo,
+            recall: &self.recall,
             mcp: &self.mcp,
             meter: &self.meter,
             watch: &self.watch,

@@ -14,8 +14,8 @@ use crate::ports::StorageError;
 use crate::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use crate::protocol::call::Method::{Get, Post};
 use crate::protocol::session::{
-    Admission, EnqueueRequest, PostRequest, ADMISSION_PATH, ANSWER_PATH, ENQUEUE_PATH, POST_PATH, RESET_PATH,
-    STATUS_PATH, WAKE_PATH,
+    Admission, EnqueueRequest, PostRequest, ADMISSION_PATH, ANSWER_PATH, ENQUEUE_PATH, MEMORY_STORED_PATH, POST_PATH,
+    RESET_PATH, STATUS_PATH, WAKE_PATH,
 };
 use crate::serving::{stream_headers, Answer, Incoming, Keepalive, OpenStream, Served, JSON};
 use crate::settings::stream::{StreamConfig, DEFAULT_KEEPALIVE_MS};
@@ -75,6 +75,10 @@ async fn route<R: SessionRuntime>(host: &SessionHost<R>, req: &Incoming) -> Repl
         }
         (Post, WAKE_PATH) => {
             host.wake().await.map_err(failed)?;
+            Ok(Answer::ok())
+        }
+        (Post, MEMORY_STORED_PATH) => {
+            host.memory_stored();
             Ok(Answer::ok())
         }
         (Get, ANSWER_PATH) => match req.query("request") {

@@ -95,7 +95,9 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         };
         let (result, prompt_tokens) = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
-            if !compacted && estimate_tokens(&system, &view.messages, tools_len, &view.media) > budget {
+            // Measured once per request (O(history)), again only after a compaction.
+            let mut size = estimate_tokens(&system, &view.messages, tools_len, &view.media);
+            if !compacted && size > budget {
                 // Once per turn: compaction never loops.
                 compacted = true;
                 let media_now = view.media.clone();
@@ -120,9 +122,9 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                     history = conversation(store, deps.history, session_id)?;
                 }
                 view = media::prepare(p, cfg, deps.media_cache, &history).await;
+                size = estimate_tokens(&system, &view.messages, tools_len, &view.media);
             }
             let trimmed;
-            let size = estimate_tokens(&system, &view.messages, tools_len, &view.media);
             let messages: &[Message] = if size > budget {
                 // No second compaction and no retry: this request is trimmed once.
                 p.log(LogLevel::Warn, "context still too large after compaction: trimming this request");

@@ -21,6 +21,10 @@ pub(in crate::agent) struct Queue {
     pub(in crate::agent) woken: RefCell<Vec<String>>,
     pub(in crate::agent) admitted: RefCell<Vec<(String, bool)>>,
     posts: RefCell<Vec<crate::protocol::session::PostRequest>>,
+    /// Sessions told their memory holds something (`MemoryStored`).
+    pub(in crate::agent) told: RefCell<Vec<String>>,
+    /// Tells fail (the session cannot be reached).
+    pub(in crate::agent) tells_fail: Cell<bool>,
 }
 
 impl SessionQueue for Queue {
@@ -38,6 +42,13 @@ impl SessionQueue for Queue {
     }
     async fn wake(&self, key: &SessionKey) -> Result<(), StorageError> {
         self.woken.borrow_mut().push(key.render());
+        Ok(())
+    }
+    async fn memory_stored(&self, key: &SessionKey) -> Result<(), StorageError> {
+        if self.tells_fail.get() {
+            return Err(StorageError("unreachable".into()));
+        }
+        self.told.borrow_mut().push(key.render());
         Ok(())
     }
     async fn admit(&self, key: &SessionKey, open: bool) -> Result<(), StorageError> {

@@ -135,3 +135,32 @@ fn the_notification_feed_is_a_stream_with_one_keepalive_loop() {
     assert_eq!(clients.len(), 2);
     assert!(clients.iter().all(|c| c.written.borrow().contains("the build is green")), "both clients heard it");
 }
+
+/// Recall told the main session its memory is empty: the write that ends
+/// that tells it (whoever writes: here the admin API's op), once, and a
+/// tell that failed is made by the next write.
+#[test]
+fn a_write_after_an_empty_recall_tells_the_main_session_once() {
+    use crate::agent::host::tests::memory;
+    let h = host(&[("OWNER_IDS", "telegram:1")]);
+    let recall = json!({"call": "recall", "store": "main", "query": "the vault code?", "k": 3, "conversations": 1});
+    let add = |name: &str| json!({"call": "op", "store": "main", "op": {"op": "add", "name": name, "content": "The vault code is 7781", "kind": "note", "created_at": 1}});
+    let told = || h.runtime().queue.told.borrow().clone();
+    let (status, reply) = memory(&h, &recall);
+    assert_eq!((status, reply["empty"].clone()), (200, json!(true)), "{reply}");
+    h.runtime().queue.tells_fail.set(true);
+    assert_eq!(memory(&h, &add("vault")).0, 200, "a failed tell does not fail the write");
+    assert!(told().is_empty());
+    h.runtime().queue.tells_fail.set(false);
+    memory(&h, &add("vault 2"));
+    assert_eq!(told(), ["agent:main:main"], "the next write tells");
+    memory(&h, &add("vault 3"));
+    assert_eq!(told().len(), 1, "told once");
+    let (_, reply) = memory(&h, &recall);
+    assert!(reply.get("empty").is_none(), "notes are stored: {reply}");
+    // Another store's write tells nobody.
+    let (_, _) = memory(&h, &recall);
+    let group = json!({"call": "op", "store": "group:telegram:-5", "op": {"op": "add", "name": "g", "content": "x", "kind": "note", "created_at": 1}});
+    memory(&h, &group);
+    assert_eq!(told().len(), 1);
+}
