@@ -4,7 +4,7 @@
 
 use super::deps::SessionDeps;
 use super::meter;
-use super::prefix::{prefetch, prepare};
+use super::prefix::{prefetch, prepare, KnownSession};
 use super::preview;
 use super::reply::{self, send, send_answer};
 use super::reset::{self, ResetError, ResetReason};
@@ -245,7 +245,8 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             report.turns += 1;
             continue;
         }
-        report.llm_calls += run_turn(p, &store, &inbound, item.seq, &session_id, deps).await?;
+        report.llm_calls +=
+            run_turn(p, &store, &inbound, item.seq, KnownSession { id: &session_id, starting }, deps).await?;
         if let Some(at) = super::parked::waiting(p.sql(), item.seq)? {
             // A call waits for the owner: the message stays open (this attempt
             // does not count) and the alarm comes back at the deadline, or
@@ -366,7 +367,7 @@ async fn reset_now<P: Platform>(
     channel: &str,
     reason: ResetReason,
 ) -> Result<Result<reset::ResetOutcome, ResetError>, StorageError> {
-    let prepared = prepare(p, deps, channel).await;
+    let prepared = prepare(p, deps, channel, None).await;
     match reset::reset(p, deps, &prepared, reason).await {
         Ok(o) => Ok(Ok(o)),
         Err(ResetError::Storage(e)) => Err(e),

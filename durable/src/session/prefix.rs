@@ -21,8 +21,24 @@ pub struct Prepared {
     pub tools_len: usize,
 }
 
+/// What the drain already knows of the session when a turn prepares: its id,
+/// and whether the conversation starts with this turn (the history holds at
+/// most the user's message). Saves reading both again (a meta row and a
+/// `COUNT(*)` of the history) on every turn.
+#[derive(Clone, Copy, Debug)]
+pub struct KnownSession<'a> {
+    pub id: &'a str,
+    pub starting: bool,
+}
+
 /// Loads the workspace and builds the system prompt and tool list.
-pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) -> Prepared {
+/// `known`: the session as the turn's drain read it; `None` (a reset) reads it here.
+pub async fn prepare<P: Platform>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    channel: &str,
+    known: Option<KnownSession<'_>>,
+) -> Prepared {
     let cfg = deps.config;
     let scope = deps.key.scope();
     let (today, yesterday) = clock::today_and_yesterday(p.now_ms(), &cfg.timezone);
@@ -65,7 +81,7 @@ pub async fn prepare<P: Platform>(p: &P, deps: &SessionDeps<'_>, channel: &str) 
     for w in &workspace.warnings {
         p.log(LogLevel::Warn, w);
     }
-    let mcp = mcp_specs(p, deps).await;
+    let mcp = mcp_specs(p, deps, known).await;
     let tools = toolbox::session_tools(scope, &cfg.web, mcp);
     let tools = match deps.key {
         // Every call sends the tool definitions: background runs get fewer.
@@ -159,13 +175,29 @@ fn log_mcp_problems<P: Platform>(p: &P, catalog: &crate::protocol::mcp::McpCatal
 
 /// The session's MCP tools: frozen when the session (or a heartbeat or job
 /// run, which starts from an empty history) begins, the same list after.
-async fn mcp_specs<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Vec<ToolSpec> {
+async fn mcp_specs<P: Platform>(p: &P, deps: &SessionDeps<'_>, known: Option<KnownSession<'_>>) -> Vec<ToolSpec> {
     let store = super::store::SessionStore::new(p.sql());
-    let Ok(Some(session_id)) = store.meta("session_id") else { return Vec::new() };
-    // The first turn of a conversation has only the user's message.
-    let starting = store.message_count(&session_id).map_or(true, |n| n <= 1);
+    let read;
+    let (session_id, starting) = match known {
+        Some(k) => {
+            // The drain counted before the user's message joined, as this would after.
+            debug_assert_eq!(
+                Some(k.starting),
+                store.message_count(k.id).ok().map(|n| n <= 1),
+                "the drain's `starting` must be what the history says"
+            );
+            (k.id, k.starting)
+        }
+        None => {
+            let Ok(Some(id)) = store.meta("session_id") else { return Vec::new() };
+            read = id;
+            // The first turn of a conversation has only the user's message.
+            let starting = store.message_count(&read).map_or(true, |n| n <= 1);
+            (read.as_str(), starting)
+        }
+    };
     let fetched = deps.mcp.borrow().fetched;
-    match crate::mcp::toolset::session_catalog(p, deps.mcp, &session_id, starting).await {
+    match crate::mcp::toolset::session_catalog(p, deps.mcp, session_id, starting).await {
         Ok(catalog) => {
             if starting && deps.mcp.borrow().fetched > fetched {
                 log_mcp_problems(p, &catalog);

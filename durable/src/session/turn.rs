@@ -5,7 +5,7 @@ use super::compaction;
 use super::context::{estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
 use super::meter;
-use super::prefix::{prepare, Prepared};
+use super::prefix::{prepare, KnownSession, Prepared};
 use super::preview::Previewer;
 use super::replay::{conversation, keep_strict_form};
 use super::reply::{send, send_answer};
@@ -26,21 +26,24 @@ use r2_layout::{AssistantBlock, Message, ResultBlock};
 pub use super::answer::TURN_PAST_DEADLINE;
 
 /// One turn: prompt, LLM, tools, reply, for queued message `seq` ("typing…"
-/// was sent when the drain took it). Returns the number of LLM calls.
+/// was sent when the drain took it), in `session` as the drain read it.
+/// Returns the number of LLM calls.
 pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     p: &P,
     store: &SessionStore<'_, S>,
     inbound: &Inbound,
     seq: i64,
-    session_id: &str,
+    session: KnownSession<'_>,
     deps: &SessionDeps<'_>,
 ) -> Result<u32, StorageError> {
+    let session_id = session.id;
     let cfg = deps.config;
     let key = deps.key;
     let scope = key.scope();
     let target = &inbound.reply_target;
     meter::begin_turn(store, deps)?;
-    let Prepared { system, tools: tool_specs, workspace, tools_len } = prepare(p, deps, inbound.channel.as_str()).await;
+    let Prepared { system, tools: tool_specs, workspace, tools_len } =
+        prepare(p, deps, inbound.channel.as_str(), Some(session)).await;
     // A post's turn (a reminder, a task's result) is background work.
     let post = super::post::mark(p.sql(), inbound)?;
     let prefix_ttl = match &post {
