@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod active_hours;
+pub mod civil;
 pub mod cron_jobs;
 pub mod error;
 pub mod heartbeat;
@@ -64,6 +65,7 @@ pub mod moments;
 pub mod notify;
 pub mod time_zone;
 pub mod timing;
+pub mod tz;
 mod zones;
 
 pub use active_hours::ActiveHours;
