@@ -1,5 +1,5 @@
 //! A time zone evaluated from the zone table's data: a POSIX TZ rule (`CET-1CEST,M3.5.0,M10.5.0/3`)
-//! or a whole TZif file for the few zones a rule cannot express (see [`crate::zones`]).
+//! or a whole TZif file for the few zones a rule cannot express (see `src/zones.rs`).
 //!
 //! Our own rather than jiff's `TimeZone`, for the upload's size (docs/notes/clock.md). It answers
 //! the three questions Hearth asks: the offset (and abbreviation) at an instant, and which
