@@ -39,7 +39,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use crate::error::ScheduleError;
-use crate::time_zone::{parse_time_zone, DEFAULT_TIME_ZONE};
+use crate::time_zone::{jiff_time_zone, parse_time_zone, DEFAULT_TIME_ZONE};
 
 /// Most jobs accepted from one `cron.json`.
 pub const MAX_JOBS: usize = 50;
@@ -178,7 +178,8 @@ impl CronJob {
             return Err(JobErrorKind::MissingField("message"));
         }
         let schedule = parse_cron_expr(cron)?;
-        let tz = parse_time_zone(timezone).map_err(JobErrorKind::TimeZone)?;
+        parse_time_zone(timezone).map_err(JobErrorKind::TimeZone)?;
+        let tz = jiff_time_zone(timezone).map_err(JobErrorKind::TimeZone)?;
         Ok(Self {
             name: name.to_string(),
             message: message.to_string(),

@@ -21,9 +21,10 @@
 //! * **Missed time is not replayed.** A heartbeat runs the current slot only; a cron job runs
 //!   its latest slot since the last tick, once, however many were missed
 //!   ([`cron_jobs::due_jobs`]).
-//! * **Local time is right.** Active hours and cron expressions are read in IANA time zones with
-//!   jiff's bundled tz database (the same data natively and in WASM); croner decides the
-//!   daylight-saving edge cases (see [`cron_jobs`]).
+//! * **Local time is right.** Active hours, reminder times and cron expressions are read in IANA
+//!   time zones from the zone table ([`time_zone`]; the same data natively and in WASM),
+//!   evaluated by our own [`civil`] and [`tz`] (checked against jiff in `tests/tz.rs`); croner
+//!   still decides cron's daylight-saving edge cases (see [`cron_jobs`]).
 //! * **Bad input is reported, not fatal.** Nothing here panics on any input; configuration
 //!   errors are [`error::ScheduleError`], and a bad job in `cron.json` is a
 //!   [`cron_jobs::JobError`] while the other jobs still run.
@@ -51,12 +52,13 @@
 //! Modules, one job each: [`heartbeat`] (HEARTBEAT.md and reply rules), [`timing`]
 //! (heartbeat interval and slots), [`active_hours`] (the daily window), [`cron_jobs`]
 //! (`cron.json`), [`moments`] (one-off times and durations, for reminders), [`notify`] (dedupe),
-//! [`time_zone`] (zone lookup), [`error`].
+//! [`time_zone`] (zone lookup), [`civil`] (dates), [`tz`] (zone rules), [`error`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod active_hours;
+pub mod civil;
 pub mod cron_jobs;
 pub mod error;
 pub mod heartbeat;
@@ -64,6 +66,7 @@ pub mod moments;
 pub mod notify;
 pub mod time_zone;
 pub mod timing;
+pub mod tz;
 mod zones;
 
 pub use active_hours::ActiveHours;

@@ -14,10 +14,10 @@
 //! Everything is written by hand rather than with jiff's parser, for the upload's size (its
 //! format machinery is ~10 KiB gzipped), and returns an error, never panics, on any input.
 
-use jiff::civil::{Date, DateTime};
-use jiff::tz::{AmbiguousOffset, Offset, TimeZone};
-use jiff::{Timestamp, ToSpan};
 use thiserror::Error;
+
+use crate::civil::{Date, DateTime, MAX_SECOND, MIN_SECOND};
+use crate::time_zone::{Local, TimeZone};
 
 /// Why a time or a duration cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -48,23 +48,27 @@ pub struct At {
     pub time_only: bool,
 }
 
-/// The instant of local `dt` in `tz`, with the daylight-saving rules of the module docs.
+/// The instant (Unix ms) of local `dt` in `tz`, with the daylight-saving rules of the module
+/// docs; `None` past what an instant holds (years -9999..=9999).
 pub fn local_ms(dt: DateTime, tz: &TimeZone) -> Option<i64> {
-    let instant = |offset: Offset| offset.to_timestamp(dt).ok().map(|t| t.as_millisecond());
-    match tz.to_ambiguous_timestamp(dt).offset() {
-        AmbiguousOffset::Unambiguous { offset } => instant(offset),
+    let local = dt.seconds();
+    let instant = |offset: i32| {
+        let at = local - i64::from(offset);
+        (MIN_SECOND..=MAX_SECOND).contains(&at).then_some(at * 1000)
+    };
+    match tz.to_ambiguous(local) {
+        Local::Single(offset) => instant(offset),
         // Twice: the first of the two (the larger offset is the earlier instant).
-        AmbiguousOffset::Fold { before, after } => Some(instant(before)?.min(instant(after)?)),
+        Local::Fold { before, after } => Some(instant(before)?.min(instant(after)?)),
         // Never: the first instant whose offset is the one after the gap.
-        AmbiguousOffset::Gap { before, after } => {
+        Local::Gap { before, after } => {
             let (mut lo, mut hi) = (instant(after)? / 1000, instant(before)? / 1000);
             if lo > hi {
                 std::mem::swap(&mut lo, &mut hi);
             }
             while lo < hi {
                 let mid = lo + (hi - lo) / 2;
-                let at = Timestamp::from_second(mid).ok()?;
-                if tz.to_offset(at) == after {
+                if tz.offset(mid) == after {
                     hi = mid;
                 } else {
                     lo = mid + 1;
@@ -102,11 +106,12 @@ pub fn parse_at(text: &str, tz: &TimeZone, now_ms: i64) -> Result<At, MomentErro
             return Err(bad());
         }
         // The next such time of day in `tz`.
-        let now = Timestamp::from_millisecond(now_ms).map_err(|_| bad())?.to_zoned(tz.clone());
-        let today = now.date();
-        for day in [today, today.checked_add(1.day()).map_err(|_| bad())?] {
-            let dt =
-                DateTime::new(day.year(), day.month(), day.day(), hour, minute, second, 0).map_err(|_| no_such())?;
+        if !(MIN_SECOND * 1000..=MAX_SECOND * 1000).contains(&now_ms) {
+            return Err(bad());
+        }
+        let today = tz.to_civil(now_ms.div_euclid(1000)).date;
+        for day in [today, today.add_days(1).ok_or_else(bad)?] {
+            let dt = DateTime::new(day, hour, minute, second).ok_or_else(no_such)?;
             let ms = local_ms(dt, tz).ok_or_else(no_such)?;
             if ms > now_ms {
                 return Ok(At { ms, time_only: true });
@@ -115,17 +120,20 @@ pub fn parse_at(text: &str, tz: &TimeZone, now_ms: i64) -> Result<At, MomentErro
         return Err(no_such());
     };
     let (y, m, d) = date_of(date).ok_or_else(bad)?;
-    let day = Date::new(y, m, d).map_err(|_| no_such())?;
-    let dt = DateTime::new(day.year(), day.month(), day.day(), hour, minute, second, 0).map_err(|_| no_such())?;
+    let day = Date::new(y, m, d).ok_or_else(no_such)?;
+    let dt = DateTime::new(day, hour, minute, second).ok_or_else(no_such)?;
     let ms = match offset {
-        Some(offset) => offset.to_timestamp(dt).map_err(|_| MomentError::TooFar(raw.to_string()))?.as_millisecond(),
+        Some(offset) => {
+            let at = dt.seconds() - i64::from(offset);
+            (MIN_SECOND..=MAX_SECOND).contains(&at).then_some(at * 1000).ok_or(MomentError::TooFar(raw.to_string()))?
+        }
         None => local_ms(dt, tz).ok_or_else(|| MomentError::TooFar(raw.to_string()))?,
     };
     Ok(At { ms, time_only: false })
 }
 
 /// `HH:MM` or `HH:MM:SS` (one or two digits of hour).
-fn clock_of(s: &str) -> Option<(i8, i8, i8)> {
+fn clock_of(s: &str) -> Option<(u8, u8, u8)> {
     let mut parts = s.split(':');
     let hour = number(parts.next()?, 1, 2)?;
     let minute = number(parts.next()?, 2, 2)?;
@@ -136,11 +144,11 @@ fn clock_of(s: &str) -> Option<(i8, i8, i8)> {
     if parts.next().is_some() || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
-    Some((hour as i8, minute as i8, second as i8))
+    Some((hour as u8, minute as u8, second as u8))
 }
 
 /// `YYYY-MM-DD`.
-fn date_of(s: &str) -> Option<(i16, i8, i8)> {
+fn date_of(s: &str) -> Option<(i32, u8, u8)> {
     let mut parts = s.split('-');
     let y = number(parts.next()?, 4, 4)?;
     let m = number(parts.next()?, 1, 2)?;
@@ -148,13 +156,13 @@ fn date_of(s: &str) -> Option<(i16, i8, i8)> {
     if parts.next().is_some() {
         return None;
     }
-    Some((i16::try_from(y).ok()?, i8::try_from(m).ok()?, i8::try_from(d).ok()?))
+    Some((i32::try_from(y).ok()?, u8::try_from(m).ok()?, u8::try_from(d).ok()?))
 }
 
-/// `Z`, `±HH`, `±HH:MM` or `±HHMM`.
-fn offset_of(s: &str) -> Option<Offset> {
+/// `Z`, `±HH`, `±HH:MM` or `±HHMM`, in seconds east of UTC.
+fn offset_of(s: &str) -> Option<i32> {
     if s.eq_ignore_ascii_case("z") {
-        return Some(Offset::UTC);
+        return Some(0);
     }
     let (sign, rest) = match s.as_bytes().first()? {
         b'+' => (1, &s[1..]),
@@ -170,7 +178,7 @@ fn offset_of(s: &str) -> Option<Offset> {
     if h > 18 || m > 59 {
         return None;
     }
-    Offset::from_seconds(sign * (h as i32 * 3600 + m as i32 * 60)).ok()
+    Some(sign * (h as i32 * 3600 + m as i32 * 60))
 }
 
 /// A run of `min..=max` ASCII digits.
@@ -220,7 +228,7 @@ mod tests {
     use crate::time_zone::parse_time_zone;
 
     fn utc(s: &str) -> i64 {
-        s.parse::<Timestamp>().unwrap().as_millisecond()
+        s.parse::<jiff::Timestamp>().unwrap().as_millisecond()
     }
 
     #[test]

@@ -7,9 +7,8 @@
 //! whole TZif data. This saves the Worker jiff's bundled database (~480 kB of
 //! WASM) while `tests/zones.rs` checks every zone against it.
 
-use jiff::tz::TimeZone;
-
 use crate::error::ScheduleError;
+pub use crate::tz::{Local, TimeZone};
 use crate::zones::ZoneData;
 
 /// The zone used when none is configured.
@@ -29,18 +28,35 @@ pub fn parse_time_zone(name: &str) -> Result<TimeZone, ScheduleError> {
     if name.is_empty() {
         return Err(unknown());
     }
+    let (_, data) = lookup(name).ok_or_else(unknown)?;
+    match data {
+        ZoneData::Rule("UTC0") => Some(TimeZone::UTC),
+        ZoneData::Rule(rule) => TimeZone::posix(rule),
+        ZoneData::Tzif(bytes) => TimeZone::tzif(bytes),
+    }
+    .ok_or_else(unknown)
+}
+
+/// The table's entry for `name` (already trimmed), ignoring ASCII case.
+fn lookup(name: &str) -> Option<(&'static str, ZoneData)> {
     let table = crate::zones::ZONES;
     let at = table
         .binary_search_by(|(known, _)| {
             known.bytes().map(|b| b.to_ascii_lowercase()).cmp(name.bytes().map(|b| b.to_ascii_lowercase()))
         })
-        .map_err(|_| unknown())?;
-    let (known, data) = table[at];
+        .ok()?;
+    table.get(at).copied()
+}
+
+/// The same zone as jiff's, for croner (until cron has its own search) and the tests.
+pub fn jiff_time_zone(name: &str) -> Result<jiff::tz::TimeZone, ScheduleError> {
+    let name = name.trim();
+    let unknown = || ScheduleError::UnknownTimeZone(name.to_string());
+    let (known, data) = lookup(name).ok_or_else(unknown)?;
     match data {
-        // UTC and its aliases are jiff's own UTC (cheaper, and equal to it).
-        ZoneData::Rule("UTC0") => Ok(TimeZone::UTC),
-        ZoneData::Rule(rule) => TimeZone::posix(rule),
-        ZoneData::Tzif(bytes) => TimeZone::tzif(known, bytes),
+        ZoneData::Rule("UTC0") => Ok(jiff::tz::TimeZone::UTC),
+        ZoneData::Rule(rule) => jiff::tz::TimeZone::posix(rule),
+        ZoneData::Tzif(bytes) => jiff::tz::TimeZone::tzif(known, bytes),
     }
     .map_err(|_| unknown())
 }

@@ -8,13 +8,12 @@
 //!
 //! Active hours are checked against the local wall clock at `now`, not at the slot start.
 
-use jiff::tz::TimeZone;
-use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::active_hours::ActiveHours;
+use crate::civil::{MAX_SECOND, MIN_SECOND};
 use crate::error::ScheduleError;
-use crate::time_zone::{parse_time_zone, DEFAULT_TIME_ZONE};
+use crate::time_zone::{parse_time_zone, TimeZone, DEFAULT_TIME_ZONE};
 
 /// Heartbeat interval when none is configured (seed 004: 30 minutes).
 pub const DEFAULT_INTERVAL_MINUTES: u32 = 30;
@@ -105,16 +104,16 @@ impl HeartbeatConfig {
     }
 
     /// Whether `now_ms` (Unix ms) falls inside the active hours in the agent's time zone.
-    /// Always true without active hours; false for a timestamp jiff cannot represent.
+    /// Always true without active hours; false for an instant outside years -9999..=9999.
     pub fn is_active_at(&self, now_ms: i64) -> bool {
         let Some(window) = self.active_hours else {
             return true;
         };
-        let Ok(ts) = Timestamp::from_millisecond(now_ms) else {
+        if !(MIN_SECOND * 1000..=MAX_SECOND * 1000).contains(&now_ms) {
             return false;
-        };
-        let local = ts.to_zoned(self.time_zone.clone());
-        let minute = u16::try_from(i32::from(local.hour()) * 60 + i32::from(local.minute())).unwrap_or(0);
+        }
+        let local = self.time_zone.to_civil(now_ms.div_euclid(1000));
+        let minute = u16::from(local.hour) * 60 + u16::from(local.minute);
         window.contains_minute(minute)
     }
 
@@ -164,7 +163,10 @@ mod tests {
 
     /// Unix ms of a UTC civil time.
     fn utc(y: i16, mo: i8, d: i8, h: i8, mi: i8) -> i64 {
-        jiff::civil::date(y, mo, d).at(h, mi, 0, 0).to_zoned(TimeZone::UTC).unwrap().timestamp().as_millisecond()
+        crate::civil::DateTime::new(crate::civil::Date::new(y.into(), mo as u8, d as u8).unwrap(), h as u8, mi as u8, 0)
+            .unwrap()
+            .seconds()
+            * 1000
     }
 
     #[test]

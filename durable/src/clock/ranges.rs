@@ -12,8 +12,9 @@
 //! - `now`, `today`, `yesterday`, `this|last week|month|year`;
 //! - `N day(s)|week(s)|month(s)|year(s) ago` (that whole day, week, month, year).
 
-use super::zone;
-use jiff::{civil, tz::TimeZone, Span, Timestamp, ToSpan, Zoned};
+use super::{second_of, zone, Zoned};
+use hearth_schedule::civil::{Date, DateTime, MAX_SECOND, MIN_SECOND};
+use hearth_schedule::time_zone::TimeZone;
 
 /// A range of instants, `[start, end)`, in ms since the epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,35 +49,33 @@ fn unit(word: &str) -> Option<Unit> {
     })
 }
 
-fn ms(z: &Zoned) -> i64 {
-    z.timestamp().as_millisecond()
-}
-
-/// The `unit` that holds `at`, as a range.
+/// The whole day, week (from Monday), month or year holding `at`.
 fn period(at: &Zoned, unit: Unit) -> Option<TimeRange> {
-    let day = at.start_of_day().ok()?;
-    let (start, length): (Zoned, Span) = match unit {
-        Unit::Day => (day, 1.day()),
-        Unit::Week => {
-            let back = i64::from(at.weekday().to_monday_zero_offset());
-            (day.checked_sub(back.days()).ok()?, 1.week())
-        }
-        Unit::Month => (day.first_of_month().ok()?, 1.month()),
-        Unit::Year => (day.first_of_year().ok()?, 1.year()),
+    let day = at.start_of_day()?;
+    let date = day.local.date;
+    let start = match unit {
+        Unit::Day => day,
+        Unit::Week => day.add_days(-i64::from(date.weekday()))?,
+        Unit::Month => day.on(date.first_of_month())?,
+        Unit::Year => day.on(Date { month: 1, day: 1, ..date })?,
     };
-    let end = start.checked_add(length).ok()?;
-    Some(TimeRange { start: ms(&start), end: ms(&end) })
+    let end = match unit {
+        Unit::Day => start.add_days(1)?,
+        Unit::Week => start.add_days(7)?,
+        Unit::Month => start.add_months(1)?,
+        Unit::Year => start.add_months(12)?,
+    };
+    Some(TimeRange { start: start.ms(), end: end.ms() })
 }
 
-/// `at` moved `n` units back.
-fn back(at: &Zoned, unit: Unit, n: i64) -> Option<Zoned> {
-    let span = match unit {
-        Unit::Day => n.days(),
-        Unit::Week => n.weeks(),
-        Unit::Month => n.months(),
-        Unit::Year => n.years(),
-    };
-    at.checked_sub(span).ok()
+/// `at` moved back `n` days, weeks, months or years on the calendar.
+fn back<'a>(at: &Zoned<'a>, unit: Unit, n: i64) -> Option<Zoned<'a>> {
+    match unit {
+        Unit::Day => at.add_days(-n),
+        Unit::Week => at.add_days(-n.checked_mul(7)?),
+        Unit::Month => at.add_months(-n),
+        Unit::Year => at.add_months(-n.checked_mul(12)?),
+    }
 }
 
 fn digits(s: &str, len: usize) -> Option<i64> {
@@ -90,21 +89,21 @@ fn calendar(value: &str, tz: &TimeZone) -> Option<TimeRange> {
         None => (value, None),
     };
     let mut parts = date.split('-');
-    let year = digits(parts.next()?, 4)? as i16;
-    let month = parts.next().map(|m| digits(m, 2)).unwrap_or(Some(0))? as i8;
-    let day = parts.next().map(|d| digits(d, 2)).unwrap_or(Some(0))? as i8;
+    let year = digits(parts.next()?, 4)? as i32;
+    let month = parts.next().map(|m| digits(m, 2)).unwrap_or(Some(0))? as u8;
+    let day = parts.next().map(|d| digits(d, 2)).unwrap_or(Some(0))? as u8;
     if parts.next().is_some() {
         return None;
     }
     // `Date::new` checks the day exists (`civil::date` would panic on 2026-02-30).
-    let first = civil::Date::new(year, month.max(1), day.max(1)).ok()?;
+    let first = Date::new(year, month.max(1), day.max(1))?;
     if let Some(time) = time {
         if day == 0 {
             return None;
         }
         return instant(first, time, tz).map(|at| TimeRange { start: at, end: at });
     }
-    let at = first.to_zoned(tz.clone()).ok()?;
+    let at = Zoned::local(DateTime { date: first, hour: 0, minute: 0, second: 0 }, tz)?;
     let unit = match (month, day) {
         (0, _) => Unit::Year,
         (_, 0) => Unit::Month,
@@ -114,33 +113,37 @@ fn calendar(value: &str, tz: &TimeZone) -> Option<TimeRange> {
 }
 
 /// `HH:MM[:SS][Z|±HH:MM]` on `date`.
-fn instant(date: civil::Date, time: &str, tz: &TimeZone) -> Option<i64> {
+fn instant(date: Date, time: &str, tz: &TimeZone) -> Option<i64> {
     let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
         Some(i) => (&time[..i], Some(&time[i..])),
         None => (time, None),
     };
     let mut hms = clock.split(':');
-    let hour = digits(hms.next()?, 2)? as i8;
-    let minute = digits(hms.next()?, 2)? as i8;
-    let second = hms.next().map(|s| digits(s.split('.').next().unwrap_or(s), 2)).unwrap_or(Some(0))? as i8;
-    let civil = civil::DateTime::new(date.year(), date.month(), date.day(), hour, minute, second, 0).ok()?;
-    let zone = match offset {
-        None => tz.clone(),
-        Some("Z" | "z") => TimeZone::UTC,
+    let hour = digits(hms.next()?, 2)? as u8;
+    let minute = digits(hms.next()?, 2)? as u8;
+    let second = hms.next().map(|s| digits(s.split('.').next().unwrap_or(s), 2)).unwrap_or(Some(0))? as u8;
+    let civil = DateTime::new(date, hour, minute, second)?;
+    let at = match offset {
+        None => return Zoned::local(civil, tz).map(|z| z.ms()),
+        Some("Z" | "z") => civil.seconds(),
         Some(o) => {
             let sign = if o.starts_with('-') { -1 } else { 1 };
             let (h, m) = o[1..].split_once(':').unwrap_or((&o[1..], "00"));
             let seconds = sign * (digits(h, 2)? * 3600 + digits(m, 2)? * 60);
-            TimeZone::fixed(jiff::tz::Offset::from_seconds(seconds as i32).ok()?)
+            // jiff's offsets stop short of ±26 hours.
+            if seconds.abs() > 93_599 {
+                return None;
+            }
+            civil.seconds() - seconds
         }
     };
-    civil.to_zoned(zone).ok().map(|z| ms(&z))
+    (MIN_SECOND..=MAX_SECOND).contains(&at).then_some(at * 1000)
 }
 
 /// What `value` names, relative to `now_ms`, in the zone `tz` (an IANA name).
 pub fn resolve_range(value: &str, now_ms: i64, tz: &str) -> Result<TimeRange, RangeError> {
     let zone = zone(tz);
-    let now = Timestamp::from_millisecond(now_ms).unwrap_or(Timestamp::UNIX_EPOCH).to_zoned(zone.clone());
+    let now = Zoned::at(second_of(now_ms), &zone);
     let lower = value.trim().to_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
     let found = match words.as_slice() {

@@ -2,9 +2,8 @@
 //! a local day runs from local midnight to the next (23 or 25 hours across a
 //! daylight-saving change), a month from the 1st at local midnight.
 
-use crate::clock;
-use jiff::civil::Date;
-use jiff::{Timestamp, ToSpan};
+use crate::clock::{self, Zoned};
+use hearth_schedule::civil::{Date, DateTime};
 
 /// What a report covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +43,7 @@ impl Period {
             [_, _, d] => number(d, 2).ok_or_else(bad)?,
             _ => 1,
         };
-        let date = Date::new(y, m as i8, d as i8).map_err(|_| bad())?;
+        let date = Date::new(i32::from(y), m as u8, d as u8).ok_or_else(bad)?;
         Ok(if parts.len() == 3 { Period::Day(date) } else { Period::MonthOf(date) })
     }
 
@@ -55,18 +54,18 @@ impl Period {
             Period::Today => "today".into(),
             Period::Month => "month".into(),
             Period::All => "all-time".into(),
-            Period::Day(d) => format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day()),
-            Period::MonthOf(d) => format!("{:04}-{:02}", d.year(), d.month()),
+            Period::Day(d) => format!("{:04}-{:02}-{:02}", d.year, d.month, d.day),
+            Period::MonthOf(d) => format!("{:04}-{:02}", d.year, d.month),
         }
     }
 
     /// `[from, until)` in ms at `now_ms` in `tz`; `None` is open.
     pub fn bounds(&self, now_ms: i64, tz: &str) -> (Option<i64>, Option<i64>) {
         let today = local_date(now_ms, tz);
-        let day = |d: Date| (Some(start_of(d, tz)), d.tomorrow().ok().map(|n| start_of(n, tz)));
+        let day = |d: Date| (Some(start_of(d, tz)), d.add_days(1).map(|n| start_of(n, tz)));
         let month = |d: Date| {
             let first = d.first_of_month();
-            (Some(start_of(first, tz)), first.checked_add(1.month()).ok().map(|n| start_of(n, tz)))
+            (Some(start_of(first, tz)), first.add_months(1).map(|n| start_of(n, tz)))
         };
         match *self {
             Period::Today => day(today),
@@ -80,13 +79,14 @@ impl Period {
 
 /// The local date of an instant.
 pub fn local_date(ms: i64, tz: &str) -> Date {
-    Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH).to_zoned(clock::zone(tz)).date()
+    clock::zone(tz).to_civil(clock::second_of(ms)).date
 }
 
 /// The instant a local date starts (local midnight, or the first instant of
 /// the day when a daylight-saving gap skips midnight).
 pub fn start_of(date: Date, tz: &str) -> i64 {
-    date.to_zoned(clock::zone(tz)).map(|z| z.timestamp().as_millisecond()).unwrap_or(0)
+    let zone = clock::zone(tz);
+    Zoned::local(DateTime { date, hour: 0, minute: 0, second: 0 }, &zone).map_or(0, |z| z.ms())
 }
 
 /// Which budget period: a local day or a local month.
@@ -108,8 +108,8 @@ impl Span {
     pub fn key(self, now_ms: i64, tz: &str) -> String {
         let d = local_date(now_ms, tz);
         match self {
-            Span::Day => format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day()),
-            Span::Month => format!("{:04}-{:02}", d.year(), d.month()),
+            Span::Day => format!("{:04}-{:02}-{:02}", d.year, d.month, d.day),
+            Span::Month => format!("{:04}-{:02}", d.year, d.month),
         }
     }
     /// When the current period started and when the next one starts.
@@ -168,9 +168,9 @@ mod tests {
         assert_eq!(Span::Month.key(now, "Europe/Paris"), "2026-04");
         assert_eq!(Span::Month.key(now, "UTC"), "2026-03");
         // 29 Mar 2026 in Paris has 23 hours (clocks go forward).
-        let (from, until) = Period::Day(jiff::civil::date(2026, 3, 29)).bounds(now, "Europe/Paris");
+        let (from, until) = Period::Day(Date::new(2026, 3, 29).unwrap()).bounds(now, "Europe/Paris");
         assert_eq!(until.unwrap() - from.unwrap(), 23 * H);
-        assert_eq!(Period::MonthOf(jiff::civil::date(2026, 12, 1)).bounds(now, "UTC").1, Some(utc(2027, 1, 1, 0, 0)));
+        assert_eq!(Period::MonthOf(Date::new(2026, 12, 1).unwrap()).bounds(now, "UTC").1, Some(utc(2027, 1, 1, 0, 0)));
     }
 
     #[test]
@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(Period::parse("today"), Ok(Period::Today));
         assert_eq!(Period::parse("all").unwrap().label(), "all-time");
         assert_eq!(Period::parse("2026-02-28").unwrap().label(), "2026-02-28");
-        assert_eq!(Period::parse("2026-02").unwrap(), Period::MonthOf(jiff::civil::date(2026, 2, 1)));
+        assert_eq!(Period::parse("2026-02").unwrap(), Period::MonthOf(Date::new(2026, 2, 1).unwrap()));
         for bad in ["", "yesterday", "2026-02-30", "2026-13", "26-01-01", "2026-1-01", "2026-01-01-01", "x-y"] {
             assert!(Period::parse(bad).is_err(), "{bad}");
         }
