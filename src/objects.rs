@@ -35,11 +35,14 @@ pub async fn open<C: Call>(env: &Env, call: &C) -> worker::Result<web_sys::Respo
 /// The one typed call: the object's reply, or its refusal (`{"error"}`
 /// with its status), or `status: 0` when it was not reached.
 pub async fn call<C: Call>(env: &Env, call: &C) -> Result<C::Reply, CallError> {
-    let out = Outgoing::of(call)?;
-    let (status, body) = call_raw(env, &out)
-        .await
-        .map_err(|e| CallError::unreachable(format!("{} {}: {e}", out.object.binding(), out.name)))?;
+    let (status, body) = deliver(env, Outgoing::of(call)?).await?;
     CallError::read(status, &body)
+}
+
+/// The part of [`call`] that does not depend on the call's type: one state
+/// machine, not one per call type (issue 37 item 4).
+async fn deliver(env: &Env, out: Outgoing) -> Result<(u16, Vec<u8>), CallError> {
+    call_raw(env, &out).await.map_err(|e| CallError::unreachable(format!("{} {}: {e}", out.object.binding(), out.name)))
 }
 
 /// `call`'s answer as it came (status and body), for a caller that reads

@@ -41,7 +41,13 @@ pub(super) fn json<T: serde::Serialize>(value: &T) -> WebReply {
 
 /// `call`'s answer relayed to the client (an object that cannot be reached: 503).
 pub(super) async fn relay<F: ApiFront, C: Call>(front: &F, call: &C) -> WebReply {
-    match front.relay(call).await {
+    relayed(front.relay(call).await)
+}
+
+/// [`relay`]'s reply from the answer, once for every call type (issue 37 item 4).
+#[inline(never)]
+fn relayed(answer: Result<(u16, Vec<u8>), String>) -> WebReply {
+    match answer {
         Ok((status, body)) => WebReply::bytes(status, crate::serving::JSON, body),
         Err(e) => error(503, format!("the agent's object could not be reached: {e}")),
     }
