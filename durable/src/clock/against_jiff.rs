@@ -284,8 +284,6 @@ fn clock_and_ranges_match_the_jiff_code_they_replaced() {
             ] {
                 assert_eq!(super::resolve_range(&v, ms, name), resolve_range(&v, ms, name), "{name} {ms} {v}");
             }
-            let period = crate::usage::period::Period::parse(&day).unwrap();
-            let _ = period.bounds(ms, name);
             checked += 1;
         }
     }
