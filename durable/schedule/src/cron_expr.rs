@@ -13,7 +13,7 @@
 //! it if that wall clock's date still matches. An interval job runs on both instants of a fold
 //! and not at all in a gap.
 
-use crate::civil::{days_in_month, Date, DateTime, MAX_SECOND, MIN_SECOND};
+use crate::civil::{days_in_month, Date, DateTime, DAY, MAX_SECOND, MIN_SECOND};
 use crate::tz::{Local, TimeZone};
 
 const ALL: u8 = 1;
@@ -342,9 +342,18 @@ impl CronExpr {
         if !YEAR_RANGE.contains(&date.year) || !self.date_matches(date) {
             return;
         }
+        // Most days have no change of offset: one offset for all of them (as `to_ambiguous`
+        // reasons, a change lies more than 28 hours from any other).
+        let midnight = DateTime::new(date, 0, 0, 0).map_or(0, DateTime::seconds);
+        let offset = tz.offset(midnight - 28 * 3600);
+        let steady = tz.offset(midnight + DAY + 28 * 3600) == offset;
         for hour in (0..24u8).filter(|&h| self.hours.has(u16::from(h), ALL)) {
             for minute in (0..60u8).filter(|&m| self.minutes.has(u16::from(m), ALL)) {
                 let Some(local) = DateTime::new(date, hour, minute, 0).map(DateTime::seconds) else { continue };
+                if steady {
+                    out.push(local - i64::from(offset));
+                    continue;
+                }
                 match tz.to_ambiguous(local) {
                     Local::Single(o) => out.push(local - i64::from(o)),
                     Local::Fold { before, after } => {
