@@ -24,22 +24,17 @@
 //! * Daylight saving: a wall-clock time that happens twice (clocks go back) runs once, at the
 //!   first instant. A time that does not exist (clocks go forward, e.g. 02:30 on the
 //!   spring-forward day in New York) runs at the first instant after the gap (03:00 local),
-//!   once. These are croner's rules for fixed-time jobs.
-//!   Cost: a search that has to cross such a gap steps through it a second at a time (about
-//!   0.5 ms natively, measured), only for a job scheduled inside the skipped hour and only
-//!   around that one day a year; other searches take microseconds.
+//!   once. These are croner's rules for fixed-time jobs; [`crate::cron_expr`] keeps them.
 //! * Missed slots: [`due_jobs`] returns, per job, only the latest slot in `(last_tick, now]`,
 //!   so a job whose slots were missed while nothing ran runs once on the next tick.
 
-use croner::parser::{CronParser, Seconds, Year};
-use croner::Cron;
-use jiff::tz::TimeZone;
-use jiff::{Timestamp, Zoned};
 use serde_json::Value;
 use thiserror::Error;
 
+use crate::cron_expr::CronExpr;
 use crate::error::ScheduleError;
-use crate::time_zone::{jiff_time_zone, parse_time_zone, DEFAULT_TIME_ZONE};
+use crate::time_zone::{parse_time_zone, DEFAULT_TIME_ZONE};
+use crate::tz::TimeZone;
 
 /// Most jobs accepted from one `cron.json`.
 pub const MAX_JOBS: usize = 50;
@@ -57,7 +52,7 @@ pub struct CronJob {
     pub cron: String,
     /// The IANA time zone name the expression is read in.
     pub timezone: String,
-    schedule: Cron,
+    schedule: CronExpr,
     tz: TimeZone,
 }
 
@@ -84,7 +79,7 @@ pub enum JobErrorKind {
     InvalidCron {
         /// The expression.
         expr: String,
-        /// Croner's message.
+        /// What the reader found wrong.
         reason: String,
     },
     /// The cron expression parses but never fires (`0 0 30 2 *`).
@@ -141,7 +136,7 @@ pub fn job_slot_id(name: &str, slot_ms: i64) -> String {
 }
 
 /// Parses a cron expression under this crate's rules (5 fields or an `@` macro).
-pub fn parse_cron_expr(expr: &str) -> Result<Cron, JobErrorKind> {
+pub fn parse_cron_expr(expr: &str) -> Result<CronExpr, JobErrorKind> {
     let expr = expr.trim();
     let invalid = |reason: String| JobErrorKind::InvalidCron { expr: expr.to_string(), reason };
     if expr.is_empty() {
@@ -150,13 +145,9 @@ pub fn parse_cron_expr(expr: &str) -> Result<Cron, JobErrorKind> {
     if !expr.starts_with('@') && expr.split_whitespace().count() != 5 {
         return Err(invalid("expected 5 fields: minute hour day-of-month month day-of-week".to_string()));
     }
-    let parser = CronParser::builder().seconds(Seconds::Disallowed).year(Year::Disallowed).build();
-    let cron = parser.parse(expr).map_err(|e| invalid(e.to_string()))?;
+    let cron = CronExpr::parse(expr).map_err(invalid)?;
     // Reject patterns that never match (Feb 30) now, so no tick searches in vain.
-    let probe = Timestamp::from_second(1_767_225_600) // 2026-01-01T00:00:00Z
-        .map(|t| t.to_zoned(TimeZone::UTC))
-        .map_err(|e| invalid(e.to_string()))?;
-    if cron.find_next_occurrence(&probe, false).is_err() {
+    if !cron.ever_fires() {
         return Err(JobErrorKind::NeverFires(expr.to_string()));
     }
     Ok(cron)
@@ -178,8 +169,7 @@ impl CronJob {
             return Err(JobErrorKind::MissingField("message"));
         }
         let schedule = parse_cron_expr(cron)?;
-        parse_time_zone(timezone).map_err(JobErrorKind::TimeZone)?;
-        let tz = jiff_time_zone(timezone).map_err(JobErrorKind::TimeZone)?;
+        let tz = parse_time_zone(timezone).map_err(JobErrorKind::TimeZone)?;
         Ok(Self {
             name: name.to_string(),
             message: message.to_string(),
@@ -195,24 +185,17 @@ impl CronJob {
         if up_to_ms <= after_ms {
             return None;
         }
-        let now = self.zoned(up_to_ms)?;
-        let prev = self.schedule.find_previous_occurrence(&now, true).ok()?;
-        let slot = prev.timestamp().as_millisecond();
+        let prev = self.schedule.previous_before(up_to_ms.div_euclid(1000), true, &self.tz)?;
+        let slot = prev * 1000;
         (slot > after_ms && slot <= up_to_ms).then_some(slot)
     }
 
     /// The first scheduled instant strictly after `after_ms`, Unix ms (for setting an alarm or
     /// showing "next run" on the admin API).
     pub fn next_slot_after(&self, after_ms: i64) -> Option<i64> {
-        let from = self.zoned(after_ms)?;
-        let next = self.schedule.find_next_occurrence(&from, false).ok()?;
-        Some(next.timestamp().as_millisecond())
-    }
-
-    fn zoned(&self, ms: i64) -> Option<Zoned> {
         // Cron has minute resolution; whole seconds avoid sub-second edge cases in the search.
-        let ts = Timestamp::from_second(ms.div_euclid(1000)).ok()?;
-        Some(ts.to_zoned(self.tz.clone()))
+        let next = self.schedule.next_after(after_ms.div_euclid(1000), false, &self.tz)?;
+        Some(next * 1000)
     }
 }
 
@@ -285,7 +268,8 @@ mod tests {
     use super::*;
 
     fn utc(y: i16, mo: i8, d: i8, h: i8, mi: i8) -> i64 {
-        jiff::civil::date(y, mo, d).at(h, mi, 0, 0).to_zoned(TimeZone::UTC).unwrap().timestamp().as_millisecond()
+        let date = crate::civil::Date::new(y.into(), mo as u8, d as u8).unwrap();
+        crate::civil::DateTime::new(date, h as u8, mi as u8, 0).unwrap().seconds() * 1000
     }
 
     const MIN: i64 = 60_000;

@@ -59,6 +59,7 @@
 
 pub mod active_hours;
 pub mod civil;
+pub mod cron_expr;
 pub mod cron_jobs;
 pub mod error;
 pub mod heartbeat;

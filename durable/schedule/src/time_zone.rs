@@ -48,17 +48,21 @@ fn lookup(name: &str) -> Option<(&'static str, ZoneData)> {
     table.get(at).copied()
 }
 
-/// The same zone as jiff's, for croner (until cron has its own search) and the tests.
-pub fn jiff_time_zone(name: &str) -> Result<jiff::tz::TimeZone, ScheduleError> {
-    let name = name.trim();
-    let unknown = || ScheduleError::UnknownTimeZone(name.to_string());
-    let (known, data) = lookup(name).ok_or_else(unknown)?;
-    match data {
-        ZoneData::Rule("UTC0") => Ok(jiff::tz::TimeZone::UTC),
-        ZoneData::Rule(rule) => jiff::tz::TimeZone::posix(rule),
-        ZoneData::Tzif(bytes) => jiff::tz::TimeZone::tzif(known, bytes),
-    }
-    .map_err(|_| unknown())
+/// Where a zone of the table comes from, for tests that build jiff's zone from the same data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneSource {
+    /// A POSIX TZ rule (`UTC0` for UTC).
+    Rule(&'static str),
+    /// A TZif file and the zone's name as the table spells it.
+    Tzif(&'static str, &'static [u8]),
+}
+
+/// The table's data for `name` (trimmed, ASCII case ignored).
+pub fn zone_source(name: &str) -> Option<ZoneSource> {
+    Some(match lookup(name.trim())? {
+        (_, ZoneData::Rule(rule)) => ZoneSource::Rule(rule),
+        (known, ZoneData::Tzif(bytes)) => ZoneSource::Tzif(known, bytes),
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,10 @@
 //! clocks around every transition (single, fold, gap; jiff's "compatible" instant).
 
 use hearth_schedule::civil::{Date, DateTime, MAX_SECOND, MIN_SECOND};
-use hearth_schedule::time_zone::{jiff_time_zone, parse_time_zone, zone_names, Local};
+mod common;
+
+use common::jiff_time_zone;
+use hearth_schedule::time_zone::{parse_time_zone, zone_names, Local};
 use jiff::tz::AmbiguousOffset;
 use jiff::{civil, Timestamp};
 

@@ -6,8 +6,13 @@
 use super::ranges::{RangeError, TimeRange};
 use jiff::{civil, tz::TimeZone, Span, Timestamp, ToSpan, Zoned};
 
-fn zone(name: &str) -> TimeZone {
-    hearth_schedule::time_zone::jiff_time_zone(name).unwrap_or(TimeZone::UTC)
+pub(super) fn zone(name: &str) -> TimeZone {
+    use hearth_schedule::time_zone::{zone_source, ZoneSource};
+    match zone_source(name) {
+        Some(ZoneSource::Rule(rule)) if rule != "UTC0" => TimeZone::posix(rule).unwrap_or(TimeZone::UTC),
+        Some(ZoneSource::Tzif(known, bytes)) => TimeZone::tzif(known, bytes).unwrap_or(TimeZone::UTC),
+        _ => TimeZone::UTC,
+    }
 }
 
 #[derive(Clone, Copy)]

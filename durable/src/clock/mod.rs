@@ -173,9 +173,7 @@ mod tests {
             (5, "Asia/Kolkata"),
             (1_708_300_000_000, "America/Sao_Paulo"),
         ] {
-            let z = jiff::Timestamp::from_millisecond(ms)
-                .unwrap()
-                .to_zoned(hearth_schedule::time_zone::jiff_time_zone(tz).unwrap());
+            let z = jiff::Timestamp::from_millisecond(ms).unwrap().to_zoned(against_jiff::zone(tz));
             assert_eq!(datetime_string(ms, tz), z.strftime("%Y-%m-%d %H:%M (%A) %Z").to_string(), "{tz}");
             assert_eq!(time_string(ms, tz), z.strftime("%H:%M").to_string());
         }
