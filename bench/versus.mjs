@@ -29,7 +29,7 @@ import { OWNER, SECRET, tgUpdate } from "../tests/support/hearth.mjs";
 import { startLlm } from "../tests/support/llm.mjs";
 import { startTelegram } from "../tests/support/telegram.mjs";
 import { percentile } from "../tests/support/stats.mjs";
-import { workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../tests/support/workerd-cpu.mjs";
+import { idleRate, workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../tests/support/workerd-cpu.mjs";
 import { gsvBundle, gsvMissing, GSV_COMMIT, startGsv } from "./gsv/gsv.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -136,16 +136,6 @@ async function timed(sys, telegram, from, text, chat) {
   await sleep(TAIL_MS);
   const idle = performance.now() - t0;
   return { wall, cpu: sys.meter.read() - c0 - sys.idlePerMs * idle, main: sys.main.read() - m0 - (sys.mainIdlePerMs ?? 0) * idle };
-}
-
-/** What the system's workerd burns idle, per ms (timers, housekeeping): all threads, the main thread. */
-async function idleRate(sys, ms = 1500) {
-  const c0 = sys.meter.read();
-  const m0 = sys.main.read();
-  const t0 = performance.now();
-  await sleep(ms);
-  const span = performance.now() - t0;
-  return [(sys.meter.read() - c0) / span, (sys.main.read() - m0) / span];
 }
 
 function tmpDir(tag) {

@@ -16,7 +16,7 @@ import { OWNER, SECRET, tgUpdate } from "../../tests/support/hearth.mjs";
 import { startLlm } from "../../tests/support/llm.mjs";
 import { startTelegram } from "../../tests/support/telegram.mjs";
 import { percentile } from "../../tests/support/stats.mjs";
-import { workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../../tests/support/workerd-cpu.mjs";
+import { idleRate, workerdMainThreadMeter, workerdPids, workerdSchedMeter } from "../../tests/support/workerd-cpu.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -58,15 +58,6 @@ async function boot(dir, telegram, llm) {
     await telegram.untilSent(want, { timeoutMs: 20000 });
   };
   return { name: dir, mf, send, meter: workerdSchedMeter(pids), main: workerdMainThreadMeter(pids) };
-}
-
-async function idleRate(sys, ms = 1500) {
-  const c0 = sys.meter.read();
-  const m0 = sys.main.read();
-  const t0 = performance.now();
-  await sleep(ms);
-  const span = performance.now() - t0;
-  return [(sys.meter.read() - c0) / span, (sys.main.read() - m0) / span];
 }
 
 const telegram = await startTelegram();

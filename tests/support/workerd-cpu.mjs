@@ -110,3 +110,16 @@ export function workerdSchedMeter(pids = workerdPids(), { mainOnly = false } = {
  * GC), which a turn's own time limit does not count.
  */
 export const workerdMainThreadMeter = (pids = workerdPids()) => workerdSchedMeter(pids, { mainOnly: true });
+
+/**
+ * What a system's workerd burns idle, per ms (timers, housekeeping), over `ms`:
+ * [all threads, the main thread], from its `meter` and `main` meters.
+ */
+export async function idleRate(sys, ms = 1500) {
+  const c0 = sys.meter.read();
+  const m0 = sys.main.read();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const span = performance.now() - t0;
+  return [(sys.meter.read() - c0) / span, (sys.main.read() - m0) / span];
+}
