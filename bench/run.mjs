@@ -47,13 +47,17 @@ export const PIECES = [
 
 const mark = (ok) => (ok ? " ✓" : " ✗");
 
+/** The upload's target, gzip KiB (issue 37). */
+const UPLOAD_TARGET_KIB = 900;
+
 /** Upload size rows from `wrangler deploy --dry-run`'s output. */
 function sizeRows(dryRunFile) {
   const rows = [];
   const text = fs.readFileSync(dryRunFile, "utf8");
   const m = text.match(/Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/);
   if (m) {
-    rows.push({ name: "upload gzip (wrangler deploy --dry-run)", value: `${m[2]} KiB`, target: `≤ 700 KiB${mark(Number(m[2]) <= 700)}` });
+    // Issue 37's target (900 KiB); it replaced issue 23's 700.
+    rows.push({ name: "upload gzip (wrangler deploy --dry-run)", value: `${m[2]} KiB`, target: `≤ ${UPLOAD_TARGET_KIB} KiB${mark(Number(m[2]) <= UPLOAD_TARGET_KIB)}` });
     rows.push({ name: "upload raw (wrangler deploy --dry-run)", value: `${m[1]} KiB`, target: "" });
   }
   const wasm = fs.statSync(path.join(ROOT, "build/index_bg.wasm")).size;
