@@ -15,8 +15,13 @@ const auth = { authorization: `Bearer ${ADMIN}` };
 const CRON = "*/5 * * * *";
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
+// The nightly sweep's time: 12 hours from now, so that a test's ticks minutes
+// apart are on one night whenever the suite runs (with the default 03:00,
+// "the same night again" five minutes later was the next night just before 03:00 UTC).
+const SWEEP_AT = new Date(Date.now() + 12 * 60 * MIN);
 const BASE = {
   ADMIN_TOKEN: ADMIN,
+  DREAM_AT: `${String(SWEEP_AT.getUTCHours()).padStart(2, "0")}:${String(SWEEP_AT.getUTCMinutes()).padStart(2, "0")}`,
   HEARTBEAT_ENABLED: "false",
   // Evidence is recorded on the real clock: every use in a test is on one day.
   DREAM_MIN_DAYS: "1",
