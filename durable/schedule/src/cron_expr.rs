@@ -37,6 +37,28 @@ struct Field {
 
 type Parsed<T> = Result<T, String>;
 
+/// What a search looks for: occurrences at or after `threshold` (`forward`) or at or before it.
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    threshold: i64,
+    forward: bool,
+}
+
+impl Wanted {
+    fn holds(self, t: i64) -> bool {
+        if self.forward {
+            t >= self.threshold
+        } else {
+            t <= self.threshold
+        }
+    }
+}
+
+/// The wall-clock seconds of a date's midnight, as `DateTime::seconds` counts them.
+fn date_seconds(date: Date) -> i64 {
+    DateTime::new(date, 0, 0, 0).map_or(0, DateTime::seconds)
+}
+
 fn number(text: &str, what: &str) -> Parsed<u16> {
     text.parse::<u16>().map_err(|_| format!("invalid {what} \"{text}\""))
 }
@@ -337,23 +359,28 @@ impl CronExpr {
                 .any(|d| Date::new(2000, 1, 1).and_then(|s| s.add_days(d)).is_some_and(|d| self.date_matches(d)))
     }
 
-    /// This date's occurrences (Unix seconds) in `tz`, by croner's rules for changes of offset.
-    fn occurrences_on(&self, date: Date, tz: &TimeZone, out: &mut Vec<i64>) {
+    /// This date's occurrences (Unix seconds) in `tz` that a search may want, by croner's
+    /// rules for changes of offset. On a date with one offset throughout, the occurrences are
+    /// in wall-clock order, so only the nearest `wanted` one is pushed (the search keeps no
+    /// other): an every-minute job then costs a few steps per date, not 1,440.
+    fn occurrences_on(&self, date: Date, tz: &TimeZone, wanted: Wanted, out: &mut Vec<i64>) {
         if !YEAR_RANGE.contains(&date.year) || !self.date_matches(date) {
             return;
         }
         // Most days have no change of offset: one offset for all of them (as `to_ambiguous`
         // reasons, a change lies more than 28 hours from any other).
-        let midnight = DateTime::new(date, 0, 0, 0).map_or(0, DateTime::seconds);
+        let midnight = date_seconds(date);
         let offset = tz.offset(midnight - 28 * 3600);
         let steady = tz.offset(midnight + DAY + 28 * 3600) == offset;
+        if steady {
+            if let Some(t) = self.nearest_on(date, i64::from(offset), wanted) {
+                out.push(t);
+            }
+            return;
+        }
         for hour in (0..24u8).filter(|&h| self.hours.has(u16::from(h), ALL)) {
             for minute in (0..60u8).filter(|&m| self.minutes.has(u16::from(m), ALL)) {
                 let Some(local) = DateTime::new(date, hour, minute, 0).map(DateTime::seconds) else { continue };
-                if steady {
-                    out.push(local - i64::from(offset));
-                    continue;
-                }
                 match tz.to_ambiguous(local) {
                     Local::Single(o) => out.push(local - i64::from(o)),
                     Local::Fold { before, after } => {
@@ -384,25 +411,58 @@ impl CronExpr {
         }
     }
 
+    /// On a date with one `offset` throughout: its first occurrence at or after the threshold
+    /// (forward) or its last at or before it (backward). Hours wholly on the wrong side of the
+    /// threshold are skipped.
+    fn nearest_on(&self, date: Date, offset: i64, wanted: Wanted) -> Option<i64> {
+        let midnight = date_seconds(date) - offset;
+        let hours = (0..24u8).filter(|&h| self.hours.has(u16::from(h), ALL));
+        let minutes = || (0..60u8).filter(|&m| self.minutes.has(u16::from(m), ALL));
+        // A wall-clock minute of the date as an instant (`DateTime::new` checks it, as in
+        // the general case).
+        let at = |hour: u8, minute: u8| DateTime::new(date, hour, minute, 0).map(|local| local.seconds() - offset);
+        if wanted.forward {
+            for hour in hours {
+                if midnight + i64::from(hour) * 3600 + 3599 < wanted.threshold {
+                    continue;
+                }
+                if let Some(t) = minutes().filter_map(|m| at(hour, m)).find(|&t| wanted.holds(t)) {
+                    return Some(t);
+                }
+            }
+        } else {
+            for hour in hours.rev() {
+                if midnight + i64::from(hour) * 3600 > wanted.threshold {
+                    continue;
+                }
+                if let Some(t) = minutes().rev().filter_map(|m| at(hour, m)).find(|&t| wanted.holds(t)) {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+
     /// The first occurrence at or after (`inclusive`) or strictly after Unix second `from`.
     pub fn next_after(&self, from: i64, inclusive: bool, tz: &TimeZone) -> Option<i64> {
-        let threshold = if inclusive { from } else { from.checked_add(1)? };
-        self.search(from, tz, 1, |t| t >= threshold).and_then(|v| v.into_iter().filter(|&t| t >= threshold).min())
+        let wanted = Wanted { threshold: if inclusive { from } else { from.checked_add(1)? }, forward: true };
+        self.search(from, tz, wanted).and_then(|v| v.into_iter().filter(|&t| wanted.holds(t)).min())
     }
 
     /// The last occurrence at or before (`inclusive`) or strictly before Unix second `from`.
     pub fn previous_before(&self, from: i64, inclusive: bool, tz: &TimeZone) -> Option<i64> {
-        let threshold = if inclusive { from } else { from.checked_sub(1)? };
-        self.search(from, tz, -1, |t| t <= threshold).and_then(|v| v.into_iter().filter(|&t| t <= threshold).max())
+        let wanted = Wanted { threshold: if inclusive { from } else { from.checked_sub(1)? }, forward: false };
+        self.search(from, tz, wanted).and_then(|v| v.into_iter().filter(|&t| wanted.holds(t)).max())
     }
 
     /// Occurrences of the first dates (walking by `step` days from `from`'s local date, one
     /// day back) that have one `wanted`, plus the next date's: offsets are under a day, so no
     /// later date can hold an earlier answer.
-    fn search(&self, from: i64, tz: &TimeZone, step: i64, wanted: impl Fn(i64) -> bool) -> Option<Vec<i64>> {
+    fn search(&self, from: i64, tz: &TimeZone, wanted: Wanted) -> Option<Vec<i64>> {
         if !(MIN_SECOND..=MAX_SECOND).contains(&from) {
             return None;
         }
+        let step = if wanted.forward { 1 } else { -1 };
         let start = tz.to_civil(from).date.days() - step;
         let end = if step > 0 { Date::new(*YEAR_RANGE.end(), 12, 31)?.days() } else { Date::new(1, 1, 1)?.days() };
         let mut found: Option<i64> = None;
@@ -413,8 +473,8 @@ impl CronExpr {
                 break;
             }
             let before = out.len();
-            self.occurrences_on(Date::from_days(day), tz, &mut out);
-            if found.is_none() && out[before..].iter().any(|&t| wanted(t)) {
+            self.occurrences_on(Date::from_days(day), tz, wanted, &mut out);
+            if found.is_none() && out[before..].iter().any(|&t| wanted.holds(t)) {
                 found = Some(day);
             }
             day += step;
