@@ -77,10 +77,7 @@ async fn fetch(raw: worker::worker_sys::web_sys::Request, env: Env, ctx: Context
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     // Only tells each Agent object that time passed; the objects do the work.
-    adapters::log(
-        durable::ports::LogLevel::Info,
-        &format!("cron tick {} at {}", event.cron(), hearth_decimal::Shortest(event.schedule())),
-    );
+    adapters::log(durable::ports::LogLevel::Info, &format!("cron tick {} at {}", event.cron(), event.schedule()));
     agent_do::fan_out(&env, event.schedule() as i64).await;
 }
 

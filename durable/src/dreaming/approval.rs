@@ -51,13 +51,9 @@ fn settled_button(id: i64, label: &str) -> Button {
 
 fn proposal_text(p: &Proposal) -> String {
     format!(
-        "💭 While dreaming I found a memory worth keeping (from note \"{}\": score {}, {} hits on {} days):\n\n{}\n\n\
+        "💭 While dreaming I found a memory worth keeping (from note \"{}\": score {:.2}, {} hits on {} days):\n\n{}\n\n\
          Approve it to add it to MEMORY.md. I ask once; without an answer it expires.",
-        p.entry_name,
-        hearth_decimal::Fixed(f64::from(p.score), 2),
-        p.hits,
-        p.days,
-        p.fact
+        p.entry_name, p.score, p.hits, p.days, p.fact
     )
 }
 

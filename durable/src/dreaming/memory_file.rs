@@ -36,7 +36,7 @@ pub fn heading(ms: i64) -> String {
 
 /// `- {fact} _(score=0.42, hits=5, days=3)_`.
 pub fn fact_line(fact: &str, score: f32, hits: u32, days: u32) -> String {
-    format!("- {fact} _(score={}, hits={hits}, days={days})_", hearth_decimal::Fixed(f64::from(score), 2))
+    format!("- {fact} _(score={score:.2}, hits={hits}, days={days})_")
 }
 
 /// A fact as the model wrote it, made one clean line: whitespace collapsed,

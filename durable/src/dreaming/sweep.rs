@@ -9,7 +9,6 @@ use crate::scheduled::store::{Claim, ScheduleStore};
 use crate::scheduled::KIND_DREAM;
 use crate::settings::dreaming::DreamConfig;
 use crate::workspace::history::{self, Actor, Edit};
-use hearth_decimal::Fixed;
 use hearth_memory::promote::AlreadySaid;
 use hearth_memory::Tokenizer;
 use r2_layout::{keys, AgentId};
@@ -390,11 +389,11 @@ fn history_err(e: history::HistoryError) -> StorageError {
 pub fn diary_entry(n: &Night<'_>, r: &Report, picked: &super::Picked) -> String {
     let g = &n.cfg.gates;
     let mut out = format!(
-        "## {}\n\nConsidered {} memories with enough evidence (score ≥ {}, hits ≥ {}, questions ≥ {}, days ≥ {}); \
+        "## {}\n\nConsidered {} memories with enough evidence (score ≥ {:.2}, hits ≥ {}, questions ≥ {}, days ≥ {}); \
          {} LLM call ({} tokens).\n",
         mf::utc_minute(r.at),
         picked.candidates.len(),
-        Fixed(f64::from(g.min_score), 2),
+        g.min_score,
         g.min_hits,
         g.min_queries,
         g.min_days,
@@ -408,7 +407,7 @@ pub fn diary_entry(n: &Night<'_>, r: &Report, picked: &super::Picked) -> String 
         out.push('\n');
     }
     for v in &r.verdicts {
-        let evidence = format!("score={}, hits={}, days={}", Fixed(f64::from(v.score), 2), v.hits, v.days);
+        let evidence = format!("score={:.2}, hits={}, days={}", v.score, v.hits, v.days);
         let fact = v.fact.as_deref().map(|f| format!(" \"{f}\"")).unwrap_or_default();
         let reason = v.reason.as_deref().unwrap_or("");
         let line = match v.verdict {

@@ -147,7 +147,7 @@ pub fn describe(m: &InboundMedia) -> String {
 pub fn human_size(bytes: u64) -> String {
     let mb = bytes as f64 / (1024.0 * 1024.0);
     if mb >= 1.0 {
-        format!("{} MB", hearth_decimal::Fixed(mb, 1))
+        format!("{mb:.1} MB")
     } else {
         format!("{} KB", bytes.div_ceil(1024))
     }

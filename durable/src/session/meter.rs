@@ -30,7 +30,6 @@ use crate::llm::LlmReply;
 use crate::ports::{LogLevel, Platform, Sql, StorageError};
 use crate::protocol::usage::{BudgetStop, CallRecord, Decision, MeterRequest, Reserve, UsageKind};
 use crate::usage::{cache, prices, report};
-use hearth_decimal::{Fixed, Shortest};
 use r2_layout::Usage;
 
 /// Calls sent to the ledger in one request at most (the rest go next time).
@@ -275,9 +274,8 @@ pub fn after_call<P: Platform, S: Sql>(
         p.log(
             LogLevel::Warn,
             &format!(
-                "cache hit rate {} below {} in steady state ({}, call {} of session {session_id}): likely {}",
-                Fixed(rate, 2),
-                Shortest(cache::STEADY_MIN_HIT_RATE),
+                "cache hit rate {rate:.2} below {} in steady state ({}, call {} of session {session_id}): likely {}",
+                cache::STEADY_MIN_HIT_RATE,
                 deps.key,
                 index + 1,
                 cause.words()

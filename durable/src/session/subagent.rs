@@ -24,7 +24,6 @@ use crate::protocol::usage::BudgetStop;
 use crate::settings::{AgentConfig, ConfigError, Vars};
 use crate::storage::col_i64;
 use crate::usage::prices::{self, PriceBook};
-use hearth_decimal::Fixed;
 use std::rc::Rc;
 
 /// Meta key: the run's end reached the Agent object.
@@ -70,9 +69,7 @@ pub fn over_limit<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<Option<B
         resets_at: 0,
         background: true,
         message: format!(
-            "⚠️ Stopped: this task spent ${} of its ${} (SUBAGENT_MAX_COST_USD) before it was done.",
-            Fixed(c, 4),
-            Fixed(limit, 2)
+            "⚠️ Stopped: this task spent ${c:.4} of its ${limit:.2} (SUBAGENT_MAX_COST_USD) before it was done."
         ),
     }))
 }

@@ -12,7 +12,6 @@ use super::board::{self, Task};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::protocol::tasks::{TaskReply, TaskRow, TaskSpawn};
 use crate::toolkit::{ToolOutcome, ToolSpec};
-use hearth_decimal::Fixed;
 use serde_json::{json, Value};
 
 pub const SPAWN_TOOL: &str = "spawn_task";
@@ -215,7 +214,7 @@ fn line(t: &TaskRow, now: i64) -> String {
         board::RUNNING => format!("running {}", age(now - t.started_at.unwrap_or(t.created_at))),
         state => format!("{state} {} ago", age(now - t.ended_at.unwrap_or(t.created_at))),
     };
-    let cost = t.cost_usd.map(|c| format!(", ${}", Fixed(c, 4))).unwrap_or_default();
+    let cost = t.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default();
     format!("• {} {} ({when}{cost})", t.id, t.title)
 }
 

@@ -6,7 +6,6 @@
 use super::budget::{Limit, Spent};
 use crate::clock;
 use crate::protocol::usage::{Figures, LimitStatus, UsageReport, UsageSummary};
-use hearth_decimal::{Fixed, Shortest};
 use r2_layout::Usage;
 
 /// Calls of one kind and model, summed (a ledger `GROUP BY` row).
@@ -85,9 +84,9 @@ pub fn build(mut r: UsageReport, groups: &[Group]) -> UsageReport {
 /// `$0.0008`, `$0.0412`, `$1.23`: four decimals under a dollar.
 pub fn usd(x: f64) -> String {
     if x >= 1.0 {
-        format!("${}", Fixed(x, 2))
+        format!("${x:.2}")
     } else {
-        format!("${}", Fixed(x, 4))
+        format!("${x:.4}")
     }
 }
 
@@ -161,7 +160,7 @@ pub fn background_stop_text(limit: &Limit, spent: Spent, percent: u8) -> String 
         "{} budget {}% used ({} of {}): background work (heartbeats, jobs, dreaming) stops at {percent}% \
 and resumes when the period turns",
         limit.span.word(),
-        Shortest(limit.percent(spent).round()),
+        limit.percent(spent).round(),
         spent_words(limit, spent),
         limit_words(limit),
     )
@@ -182,7 +181,7 @@ pub fn notice_text(limit: &Limit, spent: Spent, resets_at: i64, tz: &str, backgr
     format!(
         "💸 Heads-up: {}% of my {} budget is spent ({} of {}). Background work stops at {background_percent}%, \
 conversations at 100%. The budget resets {}.",
-        Shortest(limit.percent(spent).round()),
+        limit.percent(spent).round(),
         limit.span.word(),
         spent_words(limit, spent),
         limit_words(limit),

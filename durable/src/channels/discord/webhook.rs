@@ -28,7 +28,6 @@ use crate::inbound::{ChannelKind, SessionKey};
 use crate::ports::{Front, LogLevel};
 use crate::routing::Route;
 use crate::settings::{setting, AgentConfig};
-use hearth_decimal::Fixed;
 
 /// Interactions are a few kB; attachments come as URLs.
 pub const MAX_INTERACTION_BYTES: usize = 256 * 1024;
@@ -216,7 +215,7 @@ async fn memory_answer<F: Front>(front: &F, key: &SessionKey, query: &str) -> St
                 .iter()
                 .map(|h| {
                     let preview = crate::text::truncate_chars(h.entry.content.trim(), 300);
-                    format!("• **{}** ({}): {preview}", h.entry.name, Fixed(f64::from(h.score), 2))
+                    format!("• **{}** ({:.2}): {preview}", h.entry.name, h.score)
                 })
                 .collect();
             format!("From my memory, for {query:?}:\n{}", lines.join("\n"))

@@ -6,7 +6,6 @@
 use super::wire::{Party, TgMessage};
 use crate::inbound::context::clip;
 use crate::inbound::InboundMedia;
-use hearth_decimal::Fixed;
 use serde_json::Value;
 
 /// Largest file the Bot API's `getFile` serves (20 MB).
@@ -65,10 +64,9 @@ fn named(v: &Value, id: i64) -> String {
 
 /// `41.899977, 12.501028 (±12 m)`, from a `Location` object.
 fn coordinates(l: &Value) -> String {
-    let (lat, lon) = (number(l, "latitude").unwrap_or(0.0), number(l, "longitude").unwrap_or(0.0));
-    let mut s = format!("{}, {}", Fixed(lat, 6), Fixed(lon, 6));
+    let mut s = format!("{:.6}, {:.6}", number(l, "latitude").unwrap_or(0.0), number(l, "longitude").unwrap_or(0.0));
     if let Some(acc) = number(l, "horizontal_accuracy").filter(|a| *a > 0.0) {
-        s.push_str(&format!(" (±{} m)", Fixed(acc, 0)));
+        s.push_str(&format!(" (±{acc:.0} m)"));
     }
     s
 }

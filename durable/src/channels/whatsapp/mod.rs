@@ -30,7 +30,6 @@ pub mod webhook;
 mod tests;
 
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget, SendOrder};
-use hearth_decimal::Shortest;
 use serde_json::Value;
 
 /// The customer-service window: replies within 24 hours of the person's message.
@@ -260,8 +259,8 @@ fn content(m: &Value, kind: &str) -> (String, Vec<InboundMedia>) {
 }
 
 fn location(part: &Value) -> String {
-    let lat = Shortest(part.get("latitude").and_then(Value::as_f64).unwrap_or(0.0));
-    let lon = Shortest(part.get("longitude").and_then(Value::as_f64).unwrap_or(0.0));
+    let lat = part.get("latitude").and_then(Value::as_f64).unwrap_or(0.0);
+    let lon = part.get("longitude").and_then(Value::as_f64).unwrap_or(0.0);
     let named: Vec<&str> = [str_of(part, "name"), str_of(part, "address")].into_iter().flatten().collect();
     match named.is_empty() {
         true => format!("[location: {lat}, {lon}]"),
