@@ -15,57 +15,45 @@
 /// (1e-30, 1e50, a 25-digit number on a rounding boundary) is `None`, as for
 /// text that is not a number: callers answer with the error they give for that.
 pub fn read_f64(s: &str) -> Option<f64> {
-    Some(match read(s, 53)? {
-        Read::Special { neg, nan } => {
-            let v = if nan { f64::NAN } else { f64::INFINITY };
-            if neg {
-                -v
-            } else {
-                v
-            }
-        }
-        Read::Finite { neg, bits } => {
-            // `bits` is the magnitude as 1.f × 2^e: sign, biased exponent, fraction.
-            let (m, e) = bits;
-            let raw = if m == 0 { 0 } else { ((e + 1023) as u64) << 52 | (m & ((1 << 52) - 1)) };
-            let raw = if e > 1023 { 0x7ff << 52 } else { raw };
-            f64::from_bits(raw | (u64::from(neg) << 63))
-        }
-    })
+    read(s, F64).map(f64::from_bits)
 }
 
 /// `s` as `s.parse::<f32>()` reads it (rounded once, from the decimal), with
 /// [`read_f64`]'s syntax and limits.
 pub fn read_f32(s: &str) -> Option<f32> {
-    Some(match read(s, 24)? {
-        Read::Special { neg, nan } => {
-            let v = if nan { f32::NAN } else { f32::INFINITY };
-            if neg {
-                -v
-            } else {
-                v
-            }
-        }
-        Read::Finite { neg, bits } => {
-            let (m, e) = bits;
-            let raw = if m == 0 { 0 } else { ((e + 127) as u32) << 23 | (m as u32 & ((1 << 23) - 1)) };
-            let raw = if e > 127 { 0xff << 23 } else { raw };
-            f32::from_bits(raw | (u32::from(neg) << 31))
-        }
-    })
+    read(s, F32).map(|bits| f32::from_bits(bits as u32))
 }
 
-enum Read {
-    Special {
-        neg: bool,
-        nan: bool,
-    },
-    /// `bits`: the significand with its leading 1 (0 for zero) and the binary
-    /// exponent of that leading 1 (past the format's largest: infinity).
-    Finite {
-        neg: bool,
-        bits: (u64, i32),
-    },
+/// An IEEE binary format: significand bits (the leading 1 included), exponent
+/// bits, and the largest exponent (also the bias).
+#[derive(Clone, Copy)]
+struct Format {
+    precision: u32,
+    exp_bits: u32,
+    max_exp: i32,
+}
+
+const F64: Format = Format { precision: 53, exp_bits: 11, max_exp: 1023 };
+const F32: Format = Format { precision: 24, exp_bits: 8, max_exp: 127 };
+
+impl Format {
+    /// The bits of ±m × 2^(e - precision + 1), m's leading 1 at 2^(precision - 1)
+    /// (m = 0: zero; e past the largest exponent: infinity); NaN when `nan`.
+    fn bits(self, neg: bool, m: u64, e: i32, nan: bool) -> u64 {
+        let fraction = self.precision - 1;
+        let all_ones = ((1u64 << self.exp_bits) - 1) << fraction;
+        let magnitude = if nan {
+            // The quiet NaN of std's constants.
+            all_ones | 1 << (fraction - 1)
+        } else if m == 0 {
+            0
+        } else if e > self.max_exp {
+            all_ones
+        } else {
+            ((e + self.max_exp) as u64) << fraction | (m & ((1 << fraction) - 1))
+        };
+        u64::from(neg) << (fraction + self.exp_bits) | magnitude
+    }
 }
 
 /// The most significant digits kept: 10^19 < 2^64.
@@ -74,17 +62,17 @@ const KEPT: u32 = 19;
 /// The largest power of five below 2^64 is 5^27: the smallest exponent read.
 const MAX_FIFTHS: u32 = 27;
 
-fn read(s: &str, precision: u32) -> Option<Read> {
+fn read(s: &str, format: Format) -> Option<u64> {
     let (neg, body) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
     if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
-        return Some(Read::Special { neg, nan: false });
+        return Some(format.bits(neg, 1, i32::MAX, false));
     }
     if body.eq_ignore_ascii_case("nan") {
-        return Some(Read::Special { neg, nan: true });
+        return Some(format.bits(neg, 0, 0, true));
     }
     let bytes = body.as_bytes();
     let mut i = 0;
@@ -148,7 +136,7 @@ fn read(s: &str, precision: u32) -> Option<Read> {
         q += if exp_neg { -exp } else { exp };
     }
     if w == 0 {
-        return Some(Read::Finite { neg, bits: (0, 0) });
+        return Some(format.bits(neg, 0, 0, false));
     }
     // Past 10^-27 the division below has too few bits: give up digits of `w`
     // (into `cut`) while that keeps some.
@@ -158,13 +146,14 @@ fn read(s: &str, precision: u32) -> Option<Read> {
         q += 1;
     }
     let q = i32::try_from(q).ok()?;
+    let precision = format.precision;
     let low = nearest(w, q, precision)?;
     // The value lies in [w, w + 1) × 10^q: rounding is monotonic, so if both ends
     // round to the same float, so does the value.
     if cut && nearest(w + 1, q, precision)? != low {
         return None;
     }
-    Some(Read::Finite { neg, bits: low })
+    Some(format.bits(neg, low.0, low.1, false))
 }
 
 /// The float of `precision` bits nearest `w` × 10^`q` (ties to even), as its

@@ -2,18 +2,17 @@
 
 use super::*;
 
-/// xorshift64*: reproducible inputs without a dependency.
+/// A 64-bit LCG (Knuth's MMIX constants), high bits out: reproducible
+/// inputs without a dependency.
 struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 ^ (self.0 >> 29)
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        (self.next() >> 16) % n
     }
 }
 
