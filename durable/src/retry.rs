@@ -38,7 +38,7 @@ impl Backoff {
 /// dates are rare from APIs and are treated as absent.
 pub fn parse_retry_after(value: Option<&str>) -> Option<u64> {
     let v = value?.trim();
-    let secs: f64 = v.parse().ok()?;
+    let secs = hearth_decimal::read_f64(v)?;
     if secs.is_finite() && secs >= 0.0 {
         Some((secs * 1000.0).ceil() as u64)
     } else {

@@ -102,9 +102,9 @@ pub fn discord_gateway(vars: &impl Vars, agent: &str) -> Result<bool, ConfigErro
 pub fn memory_bm25(vars: &impl Vars, agent: &str) -> Result<hearth_memory::Bm25Params, ConfigError> {
     let read = |name: &str, default: f32, valid: fn(f32) -> bool, rule: &str| match setting(vars, agent, name) {
         None => Ok(default),
-        // Parsed as f64: the Worker already links that parser (an f32 one costs ~10 kB).
-        Some(raw) => match raw.parse::<f64>().map(|v| v as f32) {
-            Ok(v) if valid(v) => Ok(v),
+        // Read as f64, then narrowed: as the setting always has been.
+        Some(raw) => match hearth_decimal::read_f64(&raw).map(|v| v as f32) {
+            Some(v) if valid(v) => Ok(v),
             _ => Err(ConfigError::Invalid { name: name.to_owned(), why: format!("{raw:?} is not {rule}") }),
         },
     };

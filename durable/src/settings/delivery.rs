@@ -29,8 +29,8 @@ impl DeliveryConfig {
         let name = "DELIVERY_GIVE_UP_MINUTES";
         let minutes = match setting(vars, agent, name) {
             None => DEFAULT_GIVE_UP_MINUTES,
-            Some(raw) => match raw.parse::<f64>() {
-                Ok(m) if m.is_finite() && m > 0.0 && m <= 365.0 * 24.0 * 60.0 => m,
+            Some(raw) => match hearth_decimal::read_f64(&raw) {
+                Some(m) if m.is_finite() && m > 0.0 && m <= 365.0 * 24.0 * 60.0 => m,
                 _ => {
                     return Err(ConfigError::Invalid {
                         name: name.into(),

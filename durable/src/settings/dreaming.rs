@@ -50,7 +50,30 @@ pub struct DreamConfig {
     pub approval_hours: u32,
 }
 
-fn parsed<T: std::str::FromStr>(
+/// A setting's number: whole numbers through `FromStr`, the score through
+/// [`hearth_decimal::read_f32`] (std's f32 parser links core's float tables).
+trait Number: Sized {
+    fn read(text: &str) -> Option<Self>;
+}
+
+macro_rules! whole {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn read(text: &str) -> Option<Self> {
+                text.parse().ok()
+            }
+        }
+    )*};
+}
+whole!(u32, usize);
+
+impl Number for f32 {
+    fn read(text: &str) -> Option<Self> {
+        hearth_decimal::read_f32(text)
+    }
+}
+
+fn parsed<T: Number>(
     name: &str,
     raw: Option<String>,
     default: T,
@@ -59,8 +82,8 @@ fn parsed<T: std::str::FromStr>(
 ) -> Result<T, ConfigError> {
     match raw {
         None => Ok(default),
-        Some(v) => match v.parse::<T>() {
-            Ok(x) if ok(&x) => Ok(x),
+        Some(v) => match T::read(&v) {
+            Some(x) if ok(&x) => Ok(x),
             _ => Err(ConfigError::Invalid { name: name.into(), why: format!("{v:?} is not {rule}") }),
         },
     }

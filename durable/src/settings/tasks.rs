@@ -83,9 +83,7 @@ impl TasksConfig {
         };
         let cost = match setting(vars, agent, "SUBAGENT_MAX_COST_USD") {
             None => DEFAULT_SUBAGENT_MAX_COST_USD,
-            Some(raw) => raw
-                .parse::<f64>()
-                .ok()
+            Some(raw) => hearth_decimal::read_f64(&raw)
                 .filter(|v| v.is_finite() && *v > 0.0)
                 .ok_or_else(|| invalid("SUBAGENT_MAX_COST_USD", format!("{raw:?} is not an amount above 0")))?,
         };

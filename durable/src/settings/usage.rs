@@ -98,8 +98,8 @@ fn invalid(name: &str, why: impl Into<String>) -> ConfigError {
 /// A positive amount of US dollars (`20`, `0.5`, `$20`).
 fn usd(vars: &impl Vars, agent: &str, name: &str) -> Result<Option<f64>, ConfigError> {
     let Some(raw) = setting(vars, agent, name) else { return Ok(None) };
-    match raw.trim_start_matches('$').trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+    match hearth_decimal::read_f64(raw.trim_start_matches('$').trim()) {
+        Some(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
         _ => Err(invalid(name, format!("{raw:?} is not an amount of US dollars (e.g. 20 or 0.50)"))),
     }
 }

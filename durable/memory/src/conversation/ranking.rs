@@ -49,8 +49,8 @@ impl Ranking {
             let Some((name, value)) = part.split_once('=') else {
                 return Err(RankingError(format!("{part:?} is not name=value")));
             };
-            let value: f64 =
-                value.trim().parse().map_err(|_| RankingError(format!("{:?} is not a number", value.trim())))?;
+            let value = hearth_decimal::read_f64(value.trim())
+                .ok_or_else(|| RankingError(format!("{:?} is not a number", value.trim())))?;
             let value = value as f32;
             let unit = (0.0..=1.0).contains(&value);
             let weight = value.is_finite() && value >= 0.0;
