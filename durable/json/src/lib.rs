@@ -43,6 +43,18 @@ pub fn from_str<'a, T: Deserialize<'a>>(s: &'a str) -> Result<T> {
     from_slice(s.as_bytes())
 }
 
+/// `e`'s text without serde_json's " at line L column C": what
+/// [`from_value`] would have said, for a value read from its own text
+/// again (where the place is in text the caller never saw).
+pub fn unplaced(e: &Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(bare) if e.line() > 0 => bare.to_owned(),
+        _ => text,
+    }
+}
+
 /// `serde_json::from_value`, structs from objects only.
 pub fn from_value<T: de::DeserializeOwned>(value: serde_json::Value) -> Result<T> {
     T::deserialize(Objects(value))

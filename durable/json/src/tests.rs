@@ -126,3 +126,15 @@ fn nested_errors_read_as_serde_jsons() {
         assert_eq!(ours, theirs, "{text}");
     }
 }
+
+#[test]
+fn unplaced_says_what_from_value_says() {
+    for v in
+        [json!({"name": 1}), json!({"name": "a", "list": [{"id": -1}]}), json!({"name": "a", "kind": {"type": "x"}})]
+    {
+        let by_value = from_value::<Outer>(v.clone()).unwrap_err().to_string();
+        let by_text = from_slice::<Outer>(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(by_text.line() > 0, "{by_text}");
+        assert_eq!(unplaced(&by_text), by_value);
+    }
+}
