@@ -22,6 +22,9 @@ use std::fmt;
 
 pub use serde_json::{Error, Result};
 
+mod rest;
+pub use rest::{with_rest, Split};
+
 /// `serde_json::from_slice`, structs from objects only.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
