@@ -25,18 +25,28 @@ use std::marker::PhantomData;
 /// `#[serde(remote = "...")]`, so that it must list exactly the real variants
 /// and fields (a difference does not compile); only what reading needs
 /// (names, defaults) is repeated there.
+///
+/// `read_tagged!(fn $name, ...)` writes the same reader as a function
+/// `$name`, for `#[serde(deserialize_with)]` where `$ty` is another
+/// crate's (whose `Deserialize` cannot be written here).
 #[macro_export]
 macro_rules! read_tagged {
+    (fn $name:ident, $ty:ty, $twin:ident, $tag:literal, $expecting:literal) => {
+        fn $name<'de, D: $crate::tagged::__serde::Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+            struct Twin($ty);
+            impl<'de> $crate::tagged::__serde::Deserialize<'de> for Twin {
+                fn deserialize<D: $crate::tagged::__serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    $twin::deserialize(d).map(Twin)
+                }
+            }
+            $crate::tagged::tag_first::<D, Twin>(d, $tag, $expecting).map(|t| t.0)
+        }
+    };
     ($ty:ty, $twin:ident, $tag:literal, $expecting:literal) => {
         impl<'de> $crate::tagged::__serde::Deserialize<'de> for $ty {
             fn deserialize<D: $crate::tagged::__serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct Twin($ty);
-                impl<'de> $crate::tagged::__serde::Deserialize<'de> for Twin {
-                    fn deserialize<D: $crate::tagged::__serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                        $twin::deserialize(d).map(Twin)
-                    }
-                }
-                $crate::tagged::tag_first::<D, Twin>(d, $tag, $expecting).map(|t| t.0)
+                $crate::read_tagged!(fn read, $ty, $twin, $tag, $expecting);
+                read(d)
             }
         }
     };

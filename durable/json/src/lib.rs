@@ -22,6 +22,9 @@ use std::fmt;
 
 pub use serde_json::{Error, Result};
 
+mod rest;
+pub use rest::{with_rest, Split};
+
 /// `serde_json::from_slice`, structs from objects only.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -41,6 +44,18 @@ fn end(de: &mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>) -> Resu
 pub fn from_str<'a, T: Deserialize<'a>>(s: &'a str) -> Result<T> {
     // The slice reader: one reader type, so one copy of each struct's code.
     from_slice(s.as_bytes())
+}
+
+/// `e`'s text without serde_json's " at line L column C": what
+/// [`from_value`] would have said, for a value read from its own text
+/// again (where the place is in text the caller never saw).
+pub fn unplaced(e: &Error) -> String {
+    let text = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&place) {
+        Some(bare) if e.line() > 0 => bare.to_owned(),
+        _ => text,
+    }
 }
 
 /// `serde_json::from_value`, structs from objects only.

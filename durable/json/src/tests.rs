@@ -126,3 +126,62 @@ fn nested_errors_read_as_serde_jsons() {
         assert_eq!(ours, theirs, "{text}");
     }
 }
+
+#[test]
+fn unplaced_says_what_from_value_says() {
+    for v in
+        [json!({"name": 1}), json!({"name": "a", "list": [{"id": -1}]}), json!({"name": "a", "kind": {"type": "x"}})]
+    {
+        let by_value = from_value::<Outer>(v.clone()).unwrap_err().to_string();
+        let by_text = from_slice::<Outer>(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(by_text.line() > 0, "{by_text}");
+        assert_eq!(unplaced(&by_text), by_value);
+    }
+}
+
+/// The same struct read with serde's `flatten` and with [`with_rest`].
+#[derive(Debug, Deserialize, PartialEq)]
+struct Flattened {
+    id: u64,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(flatten)]
+    other: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(remote = "Self")]
+struct Kept {
+    id: u64,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(skip)]
+    other: serde_json::Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for Kept {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let (mut s, other) = with_rest(d, |d| Kept::deserialize(d))?;
+        s.other = other;
+        Ok(s)
+    }
+}
+
+#[test]
+fn with_rest_reads_as_flatten_does() {
+    for text in [
+        r#"{"id": 1}"#,
+        r#"{"b": [1, {"c": null}], "id": 2, "a": 1.5, "name": "x"}"#,
+        r#"{"id": 3, "z": -4, "z": "again"}"#,
+        r#"{"name": "x"}"#,
+        r#"{"id": "one"}"#,
+        r#"{"id": 1, "id": 2}"#,
+        r#"[1]"#,
+        r#"{"id": 1, "x": }"#,
+    ] {
+        let flat = from_str::<Flattened>(text).map(|f| (f.id, f.name, f.other));
+        let flat = flat.map_err(|e| e.to_string().replace("Flattened", "Kept"));
+        let split = from_str::<Kept>(text).map(|s| (s.id, s.name, s.other)).map_err(|e| e.to_string());
+        assert_eq!(flat, split, "{text}");
+    }
+}

@@ -252,8 +252,12 @@ async fn memory_named<R: AgentRuntime + 'static>(host: &AgentHost<R>, req: &Inco
             o.insert("k".into(), 10.into());
         }
     }
-    let call: MemoryCall =
-        hearth_json::from_value(v).map_err(|e| Answer::error(400, &format!("bad memory call: {e}")))?;
+    // Read from bytes again, not with `from_value`: the only other reader of a
+    // type from a `Value` is the judge's, and each type read that way links
+    // a second copy of its reader (serde_json's `Value` deserializer).
+    let bytes = serde_json::to_vec(&v).map_err(|e| Answer::error(400, &format!("bad memory call: {e}")))?;
+    let call: MemoryCall = hearth_json::from_slice(&bytes)
+        .map_err(|e| Answer::error(400, &format!("bad memory call: {}", hearth_json::unplaced(&e))))?;
     memory(host, req, call).await
 }
 

@@ -75,8 +75,10 @@ pub fn parse(text: &str) -> Result<Vec<Decision>, String> {
     }
     let answer: Answer = hearth_json::from_slice(&text.as_bytes()[start..=end])
         .map_err(|e| format!("the answer is not the JSON asked for: {e}"))?;
-    // One malformed decision does not lose the others.
-    Ok(answer.decisions.into_iter().filter_map(|d| hearth_json::from_value(d).ok()).collect())
+    // One malformed decision does not lose the others. Each is read from its
+    // text again rather than with `from_value`, so that `Decision` has one
+    // reader (the slice's) and serde_json's `Value` deserializer is not linked.
+    Ok(answer.decisions.iter().filter_map(|d| hearth_json::from_str(&d.to_string()).ok()).collect())
 }
 
 #[cfg(test)]

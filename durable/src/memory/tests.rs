@@ -859,3 +859,34 @@ fn an_agent_that_never_used_its_memory_has_no_evidence_and_no_error() {
     assert!(super::evidence::passing(&sql, "main", &gates).unwrap().is_empty());
     assert!(super::evidence::top(&sql, "main", 10).unwrap().is_empty());
 }
+
+/// A memory call's `op` reads as hearth-memory's own (derived) reader reads
+/// an `Op`: the same value, the same refusal.
+#[test]
+fn op_in_a_call_reads_as_op_does() {
+    for op in [
+        r#"{"op": "add", "name": "a", "content": "b", "kind": "note", "created_at": 5}"#,
+        r#"{"name": "a", "op": "rename", "new_name": "b"}"#,
+        r#"{"op": "remove", "name": "a", "extra": [1]}"#,
+        r#"{"op": "write", "name": "a"}"#,
+        r#"{"op": "drop", "name": "a"}"#,
+        r#"{"name": "a"}"#,
+        r#"{}"#,
+        r#""add""#,
+    ] {
+        let alone = hearth_json::from_str::<Op>(op).map_err(|e| hearth_json::unplaced(&e));
+        let call = format!(r#"{{"call": "op", "store": "main", "op": {op}}}"#);
+        let within = hearth_json::from_str::<MemoryCall>(&call).map_err(|e| hearth_json::unplaced(&e));
+        let within = within.map(|c| match c {
+            MemoryCall::Op { op, .. } => op,
+            other => panic!("{other:?}"),
+        });
+        assert_eq!(within, alone, "{op}");
+    }
+    // The one difference, as for every enum `read_tagged!` reads: a tag that
+    // is not a string is refused as "expected a string", not "expected
+    // variant identifier".
+    let call = r#"{"call": "op", "store": "main", "op": {"op": 1}}"#;
+    let refused = hearth_json::from_str::<MemoryCall>(call).unwrap_err();
+    assert_eq!(hearth_json::unplaced(&refused), "invalid type: integer `1`, expected a string");
+}

@@ -340,6 +340,7 @@ pub enum MemoryReply {
 enum MemoryCallDe {
     Op {
         store: String,
+        #[serde(deserialize_with = "read_op")]
         op: Op,
     },
     Search {
@@ -404,6 +405,21 @@ enum MemoryCallDe {
         every_store: bool,
     },
 }
+/// [`Op`]'s externally tagged twin: `Op` is read like the other tagged
+/// enums, not by serde's derive, whose buffering reader (`Content`) would be
+/// linked for it (and telegram's `other` fields) alone.
+#[derive(Deserialize)]
+#[serde(remote = "Op", rename_all = "snake_case")]
+enum OpDe {
+    Add { name: String, content: String, kind: Kind, created_at: i64 },
+    Rename { name: String, new_name: String },
+    Alias { name: String, alias: String },
+    Write { name: String, content: String },
+    Remove { name: String },
+}
+// The expectation is the derive's, so a refusal reads as it did.
+r2_layout::read_tagged!(fn read_op, Op, OpDe, "op", "internally tagged enum Op");
+
 r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an object with a call)");
 
 /// [`MemoryReply`]'s externally tagged twin.

@@ -14,10 +14,13 @@
 //! out or changes only leaves that part out of the description.
 
 use serde::de::IgnoredAny;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+/// Read through [`hearth_json::with_rest`] (its `Deserialize` below): `other`
+/// is filled there, not by serde's `flatten`.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Update {
     pub update_id: i64,
     #[serde(default)]
@@ -26,11 +29,13 @@ pub struct Update {
     #[serde(default)]
     pub edited_message: Option<IgnoredAny>,
     /// The other fields, by name: what kind of update this is when it is not a message.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub other: Map<String, Value>,
 }
 
+/// Read like [`Update`].
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TgMessage {
     /// Always sent for a message; absent in an `external_reply`.
     #[serde(default)]
@@ -100,8 +105,24 @@ pub struct TgMessage {
     /// Every other field, by name: what the message carries when it is not
     /// text or a file (`location`, `poll`, `contact`, ... read by
     /// [`super::describe`]), service events, and kinds newer than Hearth.
-    #[serde(flatten)]
+    #[serde(skip)]
     pub other: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for Update {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (mut update, other) = hearth_json::with_rest(d, |d| Update::deserialize(d))?;
+        update.other = other;
+        Ok(update)
+    }
+}
+
+impl<'de> Deserialize<'de> for TgMessage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (mut message, other) = hearth_json::with_rest(d, |d| TgMessage::deserialize(d))?;
+        message.other = other;
+        Ok(message)
+    }
 }
 
 /// A user or a chat: the Bot API's `User` and `Chat` share what Hearth needs
