@@ -18,6 +18,7 @@ use crate::llm::rules::pair_tool_calls;
 use crate::ports::{Sql, StorageError};
 use r2_layout::Message;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The paired conversation and what is known of each message.
 #[derive(Debug)]
@@ -37,7 +38,13 @@ pub struct Replay {
     /// Each message's text tokens ([`super::context::text_tokens`]) and their sum.
     tokens: Vec<u64>,
     total: u64,
+    /// Each message's stamp ([`crate::llm::ChatRequest::stamps`]).
+    stamps: Vec<u64>,
 }
+
+/// The next stamp: one counter for the object, so a stamp never names two
+/// messages, whichever cache or replay made them.
+static NEXT_STAMP: AtomicU64 = AtomicU64::new(1);
 
 impl Replay {
     fn new(session_id: &str, epoch: u64, summary: Option<CompactMarker>) -> Self {
@@ -52,6 +59,7 @@ impl Replay {
             messages: Vec::new(),
             tokens: Vec::new(),
             total: 0,
+            stamps: Vec::new(),
         };
         if let Some(marker) = &summary {
             r.push(summary_message(marker));
@@ -75,12 +83,14 @@ impl Replay {
         let t = super::context::text_tokens(&m);
         self.total += t;
         self.tokens.push(t);
+        self.stamps.push(NEXT_STAMP.fetch_add(1, Ordering::Relaxed));
         self.messages.push(m);
     }
 
     fn truncate(&mut self, len: usize) {
         self.total -= self.tokens[len.min(self.tokens.len())..].iter().sum::<u64>();
         self.tokens.truncate(len);
+        self.stamps.truncate(len);
         self.messages.truncate(len);
     }
 
@@ -166,6 +176,11 @@ impl<'c> Lent<'c> {
             .map_or(0, |r| r.total + r.messages[self.cached..].iter().map(super::context::text_tokens).sum::<u64>())
     }
 
+    /// The stamps of the messages that came from the cache (the first ones).
+    pub fn stamps(&self) -> &[u64] {
+        self.replay.as_ref().map_or(&[], |r| &r.stamps)
+    }
+
     fn give_back(&mut self) {
         if let Some(mut r) = self.replay.take() {
             r.messages.truncate(self.cached);
@@ -241,7 +256,7 @@ mod tests {
     }
 
     /// The request bodies both providers would get from `messages`.
-    fn bodies(messages: &[Message], memos: Option<&[RefCell<WireMemo>; 2]>) -> Vec<Vec<u8>> {
+    fn bodies(messages: &[Message], stamps: &[u64], memos: Option<&[RefCell<WireMemo>; 2]>) -> Vec<Vec<u8>> {
         let media = Hydrated::new();
         let cfgs = [
             crate::testing::llm_config(&[("LLM_API_KEY", "k")]),
@@ -257,6 +272,7 @@ mod tests {
                     media: &media,
                     appended_user: None,
                     memo: memos.map(|m| &m[i]),
+                    stamps,
                     prefix_ttl: CacheTtl::FiveMinutes,
                 };
                 build_request(cfg, &req).unwrap().body
@@ -276,7 +292,8 @@ mod tests {
         let fresh = conversation(store, &RefCell::default(), id).unwrap();
         assert_eq!(&*lent, &fresh[..]);
         assert_eq!(lent.text_tokens(), fresh.iter().map(text_tokens).sum::<u64>());
-        assert_eq!(bodies(&lent, Some(memos)), bodies(&fresh, None));
+        assert_eq!(lent.stamps().len(), lent.len());
+        assert_eq!(bodies(&lent, lent.stamps(), Some(memos)), bodies(&fresh, &[], None));
     }
 
     #[test]
@@ -317,6 +334,17 @@ mod tests {
         }
         append(text("seen", 11));
         check();
+        // The turn's own messages after the stamped ones are checked and
+        // paired as ever (a call with no result yet).
+        {
+            let mut lent = Lent::take(&cache, &store, "s").unwrap();
+            let mut fresh = conversation(&store, &RefCell::default(), "s").unwrap();
+            for m in [Message::user_text("more", 12), calls(&["c9"], 13)] {
+                lent.push(m.clone());
+                fresh.push(m);
+            }
+            assert_eq!(bodies(&lent, lent.stamps(), Some(&memos)), bodies(&fresh, &[], None));
+        }
         // A compaction, then appends after it.
         let seq = store.history_rows_after("s", 0).unwrap().0[5].0;
         let marker = CompactMarker { archive_name: "a".into(), archived_at: 20, summary: "sum".into() };

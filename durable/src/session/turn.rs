@@ -137,6 +137,11 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 view = media::prepare(p, cfg, deps.media_cache, &history).await;
                 size = measure(&view, &history);
             }
+            // What the cache stamped, when the request is the history as lent.
+            let stamps = match view.messages {
+                std::borrow::Cow::Borrowed(_) if size <= budget => history.stamps(),
+                _ => &[],
+            };
             let trimmed;
             let messages: &[Message] = if size > budget {
                 // No second compaction and no retry: this request is trimmed once.
@@ -158,6 +163,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 media: &view.media,
                 appended_user: None,
                 memo: Some(deps.wire_memo),
+                stamps,
                 prefix_ttl,
             };
             deps.watch.step(steps_before + round as usize);
