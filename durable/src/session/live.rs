@@ -367,6 +367,78 @@ mod tests {
         check();
     }
 
+    /// The history's share of a warm turn, by history length: from scratch
+    /// as before (a copy, paired, measured, compared) and lent. Run with
+    /// `cargo test --release -p durable --lib -- --ignored --nocapture history_cost`.
+    #[test]
+    #[ignore]
+    fn history_cost() {
+        let cfg = crate::testing::llm_config(&[("LLM_API_KEY", "k")]);
+        let media = Hydrated::new();
+        fn req<'a>(
+            messages: &'a [Message],
+            stamps: &'a [u64],
+            memo: &'a RefCell<WireMemo>,
+            media: &'a Hydrated,
+        ) -> ChatRequest<'a> {
+            ChatRequest {
+                system: "s",
+                messages,
+                tools: &[],
+                media,
+                appended_user: None,
+                memo: Some(memo),
+                stamps,
+                prefix_ttl: CacheTtl::FiveMinutes,
+            }
+        }
+        let line = "a sentence of an ordinary chat, about forty-odd bytes. ".repeat(5);
+        for n in [100, 500, 1000, 2000] {
+            let sql = MemSql::default();
+            let store = SessionStore::new(&sql);
+            store.init().unwrap();
+            let mut t = 0;
+            let mut add = |store: &SessionStore<'_, MemSql>| {
+                t += 1;
+                store.append("s", &Message::user_text(format!("{line}{t}"), t)).unwrap();
+                store.append("s", &text(&format!("{line}{t}"), t)).unwrap();
+            };
+            for _ in 0..n / 2 {
+                add(&store);
+            }
+            let (old_cache, new_cache) = (RefCell::new(HistoryCache::default()), RefCell::new(HistoryCache::default()));
+            let (old_memo, new_memo) = (RefCell::new(WireMemo::default()), RefCell::new(WireMemo::default()));
+            let (mut old, mut new, mut body_only) = (0u128, 0u128, 0u128);
+            let turns = 30;
+            for i in 0..turns + 3 {
+                add(&store);
+                let start = std::time::Instant::now();
+                let conv = conversation(&store, &old_cache, "s").unwrap();
+                let size = crate::session::context::estimate_tokens("s", &conv, 0, &media);
+                let a = build_request(&cfg, &req(&conv, &[], &old_memo, &media)).unwrap().body;
+                let mid = std::time::Instant::now();
+                let lent = Lent::take(&new_cache, &store, "s").unwrap();
+                let size2 = crate::session::context::estimate_known("s", &lent, lent.text_tokens(), 0, &media);
+                let lent_at = std::time::Instant::now();
+                let b = build_request(&cfg, &req(&lent, lent.stamps(), &new_memo, &media)).unwrap().body;
+                let end = std::time::Instant::now();
+                assert_eq!((size, &a), (size2, &b));
+                if i >= 3 {
+                    old += (mid - start).as_micros();
+                    new += (end - mid).as_micros();
+                    body_only += (end - lent_at).as_micros();
+                }
+            }
+            let per = |x: u128| x as f64 / turns as f64;
+            println!(
+                "history {n:>5}: before {:>8.1} µs/turn, lent {:>8.1} µs/turn (of which the body {:>8.1})",
+                per(old),
+                per(new),
+                per(body_only)
+            );
+        }
+    }
+
     #[test]
     fn a_warm_take_pairs_only_the_new_part() {
         let sql = MemSql::default();
