@@ -257,7 +257,15 @@ mod tests {
 
     /// The request bodies both providers would get from `messages`.
     fn bodies(messages: &[Message], stamps: &[u64], memos: Option<&[RefCell<WireMemo>; 2]>) -> Vec<Vec<u8>> {
-        let media = Hydrated::new();
+        bodies_with(messages, stamps, memos, &Hydrated::new())
+    }
+
+    fn bodies_with(
+        messages: &[Message],
+        stamps: &[u64],
+        memos: Option<&[RefCell<WireMemo>; 2]>,
+        media: &Hydrated,
+    ) -> Vec<Vec<u8>> {
         let cfgs = [
             crate::testing::llm_config(&[("LLM_API_KEY", "k")]),
             crate::testing::llm_config(&[("LLM_API_KEY", "k"), ("LLM_PROVIDER", "openai"), ("LLM_MODEL", "gpt-4o")]),
@@ -269,7 +277,7 @@ mod tests {
                     system: "s",
                     messages,
                     tools: &[],
-                    media: &media,
+                    media,
                     appended_user: None,
                     memo: memos.map(|m| &m[i]),
                     stamps,
@@ -294,6 +302,25 @@ mod tests {
         assert_eq!(lent.text_tokens(), fresh.iter().map(text_tokens).sum::<u64>());
         assert_eq!(lent.stamps().len(), lent.len());
         assert_eq!(bodies(&lent, lent.stamps(), Some(memos)), bodies(&fresh, &[], None));
+        // As the turn sends it: through the media notes (an image no longer
+        // stored becomes a note, the history rewritten), stamped only when
+        // the history is sent as lent.
+        let p = crate::testing::TestPlatform::default();
+        let vars = [("OWNER_IDS", "telegram:1"), ("LLM_API_KEY", "k")].map(|(k, v)| (k.to_owned(), v.to_owned()));
+        let cfg =
+            crate::settings::AgentConfig::load(&vars.into_iter().collect::<std::collections::HashMap<_, _>>(), "main")
+                .unwrap();
+        let media_cache = RefCell::new(crate::media::MediaCache::default());
+        let view = futures::executor::block_on(crate::media::prepare(&p, &cfg, &media_cache, &lent));
+        let fresh_view = futures::executor::block_on(crate::media::prepare(&p, &cfg, &media_cache, &fresh));
+        let stamps = match view.messages {
+            std::borrow::Cow::Borrowed(_) => lent.stamps(),
+            std::borrow::Cow::Owned(_) => &[],
+        };
+        assert_eq!(
+            bodies_with(&view.messages, stamps, Some(memos), &view.media),
+            bodies_with(&fresh_view.messages, &[], None, &fresh_view.media)
+        );
     }
 
     #[test]
