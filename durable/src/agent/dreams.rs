@@ -87,6 +87,7 @@ impl<R: AgentRuntime + 'static> DreamHost for Dreamer<'_, R> {
             media: &media,
             appended_user: None,
             memo: None,
+            stamps: &[],
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let reply = llm::complete(&Io(self.host.runtime()), &cfg, &req).await.map_err(|e| e.to_string())?;

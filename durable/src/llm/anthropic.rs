@@ -230,6 +230,7 @@ mod tests {
                 media: &media,
                 appended_user: appended,
                 memo: None,
+                stamps: &[],
                 prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
             },
         )
@@ -331,6 +332,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            stamps: &[],
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let http = crate::llm::build_request(&cfg(), &req).unwrap();
@@ -417,6 +419,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            stamps: &[],
             prefix_ttl: ttl,
         };
         crate::llm::build_request(&cfg(), &req).unwrap()

@@ -70,6 +70,12 @@ pub struct ChatRequest<'a> {
     /// The session's fragments of its last request: only new messages are
     /// encoded (`None`: encode all, for one-off requests).
     pub memo: Option<&'a std::cell::RefCell<wire::WireMemo>>,
+    /// What the session's history cache knows of the first messages
+    /// (`stamps.len()` of them, empty for one-off requests): `messages[i]`
+    /// is the message it stamped `stamps[i]` (one stamp, one message, for
+    /// the object's life) and those messages are paired. The memo then
+    /// reuses their fragments by stamp, and only the rest is checked.
+    pub stamps: &'a [u64],
     /// How long the provider keeps `tools` and `system` cached (Anthropic's
     /// first breakpoint; the conversation's breakpoint after it is always 5
     /// minutes, as a longer one may not follow a shorter). See [`cache_ttl`].
@@ -205,9 +211,11 @@ pub fn build_request(cfg: &LlmConfig, req: &ChatRequest<'_>) -> Result<HttpReque
     };
     // Every tool call answered, every result after its call: a history
     // stored before a rule existed is paired here (borrowed when it is).
-    let messages: Cow<'_, [r2_layout::Message]> = rules::paired(req.messages);
+    let messages: Cow<'_, [r2_layout::Message]> = rules::paired_after(req.messages, req.stamps.len());
+    // Stamps name the messages as given: a history paired here is another.
+    let stamps = if matches!(messages, Cow::Borrowed(_)) { req.stamps } else { &[] };
     let fragments = match req.memo {
-        Some(memo) => memo.borrow_mut().fragments(cfg.provider, &messages, encode_one),
+        Some(memo) => memo.borrow_mut().fragments(cfg.provider, &messages, stamps, encode_one),
         None => wire::fragments_once(&messages, encode_one),
     };
     let (url, body) = match cfg.provider {
@@ -335,6 +343,7 @@ pub async fn complete_repairing_with<P: LlmIo>(
                 media: req.media,
                 appended_user: req.appended_user,
                 memo: None,
+                stamps: &[],
                 prefix_ttl: req.prefix_ttl,
             };
             match complete_with(p, cfg, &retry, sink).await {

@@ -159,6 +159,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            stamps: &[],
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let cfg = crate::testing::llm_config(&[("LLM_API_KEY", "k")]);

@@ -217,6 +217,7 @@ mod tests {
             media: &media,
             appended_user: Some("summarise"),
             memo: None,
+            stamps: &[],
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let body = encode(&cfg(), &req);
@@ -263,6 +264,7 @@ mod tests {
             media: &media,
             appended_user: None,
             memo: None,
+            stamps: &[],
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         };
         let body = encode(&cfg(), &req);
@@ -341,6 +343,7 @@ mod tests {
                 media: &media,
                 appended_user: None,
                 memo: None,
+                stamps: &[],
                 prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
             };
             encode(&cfg, &req)

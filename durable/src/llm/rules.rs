@@ -277,7 +277,19 @@ fn pairs_ok(messages: &[Message]) -> bool {
 /// `messages` with every tool call paired (see [`pair_tool_calls`]),
 /// borrowed when they already are.
 pub fn paired(messages: &[Message]) -> Cow<'_, [Message]> {
-    if pairs_ok(messages) {
+    paired_after(messages, 0)
+}
+
+/// [`paired`], for `messages` whose first `known` are paired already: only
+/// the part from the last message before them that is no tool result is
+/// checked ([`pairs_ok`] forgets every open call at such a message, so what
+/// comes before it cannot make the rest wrong).
+pub fn paired_after(messages: &[Message], known: usize) -> Cow<'_, [Message]> {
+    let from = (0..messages.len().min(known.saturating_add(1)))
+        .rev()
+        .find(|&i| !matches!(messages[i], Message::ToolResult { .. }))
+        .unwrap_or(0);
+    if pairs_ok(&messages[from..]) {
         Cow::Borrowed(messages)
     } else {
         Cow::Owned(pair_tool_calls(messages.to_vec()))

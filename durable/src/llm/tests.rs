@@ -20,6 +20,7 @@ fn call(p: &TestPlatform) -> Result<LlmReply, LlmError> {
         media: &media,
         appended_user: None,
         memo: None,
+        stamps: &[],
         prefix_ttl: CacheTtl::FiveMinutes,
     };
     futures::executor::block_on(complete(p, &cfg(), &req))
@@ -77,6 +78,7 @@ fn a_model_that_refuses_max_tokens_is_asked_again_with_max_completion_tokens() {
         media: &media,
         appended_user: None,
         memo: None,
+        stamps: &[],
         prefix_ttl: CacheTtl::FiveMinutes,
     };
     let reply = futures::executor::block_on(complete(&p, &cfg, &req)).unwrap();
@@ -125,6 +127,7 @@ fn repaired_messages_stay_cached_between_turns() {
             media: &media,
             appended_user: None,
             memo: Some(&memo),
+            stamps: &[],
             prefix_ttl: CacheTtl::FiveMinutes,
         };
         String::from_utf8(build_request(&cfg(), &req).unwrap().body).unwrap()
@@ -172,6 +175,7 @@ fn a_refused_history_is_sent_once_more_as_plain_text() {
         media: &media,
         appended_user: None,
         memo: None,
+        stamps: &[],
         prefix_ttl: CacheTtl::FiveMinutes,
     };
     let done = futures::executor::block_on(complete_repairing(&p, &cfg(), &req)).unwrap();

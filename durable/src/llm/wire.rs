@@ -26,7 +26,8 @@ pub struct Fragment {
 #[derive(Debug, Default)]
 pub struct WireMemo {
     provider: Option<Provider>,
-    entries: Vec<(Message, Rc<Fragment>)>,
+    /// Each message, the history cache's stamp of it (if any), its fragment.
+    entries: Vec<(Message, Option<u64>, Rc<Fragment>)>,
     /// Fragments reused and encoded since the object started (tests, bench).
     pub reused: u64,
     pub encoded: u64,
@@ -40,12 +41,14 @@ fn has_media(m: &Message) -> bool {
 
 impl WireMemo {
     /// The fragments of `messages` for `provider`, reusing the remembered
-    /// ones whose message is unchanged at the same position. Remembers this
-    /// request's fragments for the next.
+    /// ones whose message is unchanged at the same position: the same stamp
+    /// (see [`crate::llm::ChatRequest::stamps`]) says so without comparing.
+    /// Remembers this request's fragments for the next.
     pub fn fragments(
         &mut self,
         provider: Provider,
         messages: &[Message],
+        stamps: &[u64],
         encode: impl Fn(&Message) -> Fragment,
     ) -> Vec<Rc<Fragment>> {
         if self.provider != Some(provider) {
@@ -59,15 +62,23 @@ impl WireMemo {
                 out.push(Rc::new(encode(m)));
                 continue;
             }
-            match self.entries.get(i) {
-                Some((seen, fragment)) if seen == m => {
+            let stamp = stamps.get(i).copied();
+            // The same stamp is the same message; else they are compared
+            // (and the entry takes the stamp when they are the same).
+            let kept = self
+                .entries
+                .get_mut(i)
+                .filter(|(seen, seen_stamp, _)| (stamp.is_some() && *seen_stamp == stamp) || seen == m);
+            match kept {
+                Some((_, seen_stamp, fragment)) => {
+                    *seen_stamp = stamp;
                     self.reused += 1;
                     out.push(fragment.clone());
                 }
-                _ => {
+                None => {
                     self.encoded += 1;
                     let fragment = Rc::new(encode(m));
-                    let entry = (m.clone(), fragment.clone());
+                    let entry = (m.clone(), stamp, fragment.clone());
                     if i < self.entries.len() {
                         self.entries[i] = entry;
                     } else {
@@ -104,20 +115,35 @@ mod tests {
     fn unchanged_messages_are_encoded_once() {
         let mut memo = WireMemo::default();
         let mut history = vec![Message::user_text("a", 1), Message::user_text("b", 2)];
-        memo.fragments(Provider::Anthropic, &history, frag);
+        memo.fragments(Provider::Anthropic, &history, &[], frag);
         assert_eq!((memo.reused, memo.encoded), (0, 2));
         history.push(Message::user_text("c", 3));
-        let f = memo.fragments(Provider::Anthropic, &history, frag);
+        let f = memo.fragments(Provider::Anthropic, &history, &[], frag);
         assert_eq!((memo.reused, memo.encoded), (2, 3), "only the new message is encoded");
         assert_eq!(f[2].parts, ["\"c\""]);
         // A changed message (a trim cut it) is encoded again.
         history[0] = Message::user_text("a, cut", 1);
-        let f = memo.fragments(Provider::Anthropic, &history, frag);
+        let f = memo.fragments(Provider::Anthropic, &history, &[], frag);
         assert_eq!(f[0].parts, ["\"a, cut\""]);
         assert_eq!(memo.encoded, 4);
         // Another provider shares nothing.
-        memo.fragments(Provider::OpenAi, &history, frag);
+        memo.fragments(Provider::OpenAi, &history, &[], frag);
         assert_eq!(memo.encoded, 7);
+    }
+
+    #[test]
+    fn a_stamped_message_is_reused_without_comparing() {
+        let mut memo = WireMemo::default();
+        let a = [Message::user_text("a", 1)];
+        memo.fragments(Provider::Anthropic, &a, &[7], frag);
+        // One stamp, one message: the fragment of stamp 7 is taken as it is.
+        let f = memo.fragments(Provider::Anthropic, &[Message::user_text("b", 1)], &[7], frag);
+        assert_eq!((memo.reused, f[0].parts.clone()), (1, vec!["\"a\"".to_owned()]));
+        // Another stamp is compared: the same message is reused, another encoded.
+        memo.fragments(Provider::Anthropic, &a, &[8], frag);
+        assert_eq!((memo.reused, memo.encoded), (2, 1));
+        let f = memo.fragments(Provider::Anthropic, &[Message::user_text("c", 1)], &[9], frag);
+        assert_eq!((memo.encoded, f[0].parts.clone()), (2, vec!["\"c\"".to_owned()]));
     }
 
     #[test]
@@ -129,8 +155,8 @@ mod tests {
             channel: None,
             timestamp: 1,
         };
-        memo.fragments(Provider::Anthropic, std::slice::from_ref(&img), frag);
-        memo.fragments(Provider::Anthropic, std::slice::from_ref(&img), frag);
+        memo.fragments(Provider::Anthropic, std::slice::from_ref(&img), &[], frag);
+        memo.fragments(Provider::Anthropic, std::slice::from_ref(&img), &[], frag);
         assert_eq!((memo.reused, memo.encoded), (0, 2));
     }
 }

@@ -564,6 +564,7 @@ fn image_bytes_are_checked_against_their_declared_type() {
             media: &v.media,
             appended_user: None,
             memo: None,
+            stamps: &[],
             prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
         },
     );

@@ -99,6 +99,7 @@ pub async fn compact<P: Platform>(
         media: &no_media,
         appended_user: Some(COMPACT_PROMPT),
         memo: None,
+        stamps: &[],
         prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
     };
     let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::Compaction);

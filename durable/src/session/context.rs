@@ -34,22 +34,39 @@ fn media_tokens(block: &UserBlock, media: &Hydrated) -> u64 {
     }
 }
 
-/// A rough token count of one message (4 bytes a token, plus its media).
-pub fn message_tokens(m: &Message, media: &Hydrated) -> u64 {
-    let text = (m.json_len() as u64).div_ceil(4);
-    let attached = match m {
+/// The tokens of a message's text (4 bytes of its JSON a token): the part of
+/// [`message_tokens`] that does not depend on the call's media, so it can be
+/// kept per message ([`super::live::Replay`]).
+pub fn text_tokens(m: &Message) -> u64 {
+    (m.json_len() as u64).div_ceil(4)
+}
+
+/// The tokens the attachments of `m` add in this call.
+fn attached_tokens(m: &Message, media: &Hydrated) -> u64 {
+    match m {
         Message::User { content: UserContent::Blocks(blocks), .. } => {
             blocks.iter().map(|b| media_tokens(b, media)).sum()
         }
         _ => 0,
-    };
-    text + attached
+    }
+}
+
+/// A rough token count of one message (4 bytes a token, plus its media).
+pub fn message_tokens(m: &Message, media: &Hydrated) -> u64 {
+    text_tokens(m) + attached_tokens(m, media)
 }
 
 /// A rough token count of a request, enough to decide compaction and trims.
 pub fn estimate_tokens(system: &str, messages: &[Message], tools_json_len: usize, media: &Hydrated) -> u64 {
+    estimate_known(system, messages, messages.iter().map(text_tokens).sum(), tools_json_len, media)
+}
+
+/// [`estimate_tokens`] with the text tokens of `messages` already known
+/// (their sum of [`text_tokens`]): what is left to count is their media.
+pub fn estimate_known(system: &str, messages: &[Message], text: u64, tools_json_len: usize, media: &Hydrated) -> u64 {
     ((system.len() + tools_json_len) as u64).div_ceil(4)
-        + messages.iter().map(|m| message_tokens(m, media)).sum::<u64>()
+        + text
+        + if media.is_empty() { 0 } else { messages.iter().map(|m| attached_tokens(m, media)).sum::<u64>() }
 }
 
 /// Appended where a message's text was cut.

@@ -5,6 +5,7 @@
 //! rows a compaction removed, and reads the new ones; anything else (a reset,
 //! a cleared heartbeat run, another session id) makes it read the table whole.
 
+use super::live::Replay;
 use super::store::SessionStore;
 use crate::ports::{Sql, StorageError};
 use r2_layout::Message;
@@ -18,6 +19,11 @@ pub struct HistoryCache {
     unreadable: i64,
     /// Rows read from SQLite since the object started (tests and the bench).
     pub rows_read: u64,
+    /// Bumped whenever the rows change other than by an append: what was
+    /// built from them ([`Replay`]) is then built afresh.
+    epoch: u64,
+    /// The conversation paired from these rows (out while a turn has it).
+    pub(super) replay: Option<Replay>,
 }
 
 impl HistoryCache {
@@ -31,15 +37,24 @@ impl HistoryCache {
             self.session_id = session_id.to_owned();
             self.rows.clear();
             self.unreadable = 0;
+            self.epoch += 1;
         }
         let span = store.history_span(session_id)?;
         match span.first {
             // A compaction removed the oldest rows.
             Some(first) => {
                 let gone = self.rows.partition_point(|(seq, _)| *seq < first);
-                self.rows.drain(..gone);
+                if gone > 0 {
+                    self.rows.drain(..gone);
+                    self.epoch += 1;
+                }
             }
-            None => self.rows.clear(),
+            None => {
+                if !self.rows.is_empty() {
+                    self.rows.clear();
+                    self.epoch += 1;
+                }
+            }
         }
         let cached_last = self.rows.last().map(|(seq, _)| *seq);
         if span.last > cached_last {
@@ -55,8 +70,18 @@ impl HistoryCache {
             self.rows_read += (all.len() as i64 + unreadable) as u64;
             self.rows = all;
             self.unreadable = unreadable;
+            self.epoch += 1;
         }
         Ok(&self.rows)
+    }
+
+    /// The rows as last brought up to date by [`Self::rows`].
+    pub(super) fn cached_rows(&self) -> &[(i64, Message)] {
+        &self.rows
+    }
+
+    pub(super) fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     /// Forgets everything (the next use reads the table whole).
@@ -64,6 +89,8 @@ impl HistoryCache {
         self.session_id.clear();
         self.rows.clear();
         self.unreadable = 0;
+        self.epoch += 1;
+        self.replay = None;
     }
 }
 

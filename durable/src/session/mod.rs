@@ -36,6 +36,7 @@ pub mod handoff;
 pub mod history;
 pub mod host;
 pub mod label;
+pub mod live;
 pub mod meter;
 pub mod meter_state;
 pub mod notes;

@@ -219,6 +219,7 @@ async fn extract_before_reset<P: Platform, S: Sql>(
         media: &media,
         appended_user: Some(EXTRACT_PROMPT),
         memo: None,
+        stamps: &[],
         prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
     };
     let kind = meter::kind_for(deps.key, crate::protocol::usage::UsageKind::ResetExtraction);

@@ -2,12 +2,13 @@
 
 use super::answer;
 use super::compaction;
-use super::context::{estimate_tokens, trim_to_fit};
+use super::context::{estimate_known, estimate_tokens, trim_to_fit};
 use super::deps::SessionDeps;
+use super::live::Lent;
 use super::meter;
 use super::prefix::{prepare, KnownSession, Prepared};
 use super::preview::Previewer;
-use super::replay::{conversation, keep_strict_form};
+use super::replay::keep_strict_form;
 use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
@@ -66,7 +67,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
     {
         return Ok(0);
     }
-    let mut history = conversation(store, deps.history, session_id)?;
+    // Lent by the history cache, not copied: a warm turn pays for the new rows.
+    let mut history = Lent::take(deps.history, store, session_id)?;
     // Model calls of this message made before an eviction: the steps its
     // watchers count continue after them.
     let steps_before = history
@@ -98,8 +100,16 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         };
         let (result, prompt_tokens) = {
             let mut view = media::prepare(p, cfg, deps.media_cache, &history).await;
-            // Measured once per request (O(history)), again only after a compaction.
-            let mut size = estimate_tokens(&system, &view.messages, tools_len, &view.media);
+            // The history's text is measured as its rows came (the cache keeps
+            // each message's count); a request the media notes rewrote is
+            // measured whole.
+            let measure = |view: &media::hydrate::Prepared<'_>, history: &Lent<'_>| match &view.messages {
+                std::borrow::Cow::Borrowed(m) => {
+                    estimate_known(&system, m, history.text_tokens(), tools_len, &view.media)
+                }
+                std::borrow::Cow::Owned(m) => estimate_tokens(&system, m, tools_len, &view.media),
+            };
+            let mut size = measure(&view, &history);
             if !compacted && size > budget {
                 // Once per turn: compaction never loops.
                 compacted = true;
@@ -122,11 +132,16 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                             c.compacted_messages, c.part_key, c.archive_name
                         ),
                     );
-                    history = conversation(store, deps.history, session_id)?;
+                    history.renew(store, session_id)?;
                 }
                 view = media::prepare(p, cfg, deps.media_cache, &history).await;
-                size = estimate_tokens(&system, &view.messages, tools_len, &view.media);
+                size = measure(&view, &history);
             }
+            // What the cache stamped, when the request is the history as lent.
+            let stamps = match view.messages {
+                std::borrow::Cow::Borrowed(_) if size <= budget => history.stamps(),
+                _ => &[],
+            };
             let trimmed;
             let messages: &[Message] = if size > budget {
                 // No second compaction and no retry: this request is trimmed once.
@@ -148,6 +163,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 media: &view.media,
                 appended_user: None,
                 memo: Some(deps.wire_memo),
+                stamps,
                 prefix_ttl,
             };
             deps.watch.step(steps_before + round as usize);
@@ -175,7 +191,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                     // it so, or every later turn is refused first.
                     let n = keep_strict_form(store, deps.history, session_id)?;
                     p.log(LogLevel::Warn, &format!("history refused by the provider: {n} messages kept as plain text"));
-                    history = conversation(store, deps.history, session_id)?;
+                    history.renew(store, session_id)?;
                 }
                 done.reply
             }

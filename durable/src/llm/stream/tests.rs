@@ -41,6 +41,7 @@ fn call(p: &TestPlatform, cfg: &LlmConfig, seen: &Seen) -> Result<LlmReply, LlmE
         media: &media,
         appended_user: None,
         memo: None,
+        stamps: &[],
         prefix_ttl: crate::llm::CacheTtl::FiveMinutes,
     };
     let sink = seen.sink();
