@@ -27,7 +27,7 @@ pub enum ChatKind {
 }
 
 /// Media attached to an inbound message, not yet fetched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct InboundMedia {
     /// Channel-specific handle (a Telegram `file_id`, a Discord attachment URL).
     pub handle: String,
@@ -41,7 +41,7 @@ pub struct InboundMedia {
 }
 
 /// A message from any channel, in the runtime's terms.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Inbound {
     /// Repeats of one delivery share this key (e.g. `telegram:update:123`).
     pub dedupe_key: String,
@@ -86,7 +86,7 @@ pub struct Inbound {
 }
 
 /// A message's place in a group of agents' exchange.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize, Default)]
 pub struct GroupHop {
     /// Only for the history: another agent's turn, or a message addressed to
     /// someone else. Stored so this agent reads the whole thread; no turn.
@@ -299,7 +299,7 @@ impl SessionKey {
 
 /// Where a reply goes: the channel and the chat, plus whatever the channel
 /// needs to thread it (reply-to message, forum topic, interaction token).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize, Default)]
 pub struct ReplyTarget {
     pub channel: ChannelKind,
     pub chat_id: String,

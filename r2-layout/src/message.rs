@@ -212,7 +212,7 @@ impl<'de> Deserialize<'de> for UserContent {
 }
 
 /// Token usage of one LLM call (pi-ai's field names).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input: u64,

@@ -16,11 +16,14 @@
 //! Worker's code: a type read both through here and through `serde_json`
 //! directly is linked twice.
 
+use serde::de::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
-use serde::Deserialize;
 use std::fmt;
 
 pub use serde_json::{Error, Result};
+
+// The derive's code names `::hearth_json`; this lets the crate's own tests use it.
+extern crate self as hearth_json;
 
 mod rest;
 pub use rest::{with_rest, Split};
@@ -294,3 +297,101 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // compares with serde_json's own readers
 mod tests;
+
+#[cfg(test)]
+mod derive_tests;
+
+/// What `#[derive(hearth_json::Deserialize)]` (`derive/src/lib.rs`) expands
+/// to. Not an API: only the derive's code names it.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+
+    use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Visitor};
+    use std::fmt;
+
+    /// Reads the value of field `name` into its slot. Out of line and
+    /// generic over the value's type only (and the one map type), so every
+    /// struct's `String` fields share one copy: a struct's own reader is then
+    /// a call per field, not the read inlined per field.
+    #[inline(never)]
+    pub fn field<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+        map: &mut A,
+        slot: &mut Option<T>,
+        name: &'static str,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(de::Error::duplicate_field(name));
+        }
+        *slot = Some(map.next_value()?);
+        Ok(())
+    }
+
+    /// Reads past the value of a key no field reads.
+    #[inline(never)]
+    pub fn skip<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
+        map.next_value::<de::IgnoredAny>().map(|_| ())
+    }
+
+    /// Marks a key no field reads (ignored, as serde's `__ignore`).
+    pub const UNKNOWN: usize = usize::MAX;
+
+    /// A struct's key read as its position in `keys`: one seed for every
+    /// derived struct, so serde_json's key-reading code is linked once
+    /// rather than once per struct. `fields` is serde's `FIELDS` (the first
+    /// `count` keys; aliases follow), named in `unknown_field` errors.
+    pub struct Key {
+        pub keys: &'static [&'static str],
+        pub fields: &'static [&'static str],
+        pub count: usize,
+        pub deny: bool,
+    }
+
+    impl Key {
+        fn find<E: de::Error>(&self, key: &[u8]) -> Result<usize, E> {
+            match self.keys.iter().position(|k| k.as_bytes() == key) {
+                Some(at) => Ok(at),
+                None if self.deny => Err(E::unknown_field(&String::from_utf8_lossy(key), self.fields)),
+                None => Ok(UNKNOWN),
+            }
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for Key {
+        type Value = usize;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+            d.deserialize_identifier(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Key {
+        type Value = usize;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("field identifier")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
+            self.find(v.as_bytes())
+        }
+
+        fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
+            self.find(v)
+        }
+
+        /// A field by its index, as serde's derive reads one.
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
+            match usize::try_from(v) {
+                Ok(i) if i < self.count => Ok(i),
+                _ if self.deny => Err(E::invalid_value(
+                    de::Unexpected::Unsigned(v),
+                    &format!("field index 0 <= i < {}", self.count).as_str(),
+                )),
+                _ => Ok(UNKNOWN),
+            }
+        }
+    }
+}
+
+pub use hearth_json_derive::Deserialize;

@@ -38,7 +38,7 @@ pub enum ProseRule {
 }
 
 /// What the heartbeat rules need to know about one HEARTBEAT.md.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Checklist {
     /// Anything besides headers, comments, rules and empty items (see [`is_meaningful`]).

@@ -6,13 +6,13 @@
 //! and collisions are harmless enough here (at worst one notification is held back). Store
 //! [`SentNotification`]s (e.g. the last day's worth) and ask [`is_duplicate`] before sending.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Default dedupe window: 6 hours.
 pub const DEFAULT_DEDUPE_WINDOW_MS: i64 = 6 * 60 * 60 * 1000;
 
 /// A notification that was sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SentNotification {
     /// [`notification_hash`] of the text.

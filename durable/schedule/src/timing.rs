@@ -8,7 +8,7 @@
 //!
 //! Active hours are checked against the local wall clock at `now`, not at the slot start.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::active_hours::ActiveHours;
 use crate::civil::{MAX_SECOND, MIN_SECOND};
@@ -21,7 +21,7 @@ pub const DEFAULT_INTERVAL_MINUTES: u32 = 30;
 pub const MAX_INTERVAL_MINUTES: u32 = 7 * 24 * 60;
 
 /// Heartbeat settings as stored (e.g. in agent config JSON); every field optional.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatSettings {
     /// Minutes between heartbeats; default [`DEFAULT_INTERVAL_MINUTES`].
@@ -126,7 +126,7 @@ impl HeartbeatConfig {
 }
 
 /// One heartbeat slot, named by its start (Unix ms, a multiple of the interval).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, hearth_json::Deserialize)]
 pub struct HeartbeatSlot {
     /// Start of the slot, Unix ms.
     pub start_ms: i64,

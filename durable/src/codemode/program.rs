@@ -6,7 +6,6 @@ use super::instrument::{instrument, Refusal};
 use crate::ports::SandboxJob;
 use crate::settings::code::CodeConfig;
 use crate::toolkit::ToolSpec;
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 const MAIN_JS: &str = include_str!("sandbox/main.js");
@@ -120,7 +119,7 @@ fn replace_marked(js: &str, marker: &str, value: &str) -> String {
 }
 
 /// What the harness reports (`main.js`, `Sandbox.run`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The returned value as JSON (cut to [`MAX_VALUE_CHARS`]); `None` for
@@ -136,7 +135,7 @@ pub struct Report {
     pub steps: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, hearth_json::Deserialize)]
 pub struct ScriptError {
     pub name: String,
     pub message: String,

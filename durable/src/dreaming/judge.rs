@@ -7,7 +7,7 @@
 //! left for another night. An answer that is not the object at all fails
 //! the sweep's judgement (nothing is written, the candidates stay).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Characters of each candidate's content sent (archives can be long).
 pub const CONTENT_CHARS: usize = 1_500;
@@ -47,7 +47,7 @@ pub fn user_message(memory_md: &str, candidates: &[Shown<'_>]) -> String {
 }
 
 /// One verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, hearth_json::Deserialize)]
 pub struct Decision {
     pub id: u64,
     #[serde(default)]
@@ -60,7 +60,7 @@ pub struct Decision {
     pub conflicts_with: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 struct Answer {
     decisions: Vec<serde_json::Value>,
 }

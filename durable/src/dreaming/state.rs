@@ -15,7 +15,7 @@
 
 use crate::ports::{Sql, SqlValue, StorageError};
 use crate::storage::col_i64;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE IF NOT EXISTS dream_marks (store TEXT NOT NULL, entry_id INTEGER NOT NULL, content_hash TEXT NOT NULL,
@@ -40,7 +40,7 @@ pub const REJECTED: &str = "rejected";
 pub const REFUSED_BY_OWNER: &str = "refused_by_owner";
 
 /// One proposal to the owner.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Proposal {
     pub id: i64,

@@ -9,9 +9,9 @@
 //! Telegram's message ids of two chats. Between streams a session keeps the
 //! order of arrival.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct SendOrder {
     /// Which positions this one compares with: `telegram:{chat}`,
     /// `discord`, `slack`, `whatsapp`, `email`.

@@ -14,7 +14,7 @@ use crate::ports::{Platform, Sql, StorageError};
 use crate::protocol::mcp::{McpCatalog, McpScope, McpServerConfig, McpTool};
 use crate::settings::web::McpSettings;
 use crate::toolkit::{ToolOutcome, ToolSpec};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
@@ -42,7 +42,7 @@ pub struct McpState {
 }
 
 /// The catalog of a session, as stored in its SQLite.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, hearth_json::Deserialize)]
 struct Frozen {
     session_id: String,
     catalog: McpCatalog,

@@ -6,7 +6,7 @@
 use super::call::{agent_query, impl_call};
 use crate::inbound::SessionKey;
 use crate::protocol::pins::{AcceptOutcome, PinStatusFile, Pins};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `GET` → `{"ok": true}`.
 pub const HEALTH_PATH: &str = "/health";
@@ -45,7 +45,7 @@ pub const THREADS_CREATE_PATH: &str = "/threads/create";
 pub const THREADS_LIST_PATH: &str = "/threads/list";
 
 /// A thread created ahead of its first message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadCreate {
     pub session_key: SessionKey,
@@ -57,7 +57,7 @@ pub struct ThreadCreate {
 }
 
 /// One thread as the Agent object knows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThreadRow {
     pub session_key: SessionKey,
@@ -68,7 +68,7 @@ pub struct ThreadRow {
 }
 
 /// What a session tells its agent's notification feed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PublishRequest {
     pub session_key: SessionKey,
@@ -76,7 +76,7 @@ pub struct PublishRequest {
 }
 
 /// One live session in the registry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionEntry {
     pub session_key: String,
@@ -99,7 +99,7 @@ impl SessionEntry {
 
 /// A pins call: the agent, and for an accept the file (and the content's
 /// hash, already in the version store, for a bulk accept).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct PinsRequest {
     pub agent: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,7 +109,7 @@ pub struct PinsRequest {
 }
 
 /// Per pinned file: pinned vs current template hash and content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 pub struct PinStatusReply {
     pub agent: String,
     pub template: Option<String>,
@@ -117,7 +117,7 @@ pub struct PinStatusReply {
 }
 
 /// An accepted pin.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 pub struct AcceptReply {
     pub ok: bool,
     pub agent: String,
@@ -126,7 +126,7 @@ pub struct AcceptReply {
 }
 
 /// The cron trigger's time, for one agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TickRequest {
     pub agent: String,
@@ -134,13 +134,13 @@ pub struct TickRequest {
 }
 
 /// A tick was recorded and will run in the object's alarm.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct TickReply {
     pub pending: i64,
 }
 
 /// A stranger wrote to the agent on `channel`: may they be told their id?
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StrangerNoticeRequest {
     pub channel: crate::inbound::ChannelKind,
@@ -151,7 +151,7 @@ pub struct StrangerNoticeRequest {
 
 /// Whether to tell the stranger now, and until when they are told nothing
 /// (ms since the epoch; the Worker remembers it to spare a flood the calls).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StrangerNoticeReply {
     pub notify: bool,
@@ -209,7 +209,7 @@ impl_call!(PublishRequest => Agent Post NOTIFY_PUBLISH_PATH, Published, |r| r.se
 impl_call!(ThreadCreate => Agent Post THREADS_CREATE_PATH, ThreadRow, |r| r.session_key.agent().as_str().to_owned());
 
 /// How many notices the feed kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Published {
     pub added: usize,
 }

@@ -30,7 +30,7 @@ pub const TURN_PATH: &str = "/api/turn";
 pub const STOP_PATH: &str = "/api/stop";
 
 /// Which answer to stop.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct StopRequest {
     /// Only the answer to this message (its dedupe key, `api:{caller}:{Idempotency-Key}`),
@@ -40,7 +40,7 @@ pub struct StopRequest {
 }
 
 /// Whether an answer was being written and is now stopped.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StopReply {
     pub stopped: bool,
@@ -50,7 +50,7 @@ pub struct StopReply {
 }
 
 /// An API message for a session, and how its answer is wanted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiTurnRequest {
     pub session_key: SessionKey,
@@ -69,7 +69,7 @@ pub struct ApiTurnRequest {
 
 /// Tokens of a turn (all its model calls), in seed 004's names plus the
 /// cache figures. `promptTokens` counts every input token, cached or not.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiUsage {
     pub prompt_tokens: u64,
@@ -90,7 +90,7 @@ impl From<&Usage> for ApiUsage {
 }
 
 /// The answer of `/generate`, and the data of the `done` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GenerateReply {
     pub text: String,
@@ -105,7 +105,7 @@ pub struct GenerateReply {
 /// A turn that could not answer (the model failed after its retries): the
 /// message is kept in the thread. The data of the `error` event, and the
 /// body of a 502 from `/generate`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiFailure {
     pub message: String,

@@ -43,7 +43,7 @@ impl Decision {
 }
 
 /// The chat a tool call came from, as the owner is shown it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
     pub channel: ChannelKind,
@@ -55,7 +55,7 @@ pub struct Origin {
 }
 
 /// Ask the owner about one tool call (idempotent per session, message and call).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalAsk {
     pub agent: String,
@@ -97,7 +97,7 @@ pub enum ApprovalCall {
 }
 
 /// A request as the session needs it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalState {
     pub id: i64,
@@ -110,14 +110,14 @@ pub struct ApprovalState {
 }
 
 /// The chat the owner was asked in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct AskedIn {
     pub channel: ChannelKind,
     pub chat: String,
 }
 
 /// A request as the console lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRow {
     pub id: i64,

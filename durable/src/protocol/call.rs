@@ -228,7 +228,7 @@ pub fn encode_component(s: &str) -> String {
 }
 
 /// The empty answer of a call that only acts: `{"ok": true}`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Ack {
     #[serde(default)]
     pub ok: bool,

@@ -6,7 +6,7 @@
 
 use super::call::{agent_query, impl_call};
 use crate::inbound::ChannelKind;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST` [`Tap`] → [`TapOutcome`] (any of the agent's buttons; the path
 /// is dreaming's, whose buttons came first).
@@ -19,7 +19,7 @@ fn telegram() -> ChannelKind {
 }
 
 /// A tap on one of the agent's buttons.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tap {
     pub agent: String,
@@ -43,7 +43,7 @@ pub struct Tap {
 }
 
 /// What a tap did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TapOutcome {
     /// What Telegram shows the owner (answerCallbackQuery's text).

@@ -3,7 +3,7 @@
 //! connected; the admin API reads its status.
 
 use super::call::impl_call;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST`: connect unless connected (or stopped on an error, unless `force`).
 pub const ENSURE_PATH: &str = "/ensure";
@@ -11,7 +11,7 @@ pub const ENSURE_PATH: &str = "/ensure";
 pub const STATUS_PATH: &str = "/status";
 
 /// The body of [`ENSURE_PATH`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, hearth_json::Deserialize)]
 pub struct EnsureRequest {
     pub agent: String,
     /// Retry a bot stopped on a fatal close (the owner fixed the token or
@@ -21,7 +21,7 @@ pub struct EnsureRequest {
 }
 
 /// What the object says about its connection (`GET /api/agents/{id}/gateway`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayStatus {
     pub agent: Option<String>,

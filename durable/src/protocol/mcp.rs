@@ -62,7 +62,7 @@ impl McpScope {
 }
 
 /// One server of `mcp.json`, as configured.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerConfig {
     /// The key in `mcpServers` (the middle of `mcp__{server}__{tool}`).
@@ -83,7 +83,7 @@ pub struct McpServerConfig {
 }
 
 /// A tool as its server described it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpTool {
     pub name: String,
@@ -93,7 +93,7 @@ pub struct McpTool {
 }
 
 /// A server and what its last listing found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServer {
     pub config: McpServerConfig,
@@ -110,7 +110,7 @@ pub struct McpServer {
 }
 
 /// The agent's MCP servers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpCatalog {
     pub servers: Vec<McpServer>,
@@ -123,7 +123,7 @@ pub struct McpCatalog {
 }
 
 /// A Session asking for its agent's servers, at the start of a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct McpToolsRequest {
     pub agent: String,
 }

@@ -139,7 +139,7 @@ pub enum MemoryCall {
 }
 
 /// Where a batch of exchanges comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationSource {
     /// What makes the batch once-only: the archive's R2 key (a reset's, or a
@@ -151,7 +151,7 @@ pub struct ConversationSource {
 }
 
 /// One exchange of a conversation: what someone said and the agent's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Exchange {
     /// When it was said (ms).
     pub at: i64,
@@ -168,7 +168,7 @@ pub struct Exchange {
 
 /// A conversation search result: the exchange, its session, and up to two exchanges
 /// of its session before and after it (the context a reader needs).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationHitView {
     pub store: String,
@@ -238,7 +238,7 @@ fn default_evidence_limit() -> usize {
 }
 
 /// One entry's recall evidence, as the admin view shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EvidenceView {
     pub entry_id: u64,
@@ -252,13 +252,13 @@ pub struct EvidenceView {
     pub last_at: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 pub struct MemoryHit {
     pub entry: Entry,
     pub score: f32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 pub struct StoreStats {
     pub store: String,
     pub entries: usize,

@@ -25,7 +25,7 @@ pub enum Standing {
 /// The roster as a Worker isolate keeps it ([`crate::people::memo`]): who
 /// was let in from the chat, beyond the settings, and its generation (it
 /// grows with every change).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Roster {
     pub generation: i64,
     #[serde(default)]
@@ -36,7 +36,7 @@ pub struct Roster {
 
 /// A sender the settings and the Worker's copy of the roster do not know
 /// (or a command only a stranger sends: `/claim`, `/start CODE`, `/link CODE`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Door {
     pub agent: String,
@@ -61,7 +61,7 @@ pub struct Door {
 }
 
 /// What the door decided.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct DoorReply {
     pub standing: Standing,
     /// What to tell the chat now (a stranger's code, a claim's outcome).
@@ -71,7 +71,7 @@ pub struct DoorReply {
 }
 
 /// Who acts, and from where (for the audit log).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Acting {
     /// `telegram:4242`, or `console`.
     pub by: String,
@@ -117,14 +117,14 @@ pub enum PeopleCall {
 }
 
 /// A note for someone other than the one who asked (the person let in).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Tell {
     pub target: ReplyTarget,
     pub text: String,
 }
 
 /// What a command did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct PeopleReply {
     /// It did what was asked (a wrong code is `false`).
     pub ok: bool,
@@ -139,7 +139,7 @@ pub struct PeopleReply {
 }
 
 /// Everyone the agent talks to, and who asks to.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct PeopleList {
     pub owners: Vec<Person>,
     pub guests: Vec<Person>,
@@ -152,7 +152,7 @@ pub struct PeopleList {
 }
 
 /// Someone (or a group) the agent talks to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Person {
     pub who: Principal,
@@ -167,7 +167,7 @@ pub struct Person {
 }
 
 /// A request waiting for the owner: a live pairing code.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pending {
     pub code: String,
@@ -179,7 +179,7 @@ pub struct Pending {
 }
 
 /// One line of the audit log.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct PeopleEvent {
     pub at: i64,
     /// `approved`, `denied`, `revoked`, `claimed`, `linked`.
@@ -194,7 +194,7 @@ pub struct PeopleEvent {
 
 /// The body of `POST /api/agents/{id}/people` (the console's buttons):
 /// one of `{"approve": CODE}`, `{"deny": CODE}`, `{"revoke": "channel:id"}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct PeopleAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<String>,

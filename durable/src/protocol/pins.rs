@@ -1,11 +1,11 @@
 //! Pinned guardrail versions (seed 001) as the Agent object hands them to a
 //! Session once per turn.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The pins of one agent for its template: file name → SHA-256 hex.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Pins {
     #[serde(default)]
     pub template: Option<String>,
@@ -24,7 +24,7 @@ impl Pins {
 }
 
 /// One pinned file compared with the template's current content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PinStatusFile {
     pub file: String,
@@ -37,7 +37,7 @@ pub struct PinStatusFile {
 }
 
 /// What an accept did for one agent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AcceptOutcome {
     pub file: String,

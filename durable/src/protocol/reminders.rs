@@ -23,7 +23,7 @@ pub const DEFAULT_MAX: u32 = 200;
 pub const MAX_AHEAD_MS: i64 = 5 * 366 * 24 * 3_600_000;
 
 /// A reminder, as it is set and as it is kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Reminder {
     /// `r{n}`: what `cancel` takes (empty in a `set` call).
@@ -79,7 +79,7 @@ pub enum ReminderOp {
 /// A call to the agent's reminders. `session_key: None` in `list` and
 /// `cancel`: every chat's (the owner's main session, the admin API). `id`
 /// in `list`: that one only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReminderCall {
     pub call: ReminderOp,
@@ -116,7 +116,7 @@ impl ReminderCall {
 }
 
 /// What a [`ReminderCall`] did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReminderReply {
     /// Why nothing changed (bad input, the limit): the caller is told so.

@@ -39,7 +39,7 @@ pub enum PostMode {
 /// due, a background task's result. It waits in the session's queue like a
 /// message (one turn at a time, after what is queued before it), so its
 /// place in the history is between turns, never inside one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PostRequest {
     pub session_key: SessionKey,
@@ -79,7 +79,7 @@ impl PostRequest {
 }
 
 /// What became of a [`PostRequest`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PostReply {
     /// Queued now; `false`: a post with this id came before (nothing done).
@@ -105,7 +105,7 @@ pub enum AnswerState {
 }
 
 /// The answer to one message asked over HTTP (its `dedupe_key`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct AnswerReply {
     pub state: AnswerState,
     /// What the agent said, in order (usually one reply).
@@ -125,13 +125,13 @@ pub const MEMORY_STORED_PATH: &str = "/memory-stored";
 pub const ADMISSION_PATH: &str = "/admission";
 
 /// Whether the session takes its chat's messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct Admission {
     pub open: bool,
 }
 
 /// A message for a session's queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EnqueueRequest {
     pub session_key: SessionKey,
@@ -150,7 +150,7 @@ pub struct EnqueueRequest {
 }
 
 /// What became of an [`EnqueueRequest`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct EnqueueReply {
     /// Queued now; `false` for a repeat of a delivery already queued, or busy.
     pub queued: bool,
@@ -160,7 +160,7 @@ pub struct EnqueueReply {
 }
 
 /// The counters of the media cache since the object started.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MediaCacheStatus {
     pub r2_reads: u64,
@@ -171,7 +171,7 @@ pub struct MediaCacheStatus {
 }
 
 /// A session's state, for the admin API, Discord `/status` and the scheduler.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SessionStatus {
     /// `None` until the object's first message.
@@ -203,7 +203,7 @@ pub struct SessionStatus {
 }
 
 /// Something the session said beside the conversation (`crate::session::notes`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SessionNote {
     /// When (ms): the notes sit between the history's messages by time.
@@ -214,7 +214,7 @@ pub struct SessionNote {
 }
 
 /// The session's outbox: what it still has to deliver, and what it gave up.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OutboxStatus {
     /// Replies not (wholly) delivered yet, oldest first; they are retried.
@@ -225,7 +225,7 @@ pub struct OutboxStatus {
 }
 
 /// One reply in the outbox.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplyDelivery {
     /// The reply's id in the outbox.
@@ -260,7 +260,7 @@ pub struct ReplyDelivery {
 }
 
 /// An admin reset was queued.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResetReply {
     pub queued: bool,
@@ -269,7 +269,7 @@ pub struct ResetReply {
 
 /// What a Session tells its Agent object after a drain, so the admin API can
 /// list live sessions (Durable Objects cannot be enumerated).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionTouch {
     pub session_key: SessionKey,
@@ -284,7 +284,7 @@ pub struct SessionTouch {
 }
 
 /// A session's last message as a listing shows it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LastMessage {
     /// `user` or `assistant`.

@@ -35,7 +35,7 @@ pub enum TaskCall {
 
 /// A [`TaskRequest`] on the wire: `op` is `spawn`, `done`, `list` or
 /// `cancel`, with the fields that call has.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskWire {
     agent: String,
@@ -77,7 +77,7 @@ impl TryFrom<TaskWire> for TaskRequest {
 }
 
 /// A task handed over by a chat's turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskSpawn {
     /// The session that asked: the result is posted in its chat and history.
@@ -91,7 +91,7 @@ pub struct TaskSpawn {
 }
 
 /// How a sub-agent's run ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskDone {
     pub id: String,
@@ -111,7 +111,7 @@ pub struct TaskDone {
 }
 
 /// One task, as lists show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskRow {
     pub id: String,
@@ -137,7 +137,7 @@ pub struct TaskRow {
 }
 
 /// Every answer has this one shape.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskReply {
     pub ok: bool,

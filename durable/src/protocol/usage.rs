@@ -19,7 +19,7 @@ pub const METER_PATH: &str = "/usage/meter";
 pub const REPORT_PATH: &str = "/usage/report";
 
 /// Which report: the agent's, or one thread's, over a period.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportRequest {
     pub agent: String,
@@ -96,7 +96,7 @@ impl UsageKind {
 }
 
 /// One finished LLM call, as its Session recorded it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallRecord {
     /// The session key (an API thread's too).
@@ -129,7 +129,7 @@ impl CallRecord {
 }
 
 /// Room asked for one call about to be made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reserve {
     pub thread: String,
@@ -142,7 +142,7 @@ pub struct Reserve {
 }
 
 /// A Session's (or the Worker's) call to the ledger.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MeterRequest {
     pub agent: String,
@@ -198,7 +198,7 @@ enum DecisionDe {
 r2_layout::read_tagged!(Decision, DecisionDe, "decision", "a budget decision (an object with a decision)");
 
 /// Which limit stopped a call, and what to tell the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetStop {
     /// `daily` or `monthly`.
@@ -212,7 +212,7 @@ pub struct BudgetStop {
 }
 
 /// What the ledger answers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MeterReply {
     /// Calls newly recorded (a repeat of a settled call counts 0).
@@ -230,7 +230,7 @@ pub struct MeterReply {
 /// input token (fresh, cache read and cache write); `cacheHitRate` is
 /// `cacheReadTokens / promptTokens` (null without calls); `cost` is null
 /// when no call had a price.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Figures {
     pub calls: u64,
@@ -248,7 +248,7 @@ pub struct Figures {
 }
 
 /// One limit and how much of it is used.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitStatus {
     pub limit_usd: Option<f64>,
@@ -267,7 +267,7 @@ pub struct LimitStatus {
 }
 
 /// The agent's budgets now.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetStatus {
     pub daily: Option<LimitStatus>,
@@ -277,7 +277,7 @@ pub struct BudgetStatus {
 
 /// The usage of an agent (or one thread) over a period: seed 004 §10's
 /// format with §18's cache fields.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
     pub agent: String,
@@ -331,7 +331,7 @@ pub struct DayFigures {
 }
 
 /// `/usage`: today and this month.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageSummary {
     pub today: UsageReport,

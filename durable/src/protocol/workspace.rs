@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const SESSION_START_PATH: &str = "/sessions/start";
 
 /// What a Session object asks for on its first turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStartRequest {
     /// The session: its agent, and its scope (what of the workspace it may see).
@@ -29,7 +29,7 @@ pub struct SessionStartRequest {
 }
 
 /// The Agent object's answer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStartReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,7 +49,7 @@ pub struct SessionStartReply {
 /// Session (only what the session's scope may see) and keeps in its SQLite.
 /// Its entries are arrays on the wire (tuple structs): smaller to send and
 /// to parse, and less code than objects.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 pub struct WorkspaceSnapshot {
     pub listings: Vec<ListingEntry>,
     /// Overlay files by key, raw (placeholders unfilled), with their etags.
@@ -80,7 +80,7 @@ pub struct TextEntry(pub String, pub String, pub String);
 pub struct SkillEntry(pub String, pub String, pub Option<SkillFields>);
 
 /// What a session uses of a skill (its listing in the prompt, `load_skill`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkillFields {
     pub name: String,

@@ -28,7 +28,7 @@ use crate::workspace::resolve::{resolve_listed, ListedLayers, Listing, OverlayPr
 use crate::workspace::Layer;
 use hearth_schedule::Checklist;
 use r2_layout::{keys, AgentId, WorkspaceFile};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// How long a HEARTBEAT.md served by the template or defaults layer is
 /// trusted before the overlay is resolved again.
@@ -42,7 +42,7 @@ const STATE_KEY: &str = "heartbeat_file_v3";
 const OLD_STATE_KEYS: [&str; 2] = ["heartbeat_file", "heartbeat_file_v2"];
 
 /// The last resolution, kept between ticks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Resolved {
     /// The agent's own file served it (else a lower layer, or none).

@@ -39,7 +39,7 @@ use crate::llm::{self, ChatRequest, Hydrated};
 use crate::ports::{LogLevel, ObjectStore, Platform, Sql, StorageError};
 use r2_layout::metadata::ArchiveMetadata;
 use r2_layout::{archive, keys};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Asked of the model before a reset (appended after the history, so the
 /// provider's cache serves the prefix).
@@ -74,7 +74,7 @@ pub enum ResetError {
 }
 
 /// How far a reset of `session_id` got.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ResetProgress {
     session_id: String,
@@ -90,7 +90,7 @@ struct ResetProgress {
 }
 
 /// What the pre-reset extraction found, and where it is written already.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Extraction {
     summary: String,

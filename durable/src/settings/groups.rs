@@ -49,7 +49,7 @@ pub struct AgentGroup {
     pub handles: BTreeMap<String, Vec<String>>,
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct RawGroup {
     agents: Vec<String>,

@@ -80,7 +80,7 @@ pub enum Phase {
 }
 
 /// A session that can be resumed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resumable {
     pub session_id: String,
@@ -104,7 +104,7 @@ pub enum Action {
 
 /// The gateway state of one bot, kept in the object's storage between
 /// events (all of it but the timers is worth keeping across a restart).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayState {
     pub phase: Phase,
@@ -160,7 +160,7 @@ pub struct GatewayState {
     pub resuming: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
 struct Header {
     op: u8,
     #[serde(default)]
@@ -174,19 +174,19 @@ struct Envelope<T> {
     d: T,
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
 struct Hello {
     heartbeat_interval: u64,
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
 struct Ready {
     session_id: String,
     resume_gateway_url: String,
     user: ReadyUser,
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
 struct ReadyUser {
     id: String,
 }

@@ -4,7 +4,7 @@
 
 pub use super::wire::{Attachment, Member, User};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget, SendOrder};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -36,7 +36,7 @@ const THREAD_TYPES: [u8; 3] = [10, 11, 12];
 /// Discord's epoch (2015-01-01) for snowflake timestamps.
 const DISCORD_EPOCH_MS: i64 = 1_420_070_400_000;
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, hearth_json::Deserialize, Default)]
 pub struct PartialChannel {
     pub id: String,
     #[serde(default, rename = "type")]
@@ -46,7 +46,7 @@ pub struct PartialChannel {
     pub parent_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, hearth_json::Deserialize, Default)]
 pub struct Resolved {
     #[serde(default)]
     pub attachments: HashMap<String, Attachment>,
@@ -57,7 +57,7 @@ pub struct Resolved {
 
 /// A message as Discord resolves it for a message command. Apps get its
 /// content here even without the message content intent.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, hearth_json::Deserialize, Default)]
 pub struct ResolvedMessage {
     #[serde(default)]
     pub content: String,
@@ -67,7 +67,7 @@ pub struct ResolvedMessage {
     pub attachments: Vec<Attachment>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, hearth_json::Deserialize)]
 pub struct CommandOption {
     pub name: String,
     #[serde(default)]
@@ -76,7 +76,7 @@ pub struct CommandOption {
 
 /// The `data` of an interaction: a command's (name, options, resolved
 /// objects), or a component's or modal's (`custom_id`; no name).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, hearth_json::Deserialize)]
 pub struct CommandData {
     #[serde(default)]
     pub name: String,
@@ -96,7 +96,7 @@ pub struct CommandData {
 }
 
 /// An interaction as Discord POSTs it (fields Hearth does not use are ignored).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, hearth_json::Deserialize)]
 pub struct Interaction {
     pub id: String,
     #[serde(rename = "type")]
@@ -249,7 +249,7 @@ pub fn snowflake_ms(id: &str) -> Option<i64> {
 }
 
 /// What the reply channel needs beyond the chat id, kept in [`ReplyTarget::extra`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 pub struct ReplyExtra {
     /// The interaction token (valid 15 minutes).
     pub token: String,

@@ -5,10 +5,9 @@
 
 pub use super::wire::{Attachment, Member, User};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, InboundMedia, MessageContext, ReplyTarget, SendOrder};
-use serde::Deserialize;
 
 /// The fields of a Discord message Hearth reads.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, hearth_json::Deserialize)]
 pub struct GatewayMessage {
     pub id: String,
     pub channel_id: String,
@@ -36,7 +35,7 @@ pub struct GatewayMessage {
     pub webhook_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, hearth_json::Deserialize)]
 pub struct Reference {
     #[serde(default)]
     pub message_id: Option<String>,

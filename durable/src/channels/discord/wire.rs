@@ -2,10 +2,8 @@
 //! `User`, the guild `Member` and the message `Attachment` (only the fields
 //! Hearth reads; unknown ones are ignored). One definition for both ways in.
 
-use serde::Deserialize;
-
 /// A Discord user (an interaction's invoker, a message's author or mention).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, hearth_json::Deserialize, Default)]
 pub struct User {
     pub id: String,
     #[serde(default)]
@@ -24,7 +22,7 @@ impl User {
 }
 
 /// A guild member: the user (interactions) and the server nickname (messages).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, hearth_json::Deserialize, Default)]
 pub struct Member {
     #[serde(default)]
     pub user: Option<User>,
@@ -33,7 +31,7 @@ pub struct Member {
 }
 
 /// A file attached to a message (or to a command's option).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, hearth_json::Deserialize)]
 pub struct Attachment {
     #[serde(default)]
     pub id: String,

@@ -127,7 +127,7 @@ impl<'de> Deserialize<'de> for TgMessage {
 
 /// A user or a chat: the Bot API's `User` and `Chat` share what Hearth needs
 /// (an id and a name), and old updates put a chat where a user belongs.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, hearth_json::Deserialize)]
 pub struct Party {
     pub id: i64,
     /// Chats: `private`, `group`, `supergroup`, `channel`. Absent on users
@@ -144,7 +144,7 @@ pub struct Party {
     pub title: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 pub struct Entity {
     #[serde(rename = "type")]
     pub kind: String,
@@ -155,14 +155,14 @@ pub struct Entity {
 }
 
 /// Bot API 7.0 `TextQuote`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 pub struct TextQuote {
     #[serde(default)]
     pub text: String,
 }
 
 /// Bot API 7.0 `MessageOrigin`: `user`, `hidden_user`, `chat`, `channel`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 pub struct Origin {
     #[serde(default, rename = "type")]
     pub kind: String,
@@ -178,7 +178,7 @@ pub struct Origin {
     pub author_signature: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 pub struct PhotoSize {
     pub file_id: String,
     #[serde(default)]
@@ -189,7 +189,7 @@ pub struct PhotoSize {
     pub height: u32,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 pub struct FileRef {
     pub file_id: String,
     #[serde(default)]
@@ -200,7 +200,7 @@ pub struct FileRef {
     pub file_size: Option<u64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, hearth_json::Deserialize)]
 pub struct Sticker {
     pub file_id: String,
     #[serde(default)]

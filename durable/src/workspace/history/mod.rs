@@ -77,7 +77,7 @@ impl Actor {
 }
 
 /// One change of one file (the body of its two record objects).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
     /// The workspace path (relative to `agents/{id}/`).
