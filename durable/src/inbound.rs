@@ -19,7 +19,7 @@ pub use order::{Earlier, SendOrder};
 /// The API thread that is the owner's main session.
 pub const MAIN_THREAD: &str = "main";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatKind {
     Direct,

@@ -122,7 +122,9 @@ pub enum ResultBlock {
 // difference does not compile), which `tag_first` reads with the tag as the
 // variant name. Only what reading needs is repeated (names, defaults).
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "Message")]
 enum MessageDe {
     #[serde(rename = "user")]
@@ -149,7 +151,9 @@ enum MessageDe {
     ToolResult { tool_call_id: String, tool_name: String, content: Vec<ResultBlock>, is_error: bool, timestamp: i64 },
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "UserBlock", rename_all = "camelCase")]
 enum UserBlockDe {
     Text {
@@ -169,7 +173,9 @@ enum UserBlockDe {
     },
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "AssistantBlock", rename_all = "camelCase")]
 enum AssistantBlockDe {
     Text { text: String },
@@ -178,7 +184,9 @@ enum AssistantBlockDe {
     Native { provider: String, block: serde_json::Value },
 }
 
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "ResultBlock", rename_all = "camelCase")]
 enum ResultBlockDe {
     Text { text: String },

@@ -298,9 +298,6 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
 #[allow(clippy::disallowed_methods)] // compares with serde_json's own readers
 mod tests;
 
-#[cfg(test)]
-mod derive_tests;
-
 /// What `#[derive(hearth_json::Deserialize)]` (`derive/src/lib.rs`) expands
 /// to. Not an API: only the derive's code names it.
 #[doc(hidden)]
@@ -336,22 +333,31 @@ pub mod __private {
     /// Marks a key no field reads (ignored, as serde's `__ignore`).
     pub const UNKNOWN: usize = usize::MAX;
 
-    /// A struct's key read as its position in `keys`: one seed for every
-    /// derived struct, so serde_json's key-reading code is linked once
-    /// rather than once per struct. `fields` is serde's `FIELDS` (the first
-    /// `count` keys; aliases follow), named in `unknown_field` errors.
+    /// A struct's key, or an enum's variant name, read as its position in
+    /// `keys` (serde's `FIELDS` or `VARIANTS`: each name and its aliases):
+    /// one seed for every derived type, so serde_json's key-reading code is
+    /// linked once rather than once per type.
     pub struct Key {
-        pub keys: &'static [&'static str],
-        pub fields: &'static [&'static str],
-        pub count: usize,
-        pub deny: bool,
+        keys: &'static [&'static str],
+        /// Refuse a name not in `keys` (`deny_unknown_fields`; always for variants).
+        deny: bool,
+        variant: bool,
     }
 
     impl Key {
+        pub const fn fields(keys: &'static [&'static str], deny: bool) -> Key {
+            Key { keys, deny, variant: false }
+        }
+
+        pub const fn variants(keys: &'static [&'static str]) -> Key {
+            Key { keys, deny: true, variant: true }
+        }
+
         fn find<E: de::Error>(&self, key: &[u8]) -> Result<usize, E> {
             match self.keys.iter().position(|k| k.as_bytes() == key) {
                 Some(at) => Ok(at),
-                None if self.deny => Err(E::unknown_field(&String::from_utf8_lossy(key), self.fields)),
+                None if self.variant => Err(E::unknown_variant(&String::from_utf8_lossy(key), self.keys)),
+                None if self.deny => Err(E::unknown_field(&String::from_utf8_lossy(key), self.keys)),
                 None => Ok(UNKNOWN),
             }
         }
@@ -369,7 +375,7 @@ pub mod __private {
         type Value = usize;
 
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("field identifier")
+            f.write_str(if self.variant { "variant identifier" } else { "field identifier" })
         }
 
         fn visit_str<E: de::Error>(self, v: &str) -> Result<usize, E> {
@@ -378,18 +384,6 @@ pub mod __private {
 
         fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<usize, E> {
             self.find(v)
-        }
-
-        /// A field by its index, as serde's derive reads one.
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<usize, E> {
-            match usize::try_from(v) {
-                Ok(i) if i < self.count => Ok(i),
-                _ if self.deny => Err(E::invalid_value(
-                    de::Unexpected::Unsigned(v),
-                    &format!("field index 0 <= i < {}", self.count).as_str(),
-                )),
-                _ => Ok(UNKNOWN),
-            }
         }
     }
 }

@@ -15,7 +15,7 @@
 //!
 //! Everything here is a total function over `&str`: no input can make it panic.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// The token the model answers with when a heartbeat found nothing to report.
 pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
@@ -27,7 +27,7 @@ pub const HEARTBEAT_OK: &str = "HEARTBEAT_OK";
 pub const SHORT_REPLY_MAX_CHARS: usize = 300;
 
 /// Whether prose without any checkbox is worth a heartbeat run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProseRule {
     /// Only an unchecked item runs the heartbeat (the default: no tokens without an open item).

@@ -11,7 +11,7 @@
 //! most [`MAX_CONTEXT_ITEMS`] items are rendered, so a reply to a 4,000
 //! character message costs a few hundred characters of context, once.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Longest quoted text (the replied-to message, a quote) kept in a preface.
 pub const MAX_QUOTED_CHARS: usize = 300;
@@ -72,7 +72,9 @@ pub enum MessageContext {
 }
 
 /// [`MessageContext`]'s externally tagged twin (`r2_layout::read_tagged`).
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "MessageContext", rename_all = "snake_case")]
 enum MessageContextDe {
     Reply {

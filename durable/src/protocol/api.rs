@@ -14,7 +14,7 @@
 use super::call::impl_call;
 use crate::inbound::{Inbound, SessionKey};
 use r2_layout::Usage;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST` [`ApiTurnRequest`] → `text/event-stream` (`stream`), or the
 /// [`GenerateReply`] once the turn is done (200), or [`ApiFailure`] (502);
@@ -114,7 +114,7 @@ pub struct ApiFailure {
 
 /// How an API message ended. (Kept in the session's SQLite in serde's
 /// default form: an internally tagged enum costs the upload a content buffer.)
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApiOutcome {
     Done {

@@ -5,13 +5,13 @@
 
 use super::call::impl_call;
 use crate::inbound::{ChannelKind, SessionKey};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST` [`ApprovalCall`] → [`ApprovalState`] (a list: `Vec<`[`ApprovalRow`]`>`).
 pub const APPROVALS_PATH: &str = "/approvals/call";
 
 /// Where a request stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     Waiting,
@@ -72,7 +72,7 @@ pub struct ApprovalAsk {
 }
 
 /// Externally tagged (`{"ask": {...}}`), for a small reader.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApprovalCall {
     Ask(ApprovalAsk),

@@ -6,7 +6,7 @@
 
 use super::call::{agent_query, impl_call};
 use crate::inbound::SessionKey;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 /// `POST` [`McpToolsRequest`] → [`McpCatalog`]: the servers and their tools,
@@ -16,7 +16,7 @@ pub const MCP_TOOLS_PATH: &str = "/mcp/tools";
 pub const MCP_STATUS_PATH: &str = "/mcp/status";
 
 /// The sessions a server's tools reach (`scopes` in `mcp.json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum McpScope {
     /// The owner's main session and its heartbeat (the default).

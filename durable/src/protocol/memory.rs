@@ -335,7 +335,9 @@ pub enum MemoryReply {
 }
 
 /// [`MemoryCall`]'s externally tagged twin (`r2_layout::read_tagged`).
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "MemoryCall", rename_all = "snake_case")]
 enum MemoryCallDe {
     Op {
@@ -408,7 +410,9 @@ enum MemoryCallDe {
 /// [`Op`]'s externally tagged twin: `Op` is read like the other tagged
 /// enums, not by serde's derive, whose buffering reader (`Content`) would be
 /// linked for it (and telegram's `other` fields) alone.
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "Op", rename_all = "snake_case")]
 enum OpDe {
     Add { name: String, content: String, kind: Kind, created_at: i64 },
@@ -423,7 +427,9 @@ r2_layout::read_tagged!(fn read_op, Op, OpDe, "op", "internally tagged enum Op")
 r2_layout::read_tagged!(MemoryCall, MemoryCallDe, "call", "a memory call (an object with a call)");
 
 /// [`MemoryReply`]'s externally tagged twin.
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "MemoryReply", rename_all = "snake_case")]
 enum MemoryReplyDe {
     Applied {

@@ -5,13 +5,13 @@
 use super::call::impl_call;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::settings::Principal;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST` [`PeopleCall`] → [`DoorReply`] for a door call, else [`PeopleReply`].
 pub const PEOPLE_PATH: &str = "/people/call";
 
 /// Where a sender stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Standing {
     /// The owner (on this channel): their direct messages are the main session.
@@ -82,7 +82,7 @@ pub struct Acting {
 /// The owner's commands and the console's actions. Externally tagged
 /// (`{"door": {...}}`): the reader is a fraction of an internally tagged
 /// one's (no buffering of the body).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PeopleCall {
     Door(Door),

@@ -10,7 +10,7 @@
 use super::call::impl_call;
 use super::session::PostMode;
 use crate::inbound::{ReplyTarget, SessionKey};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST`: [`ReminderCall`] → [`ReminderReply`].
 pub const REMINDERS_PATH: &str = "/reminders";
@@ -64,7 +64,7 @@ pub struct Reminder {
 }
 
 /// What a [`ReminderCall`] does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReminderOp {
     /// Keep `reminder`.

@@ -5,7 +5,7 @@
 use super::call::{encode_component, impl_call, Ack};
 use crate::inbound::{Inbound, ReplyTarget, SessionKey};
 use r2_layout::{Message, Usage};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// `POST`: [`EnqueueRequest`] → [`EnqueueReply`].
 pub const ENQUEUE_PATH: &str = "/enqueue";
@@ -23,7 +23,7 @@ pub const ANSWER_PATH: &str = "/answer";
 pub const POST_PATH: &str = "/post";
 
 /// What a post does when its turn in the session's queue comes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PostMode {
     /// The text goes to the chat as it is (through the outbox) and joins the
@@ -90,7 +90,7 @@ pub struct PostReply {
 }
 
 /// Where a queued message stands.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AnswerState {
     /// This session never queued it.

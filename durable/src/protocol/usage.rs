@@ -9,7 +9,7 @@
 //! recording usage then costs one object call per drain, not per LLM call.
 
 use super::call::impl_call;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// `POST` [`MeterRequest`] → [`MeterReply`].
@@ -31,7 +31,7 @@ pub struct ReportRequest {
 }
 
 /// What an LLM call was for. Background kinds stop first when a budget runs low.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UsageKind {
     /// The first call of a turn answering a person.
@@ -181,7 +181,9 @@ pub enum Decision {
 }
 
 /// [`Decision`]'s externally tagged twin (`r2_layout::read_tagged`).
-#[derive(Deserialize)]
+#[derive(hearth_json::Deserialize)]
+// A description for reading only: the real type is built, never this one.
+#[allow(dead_code)]
 #[serde(remote = "Decision", rename_all = "camelCase")]
 enum DecisionDe {
     Go {

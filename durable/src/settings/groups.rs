@@ -17,14 +17,13 @@
 
 use super::read::{ConfigError, Vars};
 use crate::inbound::ChannelKind;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Agent turns with content after one human message, unless a group says.
 pub const DEFAULT_MAX_AGENT_TURNS: u32 = 4;
 
 /// How a human message that mentions no agent is routed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// The moderator answers (and @mentions whom it wants to involve).

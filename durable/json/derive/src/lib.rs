@@ -5,23 +5,37 @@
 //! its visitor, its `deserialize_identifier` and `next_key_seed` instances):
 //! ~300 bytes of WASM per struct read, ~150 structs. Here every struct names
 //! its keys in one `&'static [&str]` table and reads them with one shared
-//! seed ([`hearth_json::__private::Key`]); only the loop that stores each
-//! field is the struct's own.
+//! seed (`hearth_json::__private::Key`), and each field's value is read by
+//! one function per value type (`__private::field`): the struct's own code
+//! is a call per field.
+//!
+//! Enums (serde's default, externally tagged form: unit, newtype and
+//! struct variants, `remote` twins too) read their variant names the same
+//! way, and a struct variant's fields as a struct's.
 //!
 //! What it reads is what serde's derive reads (the tests in
-//! `durable/json/src/derive_tests.rs` compare the two): the same names
+//! `durable/json/src/tests/derive.rs` compare the two): the same names
 //! (`rename_all`, `rename`, `alias`), the same defaults (`default`,
 //! `default = "path"`, a container `default`), `skip`/`skip_deserializing`,
 //! `deserialize_with`/`with`, `deny_unknown_fields`, and the same error
 //! texts. A missing `Option<_>` field (spelled `Option`) is `None`, as with
-//! serde. Anything else serde's attributes can say (`flatten`, `tag`,
-//! generics, enums, tuple structs) is a compile error naming the attribute:
+//! serde. Two differences, both about shapes JSON readers never meet: a
+//! struct (or struct variant) is read from an object only, never from an
+//! array of its fields; a field or variant named by an integer index is not
+//! read. Anything else serde's attributes can say (`flatten`, `tag`,
+//! generics, tuple structs and variants) is a compile error naming the attribute:
 //! keep serde's derive for those. Serialize-only attributes are ignored.
 
 use proc_macro::TokenStream;
-use proc_macro2::{Span, TokenStream as Tokens};
-use quote::{format_ident, quote};
-use syn::{parse_macro_input, Data, DeriveInput, Error, Expr, ExprLit, Fields, Lit, LitStr, Path, Type};
+use proc_macro2::TokenStream as Tokens;
+use quote::quote;
+use syn::{parse_macro_input, Data, DeriveInput, Error, Fields};
+
+mod attrs;
+mod fields;
+
+use attrs::Container;
+use fields::{map_reader, Reader};
 
 #[proc_macro_derive(Deserialize, attributes(serde))]
 pub fn derive_deserialize(input: TokenStream) -> TokenStream {
@@ -32,310 +46,165 @@ pub fn derive_deserialize(input: TokenStream) -> TokenStream {
     }
 }
 
-/// How a missing field gets its value.
-enum Missing {
-    /// `missing field` error (or `None` for an `Option`).
-    Required,
-    /// `Default::default()` of the field's type.
-    Default,
-    /// A function named by `default = "path"`.
-    Call(Path),
-}
-
-struct Field {
-    ident: syn::Ident,
-    ty: Type,
-    /// The name read; `aliases` are read too.
-    name: String,
-    aliases: Vec<String>,
-    missing: Missing,
-    skip: bool,
-    with: Option<Path>,
-}
-
-struct Container {
-    name: String,
-    rename_all: Option<String>,
-    default: bool,
-    deny_unknown_fields: bool,
-}
-
-fn lit_str(expr: &Expr) -> syn::Result<LitStr> {
-    match expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
-        other => Err(Error::new_spanned(other, "expected a string")),
-    }
-}
-
-fn container(input: &DeriveInput) -> syn::Result<Container> {
-    let mut c =
-        Container { name: input.ident.to_string(), rename_all: None, default: false, deny_unknown_fields: false };
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-            match key.as_str() {
-                "rename_all" => c.rename_all = Some(meta.value()?.parse::<LitStr>()?.value()),
-                "rename" => c.name = meta.value()?.parse::<LitStr>()?.value(),
-                "default" if meta.input.is_empty() || meta.input.peek(syn::Token![,]) => c.default = true,
-                "deny_unknown_fields" => c.deny_unknown_fields = true,
-                _ => {
-                    return Err(meta.error(format!(
-                        "hearth_json::Deserialize does not read `#[serde({key} ...)]` on a struct: use serde's derive"
-                    )))
-                }
-            }
-            Ok(())
-        })?;
-    }
-    Ok(c)
-}
-
-fn field(f: &syn::Field, c: &Container) -> syn::Result<Field> {
-    let ident = f.ident.clone().ok_or_else(|| Error::new_spanned(f, "a named field"))?;
-    let plain = ident.to_string();
-    let plain = plain.strip_prefix("r#").unwrap_or(&plain).to_owned();
-    let mut out = Field {
-        name: rename(&plain, c.rename_all.as_deref()).map_err(|e| Error::new(Span::call_site(), e))?,
-        ident,
-        ty: f.ty.clone(),
-        aliases: Vec::new(),
-        missing: Missing::Required,
-        skip: false,
-        with: None,
-    };
-    for attr in f.attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-            match key.as_str() {
-                "rename" if meta.input.peek(syn::Token![=]) => out.name = meta.value()?.parse::<LitStr>()?.value(),
-                "rename" => meta.parse_nested_meta(|inner| {
-                    let value = inner.value()?.parse::<LitStr>()?.value();
-                    if inner.path.is_ident("deserialize") {
-                        out.name = value;
-                    }
-                    Ok(())
-                })?,
-                "alias" => out.aliases.push(meta.value()?.parse::<LitStr>()?.value()),
-                "default" if meta.input.peek(syn::Token![=]) => {
-                    out.missing = Missing::Call(lit_str(&meta.value()?.parse::<Expr>()?)?.parse()?)
-                }
-                "default" => out.missing = Missing::Default,
-                "skip" | "skip_deserializing" => out.skip = true,
-                "deserialize_with" => out.with = Some(meta.value()?.parse::<LitStr>()?.parse()?),
-                "with" => {
-                    let mut module: Path = meta.value()?.parse::<LitStr>()?.parse()?;
-                    module.segments.push(format_ident!("deserialize").into());
-                    out.with = Some(module);
-                }
-                // Serialize-only: nothing to read.
-                "skip_serializing" | "skip_serializing_if" | "serialize_with" => {
-                    if meta.input.peek(syn::Token![=]) {
-                        meta.value()?.parse::<Expr>()?;
-                    }
-                }
-                _ => {
-                    return Err(meta.error(format!(
-                        "hearth_json::Deserialize does not read `#[serde({key} ...)]` on a field: use serde's derive"
-                    )))
-                }
-            }
-            Ok(())
-        })?;
-    }
-    Ok(out)
-}
-
-/// A field's name under a container's `rename_all`, as serde spells it
-/// (`serde_derive`'s `RenameRule::apply_to_field`: ASCII case only).
-fn rename(field: &str, rule: Option<&str>) -> Result<String, String> {
-    let pascal = || {
-        let mut out = String::new();
-        let mut upper = true;
-        for ch in field.chars() {
-            if ch == '_' {
-                upper = true;
-            } else if upper {
-                out.push(ch.to_ascii_uppercase());
-                upper = false;
-            } else {
-                out.push(ch);
-            }
-        }
-        out
-    };
-    Ok(match rule {
-        None | Some("lowercase") | Some("snake_case") => field.to_owned(),
-        Some("UPPERCASE") | Some("SCREAMING_SNAKE_CASE") => field.to_ascii_uppercase(),
-        Some("PascalCase") => pascal(),
-        Some("camelCase") => {
-            let mut p = pascal();
-            if let Some(first) = p.get_mut(..1) {
-                first.make_ascii_lowercase();
-            }
-            p
-        }
-        Some("kebab-case") => field.replace('_', "-"),
-        Some("SCREAMING-KEBAB-CASE") => field.to_ascii_uppercase().replace('_', "-"),
-        Some(other) => return Err(format!("unknown rename_all rule {other:?}")),
-    })
-}
-
-/// Whether a type is spelled `Option<_>` (what serde's missing field turns into `None`).
-fn is_option(ty: &Type) -> bool {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
-        Type::Group(g) => is_option(&g.elem),
-        Type::Paren(p) => is_option(&p.elem),
-        _ => false,
-    }
-}
-
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     if !input.generics.params.is_empty() {
         return Err(Error::new_spanned(
             &input.generics,
-            "hearth_json::Deserialize reads structs without generics or lifetimes: use serde's derive",
+            "hearth_json::Deserialize reads types without generics or lifetimes: use serde's derive",
         ));
     }
-    let named = match &input.data {
+    let c = attrs::container(&input.ident, &input.attrs)?;
+    let body = match &input.data {
         Data::Struct(s) => match &s.fields {
-            Fields::Named(n) => n,
+            Fields::Named(named) => read_struct(input, &c, named)?,
             _ => return Err(Error::new_spanned(input, "hearth_json::Deserialize reads structs with named fields")),
         },
-        _ => return Err(Error::new_spanned(input, "hearth_json::Deserialize reads structs: use serde's derive")),
+        Data::Enum(e) => read_enum(input, &c, e)?,
+        Data::Union(_) => return Err(Error::new_spanned(input, "hearth_json::Deserialize does not read unions")),
     };
-    let c = container(input)?;
-    let fields = named.named.iter().map(|f| field(f, &c)).collect::<syn::Result<Vec<_>>>()?;
-
     let ty = &input.ident;
-    // serde names the Rust type here, not its `rename`.
-    let expecting = format!("struct {}", input.ident);
-    let struct_name = &c.name;
-    let read: Vec<&Field> = fields.iter().filter(|f| !f.skip).collect();
-    // The key table: every read field's name in order (serde's `FIELDS`),
-    // then the aliases. A key's position picks its field.
-    let main: Vec<&str> = read.iter().map(|f| f.name.as_str()).collect();
-    let mut keys: Vec<&str> = main.clone();
-    let mut positions: Vec<Vec<usize>> = (0..read.len()).map(|i| vec![i]).collect();
-    for (i, f) in read.iter().enumerate() {
-        for alias in &f.aliases {
-            positions[i].push(keys.len());
-            keys.push(alias);
+    Ok(match &c.remote {
+        // serde's `remote`: a function on the twin that reads the real type.
+        Some(remote) => {
+            let vis = &input.vis;
+            quote! {
+                #[automatically_derived]
+                impl #ty {
+                    #vis fn deserialize<'de, __D: ::hearth_json::__private::serde::Deserializer<'de>>(
+                        __d: __D,
+                    ) -> ::core::result::Result<#remote, __D::Error> {
+                        #body
+                    }
+                }
+            }
         }
-    }
-    let count = main.len();
-    let deny = c.deny_unknown_fields;
-
-    let slot = |i: usize| format_ident!("__f{}", i);
-    let with_type = |i: usize| format_ident!("__With{}", i);
-    // A field read with `deserialize_with` goes through a newtype of its own.
-    let wrappers = read.iter().enumerate().filter_map(|(i, f)| {
-        let path = f.with.as_ref()?;
-        let w = with_type(i);
-        let t = &f.ty;
-        Some(quote! {
-            struct #w(#t);
-            impl<'de> ::hearth_json::__private::serde::Deserialize<'de> for #w {
+        None => quote! {
+            #[automatically_derived]
+            impl<'de> ::hearth_json::__private::serde::Deserialize<'de> for #ty {
                 fn deserialize<__D: ::hearth_json::__private::serde::Deserializer<'de>>(
                     __d: __D,
                 ) -> ::core::result::Result<Self, __D::Error> {
-                    #path(__d).map(#w)
+                    #body
                 }
             }
-        })
-    });
-    let declare = read.iter().enumerate().map(|(i, f)| {
-        let s = slot(i);
-        let t = match f.with {
-            Some(_) => {
-                let w = with_type(i);
-                quote! { #w }
+        },
+    })
+}
+
+/// The type built and its name in `expecting` texts: the remote type for a twin.
+fn built(input: &DeriveInput, c: &Container) -> (Tokens, String) {
+    match &c.remote {
+        Some(remote) => {
+            let name = remote.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+            (quote! { #remote }, name)
+        }
+        None => {
+            let ty = &input.ident;
+            (quote! { #ty }, ty.to_string())
+        }
+    }
+}
+
+fn read_struct(input: &DeriveInput, c: &Container, named: &syn::FieldsNamed) -> syn::Result<Tokens> {
+    let rule = c.rename_all.as_deref();
+    let fields = named.named.iter().map(|f| attrs::field(f, rule)).collect::<syn::Result<Vec<_>>>()?;
+    let (value, type_name) = built(input, c);
+    let name = &c.name;
+    Ok(map_reader(
+        &Reader {
+            fields: &fields,
+            container_default: c.default,
+            deny_unknown_fields: c.deny_unknown_fields,
+            build: value.clone(),
+            value,
+            // serde names the Rust type here, not its `rename`.
+            expecting: format!("struct {type_name}"),
+        },
+        quote! { __d.deserialize_struct(#name, FIELDS, __Visitor) },
+    ))
+}
+
+fn read_enum(input: &DeriveInput, c: &Container, e: &syn::DataEnum) -> syn::Result<Tokens> {
+    if c.default || c.deny_unknown_fields {
+        return Err(Error::new_spanned(
+            input,
+            "hearth_json::Deserialize: `default` and `deny_unknown_fields` are for structs",
+        ));
+    }
+    let (value, type_name) = built(input, c);
+    let variants =
+        e.variants.iter().map(|v| attrs::variant(v, c.rename_all.as_deref())).collect::<syn::Result<Vec<_>>>()?;
+    let (keys, positions) = fields::key_table(variants.iter().map(|v| (v.name.as_str(), v.aliases.as_slice())));
+    let mut arms = Vec::new();
+    for ((v, syn_v), pats) in variants.iter().zip(&e.variants).zip(&positions) {
+        let ident = &v.ident;
+        let read = match &syn_v.fields {
+            Fields::Unit => quote! {{
+                ::hearth_json::__private::serde::de::VariantAccess::unit_variant(__v)?;
+                ::core::result::Result::Ok(#value::#ident)
+            }},
+            Fields::Unnamed(one) if one.unnamed.len() == 1 => {
+                if let Some(attr) = one.unnamed[0].attrs.iter().find(|a| a.path().is_ident("serde")) {
+                    return Err(Error::new_spanned(
+                        attr,
+                        "hearth_json::Deserialize reads no attributes on a newtype variant",
+                    ));
+                }
+                let t = &one.unnamed[0].ty;
+                quote! {
+                    ::hearth_json::__private::serde::de::VariantAccess::newtype_variant::<#t>(__v).map(#value::#ident)
+                }
             }
-            None => {
-                let t = &f.ty;
-                quote! { #t }
+            Fields::Named(named) => {
+                let rule = v.rename_all.as_deref();
+                let fields = named.named.iter().map(|f| attrs::field(f, rule)).collect::<syn::Result<Vec<_>>>()?;
+                map_reader(
+                    &Reader {
+                        fields: &fields,
+                        container_default: false,
+                        deny_unknown_fields: false,
+                        value: value.clone(),
+                        build: quote! { #value::#ident },
+                        expecting: format!("struct variant {type_name}::{ident}"),
+                    },
+                    quote! {
+                        ::hearth_json::__private::serde::de::VariantAccess::struct_variant(__v, FIELDS, __Visitor)
+                    },
+                )
+            }
+            Fields::Unnamed(_) => {
+                return Err(Error::new_spanned(syn_v, "hearth_json::Deserialize does not read tuple variants"))
             }
         };
-        quote! { let mut #s: ::core::option::Option<#t> = ::core::option::Option::None; }
-    });
-    // Each arm is one call of a reader shared by every field of the same type.
-    let arms = read.iter().enumerate().map(|(i, f)| {
-        let s = slot(i);
-        let name = &f.name;
-        let pats = positions[i].iter();
-        quote! { #(#pats)|* => ::hearth_json::__private::field(&mut __m, &mut #s, #name)?, }
-    });
-    let container_default = c.default.then(|| {
-        quote! { let __default: #ty = ::core::default::Default::default(); }
-    });
-    let fallback = |f: &Field| -> Tokens {
-        let ident = &f.ident;
-        match &f.missing {
-            Missing::Default => quote! { ::core::default::Default::default() },
-            Missing::Call(path) => quote! { #path() },
-            Missing::Required if c.default => quote! { __default.#ident },
-            Missing::Required if f.skip => quote! { ::core::default::Default::default() },
-            Missing::Required if f.with.is_none() && is_option(&f.ty) => quote! { ::core::option::Option::None },
-            Missing::Required => {
-                let name = &f.name;
-                quote! {
-                    return ::core::result::Result::Err(
-                        <__A::Error as ::hearth_json::__private::serde::de::Error>::missing_field(#name),
-                    )
-                }
-            }
-        }
-    };
-    let mut next_slot = 0;
-    let build = fields.iter().map(|f| {
-        let ident = &f.ident;
-        if f.skip {
-            let value = fallback(f);
-            quote! { #ident: #value }
-        } else {
-            let s = slot(next_slot);
-            next_slot += 1;
-            let value = fallback(f);
-            let unwrap = if f.with.is_some() { quote! { __v.0 } } else { quote! { __v } };
-            quote! { #ident: match #s { ::core::option::Option::Some(__v) => #unwrap, ::core::option::Option::None => #value } }
-        }
-    });
-
+        arms.push(quote! { #(#pats)|* => #read, });
+    }
+    let name = &c.name;
+    let expecting = format!("enum {type_name}");
     Ok(quote! {
-        #[automatically_derived]
-        impl<'de> ::hearth_json::__private::serde::Deserialize<'de> for #ty {
-            fn deserialize<__D: ::hearth_json::__private::serde::Deserializer<'de>>(
-                __d: __D,
-            ) -> ::core::result::Result<Self, __D::Error> {
-                const FIELDS: &[&str] = &[#(#main),*];
-                const KEYS: &[&str] = &[#(#keys),*];
-                struct __Visitor;
-                impl<'de> ::hearth_json::__private::serde::de::Visitor<'de> for __Visitor {
-                    type Value = #ty;
-                    fn expecting(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
-                        f.write_str(#expecting)
-                    }
-                    #[allow(unused_mut)]
-                    fn visit_map<__A: ::hearth_json::__private::serde::de::MapAccess<'de>>(
-                        self,
-                        mut __m: __A,
-                    ) -> ::core::result::Result<#ty, __A::Error> {
-                        #(#wrappers)*
-                        #(#declare)*
-                        while let ::core::option::Option::Some(__k) = __m.next_key_seed(
-                            ::hearth_json::__private::Key { keys: KEYS, fields: FIELDS, count: #count, deny: #deny },
-                        )? {
-                            match __k {
-                                #(#arms)*
-                                _ => ::hearth_json::__private::skip(&mut __m)?,
-                            }
-                        }
-                        #container_default
-                        ::core::result::Result::Ok(#ty { #(#build),* })
-                    }
+        const VARIANTS: &[&str] = &[#(#keys),*];
+        struct __Enum;
+        impl<'de> ::hearth_json::__private::serde::de::Visitor<'de> for __Enum {
+            type Value = #value;
+            fn expecting(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
+                f.write_str(#expecting)
+            }
+            fn visit_enum<__A: ::hearth_json::__private::serde::de::EnumAccess<'de>>(
+                self,
+                __e: __A,
+            ) -> ::core::result::Result<#value, __A::Error> {
+                let (__k, __v) = ::hearth_json::__private::serde::de::EnumAccess::variant_seed(
+                    __e,
+                    ::hearth_json::__private::Key::variants(VARIANTS),
+                )?;
+                match __k {
+                    #(#arms)*
+                    // `Key::variants` refuses every other name.
+                    _ => ::core::result::Result::Err(
+                        <__A::Error as ::hearth_json::__private::serde::de::Error>::custom("no such variant"),
+                    ),
                 }
-                __d.deserialize_struct(#struct_name, FIELDS, __Visitor)
             }
         }
+        __d.deserialize_enum(#name, VARIANTS, __Enum)
     })
 }

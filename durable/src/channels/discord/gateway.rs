@@ -61,7 +61,7 @@ pub const BACKOFF_MAX_MS: u64 = 60_000;
 pub const HANDSHAKE_TIMEOUT_MS: u64 = 30_000;
 
 /// Where the connection stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, hearth_json::Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Not connected and nothing planned (never started, or the object restarted).

@@ -37,7 +37,7 @@ use crate::ports::{ObjectStore, PutOptions, StorageError};
 use crate::text::sha256_hex;
 use r2_layout::keys::{self, KeyError};
 use r2_layout::AgentId;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use crate::settings::dreaming::{DEFAULT_KEEP, MAX_KEEP};
 /// Unreferenced blobs younger than this are left alone by the clean-up.
@@ -46,7 +46,7 @@ pub const GC_GRACE_MS: i64 = 3_600_000;
 const LOG_EPOCH: i64 = 9_999_999_999_999;
 
 /// Who changed a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, hearth_json::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Actor {
     /// The agent's tools (`write_file`, `edit_file`, `delete_file`).

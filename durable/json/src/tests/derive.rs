@@ -2,7 +2,7 @@
 //! below is written once and derived both ways; every input must give the
 //! same value or the same error text.
 
-use super::{from_str, from_value};
+use crate::{from_str, from_value};
 use serde::de::{DeserializeOwned, Deserializer};
 use std::fmt::Debug;
 
@@ -101,12 +101,74 @@ both! {
 
     pub struct Empty {}
 
+    #[serde(rename_all = "snake_case")]
+    pub enum Mode {
+        Fast,
+        SlowAndSteady,
+        #[serde(rename = "x")]
+        Other,
+        #[serde(alias = "ok", alias = "fine!")]
+        Fine,
+    }
+
+    #[serde(rename_all = "camelCase")]
+    pub enum Event {
+        Ping,
+        Named(String),
+        Counted(Option<u32>),
+        #[serde(rename_all = "camelCase")]
+        Moved {
+            from_x: i32,
+            #[serde(default)]
+            to_x: i32,
+            note: Option<String>,
+            #[serde(alias = "w")]
+            who: Option<Inner>,
+        },
+        #[serde(rename = "gone")]
+        Left {},
+    }
+
+    #[serde(remote = "Shape", rename_all = "lowercase")]
+    pub enum ShapeDe {
+        Dot,
+        Circle {
+            radius: u32,
+            #[serde(default)]
+            label: Option<String>,
+        },
+        Named(String),
+    }
+
     #[serde(rename_all = "PascalCase")]
     pub struct Nested {
         plain: Option<Plain>,
         list: Vec<Camel>,
         map: std::collections::BTreeMap<String, Strict>,
+        mode: Option<Mode>,
+        events: Option<Vec<Event>>,
     }
+}
+
+/// The real type of the `remote` twins above.
+#[derive(Debug, PartialEq)]
+pub enum Shape {
+    Dot,
+    Circle { radius: u32, label: Option<String> },
+    Named(String),
+}
+
+fn shape_reads(text: &str) -> (Result<String, String>, Result<String, String>) {
+    let read = |f: fn(
+        crate::Objects<&mut serde_json::Deserializer<serde_json::de::SliceRead<'_>>>,
+    ) -> crate::Result<Shape>| {
+        let mut de = serde_json::Deserializer::from_slice(text.as_bytes());
+        f(crate::Objects(&mut de))
+            .and_then(|v| de.end().map(|()| v))
+            .map(|v| format!("{v:?}"))
+            .map_err(|e| e.to_string())
+    };
+    (read(|d| theirs::ShapeDe::deserialize(d)), read(|d| ours::ShapeDe::deserialize(d)))
 }
 
 fn compare<A: DeserializeOwned + Debug, B: DeserializeOwned + Debug>(text: &str) {
@@ -129,6 +191,10 @@ fn all(text: &str) {
     compare::<theirs::Renamed, ours::Renamed>(text);
     compare::<theirs::Empty, ours::Empty>(text);
     compare::<theirs::Nested, ours::Nested>(text);
+    compare::<theirs::Mode, ours::Mode>(text);
+    compare::<theirs::Event, ours::Event>(text);
+    let (theirs, ours) = shape_reads(text);
+    assert_eq!(ours, theirs, "ShapeDe: {text}");
 }
 
 const KEYS: &[&str] = &[
@@ -225,8 +291,87 @@ fn hand_picked_inputs_read_the_same() {
         r#"{"id" 1}"#,
         r#"{1:2}"#,
         r#"{"i\u0064":1,"name":"\u0041"}"#,
+        r#""fast""#,
+        r#""slow_and_steady""#,
+        r#""SlowAndSteady""#,
+        r#""x""#,
+        r#""other""#,
+        r#""ok""#,
+        r#""fine!""#,
+        r#""nope""#,
+        r#"{"fast":null}"#,
+        r#"{"fast":1}"#,
+        r#"{"fast":null,"x":null}"#,
+        r#""ping""#,
+        r#"{"ping":null}"#,
+        r#"{"named":"n"}"#,
+        r#"{"named":null}"#,
+        r#""named""#,
+        r#"{"counted":null}"#,
+        r#"{"counted":3}"#,
+        r#"{"moved":{"fromX":1,"w":{"type":"t"}}}"#,
+        r#"{"moved":{"fromX":1,"toX":2,"note":"n","who":{"type":"t"},"who":null}}"#,
+        r#"{"moved":{"toX":2}}"#,
+        r#"{"moved":{}}"#,
+        r#""moved""#,
+        r#"{"gone":{}}"#,
+        r#"{"gone":{"a":1}}"#,
+        r#"{"Left":{}}"#,
+        r#""dot""#,
+        r#"{"circle":{"radius":2,"label":"c"}}"#,
+        r#"{"circle":{"label":"c"}}"#,
+        r#"{"named":"n"} x"#,
+        r#"{"circle":{"radius":2}"#,
+        r#"{"Mode":"fast","Events":["ping",{"named":"n"},{"moved":{"fromX":-1}}],"List":[],"Map":{}}"#,
+        r#"{"Mode":"slow","List":[],"Map":{}}"#,
     ] {
         all(text);
+    }
+}
+
+/// The one difference: a struct variant, like a struct, is read from an
+/// object only (serde's derive also takes an array of its fields in order).
+#[test]
+fn a_struct_variant_is_an_object_only() {
+    let text = r#"{"circle":[2,"c"]}"#;
+    let (theirs, ours) = shape_reads(text);
+    assert_eq!(theirs.as_deref(), Ok(r#"Circle { radius: 2, label: Some("c") }"#));
+    assert_eq!(ours.unwrap_err(), "invalid type: sequence, expected struct variant Shape::Circle at line 1 column 11");
+}
+
+#[test]
+fn generated_enums_read_the_same() {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: usize| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) as usize) % n
+    };
+    const NAMES: &[&str] =
+        &["ping", "named", "counted", "moved", "gone", "Left", "dot", "circle", "fast", "x", "ok", "?"];
+    // No arrays as a variant's body: see `a_struct_variant_is_an_object_only`.
+    const BODIES: &[&str] = &[
+        "null",
+        "1",
+        "\"s\"",
+        "{}",
+        "{\"fromX\":1}",
+        "{\"radius\":1}",
+        "{\"radius\":1,\"radius\":2}",
+        "{\"fromX\":1,\"w\":null,\"who\":null}",
+        "{\"label\":\"l\",\"radius\":0,\"z\":[]}",
+        "true",
+    ];
+    for _ in 0..5_000 {
+        let name = NAMES[next(NAMES.len())];
+        let text = match next(3) {
+            0 => format!("\"{name}\""),
+            1 => format!("{{\"{name}\":{}}}", BODIES[next(BODIES.len())]),
+            _ => format!("{{\"{name}\":{},\"{}\":null}}", BODIES[next(BODIES.len())], NAMES[next(NAMES.len())]),
+        };
+        compare::<theirs::Mode, ours::Mode>(&text);
+        compare::<theirs::Event, ours::Event>(&text);
+        let (theirs, ours) = shape_reads(&text);
+        assert_eq!(ours, theirs, "ShapeDe: {text}");
     }
 }
 

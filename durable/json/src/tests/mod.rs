@@ -1,4 +1,7 @@
 use super::*;
+
+/// The derive against serde's.
+mod derive;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
