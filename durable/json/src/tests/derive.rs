@@ -329,6 +329,14 @@ fn hand_picked_inputs_read_the_same() {
     }
 }
 
+/// A small LCG from `seed`: the same inputs every run. `next(n)` is below `n`.
+fn lcg(mut state: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) as usize) % n
+    }
+}
+
 /// The one difference: a struct variant, like a struct, is read from an
 /// object only (serde's derive also takes an array of its fields in order).
 #[test]
@@ -341,11 +349,7 @@ fn a_struct_variant_is_an_object_only() {
 
 #[test]
 fn generated_enums_read_the_same() {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: usize| {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        ((state >> 33) as usize) % n
-    };
+    let mut next = lcg(0x9e37_79b9_7f4a_7c15);
     const NAMES: &[&str] =
         &["ping", "named", "counted", "moved", "gone", "Left", "dot", "circle", "fast", "x", "ok", "?"];
     // No arrays as a variant's body: see `a_struct_variant_is_an_object_only`.
@@ -377,12 +381,7 @@ fn generated_enums_read_the_same() {
 
 #[test]
 fn generated_objects_read_the_same() {
-    // A small LCG: the same inputs every run.
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = |n: usize| {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        ((state >> 33) as usize) % n
-    };
+    let mut next = lcg(0x2545_f491_4f6c_dd1d);
     for _ in 0..20_000 {
         let entries = next(7);
         let mut text = String::from("{");
