@@ -148,6 +148,10 @@ pub fn sessions_prefix(agent: &AgentId) -> String {
     format!("agents/{agent}/sessions/")
 }
 
+/// How archive file names end (both kinds below); memory entry names do not,
+/// so a compaction marker tells an entry from a file.
+pub const ARCHIVE_SUFFIX: &str = ".jsonl.gz";
+
 /// `agents/{agentId}/sessions/{sessionId}.jsonl.gz`: the archive written on reset.
 pub fn session_archive(agent: &AgentId, session_id: &str) -> Result<String, KeyError> {
     check_segment("session id", session_id)?;

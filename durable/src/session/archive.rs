@@ -10,10 +10,6 @@ use r2_layout::{keys, Scope};
 
 const ARCHIVE_CONTENT_TYPE: &str = "application/gzip";
 
-/// How archive file names end; memory entry names do not (so a marker tells
-/// an entry from a file).
-pub const ARCHIVE_SUFFIX: &str = ".jsonl.gz";
-
 /// The memory entry of an archive: `archive {sessionId}` for a reset,
 /// `archive {sessionId}-part{ts}` for a compaction.
 pub fn archive_entry_name(archive_stem: &str) -> String {

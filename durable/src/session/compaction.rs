@@ -4,18 +4,18 @@
 
 use super::archive::{
     add_archive_entry, archive_entry_name, index_conversation, note_in_daily_file, put_confirmed, split_compaction,
-    ARCHIVE_SUFFIX,
 };
 use super::context::message_tokens;
 use super::deps::SessionDeps;
+use super::history::summary_message;
 use super::meter;
 use super::prefix::Prepared;
-use super::replay::summary_message;
 use super::store::{CompactMarker, SessionStore};
 use crate::clock;
 use crate::llm::rules::pair_tool_calls;
 use crate::llm::{self, ChatRequest, Hydrated, LlmReply, StopReason};
 use crate::ports::{LogLevel, ObjectStore, Platform, StorageError};
+use r2_layout::keys::ARCHIVE_SUFFIX;
 use r2_layout::metadata::PartMetadata;
 use r2_layout::{archive, keys, Message};
 

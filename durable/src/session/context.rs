@@ -36,7 +36,7 @@ fn media_tokens(block: &UserBlock, media: &Hydrated) -> u64 {
 
 /// The tokens of a message's text (4 bytes of its JSON a token): the part of
 /// [`message_tokens`] that does not depend on the call's media, so it can be
-/// kept per message ([`super::live::Replay`]).
+/// kept per message ([`super::history::Replay`]).
 pub fn text_tokens(m: &Message) -> u64 {
     (m.json_len() as u64).div_ceil(4)
 }

@@ -4,11 +4,16 @@
 //! each use the cache compares the table's span with what it holds, drops the
 //! rows a compaction removed, and reads the new ones; anything else (a reset,
 //! a cleared heartbeat run, another session id) makes it read the table whole.
+//!
+//! Beside the rows it keeps the conversation paired from them ([`Replay`]),
+//! which `live` lends to a turn.
 
-use super::live::Replay;
-use super::store::SessionStore;
+use super::store::{CompactMarker, SessionStore};
+use crate::llm::rules::pair_tool_calls;
 use crate::ports::{Sql, StorageError};
+use r2_layout::keys::ARCHIVE_SUFFIX;
 use r2_layout::Message;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows of one session id, in order: `(seq, message)`.
 #[derive(Debug, Default)]
@@ -92,6 +97,129 @@ impl HistoryCache {
         self.epoch += 1;
         self.replay = None;
     }
+}
+
+/// The paired conversation and what is known of each message.
+#[derive(Debug)]
+pub struct Replay {
+    pub(super) session_id: String,
+    /// The cache's epoch it was built in (see [`HistoryCache::epoch`]).
+    pub(super) epoch: u64,
+    pub(super) summary: Option<CompactMarker>,
+    /// Rows of the cache paired so far, and the number of the last of them.
+    pub(super) rows_used: usize,
+    pub(super) last_seq: Option<i64>,
+    /// Where the last part starts that a new row can change: its first row
+    /// (a user or assistant message, or the first row) and first message.
+    pub(super) seg_row: usize,
+    pub(super) seg_msg: usize,
+    pub(super) messages: Vec<Message>,
+    /// Each message's text tokens ([`super::context::text_tokens`]) and their sum.
+    pub(super) tokens: Vec<u64>,
+    pub(super) total: u64,
+    /// Each message's stamp ([`crate::llm::ChatRequest::stamps`]).
+    pub(super) stamps: Vec<u64>,
+}
+
+/// The next stamp: one counter for the object, so a stamp never names two
+/// messages, whichever cache or replay made them.
+static NEXT_STAMP: AtomicU64 = AtomicU64::new(1);
+
+impl Replay {
+    pub(super) fn new(session_id: &str, epoch: u64, summary: Option<CompactMarker>) -> Self {
+        let mut r = Replay {
+            session_id: session_id.to_owned(),
+            epoch,
+            summary: None,
+            rows_used: 0,
+            last_seq: None,
+            seg_row: 0,
+            seg_msg: 0,
+            messages: Vec::new(),
+            tokens: Vec::new(),
+            total: 0,
+            stamps: Vec::new(),
+        };
+        if let Some(marker) = &summary {
+            r.push(summary_message(marker));
+        }
+        r.seg_msg = r.messages.len();
+        r.summary = summary;
+        r
+    }
+
+    /// Whether it still stands for `rows` of `session_id` after `summary`
+    /// (rows only added since it was built).
+    pub(super) fn follows(
+        &self,
+        session_id: &str,
+        epoch: u64,
+        summary: &Option<CompactMarker>,
+        rows: &[(i64, Message)],
+    ) -> bool {
+        self.session_id == session_id
+            && self.epoch == epoch
+            && self.summary == *summary
+            && self.rows_used <= rows.len()
+            && self.last_seq == self.rows_used.checked_sub(1).map(|i| rows[i].0)
+    }
+
+    pub(super) fn push(&mut self, m: Message) {
+        let t = super::context::text_tokens(&m);
+        self.total += t;
+        self.tokens.push(t);
+        self.stamps.push(NEXT_STAMP.fetch_add(1, Ordering::Relaxed));
+        self.messages.push(m);
+    }
+
+    pub(super) fn truncate(&mut self, len: usize) {
+        self.total -= self.tokens[len.min(self.tokens.len())..].iter().sum::<u64>();
+        self.tokens.truncate(len);
+        self.stamps.truncate(len);
+        self.messages.truncate(len);
+    }
+
+    /// Pairs the rows added since, re-pairing only the last part.
+    pub(super) fn catch_up(&mut self, rows: &[(i64, Message)]) {
+        if self.rows_used == rows.len() {
+            return;
+        }
+        let start = self.seg_row;
+        self.truncate(self.seg_msg);
+        let last = (start..rows.len())
+            .rev()
+            .find(|&i| matches!(rows[i].1, Message::User { .. } | Message::Assistant { .. }))
+            .unwrap_or(start);
+        let owned = |part: &[(i64, Message)]| part.iter().map(|(_, m)| m.clone()).collect();
+        for m in pair_tool_calls(owned(&rows[start..last])) {
+            self.push(m);
+        }
+        self.seg_row = last;
+        self.seg_msg = self.messages.len();
+        for m in pair_tool_calls(owned(&rows[last..])) {
+            self.push(m);
+        }
+        self.rows_used = rows.len();
+        self.last_seq = rows.last().map(|(seq, _)| *seq);
+    }
+}
+
+/// The message that stands for the compacted part. It names what the model
+/// can fetch: the memory entry (by `memory_get`), or the part archive when the
+/// memory could not take the summary.
+pub fn summary_message(marker: &CompactMarker) -> Message {
+    let source = if marker.archive_name.ends_with(ARCHIVE_SUFFIX) {
+        format!("the compacted messages are archived as {}", marker.archive_name)
+    } else {
+        format!(
+            "kept in memory as the archive entry '{}': memory_get fetches it by that name, memory_search finds earlier ones",
+            marker.archive_name
+        )
+    };
+    Message::user_text(
+        format!("[Summary of our earlier conversation, {source}]\n{}", marker.summary),
+        marker.archived_at,
+    )
 }
 
 #[cfg(test)]

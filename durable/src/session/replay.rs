@@ -1,9 +1,9 @@
 //! What a turn replays: the latest compaction summary, the rows after it,
 //! and every tool call answered, so the providers accept the history.
 
-use super::archive::ARCHIVE_SUFFIX;
+use super::history::summary_message;
 use super::history::HistoryCache;
-use super::store::{CompactMarker, SessionStore};
+use super::store::SessionStore;
 use crate::llm::rules::{pair_tool_calls, strict_form};
 use crate::ports::{Sql, StorageError};
 use r2_layout::Message;
@@ -55,22 +55,4 @@ pub fn keep_strict_form<S: Sql>(
     // The cache holds rows by number and reads only new ones: start afresh.
     history.borrow_mut().clear();
     Ok(changed.len())
-}
-
-/// The message that stands for the compacted part. It names what the model
-/// can fetch: the memory entry (by `memory_get`), or the part archive when the
-/// memory could not take the summary.
-pub fn summary_message(marker: &CompactMarker) -> Message {
-    let source = if marker.archive_name.ends_with(ARCHIVE_SUFFIX) {
-        format!("the compacted messages are archived as {}", marker.archive_name)
-    } else {
-        format!(
-            "kept in memory as the archive entry '{}': memory_get fetches it by that name, memory_search finds earlier ones",
-            marker.archive_name
-        )
-    };
-    Message::user_text(
-        format!("[Summary of our earlier conversation, {source}]\n{}", marker.summary),
-        marker.archived_at,
-    )
 }

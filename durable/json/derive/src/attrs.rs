@@ -252,15 +252,15 @@ mod tests {
 
     #[test]
     fn names_are_spelled_as_serde_spells_them() {
-        assert_eq!(rename_field("chat_id", Some("camelCase")).unwrap(), "chatId");
-        assert_eq!(rename_field("chat_id", Some("PascalCase")).unwrap(), "ChatId");
-        assert_eq!(rename_field("chat_id", Some("SCREAMING-KEBAB-CASE")).unwrap(), "CHAT-ID");
-        assert_eq!(rename_field("chat_id", None).unwrap(), "chat_id");
-        assert_eq!(rename_variant("ToolResult", Some("camelCase")).unwrap(), "toolResult");
-        assert_eq!(rename_variant("ToolResult", Some("snake_case")).unwrap(), "tool_result");
-        assert_eq!(rename_variant("ToolResult", Some("kebab-case")).unwrap(), "tool-result");
-        assert_eq!(rename_variant("ToolResult", Some("lowercase")).unwrap(), "toolresult");
-        assert_eq!(rename_variant("ToolResult", Some("SCREAMING_SNAKE_CASE")).unwrap(), "TOOL_RESULT");
+        assert_eq!(rename_field("chat_id", Some("camelCase")).as_deref(), Ok("chatId"));
+        assert_eq!(rename_field("chat_id", Some("PascalCase")).as_deref(), Ok("ChatId"));
+        assert_eq!(rename_field("chat_id", Some("SCREAMING-KEBAB-CASE")).as_deref(), Ok("CHAT-ID"));
+        assert_eq!(rename_field("chat_id", None).as_deref(), Ok("chat_id"));
+        assert_eq!(rename_variant("ToolResult", Some("camelCase")).as_deref(), Ok("toolResult"));
+        assert_eq!(rename_variant("ToolResult", Some("snake_case")).as_deref(), Ok("tool_result"));
+        assert_eq!(rename_variant("ToolResult", Some("kebab-case")).as_deref(), Ok("tool-result"));
+        assert_eq!(rename_variant("ToolResult", Some("lowercase")).as_deref(), Ok("toolresult"));
+        assert_eq!(rename_variant("ToolResult", Some("SCREAMING_SNAKE_CASE")).as_deref(), Ok("TOOL_RESULT"));
         assert!(rename_field("x", Some("Title Case")).is_err());
     }
 }

@@ -21,7 +21,7 @@ pub const MAX_EXCHANGE_CHARS: usize = 8_000;
 /// a day's conversation is far less (sessions reset daily), and a pathological one
 /// must not fill the object's 128 MB. What is over is left out, with a log line.
 pub const MAX_BATCH_CHARS: usize = 4_000_000;
-/// How a replayed compaction summary starts (`session::replay::summary_message`).
+/// How a replayed compaction summary starts (`session::history::summary_message`).
 pub const SUMMARY_PREFIX: &str = "[Summary of our earlier conversation";
 
 /// The exchanges of `messages`, in order.

@@ -5,6 +5,7 @@ use crate::llm::wire::WireMemo;
 use crate::llm::{build_request, CacheTtl, ChatRequest, Hydrated};
 use crate::session::context::text_tokens;
 use crate::session::replay::{conversation, keep_strict_form};
+use crate::session::store::CompactMarker;
 use crate::testing::MemSql;
 use r2_layout::{AssistantBlock, ResultBlock, UserBlock, UserContent};
 
