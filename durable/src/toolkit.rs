@@ -31,6 +31,17 @@ impl ToolSpec {
     }
 }
 
+/// A built-in tool's input schema, from its JSON text. Text rather than
+/// `json!`: each key of a `json!` literal is an insert call in the WASM while
+/// text is data, and the built-in specs are made on every session's first
+/// turn, whose time after a boot is mostly V8 compiling the code that turn
+/// runs for the first time. The texts are constants, each held to parse by
+/// `session::toolbox`'s tests; one that did not would give the model an object
+/// without properties, not a failed turn.
+pub fn schema(text: &'static str) -> Value {
+    hearth_json::from_str(text).unwrap_or_else(|_| Value::Object(Default::default()))
+}
+
 /// Largest tool result kept in the history (a row must stay far below 2 MB).
 pub const MAX_RESULT_CHARS: usize = 32_000;
 

@@ -24,7 +24,6 @@ pub mod run;
 use crate::settings::code::CodeConfig;
 use crate::toolkit::ToolSpec;
 use program::{InnerTool, MAX_VALUE_CHARS};
-use serde_json::json;
 
 /// The tool's name.
 pub const TOOL: &str = "run_code";
@@ -47,11 +46,11 @@ tool calls made, or the error and its line. Limits per run: {} ms, {} tool calls
     ToolSpec {
         name: TOOL.into(),
         description: description.into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {"code": {"type": "string", "description": "JavaScript: an async function body, or a module with `export default async function (hearth) {…}`"}},
-            "required": ["code"]
-        }),
+        input_schema: crate::toolkit::schema(
+            r#"{"type": "object",
+                "properties": {"code": {"type": "string", "description": "JavaScript: an async function body, or a module with `export default async function (hearth) {…}`"}},
+                "required": ["code"]}"#,
+        ),
         native: None,
     }
 }

@@ -220,10 +220,12 @@ any other name starts a separate conversation."
 memory and tools, and remembers the thread. {thread_note}"
             )
             .into(),
-            input_schema: json!({"type": "object", "properties": {
-                "message": {"type": "string", "description": "What to say to the agent"},
-                "thread": {"type": "string", "description": "Conversation thread (1-64 letters, digits, '-', '_')"}
-            }, "required": ["message"]}),
+            input_schema: crate::toolkit::schema(
+                r#"{"type": "object", "properties": {
+                    "message": {"type": "string", "description": "What to say to the agent"},
+                    "thread": {"type": "string", "description": "Conversation thread (1-64 letters, digits, '-', '_')"}
+                }, "required": ["message"]}"#,
+            ),
             native: None,
         },
         ToolSpec {
@@ -234,12 +236,14 @@ memory and tools, and remembers the thread. {thread_note}"
 `since`/`until` limit the conversations to a time: YYYY-MM-DD, YYYY-MM, today, last week, 3 days ago..."
             )
             .into(),
-            input_schema: json!({"type": "object", "properties": {
-                "query": {"type": "string", "description": "Keywords"},
-                "k": {"type": "integer", "description": "How many results of each kind (default 5)"},
-                "since": {"type": "string", "description": "Only conversations from then on"},
-                "until": {"type": "string", "description": "Only conversations up to then"}
-            }, "required": ["query"]}),
+            input_schema: crate::toolkit::schema(
+                r#"{"type": "object", "properties": {
+                    "query": {"type": "string", "description": "Keywords"},
+                    "k": {"type": "integer", "description": "How many results of each kind (default 5)"},
+                    "since": {"type": "string", "description": "Only conversations from then on"},
+                    "until": {"type": "string", "description": "Only conversations up to then"}
+                }, "required": ["query"]}"#,
+            ),
             native: None,
         },
         ToolSpec {
@@ -249,9 +253,11 @@ memory and tools, and remembers the thread. {thread_note}"
 in '/' (or empty) lists a folder."
             )
             .into(),
-            input_schema: json!({"type": "object", "properties": {
-                "path": {"type": "string", "description": "Path relative to the workspace"}
-            }, "required": ["path"]}),
+            input_schema: crate::toolkit::schema(
+                r#"{"type": "object", "properties": {
+                    "path": {"type": "string", "description": "Path relative to the workspace"}
+                }, "required": ["path"]}"#,
+            ),
             native: None,
         },
     ]

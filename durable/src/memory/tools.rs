@@ -8,7 +8,7 @@ use super::MAX_K;
 use crate::ports::MemoryService;
 use crate::protocol::memory::{MemoryCall, MemoryHit, MemoryReply};
 use crate::text::truncate_chars;
-use crate::toolkit::{ToolOutcome, ToolSpec};
+use crate::toolkit::{schema, ToolOutcome, ToolSpec};
 use hearth_memory::{Kind, Op};
 use r2_layout::Scope;
 use serde_json::{json, Value};
@@ -17,14 +17,25 @@ use serde_json::{json, Value};
 pub const SEARCH_SNIPPET_CHARS: usize = 500;
 pub const DEFAULT_SEARCH_K: usize = 5;
 
-fn obj(props: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": props, "required": required})
+/// The `name` argument of the tools that take an existing entry.
+macro_rules! entry_name {
+    () => {
+        r#"{"type": "string", "description": "The entry's name or one of its aliases"}"#
+    };
 }
+
+/// The `content` argument of the tools that write a note.
+macro_rules! note_text {
+    () => {
+        r#"{"type": "string", "description": "The note's text"}"#
+    };
+}
+
+/// A schema without arguments.
+const NO_ARGUMENTS: &str = r#"{"type": "object", "properties": {}, "required": []}"#;
 
 /// The tools of this module a session of `scope` gets (unsorted; the caller sorts).
 pub fn specs(scope: Scope) -> Vec<ToolSpec> {
-    let name = json!({"type": "string", "description": "The entry's name or one of its aliases"});
-    let content = json!({"type": "string", "description": "The note's text"});
     let mut v = vec![
         ToolSpec {
             name: "memory_search".into(),
@@ -34,52 +45,75 @@ conversations that match (when, who, what was said, your answer), each with up t
 For a question that needs several facts, pass one phrasing per fact in `queries` too. To find what was \
 said at some time, pass `since`/`until`: YYYY-MM-DD, YYYY-MM, YYYY, an ISO time, today, yesterday, \
 this/last week|month|year, or N days|weeks|months|years ago (in your time zone; `until` includes its day).".into(),
-            input_schema: obj(
-                json!({"query": {"type": "string", "description": "Keywords"},
-                       "queries": {"type": "array", "items": {"type": "string"}, "description": "More phrasings or parts of the question (conversations are ranked for each and merged)"},
-                       "k": {"type": "integer", "description": "How many results of each kind (default 5, max 20 conversations, 50 notes)"},
-                       "since": {"type": "string", "description": "Only conversations from then on, e.g. \"last month\" or \"2026-10-01\""},
-                       "until": {"type": "string", "description": "Only conversations up to then, e.g. \"yesterday\""}}),
-                &["query"],
+            input_schema: schema(
+                r#"{"type": "object", "properties": {
+                    "query": {"type": "string", "description": "Keywords"},
+                    "queries": {"type": "array", "items": {"type": "string"}, "description": "More phrasings or parts of the question (conversations are ranked for each and merged)"},
+                    "k": {"type": "integer", "description": "How many results of each kind (default 5, max 20 conversations, 50 notes)"},
+                    "since": {"type": "string", "description": "Only conversations from then on, e.g. \"last month\" or \"2026-10-01\""},
+                    "until": {"type": "string", "description": "Only conversations up to then, e.g. \"yesterday\""}},
+                    "required": ["query"]}"#,
             ), native: None },
         ToolSpec {
             name: "memory_get".into(),
             description: "Read one memory entry whole, by name or alias.".into(),
-            input_schema: obj(json!({"name": name}), &["name"]), native: None },
+            input_schema: schema(concat!(r#"{"type": "object", "properties": {"name": "#, entry_name!(), r#"}, "required": ["name"]}"#)),
+            native: None },
         ToolSpec {
             name: "memory_add".into(),
             description: "Store a new note in your memory under a unique, descriptive name (e.g. 'olga-coffee-order').".into(),
-            input_schema: obj(json!({"name": {"type": "string", "description": "A new unique name"}, "content": content}), &["name", "content"]), native: None },
+            input_schema: schema(concat!(
+                r#"{"type": "object", "properties": {"name": {"type": "string", "description": "A new unique name"}, "content": "#,
+                note_text!(),
+                r#"}, "required": ["name", "content"]}"#
+            )),
+            native: None },
         ToolSpec {
             name: "memory_write".into(),
             description: "Replace the content of an existing memory entry.".into(),
-            input_schema: obj(json!({"name": name, "content": content}), &["name", "content"]), native: None },
+            input_schema: schema(concat!(
+                r#"{"type": "object", "properties": {"name": "#, entry_name!(), r#", "content": "#, note_text!(),
+                r#"}, "required": ["name", "content"]}"#
+            )),
+            native: None },
         ToolSpec {
             name: "memory_rename".into(),
             description: "Give a memory entry a new name (the old name is released; add it back with memory_alias).".into(),
-            input_schema: obj(json!({"name": name, "new_name": {"type": "string"}}), &["name", "new_name"]), native: None },
+            input_schema: schema(concat!(
+                r#"{"type": "object", "properties": {"name": "#, entry_name!(),
+                r#", "new_name": {"type": "string"}}, "required": ["name", "new_name"]}"#
+            )),
+            native: None },
         ToolSpec {
             name: "memory_alias".into(),
             description: "Bind one more name to a memory entry.".into(),
-            input_schema: obj(json!({"name": name, "alias": {"type": "string"}}), &["name", "alias"]), native: None },
+            input_schema: schema(concat!(
+                r#"{"type": "object", "properties": {"name": "#, entry_name!(),
+                r#", "alias": {"type": "string"}}, "required": ["name", "alias"]}"#
+            )),
+            native: None },
         ToolSpec {
             name: "memory_remove".into(),
             description: "Delete a memory entry with its aliases.".into(),
-            input_schema: obj(json!({"name": name}), &["name"]), native: None },
+            input_schema: schema(concat!(r#"{"type": "object", "properties": {"name": "#, entry_name!(), r#"}, "required": ["name"]}"#)),
+            native: None },
         ToolSpec {
             name: "who_am_i".into(),
             description: "Your identity: agent id, model, workspace, IDENTITY.md fields and an excerpt of SOUL.md.".into(),
-            input_schema: obj(json!({}), &[]), native: None },
+            input_schema: schema(NO_ARGUMENTS), native: None },
         ToolSpec {
             name: "my_stats".into(),
             description: "Counts about yourself: conversations, entries in your memory, facts your nightly dreaming promoted to MEMORY.md and when it last ran, recalls in the last 7 days, workspace files present.".into(),
-            input_schema: obj(json!({}), &[]), native: None },
+            input_schema: schema(NO_ARGUMENTS), native: None },
     ];
     if scope == Scope::Main {
         v.push(ToolSpec {
             name: "what_do_i_know".into(),
             description: "The sections of your MEMORY.md with their bullets, optionally only sections whose heading contains `filter`.".into(),
-            input_schema: obj(json!({"filter": {"type": "string", "description": "Part of a section heading"}}), &[]), native: None });
+            input_schema: schema(
+                r#"{"type": "object", "properties": {"filter": {"type": "string", "description": "Part of a section heading"}}, "required": []}"#,
+            ),
+            native: None });
     }
     v
 }

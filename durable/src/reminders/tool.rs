@@ -28,8 +28,8 @@ promise. When: `in` (90s, 20m, 2h, 3d, 1h30m), or `at` (a local date-time such a
 zone, HH:MM for the next such time, or ISO 8601 with an offset); recurring: `every` (a duration) or `cron` (5 \
 fields, local time), with an optional `until`. The result says when it fires."
             .into(),
-        input_schema: json!({
-            "type": "object",
+        input_schema: crate::toolkit::schema(
+            r#"{"type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["set", "list", "cancel"], "description": "Default: set"},
                 "text": {"type": "string", "description": "What to say, or the task (at most 4000 characters)"},
@@ -41,8 +41,8 @@ fields, local time), with an optional `until`. The result says when it fires."
                 "timezone": {"type": "string", "description": "IANA zone for local times (default: yours)"},
                 "run": {"type": "string", "enum": ["send", "task"], "description": "Default: send"},
                 "id": {"type": "string", "description": "cancel: the reminder's id (r12), or all"}
-            }
-        }),
+            }}"#,
+        ),
         native: None,
     }
 }

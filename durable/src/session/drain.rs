@@ -224,7 +224,9 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             continue;
         }
         // Attachments are fetched and stored once, before the message is started.
-        let attached = if item.active {
+        // A message without any does not enter `ingest` at all: its code would
+        // be compiled on the first turn after a boot for nothing.
+        let attached = if item.active || inbound.media.is_empty() {
             Vec::new()
         } else {
             media::ingest(p, deps.config, &deps.key.render(), item.seq, &inbound, deps.media_cache).await?

@@ -185,6 +185,33 @@ mod tests {
         assert_eq!(all_tool_names(), union.into_iter().collect::<Vec<_>>(), "each tool of either scope, once");
     }
 
+    /// The built-in schemas are JSON text (`toolkit::schema`): each must parse
+    /// into an object schema, else the model would be shown a tool without
+    /// its arguments.
+    #[test]
+    fn every_built_in_schema_is_an_object_schema() {
+        let code = crate::settings::code::CodeConfig::default();
+        let mut specs = tool_specs(Scope::Main);
+        specs.extend(tool_specs(Scope::Shared));
+        specs.extend([crate::tasks::spawn::spawn_spec(), crate::tasks::spawn::tasks_spec()]);
+        specs.extend([crate::web::search::spec(), crate::web::fetch::spec(), crate::codemode::spec(&[], &code)]);
+        assert!(specs.len() > 30, "{} specs", specs.len());
+        for t in &specs {
+            let schema = &t.input_schema;
+            assert_eq!(schema["type"], "object", "{}: {schema}", t.name);
+            let properties = schema["properties"].as_object();
+            assert!(properties.is_some(), "{}: no properties in {schema}", t.name);
+            for required in schema["required"].as_array().into_iter().flatten() {
+                let required = required.as_str().unwrap_or_default();
+                assert!(
+                    properties.is_some_and(|p| p.contains_key(required)),
+                    "{}: {required} is not a property",
+                    t.name
+                );
+            }
+        }
+    }
+
     #[test]
     fn background_runs_send_fewer_tools_but_can_still_read_note_and_edit() {
         let size = |specs: &[ToolSpec]| {

@@ -12,7 +12,7 @@ use super::board::{self, Task};
 use crate::inbound::{ChannelKind, ChatKind, Inbound, ReplyTarget, SessionKey};
 use crate::protocol::tasks::{TaskReply, TaskRow, TaskSpawn};
 use crate::toolkit::{ToolOutcome, ToolSpec};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub const SPAWN_TOOL: &str = "spawn_task";
 pub const TASKS_TOOL: &str = "tasks";
@@ -38,14 +38,14 @@ read), so this reply can go out now. It starts from `task` alone, with your tool
 its result is posted here when done. Put in `task` everything it needs. Your turn ends with this call: say in the \
 same reply that you started it."
             .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "task": {"type": "string", "description": "The whole task, with the context the sub-agent needs"},
-                "title": {"type": "string", "description": "A short label for task lists"},
-            },
-            "required": ["task"],
-        }),
+        input_schema: crate::toolkit::schema(
+            r#"{"type": "object",
+                "properties": {
+                    "task": {"type": "string", "description": "The whole task, with the context the sub-agent needs"},
+                    "title": {"type": "string", "description": "A short label for task lists"}
+                },
+                "required": ["task"]}"#,
+        ),
         native: None,
     }
 }
@@ -55,14 +55,14 @@ pub fn tasks_spec() -> ToolSpec {
         name: TASKS_TOOL.into(),
         description: "List this chat's background tasks (running, waiting, recent), or cancel one by its id (t3)."
             .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["list", "cancel"]},
-                "id": {"type": "string", "description": "For cancel: the task's id, like t3"},
-            },
-            "required": ["action"],
-        }),
+        input_schema: crate::toolkit::schema(
+            r#"{"type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": ["list", "cancel"]},
+                    "id": {"type": "string", "description": "For cancel: the task's id, like t3"}
+                },
+                "required": ["action"]}"#,
+        ),
         native: None,
     }
 }
@@ -248,6 +248,7 @@ pub fn cancelled(reply: &TaskReply, id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn key(k: &str) -> SessionKey {
         SessionKey::parse(k).unwrap()

@@ -24,11 +24,11 @@ pub mod transcripts;
 pub mod write;
 
 use crate::ports::ObjectStore;
-use crate::toolkit::{ToolOutcome, ToolSpec};
+use crate::toolkit::{schema, ToolOutcome, ToolSpec};
 use crate::workspace::Layer;
 use crate::workspace::Workspace;
 use r2_layout::{keys, AgentId, Scope, WorkspaceFile};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// The workspace tools a session of `scope` has (the session adds the
 /// memory tools and sorts the whole list).
@@ -38,11 +38,11 @@ pub fn specs(scope: Scope) -> Vec<ToolSpec> {
         description: "Read a file of your workspace (e.g. SOUL.md, TOOLS.md, memory/2026-01-31.md). \
 A path ending in '/' (or empty) lists that folder instead."
             .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "Path relative to your workspace"}},
-            "required": ["path"]
-        }),
+        input_schema: schema(
+            r#"{"type": "object",
+                "properties": {"path": {"type": "string", "description": "Path relative to your workspace"}},
+                "required": ["path"]}"#,
+        ),
         native: None,
     }];
     tools.push(skill::spec());

@@ -19,7 +19,7 @@ use super::{ToolContext, ToolOutcome};
 use crate::ports::ObjectStore;
 use crate::workspace::front_matter;
 use crate::workspace::skills::{companion_key, tools_missing, Skill};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Most characters of a skill body in one result (the part's header line
 /// fits in the rest of a tool result).
@@ -36,15 +36,15 @@ pub fn spec() -> crate::toolkit::ToolSpec {
 parts: the result says so, and `part` asks for the next one. `file` reads one of the files beside the skill's \
 SKILL.md (e.g. \"reference.md\", \"scripts/extract.py\"), as text."
             .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "part": {"type": "integer", "minimum": 1, "description": "Which part of a long skill or file (default 1)"},
-                "file": {"type": "string", "description": "A file of the skill's folder, relative to it (default: its SKILL.md)"}
-            },
-            "required": ["name"]
-        }),
+        input_schema: crate::toolkit::schema(
+            r#"{"type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "part": {"type": "integer", "minimum": 1, "description": "Which part of a long skill or file (default 1)"},
+                    "file": {"type": "string", "description": "A file of the skill's folder, relative to it (default: its SKILL.md)"}
+                },
+                "required": ["name"]}"#,
+        ),
         native: None,
     }
 }

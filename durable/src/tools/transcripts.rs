@@ -34,12 +34,14 @@ search (query, ranked over every archived conversation; optional since/until as 
 or recent (session_id optional: defaults to this session). Optional limit (default 50, max 500) and max_chars per \
 entry preview (default 200, max 4000)."
                 .into(),
-        input_schema: json!({"type": "object", "properties": {
-            "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
-            "session_id": {"type": "string"}, "query": {"type": "string"},
-            "since": {"type": "string"}, "until": {"type": "string"},
-            "offset": {"type": "integer"}, "limit": {"type": "integer"}, "max_chars": {"type": "integer"}},
-            "required": ["action"]}),
+        input_schema: crate::toolkit::schema(
+            r#"{"type": "object", "properties": {
+                "action": {"type": "string", "enum": ["list_sessions", "read_session", "search", "recent"]},
+                "session_id": {"type": "string"}, "query": {"type": "string"},
+                "since": {"type": "string"}, "until": {"type": "string"},
+                "offset": {"type": "integer"}, "limit": {"type": "integer"}, "max_chars": {"type": "integer"}},
+                "required": ["action"]}"#,
+        ),
         native: None,
     }
 }

@@ -9,26 +9,33 @@ use super::{check_path, ToolContext, ToolOutcome};
 use crate::ports::ObjectStore;
 use crate::workspace::history::{self, Actor, Edit};
 use r2_layout::keys;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// Largest file the agent may write.
 pub const MAX_WRITE_BYTES: usize = 64 * 1024;
 
+/// The `path` argument's schema, shared by the three tools.
+macro_rules! path {
+    () => {
+        r#"{"type": "string", "description": "Path relative to your workspace, e.g. MEMORY.md or memory/2026-01-31.md"}"#
+    };
+}
+
 pub fn specs() -> Vec<crate::toolkit::ToolSpec> {
-    let path = json!({"type": "string", "description": "Path relative to your workspace, e.g. MEMORY.md or memory/2026-01-31.md"});
+    use crate::toolkit::schema;
     vec![
         crate::toolkit::ToolSpec {
             name: "write_file".into(),
             description: "Create or replace a file of your workspace with the given content.".into(),
-            input_schema: json!({"type": "object", "properties": {"path": path, "content": {"type": "string"}}, "required": ["path", "content"]}), native: None },
+            input_schema: schema(concat!(r#"{"type": "object", "properties": {"path": "#, path!(), r#", "content": {"type": "string"}}, "required": ["path", "content"]}"#)), native: None },
         crate::toolkit::ToolSpec {
             name: "edit_file".into(),
             description: "Replace one exact occurrence of old_text with new_text in a workspace file. old_text must match exactly once; read the file first.".into(),
-            input_schema: json!({"type": "object", "properties": {"path": path, "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}), native: None },
+            input_schema: schema(concat!(r#"{"type": "object", "properties": {"path": "#, path!(), r#", "old_text": {"type": "string"}, "new_text": {"type": "string"}}, "required": ["path", "old_text", "new_text"]}"#)), native: None },
         crate::toolkit::ToolSpec {
             name: "delete_file".into(),
             description: "Delete a file of your workspace (e.g. BOOTSTRAP.md once commissioning is done).".into(),
-            input_schema: json!({"type": "object", "properties": {"path": path}, "required": ["path"]}), native: None },
+            input_schema: schema(concat!(r#"{"type": "object", "properties": {"path": "#, path!(), r#"}, "required": ["path"]}"#)), native: None },
     ]
 }
 
