@@ -11,6 +11,7 @@ use super::reset::{self, ResetError, ResetReason};
 use super::sequence::Start;
 use super::store::{InboxItem, SessionStore};
 use super::turn::run_turn;
+use crate::apart::apart;
 use crate::clock;
 use crate::inbound::Inbound;
 use crate::media;
@@ -67,7 +68,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         }
         if item.active {
             // Parked on a call waiting for the owner: come back when due.
-            if let Some(at) = super::parked::still_waiting(p, deps, item.seq).await? {
+            if let Some(at) = apart(super::parked::still_waiting(p, deps, item.seq)).await? {
                 report.wake_at = Some(at);
                 break;
             }
@@ -94,7 +95,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         // or a turn whose text is never read as a chat command.
         let post = super::post::mark(p.sql(), &inbound)?;
         if post.is_some_and(|m| m.mode == crate::protocol::session::PostMode::Say) {
-            crate::apart::apart(super::post::say(p, deps, &store, &item, &inbound)).await?;
+            apart(super::post::say(p, deps, &store, &item, &inbound)).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -102,7 +103,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         let command = post.is_none();
         if let Some(cmd) = crate::voice::parse_command(&inbound.text).filter(|_| command) {
             store.start(item.seq, "", None)?;
-            super::voice::answer_command(p, deps, &store, &inbound, cmd).await?;
+            apart(super::voice::answer_command(p, deps, &store, &inbound, cmd)).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -114,7 +115,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             } else {
                 store.start(item.seq, "", None)?;
             }
-            let text = undo_now(p, deps).await;
+            let text = apart(undo_now(p, deps)).await;
             send(p, deps, &inbound.reply_target, &text).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
@@ -123,7 +124,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         // `/approve`, `/revoke`, `/people`, `/link`: the Agent object decides (no LLM call).
         if let Some(cmd) = crate::people::commands::owner_command(&inbound.text).filter(|_| command) {
             store.start(item.seq, "", None)?;
-            super::people::answer(p, deps, &inbound, cmd).await?;
+            apart(super::people::answer(p, deps, &inbound, cmd)).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -131,7 +132,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if let Some(cmd) = crate::tasks::spawn::parse_command(&inbound.text).filter(|_| command) {
             // `/tasks`: this chat's background tasks, from the Agent object (no LLM call).
             store.start(item.seq, "", None)?;
-            super::handoff::answer_command(p, deps, &inbound, cmd).await?;
+            apart(super::handoff::answer_command(p, deps, &inbound, cmd)).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -140,7 +141,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // This chat's reminders, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
             let ctx = super::toolbox::reminder_context(p, deps);
-            let text = crate::apart::apart(crate::reminders::command::answer(p, &ctx, &inbound.text)).await;
+            let text = apart(crate::reminders::command::answer(p, &ctx, &inbound.text)).await;
             send(p, deps, &inbound.reply_target, &text).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
@@ -149,7 +150,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if command && meter::is_usage_command(&inbound.text) {
             // Answered from the ledger, no LLM call; not part of the conversation.
             store.start(item.seq, "", None)?;
-            meter::answer_usage(p, deps, &inbound).await?;
+            apart(meter::answer_usage(p, deps, &inbound)).await?;
             finish(p, deps, &store, item.seq)?;
             report.turns += 1;
             continue;
@@ -163,7 +164,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             } else {
                 store.start(item.seq, "", None)?;
             }
-            let text = match reset_now(p, deps, inbound.channel.as_str(), ResetReason::Command).await? {
+            let text = match apart(reset_now(p, deps, inbound.channel.as_str(), ResetReason::Command)).await? {
                 Ok(o) if o.messages == 0 => "🧹 Fresh start (there was nothing to archive).".to_owned(),
                 Ok(o) => format!(
                     "🧹 Fresh start. I archived our conversation ({} messages){}.",
@@ -187,7 +188,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
         if !item.active {
             let last_activity = store.meta("updated_at")?.and_then(|v| v.parse().ok());
             if let Some(reason) = reset::policy_reset_due(deps, last_activity, p.now_ms()) {
-                if let Err(e) = reset_now(p, deps, inbound.channel.as_str(), reason).await? {
+                if let Err(e) = apart(reset_now(p, deps, inbound.channel.as_str(), reason)).await? {
                     // The old session goes on; the next message tries again.
                     p.log(LogLevel::Error, &format!("{reason:?} reset failed, history kept: {e}"));
                 }
@@ -261,7 +262,7 @@ pub async fn drain<P: Platform>(p: &P, deps: &SessionDeps<'_>) -> Result<DrainRe
             // A budget holds the message: it stays open (this attempt does
             // not count as a failure) until the Agent object wakes us.
             store.uncount_attempt(item.seq)?;
-            meter::answer_waiting_usage(p, deps, &store).await?;
+            apart(meter::answer_waiting_usage(p, deps, &store)).await?;
             break;
         }
         preview::finish(p, &inbound, item.seq).await?;

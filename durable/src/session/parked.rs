@@ -263,6 +263,21 @@ pub async fn resume<P: Platform, S: Sql>(
     if sql.exec("SELECT 1 FROM parked_calls WHERE seq = ? LIMIT 1", &[seq.into()])?.is_empty() {
         return Ok(Resume::Go);
     }
+    // Apart: a turn with nothing parked (nearly all) need not compile the rest.
+    crate::apart::apart(resume_parked(p, deps, store, inbound, seq, session_id, with)).await
+}
+
+/// [`resume`], once a call of message `seq` was parked.
+#[allow(clippy::too_many_arguments)]
+async fn resume_parked<P: Platform, S: Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    inbound: &Inbound,
+    seq: i64,
+    session_id: &str,
+    with: Resuming<'_>,
+) -> Result<Resume, StorageError> {
     let rows: Vec<Message> =
         deps.history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()).collect();
     let Some(last_model) = rows.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {

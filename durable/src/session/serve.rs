@@ -10,6 +10,7 @@
 
 use super::host::{ApiStart, PostError, SessionHost, SessionRuntime};
 use super::watch::Attach;
+use crate::apart::apart;
 use crate::ports::StorageError;
 use crate::protocol::api::{ApiOutcome, ApiTurnRequest, StopRequest, STOP_PATH, TURN_PATH};
 use crate::protocol::call::Method::{Get, Post};
@@ -44,7 +45,8 @@ pub async fn serve<R: SessionRuntime>(host: &SessionHost<R>, req: &Incoming, str
             Err(refused) => return refused.into(),
         };
         let as_outcome = req.query("as") == Some("outcome");
-        return api_turn(host, &body, as_outcome, streams).await;
+        // Apart, as the routes below: a chat's turn need not compile the API's.
+        return apart(api_turn(host, &body, as_outcome, streams)).await;
     }
     Served::Answer(route(host, req).await.unwrap_or_else(|refused| refused))
 }
@@ -57,7 +59,7 @@ async fn route<R: SessionRuntime>(host: &SessionHost<R>, req: &Incoming) -> Repl
         }
         (Post, POST_PATH) => {
             let body: PostRequest = req.json("post body")?;
-            match host.post(&body).await {
+            match apart(host.post(&body)).await {
                 Ok(reply) => json(reply),
                 Err(PostError::Refused(why)) => Err(Answer::error(400, &why)),
                 Err(PostError::Storage(e)) => Err(failed(e)),
@@ -85,7 +87,7 @@ async fn route<R: SessionRuntime>(host: &SessionHost<R>, req: &Incoming) -> Repl
             Some(r) => json(host.answer(r).map_err(failed)?),
             None => Err(Answer::error(400, "answer needs ?request=")),
         },
-        (Post, RESET_PATH) => match host.admin_reset().await.map_err(failed)? {
+        (Post, RESET_PATH) => match apart(host.admin_reset()).await.map_err(failed)? {
             Some(reply) => Ok(Answer::json(202, &reply)),
             None => Err(Answer::error(404, "no such session")),
         },

@@ -94,6 +94,17 @@ pub async fn report<P: Platform, S: Sql>(
     store: &SessionStore<'_, S>,
 ) -> Result<Option<i64>, StorageError> {
     let SessionKey::Task { id, .. } = deps.key else { return Ok(None) };
+    // Apart: only a sub-agent's session reports; the others need not compile it.
+    crate::apart::apart(report_task(p, deps, store, id)).await
+}
+
+/// [`report`] for the sub-agent of task `id`.
+async fn report_task<P: Platform, S: Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    id: &str,
+) -> Result<Option<i64>, StorageError> {
     if store.meta(REPORTED)?.is_some() {
         return Ok(None);
     }
@@ -105,7 +116,7 @@ pub async fn report<P: Platform, S: Sql>(
     let limited = store.meta(LIMITED)?.is_some();
     let (text, ok) = result_of(outcome, limited, deps.config);
     let (cost_usd, calls, tokens) = spent(p.sql(), deps)?;
-    let done = TaskDone { id: id.clone(), text, ok, model: deps.config.llm.model.clone(), calls, tokens, cost_usd };
+    let done = TaskDone { id: id.to_owned(), text, ok, model: deps.config.llm.model.clone(), calls, tokens, cost_usd };
     let req = TaskRequest { agent: deps.config.agent.to_string(), call: TaskCall::Done(done) };
     match p.tasks(&req).await {
         Ok(reply) => {

@@ -13,6 +13,7 @@ use super::reply::{send, send_answer};
 use super::store::SessionStore;
 use super::toolbox;
 use super::watch::Run;
+use crate::apart::apart;
 use crate::inbound::{ChannelKind, Inbound};
 use crate::llm::{self, rules, ChatRequest, LlmReply, StopReason};
 use crate::media;
@@ -91,7 +92,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         }
         if deps.watch.stop_asked() {
             // Stopped while a tool ran: no further call.
-            super::stop::stopped(p, deps, store, session_id, inbound, seq, None).await?;
+            apart(super::stop::stopped(p, deps, store, session_id, inbound, seq, None)).await?;
             return Ok(calls);
         }
         let kind = match post {
@@ -122,7 +123,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                     tools_len,
                 };
                 let compaction =
-                    with_typing(p, inbound, compaction::compact(p, deps, &prepared, session_id, &media_now)).await?;
+                    apart(with_typing(p, inbound, compaction::compact(p, deps, &prepared, session_id, &media_now)))
+                        .await?;
                 if let Some(c) = compaction {
                     calls += 1;
                     p.log(
@@ -152,7 +154,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                 &view.messages
             };
             if let meter::Gate::Stop(stop) = meter::before_call(p, deps, kind, size.min(budget)).await? {
-                meter::stopped(p, deps, store, inbound, &stop).await?;
+                apart(meter::stopped(p, deps, store, inbound, &stop)).await?;
                 return Ok(calls);
             }
             calls += 1;
@@ -177,12 +179,12 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             Run::NotStarted => {
                 calls -= 1;
                 meter::call_failed(deps, p.now_ms());
-                super::stop::stopped(p, deps, store, session_id, inbound, seq, None).await?;
+                apart(super::stop::stopped(p, deps, store, session_id, inbound, seq, None)).await?;
                 return Ok(calls);
             }
             Run::Stopped => {
                 let cut = super::stop::CutCall { kind, prompt_tokens };
-                super::stop::stopped(p, deps, store, session_id, inbound, seq, Some(cut)).await?;
+                apart(super::stop::stopped(p, deps, store, session_id, inbound, seq, Some(cut))).await?;
                 return Ok(calls);
             }
             Run::Done(Ok(done)) => {
@@ -278,15 +280,17 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
             } else if cut {
                 ToolOutcome::err(answer::CUT_CALL)
             } else {
-                match super::parked::gate(p, deps, inbound, seq, &id, &name, &args).await? {
+                // The tool round's calls are apart: a turn that only answers
+                // need not compile them.
+                match apart(super::parked::gate(p, deps, inbound, seq, &id, &name, &args)).await? {
                     // It waits for the owner: the turn stops (the results so far are stored).
                     super::parked::Gate::Park => return Ok(calls),
                     super::parked::Gate::Refuse(outcome) => outcome,
                     super::parked::Gate::Run => {
                         deps.watch.tool(&name, "running");
-                        let outcome = match super::handoff::run(p, deps, inbound, &history, &name, &args).await {
+                        let outcome = match apart(super::handoff::run(p, deps, inbound, &history, &name, &args)).await {
                             Some(outcome) => outcome,
-                            None => super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args).await,
+                            None => apart(super::code::run(p, deps, &memory_ctx, &tool_ctx, &name, &args)).await,
                         };
                         deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
                         outcome
@@ -311,7 +315,8 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
         }
         if !spawned.is_empty() {
             // Background tasks started: this reply goes out now.
-            super::handoff::end_after_spawn(p, deps, store, session_id, inbound, seq, &reply.text(), &spawned).await?;
+            apart(super::handoff::end_after_spawn(p, deps, store, session_id, inbound, seq, &reply.text(), &spawned))
+                .await?;
             return Ok(calls);
         }
         if last_round {

@@ -57,6 +57,20 @@ pub async fn speak<P: Platform, S: Sql>(
     if !voice::wanted(cfg, chosen.as_deref(), inbound) {
         return Ok(());
     }
+    // Apart: most answers are text only, and their turn need not compile this.
+    crate::apart::apart(speak_now(p, deps, store, session_id, inbound, text)).await
+}
+
+/// [`speak`], once a voice note is wanted.
+async fn speak_now<P: Platform, S: Sql>(
+    p: &P,
+    deps: &SessionDeps<'_>,
+    store: &SessionStore<'_, S>,
+    session_id: &str,
+    inbound: &Inbound,
+    text: &str,
+) -> Result<(), StorageError> {
+    let cfg = &deps.config.voice;
     let input = voice::spoken(text, cfg.max_chars);
     let Some(req) = voice::speech_request(cfg, &input) else { return Ok(()) };
     let audio = match p.http().send(req).await {
