@@ -10,6 +10,7 @@ use super::facts::{pieces, render};
 use super::slack::client::SlackApi;
 use super::telegram::client::TelegramApi;
 use super::whatsapp::client::WhatsAppApi;
+use crate::apart::apart;
 use crate::inbound::{ChannelKind, ReplyTarget};
 use crate::ports::{Channel, ChannelError, Front, OutgoingChunk, Preview, PreviewOutcome, SendOutcome};
 use crate::settings::{AgentConfig, Vars};
@@ -54,23 +55,24 @@ impl Channels {
 
     /// One attempt at one piece of a reply (never retried here: the outbox does).
     pub async fn send_chunk<F: Front>(&self, front: &F, target: &ReplyTarget, piece: &OutgoingChunk) -> SendOutcome {
+        // Each platform's sending apart: an agent on one platform compiles only its own.
         match target.channel {
-            ChannelKind::Relay => relay(front, target, piece).await,
+            ChannelKind::Relay => apart(relay(front, target, piece)).await,
             ChannelKind::Telegram => match self.telegram() {
-                Ok(api) => api.send_chunk(front, target, piece).await,
+                Ok(api) => apart(api.send_chunk(front, target, piece)).await,
                 Err(why) => SendOutcome::Unreachable(why),
             },
-            ChannelKind::Discord => self.discord.send_chunk(front, target, piece).await,
+            ChannelKind::Discord => apart(self.discord.send_chunk(front, target, piece)).await,
             ChannelKind::Slack => match self.slack() {
-                Ok(api) => api.send_chunk(front, target, piece).await,
+                Ok(api) => apart(api.send_chunk(front, target, piece)).await,
                 Err(why) => SendOutcome::Unreachable(why),
             },
             ChannelKind::Whatsapp => match self.whatsapp() {
-                Ok(api) => api.send_chunk(front, target, piece).await,
+                Ok(api) => apart(api.send_chunk(front, target, piece)).await,
                 Err(why) => SendOutcome::Unreachable(why),
             },
             ChannelKind::Email => match self.email() {
-                Ok(api) => api.send_chunk(front, target, piece).await,
+                Ok(api) => apart(api.send_chunk(front, target, piece)).await,
                 Err(why) => SendOutcome::Unreachable(why),
             },
             other => SendOutcome::Unreachable(format!("no channel {other:?}")),
@@ -96,9 +98,9 @@ impl Channels {
 
     pub async fn preview<F: Front>(&self, front: &F, target: &ReplyTarget, p: &Preview<'_>) -> PreviewOutcome {
         match (target.channel, &self.telegram, &self.slack) {
-            (ChannelKind::Telegram, Some(api), _) => api.preview(front, target, p).await,
-            (ChannelKind::Discord, _, _) => self.discord.preview(front, target, p).await,
-            (ChannelKind::Slack, _, Some(api)) => api.preview(front, target, p).await,
+            (ChannelKind::Telegram, Some(api), _) => apart(api.preview(front, target, p)).await,
+            (ChannelKind::Discord, _, _) => apart(self.discord.preview(front, target, p)).await,
+            (ChannelKind::Slack, _, Some(api)) => apart(api.preview(front, target, p)).await,
             (other, _, _) => PreviewOutcome::Unsupported(format!("no previews on {other:?}")),
         }
     }

@@ -34,6 +34,18 @@ pub async fn route_group<F: Front>(
     if inbound.kind != ChatKind::Group {
         return None;
     }
+    // Apart: a direct message's webhook need not compile the group's routing.
+    crate::apart::apart(route_in_group(front, cfg, inbound, reliably, handles)).await
+}
+
+/// [`route_group`] for a group's message.
+async fn route_in_group<F: Front>(
+    front: &F,
+    cfg: &AgentConfig,
+    inbound: &Inbound,
+    reliably: bool,
+    handles: impl AsyncFn(&str) -> Vec<String>,
+) -> Option<Result<(), String>> {
     let g = groups_cfg::find(&cfg.groups, inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
     let mut extra: Vec<(String, Vec<String>)> = Vec::new();
     for a in &g.agents {

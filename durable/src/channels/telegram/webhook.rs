@@ -50,7 +50,8 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
     // This isolate has it (done when this returns): what later updates are told.
     let arrival = Arrival::new(agent, update.update_id, front.now_ms());
     if let Some(tap) = super::button_tap(&update) {
-        return button(front, agent, &cfg, tap).await;
+        // Apart: a message's webhook need not compile the button's.
+        return crate::apart::apart(button(front, agent, &cfg, tap)).await;
     }
     if update.edited_message.is_some() {
         // An edit starts no turn and fetches nothing (see `Ignored::Edit`).
@@ -62,7 +63,7 @@ pub async fn handle<F: Front>(front: &F, agent: &str, req: &WebRequest) -> WebRe
     let bot_id = api.bot_id();
     let mut bot = BotIdentity { id: bot_id, username: username::cached(bot_id) };
     if bot.username.is_none() && update.message.as_ref().is_some_and(|m| m.needs_username()) {
-        match api.get_me_username(front).await {
+        match crate::apart::apart(api.get_me_username(front)).await {
             Ok(Some(name)) => {
                 username::remember(bot_id, &name);
                 bot.username = Some(name);
