@@ -26,7 +26,7 @@ use crate::storage::{col_i64, col_string};
 use crate::toolkit::{ToolOutcome, ToolSpec};
 use crate::tools::ToolContext;
 use crate::workspace::Workspace;
-use r2_layout::{AssistantBlock, Message, ResultBlock};
+use r2_layout::{AssistantBlock, Message};
 use serde_json::Value;
 
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS parked_calls (
@@ -264,77 +264,59 @@ pub async fn resume<P: Platform, S: Sql>(
         return Ok(Resume::Go);
     }
     // Apart: a turn with nothing parked (nearly all) need not compile the rest.
-    crate::apart::apart(resume_parked(p, deps, store, inbound, seq, session_id, with)).await
-}
-
-/// [`resume`], once a call of message `seq` was parked.
-#[allow(clippy::too_many_arguments)]
-async fn resume_parked<P: Platform, S: Sql>(
-    p: &P,
-    deps: &SessionDeps<'_>,
-    store: &SessionStore<'_, S>,
-    inbound: &Inbound,
-    seq: i64,
-    session_id: &str,
-    with: Resuming<'_>,
-) -> Result<Resume, StorageError> {
-    let rows: Vec<Message> =
-        deps.history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()).collect();
-    let Some(last_model) = rows.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
-        return Ok(Resume::Go);
-    };
-    let Message::Assistant { content, .. } = &rows[last_model] else { return Ok(Resume::Go) };
-    let answered: Vec<&str> = rows[last_model + 1..]
-        .iter()
-        .filter_map(|m| match m {
-            Message::ToolResult { tool_call_id, .. } => Some(tool_call_id.as_str()),
-            _ => None,
-        })
-        .collect();
-    let open: Vec<(String, String, Value)> = content
-        .iter()
-        .filter_map(|b| match b {
-            AssistantBlock::ToolCall { id, name, arguments } if !answered.contains(&id.as_str()) => {
-                Some((id.clone(), name.clone(), arguments.clone()))
-            }
-            _ => None,
-        })
-        .collect();
-    if open.is_empty() {
-        return Ok(Resume::Go);
-    }
-    let cfg = deps.config;
-    let names: Vec<&str> = with.tools.iter().map(|t| &*t.name).collect();
-    let tool_ctx = ToolContext {
-        store: p.store(),
-        agent: &cfg.agent,
-        scope: deps.key.scope(),
-        workspace: with.workspace,
-        tool_names: &names,
-        session_id,
-        live: &rows,
-        now_ms: p.now_ms(),
-        history_keep: cfg.history_keep,
-    };
-    for (id, name, args) in open {
-        let outcome = match gate(p, deps, inbound, seq, &id, &name, &args).await? {
-            Gate::Park => return Ok(Resume::Parked),
-            Gate::Refuse(outcome) => outcome,
-            Gate::Run => {
-                deps.watch.tool(&name, "running");
-                let outcome = super::code::run(p, deps, with.memory, &tool_ctx, &name, &args).await;
-                deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
-                outcome
-            }
+    crate::apart::apart(async move {
+        let rows: Vec<Message> =
+            deps.history.borrow_mut().rows(store, session_id)?.iter().map(|(_, m)| m.clone()).collect();
+        let Some(last_model) = rows.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
+            return Ok(Resume::Go);
         };
-        let result = Message::ToolResult {
-            tool_call_id: id,
-            tool_name: name,
-            content: vec![ResultBlock::Text { text: outcome.text }],
-            is_error: outcome.is_error,
-            timestamp: p.now_ms(),
+        let Message::Assistant { content, .. } = &rows[last_model] else { return Ok(Resume::Go) };
+        let answered: Vec<&str> = rows[last_model + 1..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult { tool_call_id, .. } => Some(tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let open: Vec<(String, String, Value)> = content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::ToolCall { id, name, arguments } if !answered.contains(&id.as_str()) => {
+                    Some((id.clone(), name.clone(), arguments.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        if open.is_empty() {
+            return Ok(Resume::Go);
+        }
+        let cfg = deps.config;
+        let names: Vec<&str> = with.tools.iter().map(|t| &*t.name).collect();
+        let tool_ctx = ToolContext {
+            store: p.store(),
+            agent: &cfg.agent,
+            scope: deps.key.scope(),
+            workspace: with.workspace,
+            tool_names: &names,
+            session_id,
+            live: &rows,
+            now_ms: p.now_ms(),
+            history_keep: cfg.history_keep,
         };
-        store.append(session_id, &result)?;
-    }
-    Ok(Resume::Go)
+        for (id, name, args) in open {
+            let outcome = match gate(p, deps, inbound, seq, &id, &name, &args).await? {
+                Gate::Park => return Ok(Resume::Parked),
+                Gate::Refuse(outcome) => outcome,
+                Gate::Run => {
+                    deps.watch.tool(&name, "running");
+                    let outcome = super::code::run(p, deps, with.memory, &tool_ctx, &name, &args).await;
+                    deps.watch.tool(&name, if outcome.is_error { "error" } else { "done" });
+                    outcome
+                }
+            };
+            store.append(session_id, &super::toolbox::result_message(id, name, outcome, p.now_ms()))?;
+        }
+        Ok(Resume::Go)
+    })
+    .await
 }

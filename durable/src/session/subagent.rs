@@ -95,42 +95,36 @@ pub async fn report<P: Platform, S: Sql>(
 ) -> Result<Option<i64>, StorageError> {
     let SessionKey::Task { id, .. } = deps.key else { return Ok(None) };
     // Apart: only a sub-agent's session reports; the others need not compile it.
-    crate::apart::apart(report_task(p, deps, store, id)).await
-}
-
-/// [`report`] for the sub-agent of task `id`.
-async fn report_task<P: Platform, S: Sql>(
-    p: &P,
-    deps: &SessionDeps<'_>,
-    store: &SessionStore<'_, S>,
-    id: &str,
-) -> Result<Option<i64>, StorageError> {
-    if store.meta(REPORTED)?.is_some() {
-        return Ok(None);
-    }
-    let request = format!("task:{id}");
-    if store.inbox_state(&request)?.as_deref() != Some("done") {
-        return Ok(None);
-    }
-    let outcome = deps.watch.stored(p.sql(), &request)?;
-    let limited = store.meta(LIMITED)?.is_some();
-    let (text, ok) = result_of(outcome, limited, deps.config);
-    let (cost_usd, calls, tokens) = spent(p.sql(), deps)?;
-    let done = TaskDone { id: id.to_owned(), text, ok, model: deps.config.llm.model.clone(), calls, tokens, cost_usd };
-    let req = TaskRequest { agent: deps.config.agent.to_string(), call: TaskCall::Done(done) };
-    match p.tasks(&req).await {
-        Ok(reply) => {
-            if !reply.ok {
-                p.log(LogLevel::Warn, &format!("task {id}: its end was not taken: {:?}", reply.error));
+    crate::apart::apart(async move {
+        if store.meta(REPORTED)?.is_some() {
+            return Ok(None);
+        }
+        let request = format!("task:{id}");
+        if store.inbox_state(&request)?.as_deref() != Some("done") {
+            return Ok(None);
+        }
+        let outcome = deps.watch.stored(p.sql(), &request)?;
+        let limited = store.meta(LIMITED)?.is_some();
+        let (text, ok) = result_of(outcome, limited, deps.config);
+        let (cost_usd, calls, tokens) = spent(p.sql(), deps)?;
+        let done =
+            TaskDone { id: id.to_owned(), text, ok, model: deps.config.llm.model.clone(), calls, tokens, cost_usd };
+        let req = TaskRequest { agent: deps.config.agent.to_string(), call: TaskCall::Done(done) };
+        match p.tasks(&req).await {
+            Ok(reply) => {
+                if !reply.ok {
+                    p.log(LogLevel::Warn, &format!("task {id}: its end was not taken: {:?}", reply.error));
+                }
+                store.set_meta(REPORTED, "1")?;
+                Ok(None)
             }
-            store.set_meta(REPORTED, "1")?;
-            Ok(None)
+            Err(e) => {
+                p.log(LogLevel::Warn, &format!("task {id}: its end not reported yet (again soon): {e}"));
+                Ok(Some(p.now_ms() + REPORT_RETRY_MS))
+            }
         }
-        Err(e) => {
-            p.log(LogLevel::Warn, &format!("task {id}: its end not reported yet (again soon): {e}"));
-            Ok(Some(p.now_ms() + REPORT_RETRY_MS))
-        }
-    }
+    })
+    .await
 }
 
 /// The result to post, and whether it is one (`false`: why there is none).

@@ -168,6 +168,17 @@ async fn with_reminder_stats<P: Platform>(p: &P, deps: &SessionDeps<'_>, outcome
     ToolOutcome::ok(Value::Object(stats).to_string())
 }
 
+/// The history's row for the outcome of call `id` of tool `name`, at `at_ms`.
+pub fn result_message(id: String, name: String, outcome: ToolOutcome, at_ms: i64) -> r2_layout::Message {
+    r2_layout::Message::ToolResult {
+        tool_call_id: id,
+        tool_name: name,
+        content: vec![r2_layout::ResultBlock::Text { text: outcome.text }],
+        is_error: outcome.is_error,
+        timestamp: at_ms,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

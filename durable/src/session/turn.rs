@@ -23,7 +23,7 @@ use crate::protocol::usage::UsageKind;
 use crate::toolkit::ToolOutcome;
 use crate::tools::ToolContext;
 use crate::workspace::Workspace;
-use r2_layout::{AssistantBlock, Message, ResultBlock};
+use r2_layout::{AssistantBlock, Message};
 
 pub use super::answer::TURN_PAST_DEADLINE;
 
@@ -297,13 +297,7 @@ pub async fn run_turn<P: Platform, S: crate::ports::Sql>(
                     }
                 }
             };
-            let result = Message::ToolResult {
-                tool_call_id: id,
-                tool_name: name,
-                content: vec![ResultBlock::Text { text: outcome.text }],
-                is_error: outcome.is_error,
-                timestamp: p.now_ms(),
-            };
+            let result = toolbox::result_message(id, name, outcome, p.now_ms());
             store.append(session_id, &result)?;
             results.push(result);
         }

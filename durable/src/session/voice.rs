@@ -58,37 +58,27 @@ pub async fn speak<P: Platform, S: Sql>(
         return Ok(());
     }
     // Apart: most answers are text only, and their turn need not compile this.
-    crate::apart::apart(speak_now(p, deps, store, session_id, inbound, text)).await
-}
-
-/// [`speak`], once a voice note is wanted.
-async fn speak_now<P: Platform, S: Sql>(
-    p: &P,
-    deps: &SessionDeps<'_>,
-    store: &SessionStore<'_, S>,
-    session_id: &str,
-    inbound: &Inbound,
-    text: &str,
-) -> Result<(), StorageError> {
-    let cfg = &deps.config.voice;
-    let input = voice::spoken(text, cfg.max_chars);
-    let Some(req) = voice::speech_request(cfg, &input) else { return Ok(()) };
-    let audio = match p.http().send(req).await {
-        Ok(resp) => voice::audio_of(resp),
-        Err(e) => Err(format!("TTS unreachable: {e}")),
-    };
-    let audio = match audio {
-        Ok(a) => a,
-        Err(why) => {
-            // Not billed: a failed call made no speech (and most providers charge none).
-            p.log(LogLevel::Warn, &format!("voice reply not made ({why}); the text was sent"));
-            return Ok(());
+    crate::apart::apart(async move {
+        let input = voice::spoken(text, cfg.max_chars);
+        let Some(req) = voice::speech_request(cfg, &input) else { return Ok(()) };
+        let audio = match p.http().send(req).await {
+            Ok(resp) => voice::audio_of(resp),
+            Err(e) => Err(format!("TTS unreachable: {e}")),
+        };
+        let audio = match audio {
+            Ok(a) => a,
+            Err(why) => {
+                // Not billed: a failed call made no speech (and most providers charge none).
+                p.log(LogLevel::Warn, &format!("voice reply not made ({why}); the text was sent"));
+                return Ok(());
+            }
+        };
+        super::meter::record_tts(p, deps, store, session_id, input.chars().count() as u64)?;
+        match p.channel().send_voice(&inbound.reply_target, &audio).await {
+            SendOutcome::Delivered => {}
+            other => p.log(LogLevel::Warn, &format!("voice note not delivered ({other:?}); the text was sent")),
         }
-    };
-    super::meter::record_tts(p, deps, store, session_id, input.chars().count() as u64)?;
-    match p.channel().send_voice(&inbound.reply_target, &audio).await {
-        SendOutcome::Delivered => {}
-        other => p.log(LogLevel::Warn, &format!("voice note not delivered ({other:?}); the text was sent")),
-    }
-    Ok(())
+        Ok(())
+    })
+    .await
 }

@@ -35,37 +35,29 @@ pub async fn route_group<F: Front>(
         return None;
     }
     // Apart: a direct message's webhook need not compile the group's routing.
-    crate::apart::apart(route_in_group(front, cfg, inbound, reliably, handles)).await
-}
-
-/// [`route_group`] for a group's message.
-async fn route_in_group<F: Front>(
-    front: &F,
-    cfg: &AgentConfig,
-    inbound: &Inbound,
-    reliably: bool,
-    handles: impl AsyncFn(&str) -> Vec<String>,
-) -> Option<Result<(), String>> {
-    let g = groups_cfg::find(&cfg.groups, inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
-    let mut extra: Vec<(String, Vec<String>)> = Vec::new();
-    for a in &g.agents {
-        extra.push((a.clone(), handles(a).await));
-    }
-    let members =
-        group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
-    let deliveries = group::human_deliveries(g, &members, inbound);
-    let out = group::deliver(deliveries, |key, msg| async move {
-        if reliably {
-            enqueue_reliably(front, &key, &msg).await
-        } else {
-            front.enqueue(&key, &msg).await
+    crate::apart::apart(async move {
+        let g = groups_cfg::find(&cfg.groups, inbound.channel, &inbound.chat_id, cfg.agent.as_str())?;
+        let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+        for a in &g.agents {
+            extra.push((a.clone(), handles(a).await));
         }
+        let members =
+            group::members(g, &|a| extra.iter().find(|(x, _)| x == a).map(|(_, h)| h.clone()).unwrap_or_default());
+        let deliveries = group::human_deliveries(g, &members, inbound);
+        let out = group::deliver(deliveries, |key, msg| async move {
+            if reliably {
+                enqueue_reliably(front, &key, &msg).await
+            } else {
+                front.enqueue(&key, &msg).await
+            }
+        })
+        .await;
+        let place = format!("group {}:{}", inbound.channel, inbound.chat_id);
+        match &out {
+            Ok(()) => front.log(LogLevel::Info, &format!("{place}: message routed")),
+            Err(e) => front.log(LogLevel::Error, &format!("{place}: message {}: {e}", inbound.dedupe_key)),
+        }
+        Some(out)
     })
-    .await;
-    let place = format!("group {}:{}", inbound.channel, inbound.chat_id);
-    match &out {
-        Ok(()) => front.log(LogLevel::Info, &format!("{place}: message routed")),
-        Err(e) => front.log(LogLevel::Error, &format!("{place}: message {}: {e}", inbound.dedupe_key)),
-    }
-    Some(out)
+    .await
 }
