@@ -35,9 +35,10 @@ impl ToolSpec {
 /// `json!`: each key of a `json!` literal is an insert call in the WASM while
 /// text is data, and the built-in specs are made on every session's first
 /// turn, whose time after a boot is mostly V8 compiling the code that turn
-/// runs for the first time. The texts are constants, each held to parse by
-/// `session::toolbox`'s tests; one that did not would give the model an object
-/// without properties, not a failed turn.
+/// runs for the first time. The texts are constants: the session's are held
+/// to parse by `session::toolbox`'s tests, the MCP server's by its end-to-end
+/// tests (the official SDK client lists them); one that did not parse would
+/// give the model an object without properties, not a failed turn.
 pub fn schema(text: &'static str) -> Value {
     hearth_json::from_str(text).unwrap_or_else(|_| Value::Object(Default::default()))
 }
