@@ -12,8 +12,8 @@ node scripts/build-console.mjs
 if [ -f build/index_bg.wasm ] && [ -f build/index.js ] && [ -z "${FORCE_BUILD:-}" ]; then
   # -print -quit, not `| head -n 1`: with pipefail, head closing the pipe
   # early killed the script (exit 141, no build) when many files were newer.
-  newer=$(find src durable r2-layout Cargo.toml Cargo.lock -newer build/index_bg.wasm \
-            \( -name '*.rs' -o -name '*.js' -o -name 'Cargo.toml' -o -name 'Cargo.lock' \) -not -path '*/target/*' \
+  newer=$(find src durable r2-layout Cargo.toml Cargo.lock scripts/build.sh -newer build/index_bg.wasm \
+            \( -name '*.rs' -o -name '*.js' -o -name 'Cargo.toml' -o -name 'Cargo.lock' -o -name build.sh \) -not -path '*/target/*' \
             -print -quit 2>/dev/null || true)
   if [ -z "$newer" ]; then
     echo "[build] build/ is up to date"
@@ -34,7 +34,23 @@ if [ "${HEARTH_BUILD:-release}" = "dev" ]; then
   echo "[build] worker-build --dev"
   worker-build --dev
 else
-  echo "[build] worker-build --release"
+  # std from source, optimised for size (issue 37 item 4). The prebuilt std is
+  # compiled for speed; rebuilding it with this profile (opt-level "z") and std's
+  # own `optimize_for_size` feature (smaller sorts, formatting and searches, still
+  # O(n log n)) takes 21 KiB gzip off the upload (1,104.3 -> 1,083.4 KiB,
+  # docs/notes/stdsize.md). cargo's `build-std` is unstable: RUSTC_BOOTSTRAP=1
+  # lets this pinned stable compiler use it, for this build only (the native
+  # tests and clippy use the prebuilt std). Panics keep their messages and
+  # places. HEARTH_STD=prebuilt builds with the prebuilt std (as does a Rust
+  # without the rust-src component, which scripts/setup.sh adds with rustup).
+  std_src="$(rustc --print sysroot)/lib/rustlib/src/rust/library/std"
+  if [ "${HEARTH_STD:-source}" = "source" ] && [ -d "$std_src" ]; then
+    export RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size
+    echo "[build] worker-build --release (std from source, optimize_for_size)"
+  else
+    [ "${HEARTH_STD:-source}" = "source" ] && echo "[build] no rust-src component ($std_src): building with the prebuilt std (about 21 KiB gzip larger)" >&2
+    echo "[build] worker-build --release (prebuilt std)"
+  fi
   worker-build --release
   # worker-build keeps the wasm name section (~340 kB raw) for stack traces;
   # the upload is smaller without it. HEARTH_KEEP_NAMES=1 keeps it for debugging.

@@ -21,6 +21,9 @@ if command -v rustup >/dev/null; then
   missing=()
   cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt)
   cargo clippy --version >/dev/null 2>&1 || missing+=(clippy)
+  # The release build compiles std from its source, optimised for size
+  # (scripts/build.sh says why); the source is the rust-src component.
+  [ -d "$(rustc --print sysroot)/lib/rustlib/src/rust/library/std" ] || missing+=(rust-src)
   if [ ${#missing[@]} -gt 0 ]; then
     say "adding the ${missing[*]} component(s)"
     rustup component add "${missing[@]}"
