@@ -38,7 +38,15 @@ results.store_native = benchJson(storeOut);
 
 // 2. V8: the crate as bare wasm32.
 const wasmDir = path.join(ROOT, "bench/memory/wasm-bench");
-run("cargo", ["build", "--quiet", "--release", "--target", "wasm32-unknown-unknown"], { cwd: wasmDir });
+// As scripts/build.sh builds the Worker: std compiled from its source with std's
+// `optimize_for_size` when the rust-src component is there (BENCH_STD=prebuilt:
+// the prebuilt std, to compare the two).
+const stdSrc = path.join(run("rustc", ["--print", "sysroot"]).trim(), "lib/rustlib/src/rust/library/std");
+const stdFromSource = process.env.BENCH_STD !== "prebuilt" && existsSync(stdSrc);
+const stdEnv = stdFromSource
+  ? { RUSTC_BOOTSTRAP: "1", CARGO_UNSTABLE_BUILD_STD: "std,panic_abort", CARGO_UNSTABLE_BUILD_STD_FEATURES: "optimize_for_size" }
+  : {};
+run("cargo", ["build", "--quiet", "--release", "--target", "wasm32-unknown-unknown"], { cwd: wasmDir, env: { ...process.env, ...stdEnv } });
 const wasmPath = path.join(wasmDir, "target/wasm32-unknown-unknown/release/hearth_memory_wasm_bench.wasm");
 const { instance } = await WebAssembly.instantiate(readFileSync(wasmPath), {});
 const w = instance.exports;
@@ -129,8 +137,9 @@ results.wasm = {
   remove_us_mean: +removeUs.toFixed(1),
   checkpoint_bytes_per_note: Math.round(bytes / NOTES),
   wasm_bytes: readFileSync(wasmPath).length,
+  std: stdFromSource ? "source, optimize_for_size" : "prebuilt",
 };
-console.log(`\nhearth-memory in V8 (node ${process.version}, wasm as deployed: opt-level z, hearth-memory s):`);
+console.log(`\nhearth-memory in V8 (node ${process.version}, wasm as deployed: opt-level z, hearth-memory s, ${stdFromSource ? "std from source, optimize_for_size" : "prebuilt std"}):`);
 if (wasmQps) console.log(`| Cranfield queries/s (1.2,0.75) / (0.9,0.4) | ${wasmQps["1.2,0.75"]} / ${wasmQps["0.9,0.4"]} |`);
 console.log(`| cold load, ${NOTES} notes (median of 7) | ${results.wasm.cold_load_ms_median} ms |`);
 console.log(`| first search after a cold load (median) / first add after it | ${results.wasm.first_search_after_load_ms_median} / ${results.wasm.first_add_after_load_ms} ms |`);
