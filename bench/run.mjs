@@ -56,8 +56,11 @@ function sizeRows(dryRunFile) {
   const text = fs.readFileSync(dryRunFile, "utf8");
   const m = text.match(/Total Upload:\s*([\d.]+)\s*KiB\s*\/\s*gzip:\s*([\d.]+)\s*KiB/);
   if (m) {
-    // Issue 37's target (900 KiB); it replaced issue 23's 700.
-    rows.push({ name: "upload gzip (wrangler deploy --dry-run)", value: `${m[2]} KiB`, target: `≤ ${UPLOAD_TARGET_KIB} KiB${mark(Number(m[2]) <= UPLOAD_TARGET_KIB)}` });
+    // Issue 37's target (900 KiB); it replaced issue 23's 700. The row names the
+    // std the build has (scripts/build.sh writes it; std from source is 21 KiB smaller).
+    const stdFile = path.join(ROOT, "target/hearth-std.txt");
+    const std = fs.existsSync(stdFile) ? fs.readFileSync(stdFile, "utf8").trim() : "std not recorded";
+    rows.push({ name: `upload gzip (wrangler deploy --dry-run; ${std})`, value: `${m[2]} KiB`, target: `≤ ${UPLOAD_TARGET_KIB} KiB${mark(Number(m[2]) <= UPLOAD_TARGET_KIB)}` });
     rows.push({ name: "upload raw (wrangler deploy --dry-run)", value: `${m[1]} KiB`, target: "" });
   }
   const wasm = fs.statSync(path.join(ROOT, "build/index_bg.wasm")).size;

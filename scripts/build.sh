@@ -52,6 +52,9 @@ else
     echo "[build] worker-build --release (prebuilt std)"
   fi
   worker-build --release
+  # Which std this build has, for the bench's upload row (not uploaded: target/).
+  mkdir -p target
+  if [ -n "${CARGO_UNSTABLE_BUILD_STD:-}" ]; then echo "std from source, optimize_for_size"; else echo "prebuilt std"; fi > target/hearth-std.txt
   # worker-build keeps the wasm name section (~340 kB raw) for stack traces;
   # the upload is smaller without it. HEARTH_KEEP_NAMES=1 keeps it for debugging.
   # bench/size/features.mjs reads the names (the upload's size by feature) from a copy.
