@@ -36,8 +36,8 @@ if [ "${HEARTH_BUILD:-release}" = "dev" ]; then
 else
   # std from source, optimised for size (issue 37 item 4). The prebuilt std is
   # compiled for speed; rebuilding it with this profile (opt-level "z") and std's
-  # own `optimize_for_size` feature (smaller sorts, formatting and searches, still
-  # O(n log n)) takes 21 KiB gzip off the upload (1,104.3 -> 1,083.4 KiB,
+  # own `optimize_for_size` feature (smaller sorts, still O(n log n), and smaller
+  # number formatting and parsing) takes 21 KiB gzip off the upload (1,104.3 -> 1,083.4 KiB,
   # docs/notes/stdsize.md). cargo's `build-std` is unstable: RUSTC_BOOTSTRAP=1
   # lets this pinned stable compiler use it, for this build only (the native
   # tests and clippy use the prebuilt std). Panics keep their messages and
@@ -46,15 +46,16 @@ else
   std_src="$(rustc --print sysroot)/lib/rustlib/src/rust/library/std"
   if [ "${HEARTH_STD:-source}" = "source" ] && [ -d "$std_src" ]; then
     export RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size
-    echo "[build] worker-build --release (std from source, optimize_for_size)"
+    std_kind="std from source, optimize_for_size"
   else
     [ "${HEARTH_STD:-source}" = "source" ] && echo "[build] no rust-src component ($std_src): building with the prebuilt std (about 21 KiB gzip larger)" >&2
-    echo "[build] worker-build --release (prebuilt std)"
+    std_kind="prebuilt std"
   fi
+  echo "[build] worker-build --release ($std_kind)"
   worker-build --release
   # Which std this build has, for the bench's upload row (not uploaded: target/).
   mkdir -p target
-  if [ -n "${CARGO_UNSTABLE_BUILD_STD:-}" ]; then echo "std from source, optimize_for_size"; else echo "prebuilt std"; fi > target/hearth-std.txt
+  echo "$std_kind" > target/hearth-std.txt
   # worker-build keeps the wasm name section (~340 kB raw) for stack traces;
   # the upload is smaller without it. HEARTH_KEEP_NAMES=1 keeps it for debugging.
   # bench/size/features.mjs reads the names (the upload's size by feature) from a copy.
